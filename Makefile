@@ -1,0 +1,41 @@
+# pldp developer commands. Each target creates .venv on first use.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+
+.PHONY: demo test bench bench-quick lint format clean
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@$(PY) -m pip install -q --upgrade pip
+	@$(PY) -m pip install -q -e ".[dev]"
+	@rm -f $(VENV)/.installed-*
+	@touch $@
+
+$(VENV)/.bench-installed: $(STAMP)
+	@$(PY) -m pip install -q -e ".[dev,bench]"
+	@touch $@
+
+demo: $(STAMP)  ## run the main job: the Fig. 1 comparison of KRR, URR and IPRR
+	$(VENV)/bin/pldp demo
+
+test: $(STAMP)  ## run the test suite (doctests included) on both cores
+	$(PY) -m pytest -n 2 -q src tests
+
+bench: $(STAMP)  ## speed benchmarks -> benchmarks/results.md
+	$(PY) benchmarks/run.py
+
+bench-quick: $(STAMP)
+	$(PY) benchmarks/run.py --quick
+
+lint: $(STAMP)  ## ruff check and format check
+	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/ruff format --check src tests benchmarks
+
+format: $(STAMP)
+	$(VENV)/bin/ruff format src tests benchmarks
+	$(VENV)/bin/ruff check --fix src tests benchmarks
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache build dist src/*.egg-info

@@ -1,0 +1,53 @@
+"""pldp: personalized local differential privacy for frequency estimation.
+
+The pipeline::
+
+    value --Domain.encode--> index --Mechanism.perturb--> report --Mechanism.tally--> Tally
+    Tally --pldp.estimate(mechanism, tally, method)--> Estimate
+
+Public names: :class:`Domain`, :class:`ItemBudgets`, the mechanisms :class:`KRR`,
+:class:`URR`, :class:`IPRR`, :func:`estimate`, :class:`Estimate`, :class:`Tally`, and the
+modules :mod:`pldp.theory` and :mod:`pldp.privacy`.
+"""
+
+from pldp import privacy, theory
+from pldp.budgets import ItemBudgets, PrivacyLevel
+from pldp.domain import Domain
+from pldp.errors import (
+    BudgetError,
+    DomainError,
+    EstimationError,
+    ParameterError,
+    PLDPError,
+    TallyError,
+)
+from pldp.estimation import Estimate, estimate
+from pldp.mechanisms import IPRR, KRR, URR, DirectEncoding, Mechanism
+from pldp.privacy import PrivacyReport
+from pldp.tally import Tally
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Domain",
+    "ItemBudgets",
+    "PrivacyLevel",
+    "Mechanism",
+    "DirectEncoding",
+    "KRR",
+    "URR",
+    "IPRR",
+    "Tally",
+    "estimate",
+    "Estimate",
+    "PrivacyReport",
+    "theory",
+    "privacy",
+    "PLDPError",
+    "ParameterError",
+    "DomainError",
+    "BudgetError",
+    "TallyError",
+    "EstimationError",
+    "__version__",
+]

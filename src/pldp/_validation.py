@@ -1,0 +1,91 @@
+"""Validation helpers shared by every public constructor (internal)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from pldp.errors import ParameterError, TallyError
+
+
+def _show(values: Sequence[Any], limit: int = 5) -> str:
+    """Short printable list of offending values."""
+    shown = ", ".join(repr(v) for v in list(values)[:limit])
+    more = len(values) - limit
+    return shown + (f", ... ({more} more)" if more > 0 else "")
+
+
+def check_epsilon(epsilon: Any, name: str = "epsilon") -> float:
+    """Return ``epsilon`` as a float, requiring a finite positive number."""
+    try:
+        value = float(epsilon)
+    except (TypeError, ValueError):
+        raise ParameterError(f"{name} must be a number, got {epsilon!r}") from None
+    if not math.isfinite(value) or value <= 0.0:
+        raise ParameterError(f"{name} must be finite and > 0, got {epsilon!r}")
+    return value
+
+
+def check_int(value: Any, name: str, minimum: int) -> int:
+    """Return ``value`` as an int >= ``minimum`` (bools and non-integral floats refused)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        if isinstance(value, (float, np.floating)) and float(value).is_integer():
+            value = int(value)
+        else:
+            raise ParameterError(f"{name} must be an integer, got {value!r}")
+    if value < minimum:
+        raise ParameterError(f"{name} must be >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def check_probability(value: Any, name: str, *, open_low: bool = False) -> float:
+    """Return ``value`` as a float in [0, 1] (or (0, 1] with ``open_low``)."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ParameterError(f"{name} must be a number in [0, 1], got {value!r}") from None
+    if not (0.0 <= v <= 1.0) or (open_low and v == 0.0):
+        interval = "(0, 1]" if open_low else "[0, 1]"
+        raise ParameterError(f"{name} must lie in {interval}, got {value!r}")
+    return v
+
+
+def as_counts(counts: Any, name: str = "counts", length: int | None = None) -> np.ndarray:
+    """Return ``counts`` as a 1-D int64 array of non-negative integers.
+
+    Floats are accepted only when every entry is integral; NaN, inf, negative and
+    fractional entries raise :class:`~pldp.errors.TallyError` naming the first offenders.
+    """
+    arr = np.asarray(counts)
+    if arr.ndim != 1:
+        raise TallyError(f"{name} must be one-dimensional, got shape {arr.shape}")
+    if length is not None and arr.shape[0] != length:
+        raise TallyError(f"{name} has length {arr.shape[0]}, expected {length}")
+    if arr.dtype.kind == "b" or arr.dtype.kind not in "iuf":
+        raise TallyError(f"{name} must hold integers, got dtype {arr.dtype}")
+    if arr.dtype.kind == "f":
+        bad = ~np.isfinite(arr) | (arr != np.round(arr))
+        if bad.any():
+            raise TallyError(f"{name} must hold whole numbers; bad entries at {_show(np.flatnonzero(bad))}: "
+                             f"{_show(arr[bad])}")
+    neg = arr < 0
+    if neg.any():
+        raise TallyError(f"{name} must be non-negative; negative entries at {_show(np.flatnonzero(neg))}: "
+                         f"{_show(arr[neg])}")
+    return arr.astype(np.int64, copy=False)
+
+
+def as_frequencies(p: Any, length: int, name: str = "p") -> np.ndarray:
+    """Return ``p`` as a probability vector of the given length (sums to 1 within 1e-9)."""
+    arr = np.asarray(p, dtype=float)
+    if arr.ndim != 1 or arr.shape[0] != length:
+        raise ParameterError(f"{name} must be a vector of length {length}, got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)) or np.any(arr < 0):
+        raise ParameterError(f"{name} must be finite and non-negative")
+    total = arr.sum()
+    if abs(total - 1.0) > 1e-9:
+        raise ParameterError(f"{name} must sum to 1, sums to {total!r}")
+    return arr

@@ -1,0 +1,108 @@
+"""``pldp.estimate``: one entry point for every estimator of a mechanism's tally."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+
+from pldp.errors import EstimationError
+from pldp.estimation.consistency import norm_sub
+from pldp.estimation.mle import ibu, log_likelihood_direct, mle_direct
+from pldp.estimation.result import Estimate
+from pldp.estimation.unbiased import invert, plugin_variance
+from pldp.mechanisms.base import Mechanism
+from pldp.tally import Tally
+
+__all__ = ["estimate", "METHODS"]
+
+Method = Literal["unbiased", "norm_sub", "mle"]
+METHODS: tuple[str, ...] = ("unbiased", "norm_sub", "mle")
+
+
+def estimate(
+    mechanism: Mechanism,
+    tally: Tally,
+    method: Method = "unbiased",
+    *,
+    solver: Literal["auto", "exact", "em"] = "auto",
+    tol: float = 1e-10,
+    max_iter: int = 100_000,
+) -> Estimate:
+    """Estimate the item distribution from a tally of ``mechanism``'s reports.
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+        The mechanism that produced the reports (its public parameters).
+    tally : Tally
+        The aggregated reports (:meth:`Mechanism.tally`, :meth:`Mechanism.simulate`, or a
+        merge of several).
+    method : {"unbiased", "norm_sub", "mle"}
+        * ``"unbiased"``: the generic pure-protocol inversion
+          :math:`\\hat f_y = (C_y/n - q^*_y)/(p^*_y - q^*_y)` (Li et al. eq. 12 for IPRR).
+          Unbiased; entries may be negative; they sum to 1.
+        * ``"norm_sub"``: Norm-Sub of Wang et al. (NDSS 2020) applied to the unbiased
+          estimate: the Euclidean projection onto the probability simplex.
+        * ``"mle"``: maximum likelihood on the exact multinomial likelihood of the
+          reports (Kairouz et al. 2016). For direct encoding the exact KKT solution is
+          used (``solver="exact"``, no iterations); ``solver="em"`` runs the EM /
+          iterative Bayesian update on the channel instead, started from the Norm-Sub
+          estimate (see :mod:`pldp.estimation.mle` for the stopping rule).
+    solver, tol, max_iter
+        MLE options.
+
+    Returns
+    -------
+    Estimate
+        Frequencies, counts, a per-item variance and confidence intervals. The variance
+        is the i.i.d.-model variance of the unbiased estimator,
+        :math:`m_y(1-m_y)/(n(p^*_y-q^*_y)^2)`, evaluated at the observed ``m = C/n`` for
+        ``"unbiased"`` and ``"norm_sub"`` (for the latter it describes the estimate before
+        projection) and at the fitted ``m`` for ``"mle"`` (the inverse Fisher information
+        of an interior optimum, where MLE and inversion coincide).
+
+    Raises
+    ------
+    EstimationError
+        Unknown method, a tally of another family or size, or a tally with no reports.
+    """
+    if not isinstance(mechanism, Mechanism):
+        raise EstimationError(f"expected a pldp mechanism, got {type(mechanism).__name__}")
+    if not isinstance(tally, Tally):
+        raise EstimationError(f"expected a Tally, got {type(tally).__name__}")
+    if tally.kind != mechanism.family or tally.d != mechanism.d:
+        raise EstimationError(
+            f"a {tally.kind} tally over {tally.d} items does not fit {mechanism!r} ({mechanism.family}, d={mechanism.d})"
+        )
+    if tally.n <= 0:
+        raise EstimationError("the tally holds no reports (n = 0)")
+    if method not in METHODS:
+        raise EstimationError(f"unknown method {method!r}; choose one of {METHODS}")
+    if solver not in ("auto", "exact", "em"):
+        raise EstimationError(f"unknown solver {solver!r}; choose 'auto', 'exact' or 'em'")
+
+    p_star, q_star = mechanism.support
+    n, counts = tally.n, tally.counts
+    raw = invert(counts, n, p_star, q_star)
+    iterations, converged, info = 0, True, {}
+    if method == "unbiased":
+        freq = raw
+        m = counts / n
+    elif method == "norm_sub":
+        freq, iterations = norm_sub(raw)
+        m = counts / n
+    else:
+        if mechanism.family != "direct":
+            raise EstimationError(f"MLE is not implemented for the {mechanism.family} family yet")
+        q, delta = mechanism.q, mechanism.delta  # type: ignore[attr-defined]
+        if solver == "em":
+            freq, iterations, converged = ibu(mechanism.channel(), counts, norm_sub(raw)[0], tol, max_iter)
+            info["solver"] = "em"
+        else:
+            freq = mle_direct(counts, q, delta)
+            info["solver"] = "exact"
+        info["log_likelihood"] = log_likelihood_direct(counts, q, delta, freq)
+        m = q_star + (p_star - q_star) * freq
+    var = plugin_variance(np.asarray(m, dtype=float), n, p_star, q_star)
+    return Estimate(np.asarray(freq, dtype=float), var, n, method, mechanism.domain, iterations, converged, info)

@@ -1,0 +1,6 @@
+"""Mechanisms: the randomizers users run."""
+
+from pldp.mechanisms.base import Mechanism
+from pldp.mechanisms.direct import IPRR, KRR, URR, DirectEncoding
+
+__all__ = ["Mechanism", "DirectEncoding", "KRR", "URR", "IPRR"]

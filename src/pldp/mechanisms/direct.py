@@ -1,0 +1,374 @@
+"""Direct-encoding mechanisms: KRR, URR and IPRR share one core.
+
+A direct-encoding report is one item of the domain. KRR (generalized randomized response),
+URR (utility-optimized RR, Murakami & Kawamoto 2019) and IPRR (item-oriented personalized
+RR, Li et al.) all have the channel
+
+.. math::
+
+    Q(y \\mid x) = q_y + \\delta \\, [x = y], \\qquad \\delta = 1 - \\sum_y q_y,
+
+with a per-output *dishonest* probability :math:`q_y` and a common honesty gap
+:math:`\\delta`. (Any direct channel with ``Q(y|x) = q_y`` for ``x != y`` has this form: its
+rows sum to one only if ``Q(x|x) - q_x`` is the same for every ``x``.) For IPRR
+(Li et al., Def. 5, eq. 11 and Sec. 5.3):
+
+.. math::
+
+    r_y = \\frac{1}{e^{\\varepsilon_y} - 1}\\ (y \\in D_S),\\quad r_y = 0\\ (y \\in D_N),\\qquad
+    S = \\Big(1 + \\sum_{y \\in D_S} r_y\\Big)^{-1},\\qquad
+    q_y = \\bar q_y = r_y S,\\quad \\delta = S = \\tilde q,
+
+so the honest probability of a sensitive item is :math:`q_y = e^{\\varepsilon_y} \\bar q_y`
+and that of a non-sensitive item is :math:`\\tilde q = S`. KRR is the case of one budget
+on every item and URR the case of one budget on :math:`D_S`.
+
+Sampling uses the mixture form of the channel: with probability :math:`\\delta` the user
+reports her item, otherwise she reports a draw from :math:`q / \\sum q` (which may be her
+own item). Both steps are vectorised (a Bernoulli mask and Walker's alias method), O(1)
+work per user. Count-level simulation follows from the same form exactly: honest counts are
+independent binomials ``Bin(n_x, delta)`` and the dishonest users' reports are one
+multinomial over ``q / sum(q)``.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from pldp._validation import _show, as_counts, check_epsilon, check_int
+from pldp.budgets import ItemBudgets
+from pldp.domain import Domain
+from pldp.errors import BudgetError, DomainError, ParameterError
+from pldp.mechanisms.base import Mechanism
+from pldp.privacy import PrivacyReport, report_from_columns
+from pldp.tally import Tally
+
+__all__ = ["DirectEncoding", "KRR", "URR", "IPRR", "alias_table"]
+
+#: Largest finite budget accepted: beyond it exp(eps) overflows a double.
+MAX_EPSILON = 700.0
+
+
+def alias_table(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Walker/Vose alias table for sampling from ``weights / weights.sum()``.
+
+    Returns ``(prob, alias)``: draw ``k`` uniform on ``0..K-1`` and ``u`` uniform on [0, 1);
+    the sample is ``k`` if ``u < prob[k]`` else ``alias[k]``.
+    """
+    w = np.asarray(weights, dtype=float)
+    k = w.size
+    scaled = w * (k / w.sum())
+    prob = np.ones(k)
+    alias = np.arange(k)
+    small = [i for i in range(k) if scaled[i] < 1.0]
+    large = [i for i in range(k) if scaled[i] >= 1.0]
+    while small and large:
+        s, g = small.pop(), large.pop()
+        prob[s] = scaled[s]
+        alias[s] = g
+        scaled[g] = (scaled[g] + scaled[s]) - 1.0
+        (small if scaled[g] < 1.0 else large).append(g)
+    # leftovers are 1 up to rounding
+    return prob, alias
+
+
+class DirectEncoding(Mechanism):
+    """The shared core of KRR, URR and IPRR: per-output budgets -> channel (see module doc).
+
+    Parameters
+    ----------
+    budgets : ItemBudgets
+        Budget of each output item; ``inf`` marks a non-sensitive item (reported only by
+        its holders). At least one item must be sensitive.
+    notion : str
+        Name of the privacy notion the mechanism claims (``"LDP"``, ``"ULDP"``,
+        ``"IPLDP"``), used in the privacy report.
+    """
+
+    family = "direct"
+    _name = "DirectEncoding"
+
+    def __init__(self, budgets: ItemBudgets, notion: str = "IPLDP") -> None:
+        if not isinstance(budgets, ItemBudgets):
+            raise BudgetError(f"expected ItemBudgets, got {type(budgets).__name__}")
+        eps = budgets.epsilons
+        if budgets.n_sensitive == 0:
+            raise BudgetError(
+                f"{self._name} needs at least one sensitive item: with none, every user would report "
+                "her own item in the clear"
+            )
+        if budgets.d < 2:
+            raise BudgetError(f"{self._name} needs a domain of at least 2 items, got {budgets.d}")
+        too_big = np.isfinite(eps) & (eps > MAX_EPSILON)
+        if too_big.any():
+            raise BudgetError(
+                f"budgets above {MAX_EPSILON} overflow exp(eps); mark such items non-sensitive (inf) instead: "
+                f"{_show(eps[too_big].tolist())}"
+            )
+        sens = np.isfinite(eps)
+        r = np.zeros(eps.size)
+        r[sens] = 1.0 / np.expm1(eps[sens])  # Li et al., Sec. 5.3
+        s = 1.0 / (1.0 + r.sum())
+        q = r * s
+        q.setflags(write=False)
+        r.setflags(write=False)
+        self._budgets = budgets
+        self._notion = notion
+        self._r = r
+        self._q = q
+        self._delta = float(s)
+
+    # ------------------------------------------------------------------ parameters
+    @property
+    def domain(self) -> Domain:
+        return self._budgets.domain
+
+    @property
+    def budgets(self) -> ItemBudgets:
+        """Per-output budgets (``inf`` = non-sensitive)."""
+        return self._budgets
+
+    @property
+    def notion(self) -> str:
+        """The privacy notion claimed."""
+        return self._notion
+
+    @property
+    def q(self) -> np.ndarray:
+        """Dishonest probabilities :math:`q_y = Q(y|x)` for ``x != y`` (:math:`\\bar q` of IPRR)."""
+        return self._q
+
+    @property
+    def delta(self) -> float:
+        """Honesty gap :math:`\\delta = Q(x|x) - Q(x|x')`; equals :math:`S_{D_S}` of IPRR."""
+        return self._delta
+
+    @property
+    def r(self) -> np.ndarray:
+        """:math:`r_y = 1/(e^{\\varepsilon_y} - 1)` on :math:`D_S`, 0 on :math:`D_N` (Li et al. Sec. 5.3)."""
+        return self._r
+
+    @property
+    def p(self) -> np.ndarray:
+        """Honest probabilities :math:`Q(y|y) = q_y + \\delta`."""
+        return self._q + self._delta
+
+    @property
+    def support(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.p, self._q
+
+    def channel(self) -> np.ndarray:
+        """The ``d x d`` channel, rows = inputs: ``Q[x, y] = Pr(y | x)`` (``8 d^2`` bytes)."""
+        Q = np.tile(self._q, (self.d, 1))
+        Q[np.diag_indices(self.d)] += self._delta
+        return Q
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._budgets!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and self._budgets == other._budgets  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self._budgets))
+
+    # ---------------------------------------------------------------------- client
+    @cached_property
+    def _alias(self) -> tuple[np.ndarray, np.ndarray] | None:
+        q = self._q
+        if np.all(q == q[0]):
+            return None  # uniform: plain integer draw
+        return alias_table(q)
+
+    def _check_indices(self, x: Any, what: str) -> np.ndarray:
+        arr = np.asarray(x)
+        if arr.dtype.kind not in "iu":
+            if arr.size == 0:
+                return arr.astype(np.int64)
+            raise DomainError(f"{what} must be integer item indices (use Domain.encode), got dtype {arr.dtype}")
+        if arr.size:
+            lo, hi = arr.min(), arr.max()
+            if lo < 0 or hi >= self.d:
+                bad = arr[(arr < 0) | (arr >= self.d)]
+                raise DomainError(f"{what} must lie in [0, {self.d}); out of domain: {_show(np.unique(bad).tolist())}")
+        return arr
+
+    def _dishonest(self, size: int, rng: np.random.Generator) -> np.ndarray:
+        """``size`` draws from ``q / sum(q)``."""
+        if self._alias is None:
+            return rng.integers(0, self.d, size=size)
+        prob, alias = self._alias
+        k = rng.integers(0, self.d, size=size)
+        return np.where(rng.random(size) < prob[k], k, alias[k])
+
+    def perturb(self, x: Any, rng: np.random.Generator) -> np.ndarray:
+        """Randomize item indices, one report per user (vectorised, O(1) per user).
+
+        Parameters
+        ----------
+        x : array_like of int
+            Item indices in ``[0, d)`` (see :meth:`pldp.Domain.encode`).
+        rng : numpy.random.Generator
+            Source of randomness.
+
+        Returns
+        -------
+        ndarray of int
+            Reported item indices, same shape as ``x``.
+        """
+        arr = self._check_indices(x, "x")
+        out = np.array(arr, dtype=np.int64 if arr.dtype.itemsize > 4 else np.int32, copy=True)
+        flat = out.reshape(-1)
+        lie = rng.random(flat.size) >= self._delta
+        flat[lie] = self._dishonest(int(np.count_nonzero(lie)), rng)
+        return out
+
+    # ---------------------------------------------------------------------- server
+    def tally(self, reports: Any) -> Tally:
+        """Count reports per item (``np.bincount``)."""
+        arr = self._check_indices(reports, "reports").reshape(-1)
+        return Tally(arr.size, np.bincount(arr, minlength=self.d), "direct")
+
+    def simulate(self, true_counts: Any, rng: np.random.Generator) -> Tally:
+        """Exact count-level simulation of the tally of users with ``true_counts``.
+
+        Honest reports of item ``x`` are ``Bin(n_x, delta)``; the remaining users report
+        draws from ``q / sum(q)``, one multinomial. This has exactly the distribution of
+        ``tally(perturb(x))`` for any ``x`` with these counts, at O(d) cost.
+        """
+        c = as_counts(true_counts, "true_counts", self.d)
+        honest = rng.binomial(c, self._delta)
+        n = int(c.sum())
+        rest = n - int(honest.sum())
+        dishonest = rng.multinomial(rest, self._q / self._q.sum())
+        return Tally(n, honest + dishonest, "direct")
+
+    # --------------------------------------------------------------------- privacy
+    def privacy(self) -> PrivacyReport:
+        """Exact check of the claim, per output item (see :mod:`pldp.privacy`).
+
+        Column ``y`` of the channel holds ``q_y`` (``d - 1`` times) and ``q_y + delta``, so
+        the realised epsilon of output ``y`` is ``log1p(delta / q_y)`` (``inf`` when
+        ``q_y = 0``: then only holders of ``y`` report it, condition 4 of IPLDP).
+        """
+        q, dl = self._q, self._delta
+        with np.errstate(divide="ignore"):
+            realised = np.where(q > 0, np.log1p(dl / np.where(q > 0, q, 1.0)), np.inf)
+        return report_from_columns(q + dl, q, (q == 0) & (dl > 0), self._budgets.epsilons, self._notion,
+                                   realised=realised)
+
+
+class KRR(DirectEncoding):
+    """k-ary randomized response (generalized RR), epsilon-LDP.
+
+    :math:`Q(x|x) = e^\\varepsilon / (e^\\varepsilon + d - 1)`,
+    :math:`Q(y|x) = 1 / (e^\\varepsilon + d - 1)` for :math:`y \\ne x`
+    (Kairouz et al., ICML 2016; Wang et al., USENIX Security 2017).
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget, ``0 < epsilon <= 700``.
+    d : int or Domain
+        Domain size (>= 2) or the domain itself.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> m = KRR(1.0, 4)
+    >>> round(float(m.p[0]), 4), round(float(m.q[0]), 4)
+    (0.4752, 0.1749)
+    >>> m.privacy().holds
+    True
+    """
+
+    _name = "KRR"
+
+    def __init__(self, epsilon: float, d: int | Domain) -> None:
+        eps = check_epsilon(epsilon)
+        dom = d if isinstance(d, Domain) else Domain.range(check_int(d, "d", 2))
+        self.epsilon = eps
+        super().__init__(ItemBudgets.uniform(eps, dom), "LDP")
+
+    def __repr__(self) -> str:
+        return f"KRR(epsilon={self.epsilon:g}, d={self.d})"
+
+
+class URR(DirectEncoding):
+    """Utility-optimized randomized response (Murakami & Kawamoto, USENIX Security 2019).
+
+    With sensitive items :math:`D_S` and non-sensitive :math:`D_N`, for :math:`x \\in D_S`
+    the user keeps ``x`` with probability :math:`e^\\varepsilon/(|D_S| + e^\\varepsilon - 1)`
+    and otherwise reports a uniform other *sensitive* item; for :math:`x \\in D_N` she keeps
+    ``x`` with probability :math:`1 - |D_S|/(|D_S| + e^\\varepsilon - 1)` and otherwise reports
+    a uniform sensitive item. It satisfies :math:`(D_S, D_S, \\varepsilon)`-ULDP. With
+    :math:`D_N = \\emptyset` it is KRR.
+
+    Parameters
+    ----------
+    epsilon : float
+        Budget of the sensitive items.
+    sensitive : array_like of bool
+        Mask of the sensitive items (at least one True).
+    domain : Domain, optional
+        Item labels; defaults to ``0..d-1``.
+    """
+
+    _name = "URR"
+
+    def __init__(self, epsilon: float, sensitive: Any, domain: Domain | None = None) -> None:
+        eps = check_epsilon(epsilon)
+        mask = np.asarray(sensitive)
+        if mask.ndim != 1 or mask.dtype != bool:
+            raise ParameterError("sensitive must be a 1-D boolean mask (use URR.from_labels for labels)")
+        self.epsilon = eps
+        super().__init__(ItemBudgets(np.where(mask, eps, math.inf), domain), "ULDP")
+
+    @classmethod
+    def from_labels(cls, epsilon: float, domain: Domain, sensitive: Any) -> URR:
+        """URR whose sensitive set is given by labels of ``domain``."""
+        mask = np.zeros(len(domain), dtype=bool)
+        mask[domain.encode(list(sensitive))] = True
+        return cls(epsilon, mask, domain)
+
+    def __repr__(self) -> str:
+        return f"URR(epsilon={self.epsilon:g}, d={self.d}, |D_S|={self.budgets.n_sensitive})"
+
+
+class IPRR(DirectEncoding):
+    """Item-oriented personalized randomized response (Li et al., Def. 4-5, eq. 10-11).
+
+    Every sensitive item ``y`` has its own budget :math:`\\varepsilon_y` that bounds how
+    well an observer of the report ``y`` can tell any two inputs apart; non-sensitive items
+    are reported only by their holders. Satisfies :math:`(D_S, \\mathcal{E})`-IPLDP
+    (Theorem 2). With equal budgets it is KRR (no :math:`D_N`) or URR.
+
+    Note (ERRATA IPRR-5): a non-sensitive user who lies reports the *most* sensitive item
+    with the highest probability (``q`` is largest for the smallest budget). That is what
+    IPLDP allows and is not changed here.
+
+    Parameters
+    ----------
+    budgets : ItemBudgets
+        One budget per item, ``inf`` for non-sensitive items. At least one item must be
+        sensitive: with ``D_S`` empty every report would be the user's item in the clear,
+        so that configuration raises :class:`~pldp.errors.BudgetError`.
+
+    Examples
+    --------
+    The Fig. 1 setting:
+
+    >>> b = ItemBudgets.from_array([0.1, 0.5, 1.0, np.inf, np.inf])
+    >>> m = IPRR(b)
+    >>> m.privacy().holds
+    True
+    """
+
+    _name = "IPRR"
+
+    def __init__(self, budgets: ItemBudgets) -> None:
+        super().__init__(budgets, "IPLDP")

@@ -1,0 +1,211 @@
+"""Closed-form accuracy of the unbiased estimator: variances, expected losses, worst cases.
+
+One code path serves every direct-encoding mechanism (KRR, URR, IPRR): each is described
+by its support probabilities :math:`p^*_y = Q(y|y)` and :math:`q^*_y = Q(y|x \\ne y)`, with
+the common gap :math:`\\delta = p^* - q^*` (:math:`S_{D_S}` of Li et al.).
+
+Two sampling models are offered (ERRATA IPRR-1):
+
+* ``model="iid"``: users are drawn i.i.d. from ``p``, so each report is an independent
+  draw from :math:`m = q^* + \\delta p` and :math:`C_y \\sim \\mathrm{Bin}(n, m_y)`. This is
+  the model of Li et al., Theorem 3 (eq. 13-14).
+* ``model="fixed"``: the dataset (``n_y = n p_y`` holders of each item) is fixed and only
+  the perturbation is random; then
+  :math:`\\mathrm{Var}(C_y) = n_y p^*_y (1 - p^*_y) + (n - n_y) q^*_y (1 - q^*_y)`, which is
+  smaller (the between-user sampling term is gone).
+
+References
+----------
+Li, Zhu, Zhang, Xie. Item-Oriented Personalized LDP for Discrete Distribution Estimation:
+Theorems 3-6, Lemma 2; corrections from ``ERRATA.md`` (IPRR-1..4).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from pldp._validation import as_frequencies, check_int
+from pldp.budgets import ItemBudgets
+from pldp.errors import ParameterError
+from pldp.mechanisms.base import Mechanism
+
+__all__ = [
+    "support_distribution",
+    "item_variance",
+    "expected_l2",
+    "expected_l1",
+    "WorstCase",
+    "worst_case",
+    "high_privacy_losses",
+    "low_privacy_losses",
+    "low_privacy_is_exact",
+]
+
+Model = Literal["iid", "fixed"]
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+
+
+def _gap(mechanism: Mechanism) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    p_star, q_star = mechanism.support
+    return p_star, q_star, p_star - q_star
+
+
+def support_distribution(mechanism: Mechanism, p: np.ndarray) -> np.ndarray:
+    """:math:`m_y = q^*_y + (p^*_y - q^*_y) p_y`: the probability that a report supports ``y``
+    (for direct encoding, the output distribution :math:`m = pQ`; Li et al. eq. 7, 12)."""
+    p = as_frequencies(p, mechanism.d)
+    p_star, q_star, gap = _gap(mechanism)
+    return q_star + gap * p
+
+
+def item_variance(mechanism: Mechanism, p: np.ndarray, n: int, model: Model = "iid") -> np.ndarray:
+    """Variance of each unbiased frequency estimate :math:`\\hat f_y` from ``n`` users.
+
+    ``iid``: :math:`m_y(1-m_y) / (n \\delta_y^2)` (Li et al., proof of Thm 3).
+    ``fixed``: :math:`[n_y p^*_y(1-p^*_y) + (n-n_y) q^*_y(1-q^*_y)] / (n \\delta_y)^2` with
+    :math:`n_y = n p_y` (ERRATA IPRR-1).
+    """
+    n = check_int(n, "n", 1)
+    p = as_frequencies(p, mechanism.d)
+    p_star, q_star, gap = _gap(mechanism)
+    if model == "iid":
+        m = q_star + gap * p
+        return m * (1.0 - m) / (n * gap**2)
+    if model == "fixed":
+        ny = n * p
+        return (ny * p_star * (1 - p_star) + (n - ny) * q_star * (1 - q_star)) / (n * gap) ** 2
+    raise ParameterError(f"model must be 'iid' or 'fixed', got {model!r}")
+
+
+def expected_l2(mechanism: Mechanism, p: np.ndarray, n: int, model: Model = "iid") -> float:
+    """Expected :math:`l_2` loss :math:`E\\sum_y(\\hat f_y - p_y)^2` of the unbiased estimator.
+
+    With ``model="iid"`` this is Li et al. eq. 13,
+    :math:`\\frac1n\\sum_x (p_x + r_x)(S^{-1} - p_x - r_x)`, for IPRR, and the textbook
+    variance for KRR/URR. ``model="fixed"`` gives the fixed-population loss of ERRATA IPRR-1.
+    """
+    return float(item_variance(mechanism, p, n, model).sum())
+
+
+def expected_l1(mechanism: Mechanism, p: np.ndarray, n: int, model: Model = "iid") -> float:
+    """Large-``n`` expected :math:`l_1` loss, :math:`\\sqrt{2/\\pi}\\sum_y \\mathrm{sd}(\\hat f_y)`
+    (Li et al. eq. 14 for ``model="iid"``; the normal approximation)."""
+    return float(_SQRT_2_OVER_PI * np.sqrt(item_variance(mechanism, p, n, model)).sum())
+
+
+@dataclass(frozen=True)
+class WorstCase:
+    """The distribution that maximizes the expected losses, and the losses there.
+
+    Attributes
+    ----------
+    p : ndarray
+        Maximizer :math:`p^*` (Lemma 2).
+    l2, l1 : float
+        Expected :math:`l_2` and large-``n`` :math:`l_1` loss at :math:`p^*` (eq. 19-20).
+    support : ndarray of bool
+        :math:`D^*`, the items with :math:`p^*_x > 0`.
+    """
+
+    p: np.ndarray
+    l2: float
+    l1: float
+    support: np.ndarray
+
+
+def worst_case(mechanism: Mechanism, n: int) -> WorstCase:
+    """Worst case over the simplex of the expected losses (Li et al. Lemma 2, Thm 4).
+
+    Every loss :math:`\\sum_y g(m_y(1-m_y))` with concave increasing ``g`` is a concave,
+    symmetric function of :math:`m` maximised subject to :math:`m_y \\ge q^*_y`,
+    :math:`\\sum m_y = 1`, so its maximizer is the water-filling
+    :math:`m^*_y = \\max(q^*_y, L)`, i.e. :math:`p^*_x = \\max(\\lambda - r_x, 0)` in the
+    paper's notation (ERRATA IPRR-3). It is the same for :math:`l_1` and :math:`l_2`.
+
+    Only for mechanisms with one gap :math:`\\delta` (the direct family).
+    """
+    n = check_int(n, "n", 1)
+    p_star, q_star, gap = _gap(mechanism)
+    if not np.allclose(gap, gap[0], rtol=1e-12, atol=0):
+        raise ParameterError("worst_case needs a constant gap p* - q* (direct encoding)")
+    level = _water_level(q_star, 1.0)
+    m = np.maximum(q_star, level)
+    p = (m - q_star) / gap
+    p = p / p.sum()
+    var = m * (1 - m) / (n * gap**2)
+    return WorstCase(p, float(var.sum()), float(_SQRT_2_OVER_PI * np.sqrt(var).sum()), p > 0)
+
+
+def _water_level(floor: np.ndarray, total: float) -> float:
+    """The ``L`` with ``sum(max(floor, L)) = total`` (``total >= sum(floor)``)."""
+    f = np.sort(floor)
+    k = np.arange(1, f.size + 1)
+    # with the k smallest floors raised to L: L = (total - sum of the other floors) / k
+    rest = f.sum() - np.cumsum(f)
+    cand = (total - rest) / k
+    nxt = np.append(f[1:], np.inf)
+    ok = (cand >= f) & (cand <= nxt)
+    return float(cand[np.flatnonzero(ok)[0]])
+
+
+def _sensitive_eps(budgets: ItemBudgets | Mechanism) -> tuple[np.ndarray, int]:
+    b = budgets if isinstance(budgets, ItemBudgets) else budgets.budgets  # type: ignore[attr-defined]
+    eps = b.epsilons[b.sensitive]
+    if eps.size == 0:
+        raise ParameterError("the budgets have no sensitive item")
+    return eps, b.d
+
+
+def high_privacy_losses(budgets: ItemBudgets | Mechanism, n: int) -> tuple[float, float]:
+    """Worst-case ``(l2, l1)`` in the high-privacy regime (Li et al. Theorem 5, eq. 21-22).
+
+    .. math::
+
+        l_2 \\approx \\frac1n \\sum_{x \\in D_S}\\sum_{x' \\in D_S\\setminus x}
+        \\frac{1}{\\varepsilon_x\\varepsilon_{x'}}, \\qquad
+        l_1 \\approx \\sqrt{\\frac{2 |D_S|}{n\\pi}}
+        \\sqrt{\\sum_{x}\\sum_{x' \\ne x}\\frac{1}{\\varepsilon_x\\varepsilon_{x'}}}
+
+    (eq. 22 as printed lacks the square root over the double sum; ERRATA IPRR-2). Valid as
+    :math:`\\varepsilon_{max} \\to 0`.
+    """
+    n = check_int(n, "n", 1)
+    eps, _ = _sensitive_eps(budgets)
+    inv = 1.0 / eps
+    double = inv.sum() ** 2 - (inv**2).sum()
+    return double / n, math.sqrt(2.0 * eps.size / (n * math.pi)) * math.sqrt(double)
+
+
+def low_privacy_losses(budgets: ItemBudgets | Mechanism, n: int) -> tuple[float, float]:
+    """Worst-case ``(l2, l1)`` when the worst case covers all of D (Li et al. Thm 6, eq. 23-24).
+
+    .. math::
+
+        l_2 = \\frac1n \\Big[\\sum_{x \\in D_S}\\frac{|D_S| + e^{\\varepsilon_x} - 1}
+        {|D_S|(e^{\\varepsilon_x}-1)}\\Big]^2\\Big(1 - \\frac1{|D|}\\Big),\\qquad
+        l_1 = \\sqrt{\\frac{2(|D|-1)}{n\\pi}}\\sum_{x \\in D_S}\\frac{|D_S| + e^{\\varepsilon_x} - 1}
+        {|D_S|(e^{\\varepsilon_x}-1)}
+
+    Eq. 23 as printed lacks the factor ``1/n`` (ERRATA IPRR-3). The formulas are exact
+    exactly when :func:`low_privacy_is_exact` holds; the paper's condition
+    :math:`\\varepsilon_{min} > \\ln(|D_N|+1)` does not guarantee it. Use :func:`worst_case`
+    for the exact value in every regime.
+    """
+    n = check_int(n, "n", 1)
+    eps, d = _sensitive_eps(budgets)
+    ds = eps.size
+    inv_s = float(np.sum((ds + np.expm1(eps)) / (ds * np.expm1(eps))))  # = 1 / S
+    return inv_s**2 * (1 - 1 / d) / n, math.sqrt(2 * (d - 1) / (n * math.pi)) * inv_s
+
+
+def low_privacy_is_exact(budgets: ItemBudgets | Mechanism) -> bool:
+    """Whether the worst case is the uniform output (:math:`D^* = D`), i.e.
+    :math:`\\max_x r_x S \\le 1/|D|`, so that :func:`low_privacy_losses` is exact."""
+    eps, d = _sensitive_eps(budgets)
+    r = 1.0 / np.expm1(eps)
+    s = 1.0 / (1.0 + r.sum())
+    return bool(r.max() * s <= 1.0 / d * (1 + 1e-12))
