@@ -10,7 +10,7 @@ Public names: :class:`Domain`, :class:`ItemBudgets`, the mechanisms :class:`KRR`
 modules :mod:`pldp.theory` and :mod:`pldp.privacy`.
 """
 
-from pldp import privacy, theory
+from pldp import datasets, privacy, theory
 from pldp.budgets import ItemBudgets, PrivacyLevel
 from pldp.domain import Domain
 from pldp.errors import (
@@ -29,25 +29,26 @@ from pldp.tally import Tally
 __version__ = "0.1.0"
 
 __all__ = [
-    "Domain",
-    "ItemBudgets",
-    "PrivacyLevel",
-    "Mechanism",
-    "DirectEncoding",
+    "IPRR",
     "KRR",
     "URR",
-    "IPRR",
-    "Tally",
-    "estimate",
+    "BudgetError",
+    "DirectEncoding",
+    "Domain",
+    "DomainError",
     "Estimate",
-    "PrivacyReport",
-    "theory",
-    "privacy",
+    "EstimationError",
+    "ItemBudgets",
+    "Mechanism",
     "PLDPError",
     "ParameterError",
-    "DomainError",
-    "BudgetError",
+    "PrivacyLevel",
+    "PrivacyReport",
+    "Tally",
     "TallyError",
-    "EstimationError",
     "__version__",
+    "datasets",
+    "estimate",
+    "privacy",
+    "theory",
 ]

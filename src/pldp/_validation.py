@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,10 +21,9 @@ def _show(values: Sequence[Any], limit: int = 5) -> str:
 
 def check_epsilon(epsilon: Any, name: str = "epsilon") -> float:
     """Return ``epsilon`` as a float, requiring a finite positive number."""
-    try:
-        value = float(epsilon)
-    except (TypeError, ValueError):
-        raise ParameterError(f"{name} must be a number, got {epsilon!r}") from None
+    if isinstance(epsilon, (bool, np.bool_)) or not isinstance(epsilon, numbers.Real):
+        raise ParameterError(f"{name} must be a real number, got {epsilon!r}")
+    value = float(epsilon)
     if not math.isfinite(value) or value <= 0.0:
         raise ParameterError(f"{name} must be finite and > 0, got {epsilon!r}")
     return value
@@ -69,12 +69,14 @@ def as_counts(counts: Any, name: str = "counts", length: int | None = None) -> n
     if arr.dtype.kind == "f":
         bad = ~np.isfinite(arr) | (arr != np.round(arr))
         if bad.any():
-            raise TallyError(f"{name} must hold whole numbers; bad entries at {_show(np.flatnonzero(bad))}: "
-                             f"{_show(arr[bad])}")
+            raise TallyError(
+                f"{name} must hold whole numbers; bad entries at {_show(np.flatnonzero(bad))}: {_show(arr[bad])}"
+            )
     neg = arr < 0
     if neg.any():
-        raise TallyError(f"{name} must be non-negative; negative entries at {_show(np.flatnonzero(neg))}: "
-                         f"{_show(arr[neg])}")
+        raise TallyError(
+            f"{name} must be non-negative; negative entries at {_show(np.flatnonzero(neg))}: {_show(arr[neg])}"
+        )
     return arr.astype(np.int64, copy=False)
 
 

@@ -9,6 +9,7 @@ from one.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -62,7 +63,7 @@ class ItemBudgets:
     [(0.1, [0]), (0.5, [1]), (1.0, [2])]
     """
 
-    __slots__ = ("_eps", "_domain")
+    __slots__ = ("_domain", "_eps")
 
     def __init__(self, epsilons: Any, domain: Domain | None = None) -> None:
         raw = list(epsilons.tolist() if isinstance(epsilons, np.ndarray) else epsilons)
@@ -74,11 +75,10 @@ class ItemBudgets:
             if e is None:
                 eps[i] = math.inf
                 continue
-            try:
-                v = float(e)
-            except (TypeError, ValueError):
-                bad.append((i, e))
+            if isinstance(e, (bool, np.bool_)) or not isinstance(e, numbers.Real):
+                bad.append((i, e))  # no strings, no booleans: a budget is a number
                 continue
+            v = float(e)
             if math.isnan(v) or v <= 0.0 or v == -math.inf:
                 bad.append((i, e))
             eps[i] = v
@@ -193,12 +193,10 @@ class ItemBudgets:
         nr = check_probability(non_sensitive_ratio, "non_sensitive_ratio")
         if nr >= 1.0:
             raise ParameterError("non_sensitive_ratio must be < 1: at least one item must stay sensitive")
-        n_ns = int(math.floor(nr * d + 1e-9))
+        n_ns = math.floor(nr * d + 1e-9)
         n_s = d - n_ns
         if n_s < lc:
-            raise BudgetError(
-                f"{n_s} sensitive item(s) left by non_sensitive_ratio={nr} cannot fill {lc} levels"
-            )
+            raise BudgetError(f"{n_s} sensitive item(s) left by non_sensitive_ratio={nr} cannot fill {lc} levels")
         order = np.lexsort((np.arange(d), -c))  # by count descending, ties by index
         eps = np.full(d, math.inf)
         sens = order[n_ns:]
@@ -303,14 +301,15 @@ class ItemBudgets:
 
     def __eq__(self, other: object) -> bool:
         return (
-            isinstance(other, ItemBudgets)
-            and self._domain == other._domain
-            and np.array_equal(self._eps, other._eps)
+            isinstance(other, ItemBudgets) and self._domain == other._domain and np.array_equal(self._eps, other._eps)
         )
 
     def __hash__(self) -> int:
         return hash((self._domain, self._eps.tobytes()))
 
     def __repr__(self) -> str:
-        lv = ", ".join(f"{lv.epsilon:g}x{len(lv)}" for lv in self.levels)
+        levels = self.levels
+        lv = ", ".join(f"{lv.epsilon:g}x{len(lv)}" for lv in levels[:6])
+        if len(levels) > 6:
+            lv += f", ... ({len(levels) - 6} more)"
         return f"ItemBudgets(d={self.d}, levels=[{lv}], non_sensitive={self.d - self.n_sensitive})"

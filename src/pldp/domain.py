@@ -39,7 +39,7 @@ class Domain:
     ['cold']
     """
 
-    __slots__ = ("_labels", "_index")
+    __slots__ = ("_index", "_labels")
 
     def __init__(self, labels: Iterable[Hashable]) -> None:
         labels = tuple(labels.tolist() if isinstance(labels, np.ndarray) else labels)
@@ -103,17 +103,28 @@ class Domain:
             raise DomainError(f"value not in domain: {value!r}") from None
 
     def encode(self, values: Any) -> np.ndarray:
-        """Map an array of labels to an ``int64`` array of indices.
+        """Map labels to an ``int64`` array of indices.
 
-        Vectorised: the distinct values are looked up once, so encoding a million users
-        costs one ``np.unique`` and ``|distinct|`` dictionary look-ups.
+        ``values`` is one label or a sequence / array of labels (tuples count as labels
+        when given inside a list). Vectorised: the distinct values are looked up once, so
+        encoding a million users costs one ``np.unique`` and ``|distinct|`` dictionary
+        look-ups.
 
         Raises
         ------
         DomainError
             Naming the values that are not in the domain.
         """
-        arr = np.asarray(values, dtype=object if not isinstance(values, np.ndarray) else None)
+        if isinstance(values, np.ndarray):
+            arr = values
+        elif isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+            return np.asarray(self.index(values), dtype=np.int64)
+        else:
+            items = list(values)
+            if items and isinstance(items[0], (list, np.ndarray)):
+                arr = np.asarray(items, dtype=object)  # nested lists: a 2-D batch of labels
+            else:
+                arr = np.fromiter(items, dtype=object, count=len(items))  # keeps tuples whole
         if arr.ndim == 0:
             return np.asarray(self.index(arr.item()), dtype=np.int64)
         flat = arr.ravel()
@@ -121,27 +132,41 @@ class Domain:
             return np.zeros(arr.shape, dtype=np.int64)
         try:
             uniq, inverse = np.unique(flat, return_inverse=True)
-        except TypeError:  # unorderable mixture of types: fall back to a dictionary pass
-            out = np.empty(flat.size, dtype=np.int64)
-            missing = []
-            for k, v in enumerate(flat.tolist()):
-                i = self._index.get(v, -1)
-                if i < 0:
-                    missing.append(v)
-                out[k] = i
-            if missing:
-                raise DomainError(f"values not in domain: {_show(sorted(set(map(repr, missing))))}")
-            return out.reshape(arr.shape)
-        codes = np.array([self._index.get(u, -1) for u in uniq.tolist()], dtype=np.int64)
+            uniq_list = uniq.tolist()
+        except TypeError:  # unorderable mixture of types: find the distinct values by hashing
+            first: dict[Any, int] = {}
+            unhashable: list[Any] = []
+            codes_in = []
+            for v in flat.tolist():
+                if _hashable(v):
+                    codes_in.append(first.setdefault(v, len(first)))
+                else:
+                    unhashable.append(v)
+            if unhashable:
+                raise DomainError(f"values not in domain (unhashable): {_show(unhashable)}") from None
+            inverse = np.asarray(codes_in, dtype=np.int64)
+            uniq_list = list(first)
+        codes = np.array([self._index.get(u, -1) if _hashable(u) else -1 for u in uniq_list], dtype=np.int64)
         bad = codes < 0
         if bad.any():
-            raise DomainError(f"values not in domain: {_show(uniq[bad].tolist())}")
-        return codes[inverse].reshape(arr.shape)
+            raise DomainError(f"values not in domain: {_show([u for u, b in zip(uniq_list, bad, strict=True) if b])}")
+        return codes[inverse.reshape(-1)].reshape(arr.shape)
 
     def decode(self, indices: Any) -> list[Hashable]:
         """Map indices back to labels (a list)."""
         idx = np.asarray(indices)
-        if idx.size and (idx.dtype.kind not in "iu" or idx.min() < 0 or idx.max() >= self.size):
-            raise DomainError(f"indices must be integers in [0, {self.size}), got {_show(idx.ravel().tolist())}")
+        if idx.size and idx.dtype.kind not in "iu":
+            raise DomainError(f"indices must be integers, got dtype {idx.dtype}")
+        bad = (idx < 0) | (idx >= self.size)
+        if bad.any():
+            raise DomainError(f"indices must lie in [0, {self.size}), got {_show(idx[bad].tolist())}")
         lab = self._labels
         return [lab[i] for i in idx.ravel().tolist()]
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True

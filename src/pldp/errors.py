@@ -8,12 +8,12 @@ one class. Each subclass also derives from the matching built-in (``ValueError``
 from __future__ import annotations
 
 __all__ = [
+    "BudgetError",
+    "DomainError",
+    "EstimationError",
     "PLDPError",
     "ParameterError",
-    "DomainError",
-    "BudgetError",
     "TallyError",
-    "EstimationError",
 ]
 
 

@@ -17,7 +17,7 @@ import numpy as np
 from pldp._validation import as_counts, check_int
 from pldp.errors import TallyError
 
-__all__ = ["Tally", "TALLY_FORMAT"]
+__all__ = ["TALLY_FORMAT", "Tally"]
 
 #: Version tag written by :meth:`Tally.to_dict`.
 TALLY_FORMAT = "pldp.tally/1"

@@ -34,15 +34,15 @@ from pldp.errors import ParameterError
 from pldp.mechanisms.base import Mechanism
 
 __all__ = [
-    "support_distribution",
-    "item_variance",
-    "expected_l2",
-    "expected_l1",
     "WorstCase",
-    "worst_case",
+    "expected_l1",
+    "expected_l2",
     "high_privacy_losses",
-    "low_privacy_losses",
+    "item_variance",
     "low_privacy_is_exact",
+    "low_privacy_losses",
+    "support_distribution",
+    "worst_case",
 ]
 
 Model = Literal["iid", "fixed"]
@@ -58,7 +58,7 @@ def support_distribution(mechanism: Mechanism, p: np.ndarray) -> np.ndarray:
     """:math:`m_y = q^*_y + (p^*_y - q^*_y) p_y`: the probability that a report supports ``y``
     (for direct encoding, the output distribution :math:`m = pQ`; Li et al. eq. 7, 12)."""
     p = as_frequencies(p, mechanism.d)
-    p_star, q_star, gap = _gap(mechanism)
+    _, q_star, gap = _gap(mechanism)
     return q_star + gap * p
 
 
@@ -129,7 +129,7 @@ def worst_case(mechanism: Mechanism, n: int) -> WorstCase:
     Only for mechanisms with one gap :math:`\\delta` (the direct family).
     """
     n = check_int(n, "n", 1)
-    p_star, q_star, gap = _gap(mechanism)
+    _, q_star, gap = _gap(mechanism)
     if not np.allclose(gap, gap[0], rtol=1e-12, atol=0):
         raise ParameterError("worst_case needs a constant gap p* - q* (direct encoding)")
     level = _water_level(q_star, 1.0)

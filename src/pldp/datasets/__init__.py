@@ -2,4 +2,4 @@
 
 from pldp.datasets.synthetic import zipf_counts, zipf_items
 
-__all__ = ["zipf_items", "zipf_counts"]
+__all__ = ["zipf_counts", "zipf_items"]

@@ -7,7 +7,7 @@ import numpy as np
 from pldp._validation import check_int
 from pldp.errors import ParameterError
 
-__all__ = ["zipf_probabilities", "zipf_items", "zipf_counts"]
+__all__ = ["zipf_counts", "zipf_items", "zipf_probabilities"]
 
 
 def zipf_probabilities(d: int, exponent: float = 2.0) -> np.ndarray:

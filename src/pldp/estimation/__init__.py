@@ -4,4 +4,4 @@ from pldp.estimation.api import METHODS, estimate
 from pldp.estimation.consistency import norm_sub, project_simplex
 from pldp.estimation.result import Estimate
 
-__all__ = ["estimate", "Estimate", "METHODS", "norm_sub", "project_simplex"]
+__all__ = ["METHODS", "Estimate", "estimate", "norm_sub", "project_simplex"]

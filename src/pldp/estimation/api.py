@@ -14,7 +14,7 @@ from pldp.estimation.unbiased import invert, plugin_variance
 from pldp.mechanisms.base import Mechanism
 from pldp.tally import Tally
 
-__all__ = ["estimate", "METHODS"]
+__all__ = ["METHODS", "estimate"]
 
 Method = Literal["unbiased", "norm_sub", "mle"]
 METHODS: tuple[str, ...] = ("unbiased", "norm_sub", "mle")
@@ -48,7 +48,8 @@ def estimate(
           reports (Kairouz et al. 2016). For direct encoding the exact KKT solution is
           used (``solver="exact"``, no iterations); ``solver="em"`` runs the EM /
           iterative Bayesian update on the channel instead, started from the Norm-Sub
-          estimate (see :mod:`pldp.estimation.mle` for the stopping rule).
+          estimate mixed with 1 % of the uniform distribution (an interior point); see
+          :mod:`pldp.estimation.mle` for the stopping rule.
     solver, tol, max_iter
         MLE options.
 
@@ -73,7 +74,8 @@ def estimate(
         raise EstimationError(f"expected a Tally, got {type(tally).__name__}")
     if tally.kind != mechanism.family or tally.d != mechanism.d:
         raise EstimationError(
-            f"a {tally.kind} tally over {tally.d} items does not fit {mechanism!r} ({mechanism.family}, d={mechanism.d})"
+            f"a {tally.kind} tally over {tally.d} items does not fit {mechanism!r} "
+            f"({mechanism.family}, d={mechanism.d})"
         )
     if tally.n <= 0:
         raise EstimationError("the tally holds no reports (n = 0)")
@@ -97,7 +99,8 @@ def estimate(
             raise EstimationError(f"MLE is not implemented for the {mechanism.family} family yet")
         q, delta = mechanism.q, mechanism.delta  # type: ignore[attr-defined]
         if solver == "em":
-            freq, iterations, converged = ibu(mechanism.channel(), counts, norm_sub(raw)[0], tol, max_iter)
+            start = 0.99 * norm_sub(raw)[0] + 0.01 / mechanism.d  # interior: EM cannot revive a zero
+            freq, iterations, converged = ibu(mechanism.channel(), counts, start, tol, max_iter)
             info["solver"] = "em"
         else:
             freq = mle_direct(counts, q, delta)

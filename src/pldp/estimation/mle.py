@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["mle_direct", "ibu", "log_likelihood_direct"]
+__all__ = ["ibu", "log_likelihood_direct", "mle_direct"]
 
 
 def mle_direct(counts: np.ndarray, q: np.ndarray, delta: float) -> np.ndarray:

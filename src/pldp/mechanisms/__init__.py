@@ -3,4 +3,4 @@
 from pldp.mechanisms.base import Mechanism
 from pldp.mechanisms.direct import IPRR, KRR, URR, DirectEncoding
 
-__all__ = ["Mechanism", "DirectEncoding", "KRR", "URR", "IPRR"]
+__all__ = ["IPRR", "KRR", "URR", "DirectEncoding", "Mechanism"]

@@ -47,7 +47,7 @@ from pldp.mechanisms.base import Mechanism
 from pldp.privacy import PrivacyReport, report_from_columns
 from pldp.tally import Tally
 
-__all__ = ["DirectEncoding", "KRR", "URR", "IPRR", "alias_table"]
+__all__ = ["IPRR", "KRR", "URR", "DirectEncoding", "alias_table"]
 
 #: Largest finite budget accepted: beyond it exp(eps) overflows a double.
 MAX_EPSILON = 700.0
@@ -258,8 +258,9 @@ class DirectEncoding(Mechanism):
         q, dl = self._q, self._delta
         with np.errstate(divide="ignore"):
             realised = np.where(q > 0, np.log1p(dl / np.where(q > 0, q, 1.0)), np.inf)
-        return report_from_columns(q + dl, q, (q == 0) & (dl > 0), self._budgets.epsilons, self._notion,
-                                   realised=realised)
+        return report_from_columns(
+            q + dl, q, (q == 0) & (dl > 0), self._budgets.epsilons, self._notion, realised=realised
+        )
 
 
 class KRR(DirectEncoding):
@@ -281,7 +282,7 @@ class KRR(DirectEncoding):
     >>> import numpy as np
     >>> m = KRR(1.0, 4)
     >>> round(float(m.p[0]), 4), round(float(m.q[0]), 4)
-    (0.4752, 0.1749)
+    (0.4754, 0.1749)
     >>> m.privacy().holds
     True
     """
@@ -324,7 +325,10 @@ class URR(DirectEncoding):
         eps = check_epsilon(epsilon)
         mask = np.asarray(sensitive)
         if mask.ndim != 1 or mask.dtype != bool:
-            raise ParameterError("sensitive must be a 1-D boolean mask (use URR.from_labels for labels)")
+            raise ParameterError(
+                f"sensitive must be a 1-D boolean mask (use URR.from_labels for labels), "
+                f"got dtype {mask.dtype} and shape {mask.shape}"
+            )
         self.epsilon = eps
         super().__init__(ItemBudgets(np.where(mask, eps, math.inf), domain), "ULDP")
 

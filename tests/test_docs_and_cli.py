@@ -1,0 +1,50 @@
+"""The README's usage example runs, and the command line works."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from pldp.cli import main
+from pldp.demo import run_demo
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_readme_usage_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    text = (ROOT / "README.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    assert blocks, "README has no python example"
+    for code in blocks:
+        exec(compile(code, "README.md", "exec"), {})
+    out = capsys.readouterr().out
+    assert "IPLDP holds" in out
+
+
+def test_readme_quickstart_has_exactly_the_two_commands() -> None:
+    text = (ROOT / "README.md").read_text()
+    quick = text.split("## Quickstart", 1)[1].split("##", 1)[0]
+    commands = re.findall(r"^make \w+", quick, re.M)
+    assert commands == ["make demo", "make test"]
+
+
+def test_demo_reports_iprr_best_and_privacy_holding() -> None:
+    out = run_demo(n=20_000, trials=60, seed=1)
+    rows = {line.split("(")[0].strip(): line for line in out.splitlines() if "holds" in line or "FAILS" in line}
+    assert set(rows) == {"KRR", "URR", "IPRR"}
+    assert "FAILS" not in out
+
+    def unbiased_mse(line: str) -> float:
+        return float(line.split(")", 1)[1].split()[0])
+
+    assert unbiased_mse(rows["IPRR"]) < unbiased_mse(rows["URR"]) < unbiased_mse(rows["KRR"])
+
+
+def test_cli_demo_and_version(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--n", "5000", "--trials", "5"]) == 0
+    assert "IPRR" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as exc:
+        main(["--version"])
+    assert exc.value.code == 0

@@ -1,0 +1,128 @@
+"""Norm-Sub and maximum likelihood: constraints, optimality, agreement between solvers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+import pldp
+from pldp.estimation import norm_sub, project_simplex
+from pldp.estimation.mle import log_likelihood_direct
+from tests.conftest import fig1_budgets, zipf_iprr
+
+
+def _projection_by_bisection(v: np.ndarray) -> np.ndarray:
+    """Independent reference: the projection is max(v - theta, 0) with sum 1; find theta."""
+    lo, hi = v.min() - 1.0, v.max()
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if np.maximum(v - mid, 0).sum() > 1:
+            lo = mid
+        else:
+            hi = mid
+    return np.maximum(v - (lo + hi) / 2, 0)
+
+
+@settings(max_examples=300, deadline=None)
+@given(v=arrays(np.float64, st.integers(1, 60), elements=st.floats(-5, 5)))
+def test_norm_sub_is_the_euclidean_projection(v: np.ndarray) -> None:
+    g, rounds = norm_sub(v)
+    assert np.all(g >= 0) and g.sum() == pytest.approx(1.0, abs=1e-9)
+    assert rounds <= v.size + 1
+    np.testing.assert_allclose(g, _projection_by_bisection(v), atol=1e-9)
+    np.testing.assert_allclose(project_simplex(v), g, atol=1e-9)
+
+
+def _cases() -> list[tuple[pldp.DirectEncoding, np.ndarray]]:
+    mech, counts = zipf_iprr()
+    return [
+        (mech, counts),
+        (pldp.KRR(0.2, 30), pldp.datasets.zipf_counts(2000, 30, np.random.default_rng(1))),
+        (pldp.URR(0.5, np.arange(12) % 3 == 0), pldp.datasets.zipf_counts(500, 12, np.random.default_rng(2))),
+        (pldp.IPRR(fig1_budgets()), np.array([30, 40, 80, 200, 650])),
+    ]
+
+
+@pytest.mark.parametrize("case", range(4))
+def test_estimators_are_consistent_and_finite(case: int) -> None:
+    mech, counts = _cases()[case]
+    rng = np.random.default_rng(100 + case)
+    for _ in range(50):
+        tally = mech.simulate(counts, rng)
+        unb = pldp.estimate(mech, tally, "unbiased")
+        ns = pldp.estimate(mech, tally, "norm_sub")
+        mle = pldp.estimate(mech, tally, "mle")
+        assert unb.frequencies.sum() == pytest.approx(1.0, abs=1e-9)
+        for e in (ns, mle):
+            assert np.all(np.isfinite(e.frequencies)) and np.all(e.frequencies >= 0)
+            assert e.frequencies.sum() == pytest.approx(1.0, abs=1e-9)
+            assert np.all(np.isfinite(e.variance)) and np.all(e.variance >= 0)
+        np.testing.assert_allclose(ns.frequencies, project_simplex(unb.frequencies), atol=1e-12)
+        ll_mle = log_likelihood_direct(tally.counts, mech.q, mech.delta, mle.frequencies)
+        assert ll_mle >= log_likelihood_direct(tally.counts, mech.q, mech.delta, ns.frequencies) - 1e-7
+        assert mle.info["log_likelihood"] == pytest.approx(ll_mle)
+
+
+@pytest.mark.parametrize("case", range(4))
+def test_exact_mle_satisfies_kkt_and_matches_em(case: int) -> None:
+    mech, counts = _cases()[case]
+    tally = mech.simulate(counts, np.random.default_rng(200 + case))
+    p = pldp.estimate(mech, tally, "mle").frequencies
+    # KKT of max sum C log(q + delta p) on the simplex: gradient equal on the support, not larger off it
+    m = mech.q + mech.delta * p
+    grad = np.where(tally.counts > 0, tally.counts * mech.delta / np.where(m > 0, m, 1), 0.0)
+    on = p > 1e-12
+    mu = grad[on].mean()
+    np.testing.assert_allclose(grad[on], mu, rtol=1e-9)
+    assert np.all(grad[~on] <= mu * (1 + 1e-9))
+    # EM (iterative Bayesian update on the channel) climbs towards the same point but never
+    # above it; it is slow when the optimum has zeros (KRR at eps = 0.2 needs ~400k steps).
+    em = pldp.estimate(mech, tally, "mle", solver="em", tol=1e-13, max_iter=50_000)
+    assert em.info["solver"] == "em"
+    ll = lambda f: log_likelihood_direct(tally.counts, mech.q, mech.delta, f)  # noqa: E731
+    assert 0 <= ll(p) - ll(em.frequencies) < 1e-3
+    np.testing.assert_allclose(em.frequencies, p, atol=1e-2)
+
+
+def test_mle_equals_inversion_when_the_inversion_is_feasible() -> None:
+    mech = pldp.KRR(3.0, 4)
+    tally = mech.simulate(np.array([4000, 3000, 2000, 1000]), np.random.default_rng(4))
+    unb = pldp.estimate(mech, tally, "unbiased")
+    assert np.all(unb.frequencies > 0)
+    mle = pldp.estimate(mech, tally, "mle")
+    np.testing.assert_allclose(mle.frequencies, unb.frequencies, atol=1e-12)
+    np.testing.assert_allclose(mle.variance, unb.variance, rtol=1e-9)
+
+
+def test_mle_and_norm_sub_beat_unbiased_where_truncation_matters() -> None:
+    """Li et al. Sec. 7.2: in the high-privacy regime NS and MLE reduce the error."""
+    mech = pldp.KRR(0.1, 20)
+    counts = pldp.datasets.zipf_counts(20_000, 20, np.random.default_rng(5))
+    p = counts / counts.sum()
+    rng = np.random.default_rng(6)
+    err = {m: 0.0 for m in pldp.estimation.METHODS}
+    for _ in range(200):
+        tally = mech.simulate(counts, rng)
+        for m in err:
+            err[m] += np.sum((pldp.estimate(mech, tally, m).frequencies - p) ** 2)
+    assert err["norm_sub"] < 0.5 * err["unbiased"]
+    assert err["mle"] < 0.5 * err["unbiased"]
+
+
+def test_estimate_api() -> None:
+    mech = pldp.IPRR(fig1_budgets())
+    tally = mech.simulate(np.array([30, 40, 80, 200, 650]), np.random.default_rng(7))
+    e = pldp.estimate(mech, tally, "norm_sub")
+    assert e.method == "norm_sub" and e.n == 1000 and e.converged
+    np.testing.assert_allclose(e.counts, 1000 * e.frequencies)
+    lo, hi = e.ci(0.9)
+    assert np.all(lo <= e.frequencies) and np.all(e.frequencies <= hi) and np.all(lo >= 0)
+    lo99, hi99 = pldp.estimate(mech, tally).ci(0.99)
+    lo90, hi90 = pldp.estimate(mech, tally).ci(0.9)
+    assert np.all(hi99 - lo99 > hi90 - lo90)
+    assert list(e.to_dict()) == [0, 1, 2, 3, 4]
+    merged = tally.merge(mech.simulate(np.array([30, 40, 80, 200, 650]), np.random.default_rng(8)))
+    assert pldp.estimate(mech, merged).n == 2000
