@@ -14,7 +14,8 @@ from pldp.errors import ParameterError, TallyError
 
 def _show(values: Sequence[Any], limit: int = 5) -> str:
     """Short printable list of offending values."""
-    shown = ", ".join(repr(v) for v in list(values)[:limit])
+    values = values.tolist() if isinstance(values, np.ndarray) else list(values)  # plain Python scalars
+    shown = ", ".join(repr(v) for v in values[:limit])
     more = len(values) - limit
     return shown + (f", ... ({more} more)" if more > 0 else "")
 
@@ -77,6 +78,10 @@ def as_counts(counts: Any, name: str = "counts", length: int | None = None) -> n
         raise TallyError(
             f"{name} must be non-negative; negative entries at {_show(np.flatnonzero(neg))}: {_show(arr[neg])}"
         )
+    if arr.dtype.kind in "uf":
+        big = arr > np.iinfo(np.int64).max
+        if big.any():
+            raise TallyError(f"{name} exceed the int64 range at entries {_show(np.flatnonzero(big))}")
     return arr.astype(np.int64, copy=False)
 
 

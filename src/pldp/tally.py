@@ -22,6 +22,9 @@ __all__ = ["TALLY_FORMAT", "Tally"]
 #: Version tag written by :meth:`Tally.to_dict`.
 TALLY_FORMAT = "pldp.tally/1"
 
+#: Report families a tally can hold.
+TALLY_KINDS = ("direct", "unary")
+
 
 @dataclass(frozen=True, eq=False)
 class Tally:
@@ -47,6 +50,8 @@ class Tally:
             n = check_int(self.n, "n", 0)
         except ValueError as exc:
             raise TallyError(str(exc)) from None
+        if self.kind not in TALLY_KINDS:
+            raise TallyError(f"unknown tally kind {self.kind!r}; expected one of {TALLY_KINDS}")
         counts = as_counts(self.counts, "counts")
         if counts.size == 0:
             raise TallyError("counts must not be empty")

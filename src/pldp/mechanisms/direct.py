@@ -107,7 +107,7 @@ class DirectEncoding(Mechanism):
         if too_big.any():
             raise BudgetError(
                 f"budgets above {MAX_EPSILON} overflow exp(eps); mark such items non-sensitive (inf) instead: "
-                f"{_show(eps[too_big].tolist())}"
+                + ", ".join(f"{budgets.domain.labels[i]!r}: {eps[i]!r}" for i in np.flatnonzero(too_big)[:5])
             )
         sens = np.isfinite(eps)
         r = np.zeros(eps.size)
