@@ -177,12 +177,18 @@ class DirectEncoding(Mechanism):
         return hash((type(self).__name__, self._budgets))
 
     # ---------------------------------------------------------------------- client
+    #: Users per block in :meth:`perturb`: the temporaries of a block (0.5 MB each) stay in
+    #: cache and are reused by the allocator instead of fresh 8 MB arrays per 10^6 users.
+    _BLOCK = 1 << 16
+
     @cached_property
     def _alias(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """``(k + prob[k], alias[k])`` of the alias table of ``q``; None when ``q`` is uniform."""
         q = self._q
         if np.all(q == q[0]):
             return None  # uniform: plain integer draw
-        return alias_table(q)
+        prob, alias = alias_table(q)
+        return np.arange(q.size) + prob, alias
 
     def _check_indices(self, x: Any, what: str) -> np.ndarray:
         arr = np.asarray(x)
@@ -198,12 +204,21 @@ class DirectEncoding(Mechanism):
         return arr
 
     def _dishonest(self, size: int, rng: np.random.Generator) -> np.ndarray:
-        """``size`` draws from ``q / sum(q)``."""
+        """``size`` draws from ``q / sum(q)``.
+
+        Alias method with one uniform per draw: ``v = d u`` gives the column ``k = floor(v)``
+        and, in its fractional part, the coin ``v - k < prob[k]``, i.e. ``v < k + prob[k]``
+        (resolution ``d * 2**-53``).
+        """
         if self._alias is None:
             return rng.integers(0, self.d, size=size)
-        prob, alias = self._alias
-        k = rng.integers(0, self.d, size=size)
-        return np.where(rng.random(size) < prob[k], k, alias[k])
+        threshold, alias = self._alias
+        v = rng.random(size)
+        v *= self.d
+        k = v.astype(np.intp)  # < d: the largest double below 1, times d, rounds below d
+        out = alias[k]
+        np.copyto(out, k, where=v < threshold[k])
+        return out
 
     def perturb(self, x: Any, rng: np.random.Generator) -> np.ndarray:
         """Randomize item indices, one report per user (vectorised, O(1) per user).
@@ -223,8 +238,10 @@ class DirectEncoding(Mechanism):
         arr = self._check_indices(x, "x")
         out = np.array(arr, dtype=np.int64 if arr.dtype.itemsize > 4 else np.int32, copy=True)
         flat = out.reshape(-1)
-        lie = rng.random(flat.size) >= self._delta
-        flat[lie] = self._dishonest(int(np.count_nonzero(lie)), rng)
+        for start in range(0, flat.size, self._BLOCK):  # blocks keep temporaries in cache
+            block = flat[start : start + self._BLOCK]
+            lie = rng.random(block.size) >= self._delta
+            block[lie] = self._dishonest(int(np.count_nonzero(lie)), rng)
         return out
 
     # ---------------------------------------------------------------------- server
