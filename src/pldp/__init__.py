@@ -10,7 +10,7 @@ Public names: :class:`Domain`, :class:`ItemBudgets`, the mechanisms :class:`KRR`
 modules :mod:`pldp.theory` and :mod:`pldp.privacy`.
 """
 
-from pldp import datasets, privacy, theory
+from pldp import datasets, metrics, privacy, protocols, theory
 from pldp.budgets import ItemBudgets, PrivacyLevel
 from pldp.domain import Domain
 from pldp.errors import (
@@ -22,15 +22,19 @@ from pldp.errors import (
     TallyError,
 )
 from pldp.estimation import Estimate, estimate
-from pldp.mechanisms import IPRR, KRR, URR, DirectEncoding, Mechanism
+from pldp.mechanisms import IDUE, IPRR, KRR, OUE, RAPPOR, URR, DirectEncoding, Mechanism, UnaryEncoding
 from pldp.privacy import PrivacyReport
+from pldp.protocols import ItemSets, PaddingSampling
 from pldp.tally import Tally
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "IDUE",
     "IPRR",
     "KRR",
+    "OUE",
+    "RAPPOR",
     "URR",
     "BudgetError",
     "DirectEncoding",
@@ -39,16 +43,21 @@ __all__ = [
     "Estimate",
     "EstimationError",
     "ItemBudgets",
+    "ItemSets",
     "Mechanism",
     "PLDPError",
+    "PaddingSampling",
     "ParameterError",
     "PrivacyLevel",
     "PrivacyReport",
     "Tally",
     "TallyError",
+    "UnaryEncoding",
     "__version__",
     "datasets",
     "estimate",
+    "metrics",
     "privacy",
+    "protocols",
     "theory",
 ]

@@ -1,8 +1,13 @@
 """Closed-form accuracy of the unbiased estimator: variances, expected losses, worst cases.
 
-One code path serves every direct-encoding mechanism (KRR, URR, IPRR): each is described
-by its support probabilities :math:`p^*_y = Q(y|y)` and :math:`q^*_y = Q(y|x \\ne y)`, with
-the common gap :math:`\\delta = p^* - q^*` (:math:`S_{D_S}` of Li et al.).
+One code path serves every pure mechanism: direct encoding (KRR, URR, IPRR) and unary
+encoding (RAPPOR, OUE, IDUE) are both described by their support probabilities
+:math:`p^*_y` (:math:`Q(y|y)`, or :math:`a_y`) and :math:`q^*_y` (:math:`Q(y|x \\ne y)`, or
+:math:`b_y`), with gap :math:`\\delta_y = p^*_y - q^*_y` (one common gap, :math:`S_{D_S}` of
+Li et al., for direct encoding). Per-item variances are the same for both families (each
+support count is a sum of independent Bernoullis); they differ only in the covariances
+between items, which no loss here needs. For unary encoding the fixed-population variance
+is Gu et al. eq. 7.
 
 Two sampling models are offered (ERRATA IPRR-1):
 
@@ -23,6 +28,7 @@ Theorems 3-6, Lemma 2; corrections from ``ERRATA.md`` (IPRR-1..4).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -99,45 +105,126 @@ def expected_l1(mechanism: Mechanism, p: np.ndarray, n: int, model: Model = "iid
 
 @dataclass(frozen=True)
 class WorstCase:
-    """The distribution that maximizes the expected losses, and the losses there.
+    """The distributions that maximize the expected losses, and the losses there.
 
     Attributes
     ----------
     p : ndarray
-        Maximizer :math:`p^*` (Lemma 2).
-    l2, l1 : float
-        Expected :math:`l_2` and large-``n`` :math:`l_1` loss at :math:`p^*` (eq. 19-20).
+        Maximizer :math:`p^*` of the :math:`l_2` loss (Li et al. Lemma 2 for direct encoding).
+    l2 : float
+        Expected :math:`l_2` loss at ``p`` (eq. 19 for IPRR; the opt0 objective of Gu et al.
+        eq. 8, divided by ``n``, for unary encoding with ``model="fixed"``).
+    p_l1 : ndarray
+        Maximizer of the large-``n`` :math:`l_1` loss (equal to ``p`` for direct encoding).
+    l1 : float
+        Expected :math:`l_1` loss at ``p_l1`` (eq. 20 for IPRR).
     support : ndarray of bool
         :math:`D^*`, the items with :math:`p^*_x > 0`.
+    model : str
+        Sampling model.
     """
 
     p: np.ndarray
     l2: float
+    p_l1: np.ndarray
     l1: float
     support: np.ndarray
+    model: str
 
 
-def worst_case(mechanism: Mechanism, n: int) -> WorstCase:
-    """Worst case over the simplex of the expected losses (Li et al. Lemma 2, Thm 4).
+def _maximize_on_simplex(slope: Callable[[np.ndarray], np.ndarray], d: int, iters: int = 200) -> np.ndarray:
+    """Maximize a separable concave :math:`\\sum_i F_i(p_i)` over the probability simplex.
 
-    Every loss :math:`\\sum_y g(m_y(1-m_y))` with concave increasing ``g`` is a concave,
-    symmetric function of :math:`m` maximised subject to :math:`m_y \\ge q^*_y`,
-    :math:`\\sum m_y = 1`, so its maximizer is the water-filling
-    :math:`m^*_y = \\max(q^*_y, L)`, i.e. :math:`p^*_x = \\max(\\lambda - r_x, 0)` in the
-    paper's notation (ERRATA IPRR-3). It is the same for :math:`l_1` and :math:`l_2`.
+    ``slope(p)`` returns :math:`F_i'(p_i)` for a vector ``p`` (non-increasing in each
+    coordinate). KKT: :math:`p_i(\\mu) = \\arg\\max_{[0,1]} F_i(p) - \\mu p`, found by
+    bisection on ``p_i`` for each ``mu``, and ``mu`` by bisection so that ``sum p = 1``.
+    """
+    zeros, ones = np.zeros(d), np.ones(d)
+    s0, s1 = slope(zeros), slope(ones)
+    finite = np.concatenate([s0[np.isfinite(s0)], s1[np.isfinite(s1)]])
+    big = 1.0 + (np.max(np.abs(finite)) if finite.size else 1.0)
 
-    Only for mechanisms with one gap :math:`\\delta` (the direct family).
+    def p_of(mu: float) -> np.ndarray:
+        lo, hi = zeros.copy(), ones.copy()
+        for _ in range(60):
+            mid = 0.5 * (lo + hi)
+            up = slope(mid) > mu
+            lo = np.where(up, mid, lo)
+            hi = np.where(up, hi, mid)
+        return 0.5 * (lo + hi)
+
+    mu_lo, mu_hi = -big, big
+    for _ in range(iters):
+        mid = 0.5 * (mu_lo + mu_hi)
+        if p_of(mid).sum() > 1.0:
+            mu_lo = mid
+        else:
+            mu_hi = mid
+        if mu_hi - mu_lo <= 1e-15 * max(1.0, abs(mid)):
+            break
+    # p(mu) may jump where some F_i is linear (ties): mix the two sides to sum exactly to one
+    p_hi, p_lo = p_of(mu_hi), p_of(mu_lo)
+    s_hi, s_lo = p_hi.sum(), p_lo.sum()
+    t = 0.0 if s_lo - s_hi <= 1e-15 else (1.0 - s_hi) / (s_lo - s_hi)
+    p = p_hi + min(max(t, 0.0), 1.0) * (p_lo - p_hi)
+    return p / p.sum()
+
+
+def worst_case(mechanism: Mechanism, n: int, model: Model = "iid") -> WorstCase:
+    """Worst case over the simplex of the expected losses of the unbiased estimator.
+
+    ``model="iid"``: every loss :math:`\\sum_y g(m_y(1-m_y))` with concave increasing ``g`` is
+    concave in ``p``. For direct encoding (one gap :math:`\\delta`) it is symmetric in
+    :math:`m`, and its maximizer is the water-filling :math:`m^*_y = \\max(q^*_y, L)`, i.e.
+    :math:`p^*_x = \\max(\\lambda - r_x, 0)` in Li et al.'s notation (Lemma 2, ERRATA
+    IPRR-3), the same for :math:`l_1` and :math:`l_2`. With per-item gaps (unary encoding)
+    the maximizers are found numerically (:func:`_maximize_on_simplex`).
+
+    ``model="fixed"``: the :math:`l_2` loss is linear in ``p``, so the worst case puts every
+    user on one item: :math:`\\frac1n[\\sum_k \\frac{q_k(1-q_k)}{\\delta_k^2} + \\max_k
+    \\frac{1 - p^*_k - q^*_k}{\\delta_k}]`, which for unary encoding is the opt0 objective of Gu
+    et al. (eq. 8) divided by ``n``.
     """
     n = check_int(n, "n", 1)
-    _, q_star, gap = _gap(mechanism)
-    if not np.allclose(gap, gap[0], rtol=1e-12, atol=0):
-        raise ParameterError("worst_case needs a constant gap p* - q* (direct encoding)")
-    level = _water_level(q_star, 1.0)
-    m = np.maximum(q_star, level)
-    p = (m - q_star) / gap
-    p = p / p.sum()
-    var = m * (1 - m) / (n * gap**2)
-    return WorstCase(p, float(var.sum()), float(_SQRT_2_OVER_PI * np.sqrt(var).sum()), p > 0)
+    if model not in ("iid", "fixed"):
+        raise ParameterError(f"model must be 'iid' or 'fixed', got {model!r}")
+    p_star, q_star, gap = _gap(mechanism)
+    d = mechanism.d
+
+    def variance(p: np.ndarray) -> np.ndarray:
+        return item_variance(mechanism, p / p.sum(), n, model)
+
+    if model == "fixed":
+        lin = (p_star * (1 - p_star) - q_star * (1 - q_star)) / gap**2  # slope of n * var in p
+        p2 = np.zeros(d)
+        p2[int(np.argmax(lin))] = 1.0
+
+        def slope_l1(p: np.ndarray) -> np.ndarray:
+            v = (q_star * (1 - q_star) / gap**2 + p * lin) / n
+            with np.errstate(divide="ignore"):
+                return lin / n / (2 * np.sqrt(np.maximum(v, 0.0)))
+
+        p1 = _maximize_on_simplex(slope_l1, d)
+    elif np.allclose(gap, gap[0], rtol=1e-12, atol=0):
+        level = _water_level(q_star, 1.0)
+        p2 = (np.maximum(q_star, level) - q_star) / gap
+        p2 = p2 / p2.sum()
+        p1 = p2
+    else:
+
+        def slope_l2(p: np.ndarray) -> np.ndarray:
+            return (1 - 2 * (q_star + gap * p)) / gap
+
+        def slope_l1(p: np.ndarray) -> np.ndarray:
+            m = q_star + gap * p
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return (1 - 2 * m) / (2 * np.sqrt(m * (1 - m)))
+
+        p2 = _maximize_on_simplex(slope_l2, d)
+        p1 = _maximize_on_simplex(slope_l1, d)
+    l2 = float(variance(p2).sum())
+    l1 = float(_SQRT_2_OVER_PI * np.sqrt(variance(p1)).sum())
+    return WorstCase(p2, l2, p1, l1, p2 > 0, model)
 
 
 def _water_level(floor: np.ndarray, total: float) -> float:

@@ -8,7 +8,7 @@ import numpy as np
 
 from pldp.errors import EstimationError
 from pldp.estimation.consistency import norm_sub
-from pldp.estimation.mle import ibu, log_likelihood_direct, mle_direct
+from pldp.estimation.mle import ibu, log_likelihood_direct, log_likelihood_unary, mle_direct, mle_unary
 from pldp.estimation.result import Estimate
 from pldp.estimation.unbiased import invert, plugin_variance
 from pldp.mechanisms.base import Mechanism
@@ -44,8 +44,11 @@ def estimate(
           Unbiased; entries may be negative; they sum to 1.
         * ``"norm_sub"``: Norm-Sub of Wang et al. (NDSS 2020) applied to the unbiased
           estimate: the Euclidean projection onto the probability simplex.
-        * ``"mle"``: maximum likelihood on the exact multinomial likelihood of the
-          reports (Kairouz et al. 2016). For direct encoding the exact KKT solution is
+        * ``"mle"``: maximum likelihood. Direct encoding: the exact multinomial likelihood
+          of the reports (Kairouz et al. 2016). Unary encoding: the count-based likelihood
+          of independent binomials per bit (:func:`~pldp.estimation.mle.mle_unary`; counts
+          are not sufficient for unary reports, so this is the standard approximation).
+          For direct encoding the exact KKT solution is
           used (``solver="exact"``, no iterations); ``solver="em"`` runs the EM /
           iterative Bayesian update on the channel instead, started from the Norm-Sub
           estimate mixed with 1 % of the uniform distribution (an interior point); see
@@ -68,6 +71,10 @@ def estimate(
     EstimationError
         Unknown method, a tally of another family or size, or a tally with no reports.
     """
+    from pldp.protocols.base import Protocol
+
+    if isinstance(mechanism, Protocol):
+        return mechanism.estimate(tally, method, solver=solver, tol=tol, max_iter=max_iter)
     if not isinstance(mechanism, Mechanism):
         raise EstimationError(f"expected a pldp mechanism, got {type(mechanism).__name__}")
     if not isinstance(tally, Tally):
@@ -94,9 +101,14 @@ def estimate(
     elif method == "norm_sub":
         freq, iterations = norm_sub(raw)
         m = counts / n
+    elif mechanism.family == "unary":
+        if solver == "em":
+            raise EstimationError("solver='em' applies to direct encoding; unary MLE uses its exact KKT solver")
+        freq, iterations = mle_unary(counts, n, p_star, q_star)
+        info["solver"] = "kkt-bisection"
+        info["log_likelihood"] = log_likelihood_unary(counts, n, p_star, q_star, freq)
+        m = q_star + (p_star - q_star) * freq
     else:
-        if mechanism.family != "direct":
-            raise EstimationError(f"MLE is not implemented for the {mechanism.family} family yet")
         q, delta = mechanism.q, mechanism.delta  # type: ignore[attr-defined]
         if solver == "em":
             start = 0.99 * norm_sub(raw)[0] + 0.01 / mechanism.d  # interior: EM cannot revive a zero

@@ -104,3 +104,75 @@ def ibu(
         if change < tol:
             return p, it, True
     return p, max_iter, False
+
+
+def _unary_m(lam: np.ndarray, c: np.ndarray, n: float) -> np.ndarray:
+    """The ``m`` in [0, 1] with ``c/m - (n-c)/(1-m) = lam`` (root of ``lam m^2 - (lam+n) m + c``)."""
+    s = np.sqrt((lam + n - 2 * c) ** 2 + 4 * c * (n - c))  # sqrt of the discriminant, >= 0
+    den = lam + n + s
+    with np.errstate(divide="ignore", invalid="ignore"):
+        stable = np.where(den > 0, 2 * c / np.where(den > 0, den, 1.0), 0.0)
+        other = np.where(lam != 0, (lam + n - s) / (2 * np.where(lam != 0, lam, 1.0)), c / n)
+    return np.clip(np.where(den > 0, stable, other), 0.0, 1.0)
+
+
+def mle_unary(counts: np.ndarray, n: int, a: np.ndarray, b: np.ndarray, tol: float = 1e-13) -> tuple[np.ndarray, int]:
+    """Maximum likelihood for unary encoding on the per-bit counts.
+
+    Maximizes :math:`\\sum_k C_k \\ln m_k + (n - C_k) \\ln(1 - m_k)` with
+    :math:`m_k = b_k + (a_k - b_k) p_k` over the simplex: the likelihood of the counts if the
+    bits were independent across items. They are not (a user's own bit is 1 with probability
+    ``a`` and every other with ``b``, so bits of one report are dependent through the item),
+    and the counts are not sufficient statistics of unary reports; this is the standard
+    count-based approximation, and it is concave in ``p``.
+
+    KKT: on the support :math:`(a_k - b_k)[C_k/m_k - (n-C_k)/(1-m_k)] = \\mu`; each ``m_k`` is
+    then the root of a quadratic, and ``mu`` is found by bisection so that the ``p_k`` sum to
+    one (to ``tol``).
+
+    Returns
+    -------
+    (ndarray, int)
+        The estimate and the number of bisection steps.
+    """
+    c = np.asarray(counts, dtype=float)
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float)
+    gap = a - b
+    nf = float(n)
+
+    def p_of(mu: float) -> np.ndarray:
+        m = _unary_m(np.full(c.shape, mu) / gap, c, nf)
+        return np.maximum(m - b, 0.0) / gap
+
+    # at mu_hi every p is 0: the derivative at p = 0 is below mu_hi everywhere
+    with np.errstate(divide="ignore"):
+        d0 = gap * (c / b - (nf - c) / (1 - b))
+    hi = float(np.max(d0)) + 1.0
+    lo = -1.0
+    steps = 0
+    while p_of(lo).sum() < 1.0:
+        lo *= 2.0
+        steps += 1
+        if steps > 2000:  # pragma: no cover - cannot happen for 0 < b < a < 1
+            raise ArithmeticError("could not bracket the MLE multiplier")
+    for _ in range(400):
+        steps += 1
+        mid = 0.5 * (lo + hi)
+        if p_of(mid).sum() > 1.0:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= tol * max(1.0, abs(mid)):
+            break
+    p = p_of(0.5 * (lo + hi))
+    return p / p.sum(), steps
+
+
+def log_likelihood_unary(counts: np.ndarray, n: int, a: np.ndarray, b: np.ndarray, p: np.ndarray) -> float:
+    """:math:`\\sum_k C_k \\ln m_k + (n - C_k) \\ln(1 - m_k)`, :math:`m = b + (a - b) p`."""
+    c = np.asarray(counts, dtype=float)
+    m = b + (a - b) * np.asarray(p, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(c > 0, c * np.log(m), 0.0) + np.where(n - c > 0, (n - c) * np.log1p(-m), 0.0)
+    return float(np.sum(terms))

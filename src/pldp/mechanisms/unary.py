@@ -1,0 +1,471 @@
+"""Unary-encoding mechanisms: basic RAPPOR, OUE and IDUE share one core.
+
+A user holding item ``x`` encodes it as the one-hot vector :math:`v_x \\in \\{0,1\\}^d` and
+perturbs every bit independently (Wang et al., USENIX Security 2017; Gu et al., ICDE 2020,
+Sec. V-B):
+
+.. math::
+
+    \\Pr[y_k = 1 \\mid v_x[k] = 1] = a_k, \\qquad \\Pr[y_k = 1 \\mid v_x[k] = 0] = b_k.
+
+* basic (one-time) RAPPOR: :math:`a = e^{\\varepsilon/2}/(e^{\\varepsilon/2}+1)`, :math:`b = 1 - a`;
+* OUE: :math:`a = 1/2`, :math:`b = 1/(e^\\varepsilon + 1)`;
+* IDUE: per privacy level :math:`(a_i, b_i)` from the optimisation models opt0/opt1/opt2 of
+  Gu et al. (eq. 8, 10, 11) under MinID-LDP or AvgID-LDP.
+
+For inputs ``v_i`` and ``v_j`` the largest likelihood ratio over all outputs is
+:math:`a_i(1-b_j) / (b_i(1-a_j))` (Gu et al. eq. 5), which :meth:`UnaryEncoding.privacy`
+checks for every pair of items.
+
+Exact sampling. The bit coins are drawn as 32-bit unsigned integers compared with integer
+thresholds, so the probabilities actually implemented are multiples of :math:`2^{-32}`. The
+constructor rounds every :math:`a_k` *down* and every :math:`b_k` *up* to that grid (a change
+below :math:`2.4 \\times 10^{-10}`); both roundings can only lower every privacy ratio, and the
+exposed ``a``, ``b``, the privacy check and the estimators all use the rounded values, so what
+is checked is exactly what runs.
+
+Reports are bit-packed (``numpy.packbits`` along each row, big-endian bit order): one bit per
+item, ``ceil(d / 8)`` bytes per user.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from pldp._validation import _show, as_counts, check_epsilon, check_int
+from pldp.budgets import ItemBudgets
+from pldp.domain import Domain
+from pldp.errors import BudgetError, DomainError, ParameterError, TallyError
+from pldp.mechanisms.base import Mechanism
+from pldp.tally import Tally
+
+__all__ = ["IDUE", "OUE", "RAPPOR", "PairPrivacyReport", "UnaryEncoding", "pair_budgets"]
+
+_SCALE = 2.0**32
+_TOLERANCE = 1e-12
+
+
+def _grid_down(p: np.ndarray) -> np.ndarray:
+    return np.floor(np.asarray(p, dtype=float) * _SCALE) / _SCALE
+
+
+def _grid_up(p: np.ndarray) -> np.ndarray:
+    return np.ceil(np.asarray(p, dtype=float) * _SCALE) / _SCALE
+
+
+def pair_budgets(eps: np.ndarray, r: str = "min") -> np.ndarray:
+    """The pair budget :math:`r(\\varepsilon_i, \\varepsilon_j)` for all pairs (ID-LDP, Gu et al. Def. 2).
+
+    ``"min"``: MinID-LDP (Def. 3); ``"avg"``: AvgID-LDP (Sec. VIII); ``"ldp"``: one budget
+    (the first entry must equal every other) - plain LDP.
+    """
+    e = np.asarray(eps, dtype=float)
+    if r == "min":
+        return np.minimum.outer(e, e)
+    if r == "avg":
+        return np.add.outer(e, e) / 2.0
+    raise ParameterError(f"r must be 'min' or 'avg', got {r!r}")
+
+
+@dataclass(frozen=True)
+class PairPrivacyReport:
+    """Exact check of an input-discriminative claim (ID-LDP, LDP) of a unary mechanism.
+
+    Items with equal ``(a, b, epsilon)`` form a group; ``realised[g, h]`` is
+    :math:`\\ln[a_g(1-b_h)/(b_g(1-a_h))]`, the largest log-likelihood ratio between an input
+    of group ``g`` and one of group ``h`` over all outputs (Gu et al. eq. 5), and
+    ``claimed[g, h]`` the budget the notion grants the pair. A diagonal entry counts only
+    when its group holds two or more items (a pair of *distinct* inputs, ERRATA IDUE-3).
+
+    Attributes
+    ----------
+    notion : str
+        ``"LDP"``, ``"MinID-LDP"`` or ``"AvgID-LDP"``.
+    group_epsilon : ndarray
+        Budget of each group.
+    group_items : list of ndarray
+        Item indices of each group.
+    claimed, realised : ndarray, shape (t, t)
+    """
+
+    notion: str
+    group_epsilon: np.ndarray
+    group_items: list[np.ndarray]
+    claimed: np.ndarray
+    realised: np.ndarray
+    tolerance: float = _TOLERANCE
+
+    @property
+    def pair_mask(self) -> np.ndarray:
+        """Which group pairs hold a pair of distinct inputs."""
+        sizes = np.array([len(g) for g in self.group_items])
+        mask = np.ones(self.claimed.shape, dtype=bool)
+        np.fill_diagonal(mask, sizes >= 2)
+        return mask
+
+    @property
+    def slack(self) -> float:
+        """Smallest ``claimed - realised`` over the pairs (>= -tolerance when it holds)."""
+        m = self.pair_mask
+        return float(np.min((self.claimed - self.realised)[m])) if m.any() else math.inf
+
+    @property
+    def violations(self) -> list[tuple[int, int]]:
+        """Group pairs whose constraint fails."""
+        bad = self.pair_mask & (self.realised > self.claimed + self.tolerance)
+        return [(int(i), int(j)) for i, j in zip(*np.nonzero(bad), strict=True)]
+
+    @property
+    def holds(self) -> bool:
+        """True when every pair of distinct inputs satisfies its budget."""
+        return not self.violations
+
+    @property
+    def ldp_epsilon(self) -> float:
+        """Plain-LDP epsilon of the mechanism: the largest realised ratio over distinct inputs."""
+        m = self.pair_mask
+        return float(np.max(self.realised[m])) if m.any() else 0.0
+
+    @property
+    def lemma1_epsilon(self) -> float:
+        """The LDP epsilon that MinID-LDP guarantees, ``min(max E, 2 min E)`` (Gu et al. Lemma 1)."""
+        e = self.group_epsilon
+        return float(min(e.max(), 2 * e.min()))
+
+    def summary(self) -> str:
+        """One human-readable line."""
+        state = "holds" if self.holds else f"FAILS at group pairs {self.violations[:5]}"
+        return (
+            f"{self.notion} {state}; {len(self.group_items)} group(s), slack={self.slack:.3g}, "
+            f"LDP eps={self.ldp_epsilon:.6g}"
+        )
+
+    def __repr__(self) -> str:
+        return f"PairPrivacyReport({self.summary()})"
+
+
+class UnaryEncoding(Mechanism):
+    """The shared core of RAPPOR, OUE and IDUE: per-item ``a`` (keep a 1), ``b`` (raise a 0).
+
+    Parameters
+    ----------
+    a, b : array_like, shape (d,)
+        Bit probabilities with ``0 < b_k < a_k < 1``; rounded to the :math:`2^{-32}` grid
+        (``a`` down, ``b`` up; see the module docstring).
+    budgets : ItemBudgets
+        Budget of each item (all finite).
+    r : {"min", "avg", "ldp"}
+        The notion claimed: MinID-LDP, AvgID-LDP, or plain LDP with the smallest budget.
+    """
+
+    family = "unary"
+    _name = "UnaryEncoding"
+    #: Users per block in :meth:`perturb` (bounds the transient one-byte-per-bit buffer).
+    _BLOCK = 1 << 13
+
+    def __init__(self, a: Any, b: Any, budgets: ItemBudgets, r: str = "min") -> None:
+        if not isinstance(budgets, ItemBudgets):
+            raise BudgetError(f"expected ItemBudgets, got {type(budgets).__name__}")
+        if budgets.n_sensitive != budgets.d:
+            raise BudgetError(
+                f"{self._name} protects every item: non-sensitive items (None/inf) are not supported, "
+                f"got {budgets.d - budgets.n_sensitive} of them"
+            )
+        if budgets.d < 2:
+            raise BudgetError(f"{self._name} needs a domain of at least 2 items, got {budgets.d}")
+        a_arr = np.asarray(a, dtype=float).reshape(-1)
+        b_arr = np.asarray(b, dtype=float).reshape(-1)
+        if a_arr.shape != (budgets.d,) or b_arr.shape != (budgets.d,):
+            raise ParameterError(f"a and b must have length d={budgets.d}, got {a_arr.shape} and {b_arr.shape}")
+        bad = ~(np.isfinite(a_arr) & np.isfinite(b_arr) & (b_arr > 0) & (a_arr < 1) & (b_arr < a_arr))
+        if bad.any():
+            raise ParameterError(f"need 0 < b < a < 1 for every item; bad items: {_show(np.flatnonzero(bad))}")
+        if r not in ("min", "avg", "ldp"):
+            raise ParameterError(f"r must be 'min', 'avg' or 'ldp', got {r!r}")
+        a_q, b_q = _grid_down(a_arr), _grid_up(b_arr)
+        if np.any(b_q >= a_q):
+            raise ParameterError("a and b are too close to be represented on the 2^-32 grid")
+        for arr in (a_q, b_q):
+            arr.setflags(write=False)
+        self._a, self._b = a_q, b_q
+        self._a32 = (a_q * _SCALE).astype(np.uint32)
+        self._b32 = (b_q * _SCALE).astype(np.uint32)
+        self._budgets = budgets
+        self._r = r
+
+    # ------------------------------------------------------------------ parameters
+    @property
+    def domain(self) -> Domain:
+        return self._budgets.domain
+
+    @property
+    def budgets(self) -> ItemBudgets:
+        """Budget of each item."""
+        return self._budgets
+
+    @property
+    def a(self) -> np.ndarray:
+        """:math:`a_k = \\Pr[y_k = 1 | x = k]` (read-only)."""
+        return self._a
+
+    @property
+    def b(self) -> np.ndarray:
+        """:math:`b_k = \\Pr[y_k = 1 | x \\ne k]` (read-only)."""
+        return self._b
+
+    @property
+    def support(self) -> tuple[np.ndarray, np.ndarray]:
+        return self._a, self._b
+
+    @property
+    def notion(self) -> str:
+        """The privacy notion claimed."""
+        return {"min": "MinID-LDP", "avg": "AvgID-LDP", "ldp": "LDP"}[self._r]
+
+    @property
+    def nbytes_per_report(self) -> int:
+        """Bytes of one bit-packed report, ``ceil(d / 8)``."""
+        return (self.d + 7) // 8
+
+    def channel(self) -> np.ndarray:
+        """Per-bit channel: ``Q[x, k] = Pr(y_k = 1 | x)`` (``a`` on the diagonal, ``b`` off it).
+
+        A unary report is a vector of independent bits, so this ``d x d`` matrix of bit
+        probabilities (not a distribution over the :math:`2^d` outputs) is its channel.
+        """
+        Q = np.tile(self._b, (self.d, 1))
+        Q[np.diag_indices(self.d)] = self._a
+        return Q
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._budgets!r}, notion={self.notion})"
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            type(other) is type(self)
+            and np.array_equal(self._a, other._a)  # type: ignore[attr-defined]
+            and np.array_equal(self._b, other._b)  # type: ignore[attr-defined]
+            and self._budgets == other._budgets  # type: ignore[attr-defined]
+        )
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self._a.tobytes(), self._b.tobytes(), self._budgets))
+
+    # ---------------------------------------------------------------------- client
+    def _check_indices(self, x: Any) -> np.ndarray:
+        arr = np.asarray(x)
+        if arr.ndim != 1:
+            raise DomainError(f"x must be a 1-D array of item indices, got shape {arr.shape}")
+        if arr.dtype.kind not in "iu":
+            if arr.size == 0:
+                return arr.astype(np.int64)
+            raise DomainError(f"x must be integer item indices (use Domain.encode), got dtype {arr.dtype}")
+        if arr.size and (arr.min() < 0 or arr.max() >= self.d):
+            bad = arr[(arr < 0) | (arr >= self.d)]
+            raise DomainError(f"x must lie in [0, {self.d}); out of domain: {_show(np.unique(bad))}")
+        return arr
+
+    def perturb(self, x: Any, rng: np.random.Generator) -> np.ndarray:
+        """Randomize item indices into bit-packed unary reports.
+
+        Parameters
+        ----------
+        x : array_like of int, shape (n,)
+            Item indices in ``[0, d)``.
+        rng : numpy.random.Generator
+            Source of randomness (its bit generator supplies the 32-bit coins).
+
+        Returns
+        -------
+        ndarray of uint8, shape (n, ceil(d / 8))
+            Row ``u`` is ``numpy.packbits`` of user ``u``'s bits; see :meth:`unpack`.
+        """
+        arr = self._check_indices(x)
+        n, d = arr.size, self.d
+        out = np.empty((n, self.nbytes_per_report), dtype=np.uint8)
+        bits_gen = rng.bit_generator
+        for start in range(0, n, self._BLOCK):
+            xb = arr[start : start + self._BLOCK]
+            m = xb.size
+            words = (m * d + 1) // 2
+            coins = bits_gen.random_raw(words).view(np.uint32)[: m * d].reshape(m, d)
+            bits = coins < self._b32
+            own = bits_gen.random_raw((m + 1) // 2).view(np.uint32)[:m]
+            bits[np.arange(m), xb] = own < self._a32[xb]
+            out[start : start + m] = np.packbits(bits, axis=1)
+        return out
+
+    def unpack(self, reports: Any) -> np.ndarray:
+        """Bit-packed reports -> boolean array of shape ``(n, d)``."""
+        rep = self._check_reports(reports)
+        return np.unpackbits(rep, axis=1, count=self.d).astype(bool)
+
+    def pack(self, bits: Any) -> np.ndarray:
+        """Boolean array of shape ``(n, d)`` -> bit-packed reports (inverse of :meth:`unpack`)."""
+        arr = np.asarray(bits)
+        if arr.ndim != 2 or arr.shape[1] != self.d:
+            raise TallyError(f"bits must have shape (n, {self.d}), got {arr.shape}")
+        return np.packbits(arr.astype(bool), axis=1)
+
+    # ---------------------------------------------------------------------- server
+    def _check_reports(self, reports: Any) -> np.ndarray:
+        rep = np.asarray(reports)
+        width = self.nbytes_per_report
+        if rep.dtype != np.uint8 or rep.ndim != 2 or rep.shape[1] != width:
+            raise TallyError(
+                f"unary reports must be a uint8 array of shape (n, {width}) (bit-packed, d={self.d}); "
+                f"got dtype {rep.dtype} and shape {rep.shape}"
+            )
+        pad = 8 * width - self.d
+        if pad and rep.size and np.any(rep[:, -1] & np.uint8((1 << pad) - 1)):
+            raise TallyError(f"reports set padding bits beyond item {self.d - 1}: not reports of this mechanism")
+        return rep
+
+    def tally(self, reports: Any) -> Tally:
+        """Count the ones of each bit (one ``np.bincount`` per byte column)."""
+        rep = self._check_reports(reports)
+        table = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).astype(np.int64)  # (256, 8)
+        counts = np.empty(8 * rep.shape[1], dtype=np.int64)
+        for j in range(rep.shape[1]):
+            counts[8 * j : 8 * j + 8] = np.bincount(rep[:, j], minlength=256) @ table
+        return Tally(rep.shape[0], counts[: self.d], "unary")
+
+    def simulate(self, true_counts: Any, rng: np.random.Generator) -> Tally:
+        """Exact count-level simulation: :math:`C_k \\sim \\mathrm{Bin}(t_k, a_k) + \\mathrm{Bin}(n - t_k, b_k)`.
+
+        Independent across bits, which is the exact joint law of the per-bit counts of
+        ``tally(perturb(x))`` for any ``x`` with these counts. O(d) per trial.
+        """
+        t = as_counts(true_counts, "true_counts", self.d)
+        n = int(t.sum())
+        return Tally(n, rng.binomial(t, self._a) + rng.binomial(n - t, self._b), "unary")
+
+    # --------------------------------------------------------------------- privacy
+    def privacy(self) -> PairPrivacyReport:
+        """Exact check of the claim for every pair of distinct items (Gu et al. eq. 5)."""
+        eps = self._budgets.epsilons
+        keys = np.stack([self._a, self._b, eps], axis=1)
+        uniq, inverse = np.unique(keys, axis=0, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        ga, gb, ge = uniq[:, 0], uniq[:, 1], uniq[:, 2]
+        realised = (np.log(ga) - np.log(gb))[:, None] + (np.log1p(-gb) - np.log1p(-ga))[None, :]
+        if self._r == "ldp":
+            claimed = np.full(realised.shape, float(eps.min()))
+        else:
+            claimed = pair_budgets(ge, self._r)
+        groups = [np.flatnonzero(inverse == g) for g in range(uniq.shape[0])]
+        return PairPrivacyReport(self.notion, ge, groups, claimed, realised)
+
+
+class RAPPOR(UnaryEncoding):
+    """Basic one-time RAPPOR (symmetric unary encoding), epsilon-LDP.
+
+    :math:`a = e^{\\varepsilon/2}/(e^{\\varepsilon/2}+1)`, :math:`b = 1 - a` (Erlingsson et al.,
+    CCS 2014; Wang et al. 2017): each of the two bits that differ between two inputs spends
+    :math:`\\varepsilon/2`.
+
+    Examples
+    --------
+    >>> m = RAPPOR(1.0, 10)
+    >>> round(float(m.a[0]), 6), m.privacy().holds
+    (0.622459, True)
+    """
+
+    _name = "RAPPOR"
+
+    def __init__(self, epsilon: float, d: int | Domain) -> None:
+        eps = check_epsilon(epsilon)
+        dom = d if isinstance(d, Domain) else Domain.range(check_int(d, "d", 2))
+        a = 1.0 / (1.0 + math.exp(-eps / 2.0))
+        self.epsilon = eps
+        super().__init__(np.full(len(dom), a), np.full(len(dom), 1.0 - a), ItemBudgets.uniform(eps, dom), "ldp")
+
+    def __repr__(self) -> str:
+        return f"RAPPOR(epsilon={self.epsilon:g}, d={self.d})"
+
+
+class OUE(UnaryEncoding):
+    """Optimized unary encoding (Wang et al., USENIX Security 2017), epsilon-LDP.
+
+    :math:`a = 1/2`, :math:`b = 1/(e^\\varepsilon + 1)`.
+
+    Examples
+    --------
+    >>> m = OUE(1.0, 10)
+    >>> float(m.a[0]), round(float(m.b[0]), 6)
+    (0.5, 0.268941)
+    """
+
+    _name = "OUE"
+
+    def __init__(self, epsilon: float, d: int | Domain) -> None:
+        eps = check_epsilon(epsilon)
+        dom = d if isinstance(d, Domain) else Domain.range(check_int(d, "d", 2))
+        self.epsilon = eps
+        b = 1.0 / (math.exp(eps) + 1.0)
+        super().__init__(np.full(len(dom), 0.5), np.full(len(dom), b), ItemBudgets.uniform(eps, dom), "ldp")
+
+    def __repr__(self) -> str:
+        return f"OUE(epsilon={self.epsilon:g}, d={self.d})"
+
+
+class IDUE(UnaryEncoding):
+    """Input-discriminative unary encoding (Gu et al., ICDE 2020, Sec. V).
+
+    Items of privacy level ``i`` (budget :math:`\\varepsilon_i`) share :math:`(a_i, b_i)`,
+    chosen by one of the optimisation models of the paper (see
+    :func:`pldp.mechanisms.idue_solver.solve_idue`): ``"opt0"`` (eq. 8, worst-case MSE,
+    non-convex, multi-start), ``"opt1"`` (eq. 10, RAPPOR structure ``a + b = 1``, convex) or
+    ``"opt2"`` (eq. 11, OUE structure ``a = 1/2``, convex). The result satisfies MinID-LDP
+    (``r="min"``) or AvgID-LDP (``r="avg"``); :meth:`privacy` re-checks it exactly.
+
+    Parameters
+    ----------
+    budgets : ItemBudgets
+        A finite budget for every item.
+    model : {"opt0", "opt1", "opt2"}
+    r : {"min", "avg"}
+    **solver_options
+        Passed to :func:`~pldp.mechanisms.idue_solver.solve_idue` (e.g. ``same_level``).
+
+    Attributes
+    ----------
+    solution : IDUESolution
+        The solver's result: per-level ``a``, ``b``, objective, active constraints, margin.
+    """
+
+    _name = "IDUE"
+
+    def __init__(
+        self,
+        budgets: ItemBudgets,
+        model: Literal["opt0", "opt1", "opt2"] = "opt0",
+        r: Literal["min", "avg"] = "min",
+        **solver_options: Any,
+    ) -> None:
+        from pldp.mechanisms.idue_solver import solve_idue
+
+        if not isinstance(budgets, ItemBudgets):
+            raise BudgetError(f"expected ItemBudgets, got {type(budgets).__name__}")
+        if budgets.n_sensitive != budgets.d:
+            raise BudgetError("IDUE protects every item: non-sensitive items (None/inf) are not supported")
+        if r not in ("min", "avg"):
+            raise ParameterError(f"r must be 'min' or 'avg', got {r!r}")
+        levels = budgets.levels
+        eps = np.array([lv.epsilon for lv in levels])
+        sizes = np.array([len(lv) for lv in levels])
+        sol = solve_idue(eps, sizes, model=model, r=r, **solver_options)
+        a = np.empty(budgets.d)
+        b = np.empty(budgets.d)
+        for lv, ai, bi in zip(levels, sol.a, sol.b, strict=True):
+            a[lv.items], b[lv.items] = ai, bi
+        self.model = model
+        self.solution = sol
+        super().__init__(a, b, budgets, r)
+
+    def __repr__(self) -> str:
+        return f"IDUE({self.budgets!r}, model={self.model!r}, notion={self.notion})"

@@ -1,0 +1,196 @@
+"""Unary encoding: RAPPOR, OUE, IDUE core - parameters, sampling, privacy, estimation, theory."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import pldp
+from pldp.estimation.mle import log_likelihood_unary
+from pldp.mechanisms.unary import UnaryEncoding
+
+GRID = 2.0**-32
+
+
+def test_rappor_and_oue_parameters_from_their_definitions() -> None:
+    for eps in (0.01, 1.0, 5.0, 20.0):
+        r, o = pldp.RAPPOR(eps, 7), pldp.OUE(eps, 7)
+        a_r = math.exp(eps / 2) / (math.exp(eps / 2) + 1)
+        np.testing.assert_allclose(r.a, a_r, atol=GRID)
+        np.testing.assert_allclose(r.b, 1 - a_r, atol=GRID)
+        np.testing.assert_allclose(o.a, 0.5, atol=0)
+        np.testing.assert_allclose(o.b, 1 / (math.exp(eps) + 1), atol=GRID)
+        # the implemented probabilities lie on the 2^-32 grid, a rounded down and b up
+        for m in (r, o):
+            assert np.all(m.a / GRID == np.round(m.a / GRID)) and np.all(m.b / GRID == np.round(m.b / GRID))
+        assert np.all(r.a <= a_r) and np.all(o.b >= 1 / (math.exp(eps) + 1))
+
+
+@pytest.mark.parametrize("cls", [pldp.RAPPOR, pldp.OUE])
+@pytest.mark.parametrize("eps", [1e-3, 0.5, 3.0, 20.0])
+def test_rappor_and_oue_are_exactly_eps_ldp(cls: type, eps: float) -> None:
+    rep = cls(eps, 9).privacy()
+    assert rep.holds and rep.notion == "LDP"
+    assert rep.ldp_epsilon <= eps + 1e-12
+    # tight up to the 2^-32 rounding of b (which matters only when b itself is ~1e-9)
+    assert rep.ldp_epsilon == pytest.approx(eps, abs=1e-6 if eps <= 5 else 0.1)
+
+
+def test_privacy_check_can_fail() -> None:
+    budgets = pldp.ItemBudgets.from_array([1.0, 1.0, 2.0])
+    # a_0 (1 - b_2) / (b_0 (1 - a_2)) = 0.7 * 0.8 / (0.2 * 0.3) = 9.33 > e^1
+    mech = UnaryEncoding([0.7, 0.6, 0.7], [0.2, 0.3, 0.2], budgets, r="min")
+    rep = mech.privacy()
+    assert not rep.holds and rep.violations
+    ok = UnaryEncoding([0.55, 0.55, 0.55], [0.45, 0.45, 0.45], budgets, r="min")
+    assert ok.privacy().holds
+
+
+def test_single_item_level_needs_no_diagonal_constraint() -> None:
+    """ERRATA IDUE-3: a level with one item has no pair of distinct inputs."""
+    budgets = pldp.ItemBudgets.from_array([0.5, 3.0, 3.0])
+    # item 0 alone in its level: its own ratio a0(1-b0)/(b0(1-a0)) may exceed e^0.5
+    a = np.array([0.8, 0.6, 0.6])
+    b = np.array([0.5, 0.4, 0.4])
+    rep = UnaryEncoding(a, b, budgets, r="min").privacy()
+    g0 = next(i for i, items in enumerate(rep.group_items) if items.tolist() == [0])
+    assert rep.realised[g0, g0] > 0.5  # would violate if the pair existed
+    assert not rep.pair_mask[g0, g0]
+
+
+def test_perturb_memory_and_shape() -> None:
+    m = pldp.OUE(1.0, 100)
+    rep = m.perturb(np.arange(100).repeat(3), np.random.default_rng(0))
+    assert rep.dtype == np.uint8 and rep.shape == (300, 13)
+    assert rep.nbytes == 300 * m.nbytes_per_report  # one bit per item (rounded up to bytes)
+    bits = m.unpack(rep)
+    assert bits.shape == (300, 100)
+    np.testing.assert_array_equal(m.pack(bits), rep)
+    assert m.tally(rep) == pldp.Tally(300, bits.sum(axis=0), "unary")
+
+
+def test_per_bit_probabilities_match_a_and_b() -> None:
+    budgets = pldp.ItemBudgets.from_array([0.5, 1.0, 2.0, 4.0, 4.0])
+    mech = UnaryEncoding([0.6, 0.62, 0.7, 0.55, 0.8], [0.4, 0.35, 0.3, 0.1, 0.2], budgets, r="avg")
+    rng = np.random.default_rng(1)
+    users = 100_000
+    for x in range(5):
+        bits = mech.unpack(mech.perturb(np.full(users, x), rng))
+        expected = np.where(np.arange(5) == x, mech.a, mech.b)
+        z = (bits.mean(axis=0) - expected) / np.sqrt(expected * (1 - expected) / users)
+        assert np.all(np.abs(z) < 4.5), (x, z)
+        # bits are independent: correlation of two other bits is ~0
+        o = [k for k in range(5) if k != x][:2]
+        assert abs(np.corrcoef(bits[:, o[0]], bits[:, o[1]])[0, 1]) < 4.5 / math.sqrt(users)
+
+
+def test_simulate_matches_the_per_user_path() -> None:
+    mech = pldp.OUE(1.0, 3)
+    rng = np.random.default_rng(2)
+    x = np.array([0, 0, 0, 1, 1, 2])
+    trials = 20_000
+    per_user = np.array([mech.tally(mech.perturb(x, rng)).counts for _ in range(trials)])
+    sim = np.array([mech.simulate(np.bincount(x, minlength=3), rng).counts for _ in range(trials)])
+    for k in range(3):  # each bit count has the same distribution (chi-square homogeneity)
+        table = np.array([np.bincount(per_user[:, k], minlength=7), np.bincount(sim[:, k], minlength=7)])
+        table = table[:, table.sum(axis=0) > 0]
+        assert stats.chi2_contingency(table)[1] > 1e-3
+    # and the counts of different bits are independent in both paths
+    assert abs(np.corrcoef(per_user[:, 0], per_user[:, 1])[0, 1]) < 0.03
+
+
+@pytest.mark.parametrize("mech", [pldp.RAPPOR(1.0, 20), pldp.OUE(1.0, 20), pldp.OUE(4.0, 20)], ids=str)
+def test_unbiased_estimator_and_eq7_variance(mech: UnaryEncoding) -> None:
+    counts = pldp.datasets.zipf_counts(5000, 20, np.random.default_rng(3))
+    n, p = int(counts.sum()), counts / counts.sum()
+    rng = np.random.default_rng(4)
+    est = np.array([pldp.estimate(mech, mech.simulate(counts, rng)).frequencies for _ in range(3000)])
+    se = est.std(axis=0, ddof=1) / math.sqrt(est.shape[0])
+    assert np.all(np.abs(est.mean(axis=0) - p) < 4 * se)
+    # Gu et al. eq. 7 (fixed population), written out here on the count scale
+    a, b = mech.a, mech.b
+    eq7 = (n * b * (1 - b)) / (a - b) ** 2 + counts * (1 - a - b) / (a - b)
+    np.testing.assert_allclose(est.var(axis=0, ddof=1) * n**2, eq7, rtol=0.1)
+    np.testing.assert_allclose(pldp.theory.item_variance(mech, p, n, "fixed") * n**2, eq7, rtol=1e-10)
+
+
+def test_unary_mle_kkt_and_likelihood() -> None:
+    mech = pldp.OUE(0.5, 30)
+    counts = pldp.datasets.zipf_counts(3000, 30, np.random.default_rng(5))
+    rng = np.random.default_rng(6)
+    for _ in range(20):
+        tally = mech.simulate(counts, rng)
+        mle = pldp.estimate(mech, tally, "mle")
+        ns = pldp.estimate(mech, tally, "norm_sub")
+        p = mle.frequencies
+        assert np.all(p >= 0) and p.sum() == pytest.approx(1.0, abs=1e-12)
+        ll = log_likelihood_unary(tally.counts, tally.n, mech.a, mech.b, p)
+        assert ll >= log_likelihood_unary(tally.counts, tally.n, mech.a, mech.b, ns.frequencies) - 1e-7
+        # KKT: gradient equal on the support, not larger off it
+        m = mech.b + (mech.a - mech.b) * p
+        c, n = tally.counts, tally.n
+        grad = (mech.a - mech.b) * (c / m - (n - c) / (1 - m))
+        on = p > 1e-9
+        mu = np.median(grad[on])
+        np.testing.assert_allclose(grad[on], mu, rtol=1e-6, atol=1e-6 * abs(mu))
+        assert np.all(grad[~on] <= mu + 1e-6 * abs(mu))
+        # random feasible perturbations never improve the likelihood
+        for q in np.random.default_rng(7).dirichlet(np.ones(30), size=20):
+            mix = 0.99 * p + 0.01 * q
+            assert log_likelihood_unary(c, n, mech.a, mech.b, mix) <= ll + 1e-9
+
+
+def test_unary_worst_case_fixed_is_the_opt0_objective() -> None:
+    budgets = pldp.ItemBudgets.from_array([0.5, 1.0, 1.0, 2.0])
+    mech = UnaryEncoding([0.55, 0.6, 0.6, 0.5], [0.45, 0.4, 0.4, 0.2], budgets, r="min")
+    a, b = mech.a, mech.b
+    f = np.sum(b * (1 - b) / (a - b) ** 2) + np.max((1 - a - b) / (a - b))  # Gu et al. eq. 8
+    n = 1000
+    wc = pldp.theory.worst_case(mech, n, model="fixed")
+    assert wc.l2 * n == pytest.approx(f, rel=1e-12)
+    rng = np.random.default_rng(8)
+    for p in rng.dirichlet(np.ones(4) * 0.3, size=500):
+        assert pldp.theory.expected_l2(mech, p, n, "fixed") <= wc.l2 * (1 + 1e-12)
+        assert pldp.theory.expected_l1(mech, p, n, "fixed") <= wc.l1 * (1 + 1e-9)
+
+
+def test_unary_worst_case_iid_is_the_maximum() -> None:
+    budgets = pldp.ItemBudgets.from_array([0.5, 1.0, 1.0, 2.0, 3.0])
+    mech = UnaryEncoding([0.55, 0.6, 0.6, 0.5, 0.7], [0.45, 0.4, 0.4, 0.2, 0.1], budgets, r="min")
+    wc = pldp.theory.worst_case(mech, 100, model="iid")
+    assert wc.p.sum() == pytest.approx(1.0) and wc.p_l1.sum() == pytest.approx(1.0)
+    rng = np.random.default_rng(9)
+    for p in rng.dirichlet(np.ones(5) * 0.5, size=2000):
+        assert pldp.theory.expected_l2(mech, p, 100) <= wc.l2 * (1 + 1e-9)
+        assert pldp.theory.expected_l1(mech, p, 100) <= wc.l1 * (1 + 1e-9)
+
+
+def test_generic_worst_case_agrees_with_water_filling() -> None:
+    """The numerical maximizer used for unary encoding reproduces Lemma 2 on IPRR."""
+    from pldp.theory import _maximize_on_simplex
+
+    mech = pldp.IPRR(pldp.ItemBudgets.from_array([0.1, 0.5, 1.0, 2.0, np.inf, np.inf]))
+    q, gap = mech.q, mech.delta
+    p = _maximize_on_simplex(lambda p: (1 - 2 * (q + gap * p)) / gap, mech.d)
+    np.testing.assert_allclose(p, pldp.theory.worst_case(mech, 10).p, atol=1e-9)
+
+
+def test_bad_reports_rejected() -> None:
+    m = pldp.OUE(1.0, 10)
+    with pytest.raises(pldp.TallyError, match="shape"):
+        m.tally(np.zeros((5, 3), dtype=np.uint8))
+    with pytest.raises(pldp.TallyError, match="uint8"):
+        m.tally(np.zeros((5, 2), dtype=np.int64))
+    with pytest.raises(pldp.TallyError, match="padding"):
+        m.tally(np.full((5, 2), 255, dtype=np.uint8))
+    with pytest.raises(pldp.DomainError, match="10"):
+        m.perturb(np.array([3, 10]), np.random.default_rng(0))
+    with pytest.raises(pldp.BudgetError, match="non-sensitive"):
+        UnaryEncoding([0.6, 0.6], [0.4, 0.4], pldp.ItemBudgets.from_array([1.0, None]))
+    with pytest.raises(pldp.ParameterError, match="0 < b < a < 1"):
+        UnaryEncoding([0.4, 0.6], [0.5, 0.4], pldp.ItemBudgets.from_array([1.0, 1.0]))
+    with pytest.raises(pldp.EstimationError, match="em"):
+        pldp.estimate(m, m.simulate(np.ones(10, dtype=int), np.random.default_rng(0)), "mle", solver="em")
