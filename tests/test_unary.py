@@ -194,3 +194,41 @@ def test_bad_reports_rejected() -> None:
         UnaryEncoding([0.4, 0.6], [0.5, 0.4], pldp.ItemBudgets.from_array([1.0, 1.0]))
     with pytest.raises(pldp.EstimationError, match="em"):
         pldp.estimate(m, m.simulate(np.ones(10, dtype=int), np.random.default_rng(0)), "mle", solver="em")
+
+
+TABLE1 = pldp.ItemBudgets.from_array([math.log(4)] + [math.log(6)] * 4)
+
+
+@pytest.mark.parametrize("model", ["opt0", "opt1", "opt2"])
+def test_idue_mechanism_on_table1(model: str) -> None:
+    """pldp.IDUE wires the solver to items: Table I's levels, MinID-LDP holds exactly, and
+    the worst-case total of the mechanism equals the solver's objective."""
+    mech = pldp.IDUE(TABLE1, model=model)
+    rep = mech.privacy()
+    assert rep.holds and rep.notion == "MinID-LDP"
+    assert rep.lemma1_epsilon == pytest.approx(min(math.log(6), 2 * math.log(4)))
+    assert rep.ldp_epsilon <= rep.lemma1_epsilon + 1e-12
+    np.testing.assert_array_equal(mech.a[1:], mech.a[1])  # one (a, b) per level
+    wc = pldp.theory.worst_case(mech, 1000, model="fixed")
+    assert wc.l2 * 1000 == pytest.approx(mech.solution.objective, rel=1e-6)
+    if model == "opt0":
+        np.testing.assert_allclose(1 - mech.a[[0, 1]], [0.41, 0.33], atol=0.005)
+        np.testing.assert_allclose(mech.b[[0, 1]], [0.33, 0.28], atol=0.005)
+        assert wc.l2 * 1000 < 8.86  # below the paper's rounded 8.86n (ERRATA IDUE-1)
+
+
+def test_idue_estimation_is_unbiased_with_eq7_variance() -> None:
+    rng = np.random.default_rng(30)
+    budgets = pldp.ItemBudgets.random_levels(30, 1.0, rng)
+    mech = pldp.IDUE(budgets, model="opt0")
+    counts = pldp.datasets.zipf_counts(8000, 30, rng)
+    n, p = int(counts.sum()), counts / counts.sum()
+    est = np.array([pldp.estimate(mech, mech.simulate(counts, rng)).frequencies for _ in range(2000)])
+    se = est.std(axis=0, ddof=1) / math.sqrt(est.shape[0])
+    assert np.all(np.abs(est.mean(axis=0) - p) < 4 * se)
+    np.testing.assert_allclose(est.var(axis=0, ddof=1), pldp.theory.item_variance(mech, p, n, "fixed"), rtol=0.12)
+
+
+def test_idue_rejects_non_sensitive_items() -> None:
+    with pytest.raises(pldp.BudgetError, match="non-sensitive"):
+        pldp.IDUE(pldp.ItemBudgets.from_array([1.0, None, 2.0]))

@@ -19,6 +19,7 @@ from pldp.errors import (
     EstimationError,
     ParameterError,
     PLDPError,
+    SolverError,
     TallyError,
 )
 from pldp.estimation import Estimate, estimate
@@ -50,6 +51,7 @@ __all__ = [
     "ParameterError",
     "PrivacyLevel",
     "PrivacyReport",
+    "SolverError",
     "Tally",
     "TallyError",
     "UnaryEncoding",

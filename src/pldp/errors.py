@@ -13,6 +13,7 @@ __all__ = [
     "EstimationError",
     "PLDPError",
     "ParameterError",
+    "SolverError",
     "TallyError",
 ]
 
@@ -39,3 +40,7 @@ class TallyError(PLDPError, ValueError):
 
 class EstimationError(PLDPError, ValueError):
     """An estimator cannot run on the given mechanism and tally."""
+
+
+class SolverError(PLDPError, RuntimeError):
+    """A numerical solver found no acceptable (e.g. feasible) solution; the message holds its diagnostics."""
