@@ -332,6 +332,130 @@ def bench_trials(mode: Mode, rng: np.random.Generator) -> list[Row]:
     return rows
 
 
+def _row(
+    bench: str, setting: str, t: Timing, rate: float, unit: str, target: str, met: bool | None, **extra: Any
+) -> Row:
+    return Row(bench, setting, t.best, rate, unit, fmt_rate(rate, unit), target, met, timing=asdict(t), extra=extra)
+
+
+def bench_unary(mode: Mode, rng: np.random.Generator) -> list[Row]:
+    """Unary encoding: per-user perturb + tally (users/s, bits per item), trials at d = 41,270."""
+    import tracemalloc
+
+    rows: list[Row] = []
+    for d, n, target in ((100, N_USERS, 3e6), (1_000, 100_000, 0.5e6)):
+        items = rng.choice(d, size=n, p=pldp.datasets.synthetic.zipf_probabilities(d, 2.0))
+        budgets = pldp.ItemBudgets.random_levels(d, 1.0, np.random.default_rng(1))
+        for label, mech in (("OUE ε=1", pldp.OUE(1.0, d)), ("IDUE opt0, ε∈{1, 1.2, 2}", pldp.IDUE(budgets))):
+
+            def run(m: pldp.UnaryEncoding = mech, x: np.ndarray = items) -> pldp.Tally:
+                return m.tally(m.perturb(x, rng))
+
+            t = measure(run, max(3, mode.repeats // 4), mode.min_repeat_s)
+            tracemalloc.start()
+            reports = mech.perturb(items, rng)
+            peak = tracemalloc.get_traced_memory()[1]
+            tracemalloc.stop()
+            bits = 8 * reports.nbytes / (n * d)
+            rows.append(
+                _row(
+                    "unary perturb + tally",
+                    f"{label}, n={n:,}, d={d:,}; {bits:.2f} bits/item, peak {peak / 2**20:.0f} MiB",
+                    t,
+                    n / t.best,
+                    "users/s",
+                    f"≥ {fmt_rate(target, 'users/s')}",
+                    n / t.best >= target,
+                    bits_per_item=bits,
+                    peak_bytes=peak,
+                )
+            )
+    d = 41_270  # Kosarak's domain
+    counts = zipf_counts(N_USERS, d, rng, exponent=1.5)
+    budgets = pldp.ItemBudgets.random_levels(d, 1.0, np.random.default_rng(2))
+    for label, mech in (("OUE ε=1", pldp.OUE(1.0, d)), ("IDUE opt0, ε∈{1, 1.2, 2}", pldp.IDUE(budgets))):
+
+        def trial(m: pldp.UnaryEncoding = mech, c: np.ndarray = counts) -> pldp.Estimate:
+            tally = m.simulate(c, rng)
+            pldp.estimate(m, tally, "unbiased")
+            return pldp.estimate(m, tally, "norm_sub")
+
+        t = measure(trial, mode.repeats, mode.min_repeat_s)
+        rows.append(
+            _row(
+                "unary simulate + unbiased + Norm-Sub",
+                f"{label}, n=10^6, d={d:,}",
+                t,
+                1 / t.best,
+                "trials/s",
+                "≤ 20 ms",
+                t.best <= 20e-3,
+            )
+        )
+    return rows
+
+
+def bench_solvers(mode: Mode, rng: np.random.Generator) -> list[Row]:
+    """IDUE parameter solvers and the PLDP-FEBSF joint EM."""
+    from pldp.mechanisms.idue_solver import solve_idue
+    from pldp.protocols.febsf import FEBSF, em
+
+    rows: list[Row] = []
+    r = np.random.default_rng(3)
+    for model, t_levels, target in (("opt0", 3, 2.0), ("opt0", 5, None), ("opt1", 100, 1.0), ("opt2", 100, 1.0)):
+        eps = np.sort(r.uniform(0.5, 4.0, t_levels))
+        sizes = r.integers(1, 50, t_levels)
+        t = measure(lambda m=model, e=eps, s=sizes: solve_idue(e, s, model=m), max(2, mode.slow_repeats), 0.0)
+        rows.append(
+            _row(
+                "IDUE solver",
+                f"{model}, t={t_levels} levels (MinID)",
+                t,
+                1 / t.best,
+                "solves/s",
+                f"≤ {fmt_time(target)}" if target else "-",
+                (t.best <= target) if target else None,
+            )
+        )
+    k, t_levels = 42, 10
+    proto = FEBSF(np.linspace(0.1, 1.0, t_levels), 0.3, k, data="krr")
+    p = pldp.datasets.synthetic.zipf_probabilities(k, 1.0)
+    cells = rng.multinomial(N_USERS, np.outer(np.full(t_levels, 1 / t_levels), p).ravel()).reshape(t_levels, k)
+    tally = proto.simulate(cells, rng)
+    fit = em(proto, tally)
+    t = measure(lambda: em(proto, tally), max(2, mode.slow_repeats), 0.0)
+    rows.append(
+        _row(
+            "PLDP-FEBSF joint EM",
+            f"k-RR data, N=10^6, k={k}, t={t_levels}, ε_p=0.3: {fit.iterations} iterations",
+            t,
+            1 / t.best,
+            "fits/s",
+            "≤ 2 s",
+            t.best <= 2.0,
+        )
+    )
+    n_small = 100_000
+    proto_r = FEBSF(np.linspace(0.1, 1.0, t_levels), 0.3, k, data="rappor")
+    cells = rng.multinomial(n_small, np.outer(np.full(t_levels, 1 / t_levels), p).ravel()).reshape(t_levels, k)
+    tally_r = proto_r.simulate(cells, rng)
+    fit = em(proto_r, tally_r)
+    t = measure(lambda: em(proto_r, tally_r), 1, 0.0)
+    rows.append(
+        _row(
+            "PLDP-FEBSF joint EM",
+            f"RAPPOR data, N={n_small:,}, k={k}, t={t_levels}: "
+            f"{tally_r.patterns.shape[0]:,} distinct patterns, {fit.iterations} iterations",
+            t,
+            1 / t.best,
+            "fits/s",
+            "-",
+            None,
+        )
+    )
+    return rows
+
+
 def bench_mle(mode: Mode, rng: np.random.Generator) -> list[Row]:
     """MLE: the exact solver at d = 100 and 1,000, the EM solver at d = 100."""
     rows: list[Row] = []
@@ -444,7 +568,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     rng = np.random.default_rng(SEED)
     rows: list[Row] = []
-    for part in (bench_perturb, bench_trials, bench_mle):
+    for part in (bench_perturb, bench_trials, bench_mle, bench_unary, bench_solvers):
         t0 = time.perf_counter()
         rows += part(mode, rng)
         print(f"[{part.__name__}: {time.perf_counter() - t0:.1f} s]", file=sys.stderr, flush=True)
