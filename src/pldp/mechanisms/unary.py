@@ -17,12 +17,14 @@ For inputs ``v_i`` and ``v_j`` the largest likelihood ratio over all outputs is
 :math:`a_i(1-b_j) / (b_i(1-a_j))` (Gu et al. eq. 5), which :meth:`UnaryEncoding.privacy`
 checks for every pair of items.
 
-Exact sampling. The bit coins are drawn as 32-bit unsigned integers compared with integer
-thresholds, so the probabilities actually implemented are multiples of :math:`2^{-32}`. The
-constructor rounds every :math:`a_k` *down* and every :math:`b_k` *up* to that grid (a change
-below :math:`2.4 \\times 10^{-10}`); both roundings can only lower every privacy ratio, and the
-exposed ``a``, ``b``, the privacy check and the estimators all use the rounded values, so what
-is checked is exactly what runs.
+Exact sampling. The bit coins are drawn as unsigned integers of ``w`` bits compared with
+integer thresholds, so the probabilities actually implemented are multiples of :math:`2^{-w}`.
+The constructor rounds every :math:`a_k` *down* and every :math:`b_k` *up* to that grid; both
+roundings can only lower every privacy ratio, and the exposed ``a``, ``b``, the privacy check
+and the estimators all use the rounded values, so what is checked is exactly what runs. The
+coin width is ``w = 16`` when that moves every :math:`b_k`, :math:`1 - a_k` and gap
+:math:`a_k - b_k` by less than 0.1 % (see :func:`coin_width`), which halves the random bits
+drawn, and ``w = 32`` otherwise (a change below :math:`2.4 \\times 10^{-10}`).
 
 Reports are bit-packed (``numpy.packbits`` along each row, big-endian bit order): one bit per
 item, ``ceil(d / 8)`` bytes per user.
@@ -45,16 +47,16 @@ from pldp.tally import Tally
 
 __all__ = ["IDUE", "OUE", "RAPPOR", "PairPrivacyReport", "UnaryEncoding", "pair_budgets"]
 
-_SCALE = 2.0**32
 _TOLERANCE = 1e-12
+#: Grid steps below which the 16-bit coins would move a probability by more than 0.1 %.
+_MIN_STEPS_16 = 1000
 
 
-def _grid_down(p: np.ndarray) -> np.ndarray:
-    return np.floor(np.asarray(p, dtype=float) * _SCALE) / _SCALE
-
-
-def _grid_up(p: np.ndarray) -> np.ndarray:
-    return np.ceil(np.asarray(p, dtype=float) * _SCALE) / _SCALE
+def coin_width(a: np.ndarray, b: np.ndarray) -> int:
+    """Bits per coin: 16 if rounding to the 2^-16 grid changes every ``b``, ``1 - a`` and gap
+    ``a - b`` by less than 0.1 %, else 32."""
+    steps = 2.0**16 * min(float(np.min(b)), float(np.min(1.0 - a)), float(np.min(a - b)) / 2.0)
+    return 16 if steps >= _MIN_STEPS_16 else 32
 
 
 def pair_budgets(eps: np.ndarray, r: str = "min") -> np.ndarray:
@@ -154,8 +156,8 @@ class UnaryEncoding(Mechanism):
     Parameters
     ----------
     a, b : array_like, shape (d,)
-        Bit probabilities with ``0 < b_k < a_k < 1``; rounded to the :math:`2^{-32}` grid
-        (``a`` down, ``b`` up; see the module docstring).
+        Bit probabilities with ``0 < b_k < a_k < 1``; rounded to the coin grid (``a`` down,
+        ``b`` up; see the module docstring).
     budgets : ItemBudgets
         Budget of each item (all finite).
     r : {"min", "avg", "ldp"}
@@ -164,8 +166,8 @@ class UnaryEncoding(Mechanism):
 
     family = "unary"
     _name = "UnaryEncoding"
-    #: Users per block in :meth:`perturb` (bounds the transient one-byte-per-bit buffer).
-    _BLOCK = 1 << 13
+    #: Coins per block in :meth:`perturb` (bounds the transient buffers to a few MiB).
+    _BLOCK_COINS = 1 << 20
 
     def __init__(self, a: Any, b: Any, budgets: ItemBudgets, r: str = "min") -> None:
         if not isinstance(budgets, ItemBudgets):
@@ -186,14 +188,18 @@ class UnaryEncoding(Mechanism):
             raise ParameterError(f"need 0 < b < a < 1 for every item; bad items: {_show(np.flatnonzero(bad))}")
         if r not in ("min", "avg", "ldp"):
             raise ParameterError(f"r must be 'min', 'avg' or 'ldp', got {r!r}")
-        a_q, b_q = _grid_down(a_arr), _grid_up(b_arr)
+        width = coin_width(a_arr, b_arr)
+        scale = 2.0**width
+        a_q = np.floor(a_arr * scale) / scale
+        b_q = np.ceil(b_arr * scale) / scale
         if np.any(b_q >= a_q):
-            raise ParameterError("a and b are too close to be represented on the 2^-32 grid")
+            raise ParameterError(f"a and b are too close to be told apart on the 2^-{width} grid")
         for arr in (a_q, b_q):
             arr.setflags(write=False)
         self._a, self._b = a_q, b_q
-        self._a32 = (a_q * _SCALE).astype(np.uint32)
-        self._b32 = (b_q * _SCALE).astype(np.uint32)
+        self._coin = np.uint16 if width == 16 else np.uint32
+        self._a_thr = (a_q * scale).astype(self._coin)
+        self._b_thr = (b_q * scale).astype(self._coin)
         self._budgets = budgets
         self._r = r
 
@@ -288,14 +294,16 @@ class UnaryEncoding(Mechanism):
         n, d = arr.size, self.d
         out = np.empty((n, self.nbytes_per_report), dtype=np.uint8)
         bits_gen = rng.bit_generator
-        for start in range(0, n, self._BLOCK):
-            xb = arr[start : start + self._BLOCK]
+        block = max(64, self._BLOCK_COINS // d)
+        for start in range(0, n, block):
+            xb = arr[start : start + block]
             m = xb.size
-            words = (m * d + 1) // 2
-            coins = bits_gen.random_raw(words).view(np.uint32)[: m * d].reshape(m, d)
-            bits = coins < self._b32
-            own = bits_gen.random_raw((m + 1) // 2).view(np.uint32)[:m]
-            bits[np.arange(m), xb] = own < self._a32[xb]
+            per_word = 64 // (8 * np.dtype(self._coin).itemsize)
+            words = -(-m * d // per_word)
+            coins = bits_gen.random_raw(words).view(self._coin)[: m * d].reshape(m, d)
+            bits = coins < self._b_thr
+            own = bits_gen.random_raw(-(-m // per_word)).view(self._coin)[:m]
+            bits[np.arange(m), xb] = own < self._a_thr[xb]
             out[start : start + m] = np.packbits(bits, axis=1)
         return out
 
@@ -372,7 +380,7 @@ class RAPPOR(UnaryEncoding):
     --------
     >>> m = RAPPOR(1.0, 10)
     >>> round(float(m.a[0]), 6), m.privacy().holds
-    (0.622459, True)
+    (0.622452, True)
     """
 
     _name = "RAPPOR"
@@ -397,7 +405,7 @@ class OUE(UnaryEncoding):
     --------
     >>> m = OUE(1.0, 10)
     >>> float(m.a[0]), round(float(m.b[0]), 6)
-    (0.5, 0.268941)
+    (0.5, 0.268951)
     """
 
     _name = "OUE"
