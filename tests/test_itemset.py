@@ -98,8 +98,12 @@ def test_per_user_path_and_simulate_agree() -> None:
         lambda: pldp.OUE(1.0, 5),
         lambda: pldp.RAPPOR(0.7, 6),
         lambda: _idue_like(),
+        lambda: pldp.IDUE(pldp.ItemBudgets.from_array([0.5, 0.6, 1.0, 1.0, 1.0, 1.0]), model="opt0"),
+        lambda: pldp.IDUE(
+            pldp.ItemBudgets.from_array([1.0, 2.0, 2.0, 4.0, 4.0]), model="opt1", r="avg", same_level="always"
+        ),
     ],
-    ids=["oue", "rappor", "idue-like"],
+    ids=["oue", "rappor", "idue-like", "idue-opt0", "idue-opt1-avg"],
 )
 def test_theorem4_exactly_on_small_universes(base, ell: int) -> None:
     mech = base()
@@ -111,7 +115,7 @@ def test_theorem4_exactly_on_small_universes(base, ell: int) -> None:
 
 
 def test_itemset_budget_eq15() -> None:
-    mech = UnaryEncoding([0.6] * 4, [0.4] * 4, pldp.ItemBudgets.from_array([0.5, 1.0, 2.0, 2.0]), r="min")
+    mech = UnaryEncoding([0.55] * 4, [0.45] * 4, pldp.ItemBudgets.from_array([0.5, 1.0, 2.0, 2.0]), r="min")
     ps = PaddingSampling(mech, ell=3)
     assert ps.epsilon_star == 0.5
     # |x| = 2 < ell: eta = 2/3
@@ -127,3 +131,12 @@ def test_propose_ell() -> None:
     assert propose_ell(sizes) == math.ceil(np.percentile(sizes, 90))
     with pytest.raises(pldp.ParameterError):
         propose_ell([])
+
+
+def test_dummies_need_the_same_level_constraint() -> None:
+    """ERRATA IDUE-3 drops (i, i) for single-item levels; padding adds dummies to the
+    smallest-budget level, so there it is needed again: PS refuses a base that lacks it."""
+    budgets = pldp.ItemBudgets.from_array([1.0, 2.0, 2.0, 4.0, 4.0])
+    base = pldp.IDUE(budgets, model="opt1", r="avg")  # level eps = 1 holds a single item
+    with pytest.raises(pldp.BudgetError, match="same_level"):
+        PaddingSampling(base, ell=2)

@@ -29,7 +29,7 @@ import numpy as np
 from pldp._validation import _show, check_int
 from pldp.budgets import ItemBudgets
 from pldp.domain import Domain
-from pldp.errors import DomainError, ParameterError
+from pldp.errors import BudgetError, DomainError, ParameterError
 from pldp.estimation.result import Estimate
 from pldp.mechanisms.unary import UnaryEncoding
 from pldp.protocols.base import Protocol
@@ -146,6 +146,16 @@ class PaddingSampling(Protocol):
         d = base.d
         eps = base.budgets.epsilons
         star = int(np.argmin(eps))  # an item with the smallest budget: the dummies copy it
+        a_s, b_s = float(base.a[star]), float(base.b[star])
+        own_ratio = math.log(a_s) + math.log1p(-b_s) - math.log(b_s) - math.log1p(-a_s)
+        if own_ratio > eps[star] + 1e-12:
+            # the dummies join the smallest-budget level, which then holds two or more items, so
+            # the (i, i) constraint of that level is needed even if it held a single item before
+            raise BudgetError(
+                f"the dummies copy the parameters of the smallest-budget item, whose own ratio "
+                f"ln[a(1-b)/(b(1-a))] = {own_ratio:.6g} exceeds its budget {eps[star]:g}; build the base "
+                "mechanism with same_level='always' (e.g. IDUE(..., same_level='always'))"
+            )
         labels = list(base.domain.labels)
         dummies = [f"<dummy {j}>" for j in range(ell)]
         clash = [lab for lab in dummies if lab in base.domain]
@@ -278,7 +288,10 @@ class PaddingSampling(Protocol):
         log_like = np.log(like)
         realised = np.max(log_like[:, :, None] - log_like[:, None, :], axis=0)  # (sets, sets)
         eps_sets = np.array([self.itemset_epsilon(s) for s in subsets])
-        claimed = np.minimum.outer(eps_sets, eps_sets)
+        if self.base._r == "avg":  # AvgID-LDP: r(eps_x, eps_x') is the mean (Gu et al. Sec. VIII)
+            claimed = np.add.outer(eps_sets, eps_sets) / 2.0
+        else:
+            claimed = np.minimum.outer(eps_sets, eps_sets)
         eta = np.array([len(s) / max(len(s), ell) if s else 0.0 for s in subsets])
         mean_alpha = np.array([alpha[list(s)].mean() if s else 0.0 for s in subsets])
         mean_beta = np.array([beta[list(s)].mean() if s else 0.0 for s in subsets])
