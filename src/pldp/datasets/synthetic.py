@@ -33,3 +33,20 @@ def zipf_counts(n: int, d: int, rng: np.random.Generator, exponent: float = 2.0)
     """Item counts of ``n`` users drawn from the truncated Zipf law (one multinomial)."""
     n = check_int(n, "n", 0)
     return rng.multinomial(n, zipf_probabilities(d, exponent))
+
+
+def mpldp_dataset(n: int, k: list[int] | tuple[int, ...]) -> np.ndarray:
+    """MPLDP Algorithm 4: ``n`` users, attribute ``i`` with ``k_i`` values in equal consecutive blocks.
+
+    User ``m`` (1-based) holds value ``j`` of attribute ``i`` when
+    ``round((j-1) n / k_i) + 1 <= m <= round(j n / k_i)``: every value has about ``n / k_i``
+    holders and the rows are sorted, so levels must be assigned at random, not in blocks
+    (ERRATA MPLDP-2). Returns an ``(n, l)`` int array of value indices.
+    """
+    n = check_int(n, "n", 1)
+    out = np.empty((n, len(k)), dtype=np.int64)
+    for i, ki in enumerate(k):
+        ki = check_int(ki, "k", 1)
+        bounds = np.round(np.arange(ki + 1) * n / ki).astype(np.int64)
+        out[:, i] = np.repeat(np.arange(ki), np.diff(bounds))
+    return out

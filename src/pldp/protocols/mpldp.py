@@ -1,0 +1,347 @@
+"""Multi-attribute, multi-level personalized LDP: MPLDP (Feng & Zhang, IEEE Access 2024).
+
+Each user holds one value of each of ``l`` attributes (attribute ``i`` has ``k_i`` candidate
+values and budget :math:`\\varepsilon_i`) and chooses, per attribute, one of three privacy
+levels, high / mid / low, with budgets :math:`\\varepsilon_i/3, \\varepsilon_i/2, \\varepsilon_i`
+(fractions configurable). Her client (Algorithm 1) one-hot encodes every attribute and keeps
+each bit with probability :math:`e^{\\varepsilon/2}/(e^{\\varepsilon/2}+1)`: basic RAPPOR
+(:class:`pldp.RAPPOR`, "BRR") at the chosen level's budget. She reports the bits and her
+levels. The report of attribute ``i`` is :math:`\\varepsilon_{i,\\tau}`-LDP and the whole report
+:math:`\\sum_i \\varepsilon_{i,\\tau_i}`-LDP (Theorem 5).
+
+The server estimates every level's histogram separately (Algorithm 2, unbiased for the
+counts within the level) and combines the levels: ``"sum"`` (the paper's BRR baseline: add
+the levels' counts) or ``"oc"`` (Theorem 2, eq. 10: weights :math:`\\omega_\\tau \\propto D_\\tau =
+n_\\tau (e^{\\varepsilon_\\tau/2}-1)^2/e^{\\varepsilon_\\tau/2}`, the minimum-variance weights of
+:mod:`pldp.estimation.combine`). The variance of ``"oc"`` is eq. 11 plus the level-sampling
+term of ERRATA MPLDP-1. OP (Algorithm 3) needs the true histogram and lives in
+:mod:`pldp.experiments.oracles`.
+
+How users choose levels is unspecified in the paper; Lemma 1 needs the choice independent of
+the data (ERRATA MPLDP-2). Simulations here draw levels at random with configurable shares
+(equal thirds by default).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+from scipy.optimize import brentq
+
+from pldp._validation import _show, check_epsilon, check_int
+from pldp.errors import EstimationError, ParameterError, TallyError
+from pldp.estimation.combine import combine, data_free_variance, level_sampling_variance, min_variance_weights
+from pldp.estimation.result import Estimate
+from pldp.estimation.unbiased import invert
+from pldp.mechanisms.unary import RAPPOR
+from pldp.privacy import PrivacyReport
+from pldp.protocols.base import Protocol
+
+__all__ = ["MPLDP", "MPLDPReports", "MPLDPTally", "allocate_budget", "brr_variance_factor", "oc_weights"]
+
+_FORMAT = "pldp.mpldp-tally/1"
+
+
+def brr_variance_factor(eps: Any) -> np.ndarray:
+    """Per-user variance factor of basic RAPPOR, :math:`e^{\\varepsilon/2}/(e^{\\varepsilon/2}-1)^2`
+    (MPLDP eq. 8: a level with ``n_tau`` users estimates each count with variance
+    ``n_tau`` times it)."""
+    e = np.exp(np.asarray(eps, dtype=float) / 2.0)
+    return e / (e - 1.0) ** 2
+
+
+def oc_weights(n_tau: Any, eps_tau: Any) -> np.ndarray:
+    """Optimal-combination weights of MPLDP Theorem 2 (eq. 10).
+
+    :math:`\\omega_\\tau = D_\\tau/\\sum D` with
+    :math:`D_\\tau = n_\\tau (e^{\\varepsilon_\\tau/2}-1)^2 / e^{\\varepsilon_\\tau/2}`.
+
+    These are :func:`pldp.estimation.combine.min_variance_weights` of the level variances
+    :math:`1/D_\\tau` (frequency scale times ``n_tau``); a level without users gets weight 0.
+    """
+    n = np.asarray(n_tau, dtype=float)
+    v = brr_variance_factor(eps_tau)
+    with np.errstate(divide="ignore"):
+        return min_variance_weights(np.where(n > 0, v / np.where(n > 0, n, 1.0), np.inf))
+
+
+def allocate_budget(eps_total: float, k: Sequence[int]) -> np.ndarray:
+    """Split a total budget over attributes to minimise the total BRR variance (OBRR).
+
+    Minimises :math:`\\sum_i k_i\\, e^{\\varepsilon_i/2}/(e^{\\varepsilon_i/2}-1)^2` subject to
+    :math:`\\sum_i \\varepsilon_i = \\varepsilon` (convex; solved exactly through its KKT
+    condition, one multiplier found by bisection). For small budgets the solution is
+    :math:`\\varepsilon_i \\approx \\varepsilon\\, k_i^{1/3} / \\sum_j k_j^{1/3}`, and MPLDP's Table 2
+    lists :math:`\\varepsilon_i / 2` with its row and column labels swapped (ERRATA MPLDP-3).
+    """
+    eps = check_epsilon(eps_total, "eps_total")
+    kk = np.asarray(k, dtype=float)
+    if kk.ndim != 1 or kk.size == 0 or np.any(kk < 2) or np.any(kk != np.round(kk)):
+        raise ParameterError(f"k must be a vector of integers >= 2, got {k!r}")
+
+    def slope(x: np.ndarray) -> np.ndarray:  # d/dx of e^{x/2}/(e^{x/2}-1)^2, negative
+        e = np.exp(x / 2.0)
+        return -0.5 * e * (e + 1.0) / (e - 1.0) ** 3
+
+    def share(mu: float) -> np.ndarray:  # x_i with k_i * slope(x_i) = -mu, by bisection on each
+        lo, hi = np.full(kk.size, 1e-12), np.full(kk.size, 2.0 * eps + 50.0)
+        for _ in range(200):
+            mid = 0.5 * (lo + hi)
+            too_small = kk * slope(mid) < -mu  # still too steep: x must grow
+            lo, hi = np.where(too_small, mid, lo), np.where(too_small, hi, mid)
+        return 0.5 * (lo + hi)
+
+    log_mu = brentq(lambda lm: share(10.0**lm).sum() - eps, -300.0, 300.0, xtol=1e-13, maxiter=500)
+    x = share(10.0**log_mu)
+    return x * (eps / x.sum())
+
+
+@dataclass(frozen=True)
+class MPLDPReports:
+    """Per-user reports: one bit-packed BRR report per attribute, and the chosen levels ``(n, l)``."""
+
+    bits: tuple[np.ndarray, ...]
+    levels: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class MPLDPTally:
+    """Per attribute, per level: the bit counts ``counts[i]`` (3, k_i) and the users ``sizes`` (l, 3)."""
+
+    counts: tuple[np.ndarray, ...]
+    sizes: np.ndarray
+
+    @property
+    def n(self) -> int:
+        """Number of users."""
+        return int(self.sizes[0].sum())
+
+    def merge(self, other: MPLDPTally) -> MPLDPTally:
+        """Combine with a tally of other users."""
+        if not isinstance(other, MPLDPTally) or [c.shape for c in self.counts] != [c.shape for c in other.counts]:
+            raise TallyError("can only merge MPLDP tallies of the same attributes and levels")
+        return MPLDPTally(
+            tuple(a + b for a, b in zip(self.counts, other.counts, strict=True)), self.sizes + other.sizes
+        )
+
+    __add__ = merge
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-serialisable form."""
+        return {"format": _FORMAT, "counts": [c.tolist() for c in self.counts], "sizes": self.sizes.tolist()}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> MPLDPTally:
+        """Inverse of :meth:`to_dict`."""
+        if not isinstance(data, dict) or data.get("format") != _FORMAT:
+            raise TallyError(f"not a {_FORMAT} tally")
+        return cls(tuple(np.asarray(c, dtype=np.int64) for c in data["counts"]), np.asarray(data["sizes"], np.int64))
+
+
+class MPLDP(Protocol):
+    """The MPLDP protocol: ``l`` attributes, three privacy levels each, BRR perturbation.
+
+    Parameters
+    ----------
+    k : sequence of int
+        Candidate values per attribute, each >= 2.
+    eps : sequence of float
+        Budget :math:`\\varepsilon_i` of each attribute (e.g. from :func:`allocate_budget`).
+    level_fractions : sequence of float
+        Budget of each level as a fraction of :math:`\\varepsilon_i`; default high / mid /
+        low = 1/3, 1/2, 1.
+    level_shares : sequence of float, optional
+        Probability that a simulated user picks each level (equal by default).
+    """
+
+    def __init__(
+        self,
+        k: Sequence[int],
+        eps: Sequence[float],
+        level_fractions: Sequence[float] = (1 / 3, 1 / 2, 1.0),
+        level_shares: Sequence[float] | None = None,
+    ) -> None:
+        kk = [check_int(v, "k", 2) for v in np.atleast_1d(k).tolist()]
+        ee = [check_epsilon(v, "eps") for v in np.atleast_1d(eps).tolist()]
+        if len(kk) != len(ee) or not kk:
+            raise ParameterError(f"k and eps must have the same non-zero length, got {len(kk)} and {len(ee)}")
+        frac = np.asarray(level_fractions, dtype=float)
+        if frac.ndim != 1 or frac.size == 0 or np.any(~np.isfinite(frac)) or np.any(frac <= 0) or np.any(frac > 1):
+            raise ParameterError(f"level_fractions must lie in (0, 1], got {level_fractions!r}")
+        shares = np.full(frac.size, 1.0 / frac.size) if level_shares is None else np.asarray(level_shares, float)
+        if shares.shape != frac.shape or np.any(shares < 0) or abs(shares.sum() - 1) > 1e-9:
+            raise ParameterError(f"level_shares must be {frac.size} non-negative shares summing to 1")
+        self.k = tuple(kk)
+        self.eps = np.array(ee)
+        self.level_fractions = frac
+        self.level_shares = shares
+        #: ``mechanisms[i][tau]``: basic RAPPOR of attribute i at level tau
+        self.mechanisms = tuple(tuple(RAPPOR(e * f, ki) for f in frac) for ki, e in zip(kk, ee, strict=True))
+
+    @property
+    def l(self) -> int:  # noqa: E743
+        """Number of attributes."""
+        return len(self.k)
+
+    @property
+    def n_levels(self) -> int:
+        """Levels per attribute."""
+        return int(self.level_fractions.size)
+
+    @property
+    def level_eps(self) -> np.ndarray:
+        """``(l, levels)`` budgets :math:`\\varepsilon_{i,\\tau}`."""
+        return self.eps[:, None] * self.level_fractions[None, :]
+
+    def __repr__(self) -> str:
+        return f"MPLDP(k={list(self.k)}, eps={self.eps.round(4).tolist()})"
+
+    # ---------------------------------------------------------------------- client
+    def _check_users(self, values: Any, levels: Any) -> tuple[np.ndarray, np.ndarray]:
+        v, lv = np.asarray(values), np.asarray(levels)
+        if v.ndim != 2 or v.shape[1] != self.l or lv.shape != v.shape:
+            raise ParameterError(f"values and levels must both have shape (n, {self.l}); got {v.shape}, {lv.shape}")
+        if v.size and (v.dtype.kind not in "iu" or lv.dtype.kind not in "iu"):
+            raise ParameterError("values and levels must be integer indices")
+        for i, ki in enumerate(self.k):
+            if v.size and (v[:, i].min() < 0 or v[:, i].max() >= ki):
+                bad = v[:, i][(v[:, i] < 0) | (v[:, i] >= ki)]
+                raise ParameterError(f"attribute {i} values must lie in [0, {ki}); got {_show(np.unique(bad))}")
+        if lv.size and (lv.min() < 0 or lv.max() >= self.n_levels):
+            raise ParameterError(
+                f"levels must lie in [0, {self.n_levels}); got {_show(np.unique(lv[lv < 0]))}"
+                f"{_show(np.unique(lv[lv >= self.n_levels]))}"
+            )
+        return v.astype(np.int64), lv.astype(np.int64)
+
+    def assign_levels(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """Random levels ``(n, l)``, independent of the data, with the configured shares."""
+        return rng.choice(self.n_levels, size=(check_int(n, "n", 0), self.l), p=self.level_shares)
+
+    def perturb(self, values: Any, levels: Any, rng: np.random.Generator) -> MPLDPReports:
+        """Algorithm 1 for every user: BRR on each attribute at the chosen level."""
+        v, lv = self._check_users(values, levels)
+        bits = []
+        for i, ki in enumerate(self.k):
+            out = np.empty((v.shape[0], (ki + 7) // 8), dtype=np.uint8)
+            for tau, mech in enumerate(self.mechanisms[i]):
+                sel = np.flatnonzero(lv[:, i] == tau)
+                if sel.size:
+                    out[sel] = mech.perturb(v[sel, i], rng)
+            bits.append(out)
+        return MPLDPReports(tuple(bits), lv)
+
+    # ---------------------------------------------------------------------- server
+    def tally(self, reports: MPLDPReports) -> MPLDPTally:
+        """Bit counts per attribute and level, and the users per level."""
+        if not isinstance(reports, MPLDPReports) or len(reports.bits) != self.l:
+            raise TallyError(f"expected MPLDPReports with {self.l} attributes")
+        lv = np.asarray(reports.levels)
+        n = lv.shape[0]
+        if lv.shape != (n, self.l):
+            raise TallyError(f"levels must have shape (n, {self.l})")
+        counts, sizes = [], np.zeros((self.l, self.n_levels), dtype=np.int64)
+        for i, ki in enumerate(self.k):
+            rep = np.asarray(reports.bits[i])
+            if rep.shape != (n, (ki + 7) // 8) or rep.dtype != np.uint8:
+                raise TallyError(
+                    f"attribute {i}: bits must be uint8 of shape ({n}, {(ki + 7) // 8}), got {rep.dtype} {rep.shape}"
+                )
+            c = np.zeros((self.n_levels, ki), dtype=np.int64)
+            for tau, mech in enumerate(self.mechanisms[i]):
+                sel = lv[:, i] == tau
+                sizes[i, tau] = int(sel.sum())
+                c[tau] = mech.tally(rep[sel]).counts
+            counts.append(c)
+        return MPLDPTally(tuple(counts), sizes)
+
+    def simulate(self, values: Any, levels: Any, rng: np.random.Generator) -> MPLDPTally:
+        """Exact count-level simulation of the tally of users with these values and levels.
+
+        Per attribute and level: the holders of each value, then two binomials per bit.
+        """
+        v, lv = self._check_users(values, levels)
+        counts, sizes = [], np.zeros((self.l, self.n_levels), dtype=np.int64)
+        for i, ki in enumerate(self.k):
+            cells = np.bincount(lv[:, i] * ki + v[:, i], minlength=self.n_levels * ki).reshape(self.n_levels, ki)
+            sizes[i] = cells.sum(axis=1)
+            counts.append(np.stack([mech.simulate(cells[t], rng).counts for t, mech in enumerate(self.mechanisms[i])]))
+        return MPLDPTally(tuple(counts), sizes)
+
+    def privacy(self) -> dict[str, Any]:
+        """Exact check per attribute and level, and the total budget of Theorem 5."""
+        reports: dict[str, Any] = {}
+        for i, row in enumerate(self.mechanisms):
+            for tau, mech in enumerate(row):
+                reports[f"attr{i}/level{tau}"] = mech.privacy()
+        reports["total_epsilon_worst"] = float(np.sum(self.level_eps.max(axis=1)))
+        return reports
+
+    # ------------------------------------------------------------------ estimation
+    def level_estimates(self, tally: MPLDPTally, attribute: int) -> tuple[np.ndarray, np.ndarray]:
+        """Algorithm 2 for one attribute: per-level unbiased counts ``(levels, k_i)`` and ``n_tau``.
+
+        :math:`\\tilde H^\\tau_j = (C^\\tau_j - n_\\tau b_\\tau)/(a_\\tau - b_\\tau)`, the number of
+        holders of value ``j`` among the level's users (ERRATA MPLDP-6); NaN for an empty level.
+        """
+        self._check_tally(tally)
+        c = tally.counts[attribute]
+        n_tau = tally.sizes[attribute]
+        out = np.full(c.shape, np.nan)
+        for tau, mech in enumerate(self.mechanisms[attribute]):
+            if n_tau[tau] > 0:
+                a, b = mech.support
+                out[tau] = n_tau[tau] * invert(c[tau], int(n_tau[tau]), a, b)
+        return out, n_tau
+
+    def _check_tally(self, tally: Any) -> MPLDPTally:
+        if not isinstance(tally, MPLDPTally) or [c.shape for c in tally.counts] != [
+            (self.n_levels, ki) for ki in self.k
+        ]:
+            raise EstimationError(f"the tally does not come from {self!r}")
+        if tally.n == 0:
+            raise EstimationError("the tally holds no reports")
+        return tally
+
+    def estimate(  # type: ignore[override]
+        self, tally: MPLDPTally, method: Literal["oc", "sum"] = "oc", **options: Any
+    ) -> tuple[Estimate, ...]:
+        """One :class:`~pldp.Estimate` per attribute (frequencies = counts / n).
+
+        ``"sum"``: :math:`\\hat H = \\sum_\\tau \\tilde H^\\tau` (the paper's BRR baseline).
+        ``"oc"``: :math:`\\hat H = \\sum_\\tau (n\\omega_\\tau/n_\\tau)\\tilde H^\\tau` with Theorem 2's
+        weights. Variance: :math:`\\sum_\\tau w_\\tau^2 V_\\tau` with the exact BRR level variances
+        (eq. 8-11, data-free for basic RAPPOR) plus the level-sampling term of ERRATA MPLDP-1
+        (zero for ``"sum"``), evaluated at the estimate, on the frequency scale.
+        """
+        self._check_tally(tally)
+        if method not in ("oc", "sum"):
+            raise EstimationError(f"method must be 'oc' or 'sum', got {method!r}")
+        n = tally.n
+        out = []
+        for i in range(self.l):
+            H, n_tau = self.level_estimates(tally, i)
+            f_tau = H / np.where(n_tau > 0, n_tau, 1)[:, None]
+            var_tau = np.array(
+                [
+                    data_free_variance(m, int(nt)) if nt > 0 else np.full(self.k[i], np.inf)
+                    for m, nt in zip(self.mechanisms[i], n_tau, strict=True)
+                ]
+            )
+            if method == "oc":
+                w = oc_weights(n_tau, self.level_eps[i])
+            else:
+                w = n_tau / n
+            freq, var = combine(f_tau, w, var_tau)
+            var = var + level_sampling_variance(freq, w, n_tau)
+            out.append(
+                Estimate(freq, var, n, method, self.mechanisms[i][0].domain, info={"weights": w, "n_tau": n_tau})
+            )
+        return tuple(out)
+
+
+def _report_type_check(report: Any) -> bool:  # pragma: no cover - helper for isinstance in docs
+    return isinstance(report, PrivacyReport)
