@@ -171,11 +171,11 @@ def test_unary_worst_case_iid_is_the_maximum() -> None:
 
 def test_generic_worst_case_agrees_with_water_filling() -> None:
     """The numerical maximizer used for unary encoding reproduces Lemma 2 on IPRR."""
-    from pldp.theory import _maximize_on_simplex
+    from pldp.theory import maximize_on_simplex
 
     mech = pldp.IPRR(pldp.ItemBudgets.from_array([0.1, 0.5, 1.0, 2.0, np.inf, np.inf]))
     q, gap = mech.q, mech.delta
-    p = _maximize_on_simplex(lambda p: (1 - 2 * (q + gap * p)) / gap, mech.d)
+    p = maximize_on_simplex(lambda p: (1 - 2 * (q + gap * p)) / gap, mech.d)
     np.testing.assert_allclose(p, pldp.theory.worst_case(mech, 10).p, atol=1e-9)
 
 

@@ -132,7 +132,7 @@ class WorstCase:
     model: str
 
 
-def _maximize_on_simplex(slope: Callable[[np.ndarray], np.ndarray], d: int, iters: int = 200) -> np.ndarray:
+def maximize_on_simplex(slope: Callable[[np.ndarray], np.ndarray], d: int, iters: int = 200) -> np.ndarray:
     """Maximize a separable concave :math:`\\sum_i F_i(p_i)` over the probability simplex.
 
     ``slope(p)`` returns :math:`F_i'(p_i)` for a vector ``p`` (non-increasing in each
@@ -178,7 +178,7 @@ def worst_case(mechanism: Mechanism, n: int, model: Model = "iid") -> WorstCase:
     :math:`m`, and its maximizer is the water-filling :math:`m^*_y = \\max(q^*_y, L)`, i.e.
     :math:`p^*_x = \\max(\\lambda - r_x, 0)` in Li et al.'s notation (Lemma 2, ERRATA
     IPRR-3), the same for :math:`l_1` and :math:`l_2`. With per-item gaps (unary encoding)
-    the maximizers are found numerically (:func:`_maximize_on_simplex`).
+    the maximizers are found numerically (:func:`maximize_on_simplex`).
 
     ``model="fixed"``: the :math:`l_2` loss is linear in ``p``, so the worst case puts every
     user on one item: :math:`\\frac1n[\\sum_k \\frac{q_k(1-q_k)}{\\delta_k^2} + \\max_k
@@ -204,7 +204,7 @@ def worst_case(mechanism: Mechanism, n: int, model: Model = "iid") -> WorstCase:
             with np.errstate(divide="ignore"):
                 return lin / n / (2 * np.sqrt(np.maximum(v, 0.0)))
 
-        p1 = _maximize_on_simplex(slope_l1, d)
+        p1 = maximize_on_simplex(slope_l1, d)
     elif np.allclose(gap, gap[0], rtol=1e-12, atol=0):
         level = _water_level(q_star, 1.0)
         p2 = (np.maximum(q_star, level) - q_star) / gap
@@ -220,8 +220,8 @@ def worst_case(mechanism: Mechanism, n: int, model: Model = "iid") -> WorstCase:
             with np.errstate(divide="ignore", invalid="ignore"):
                 return (1 - 2 * m) / (2 * np.sqrt(m * (1 - m)))
 
-        p2 = _maximize_on_simplex(slope_l2, d)
-        p1 = _maximize_on_simplex(slope_l1, d)
+        p2 = maximize_on_simplex(slope_l2, d)
+        p1 = maximize_on_simplex(slope_l1, d)
     l2 = float(variance(p2).sum())
     l1 = float(_SQRT_2_OVER_PI * np.sqrt(variance(p1)).sum())
     return WorstCase(p2, l2, p1, l1, p2 > 0, model)

@@ -1,0 +1,393 @@
+"""Baselines of PLDP-FEBSF (Appendix A.5): RCF, APLDP, PBP, PPDA."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+
+import pldp
+from pldp.estimation.combine import combine
+from pldp.estimation.mle import log_likelihood_direct, mle_unary
+from pldp.protocols.grouped import APLDP, PBP, PPDA, RCF, GroupedReports, GroupedTally, select_mechanism
+from tests.test_statistics import _homogeneity_pvalue
+
+LEVELS = [0.5, 1.0, 3.0]
+RHO = np.array([0.3, 0.3, 0.4])
+P5 = np.array([0.3, 0.25, 0.2, 0.15, 0.1])
+P16 = pldp.datasets.synthetic.zipf_probabilities(16, 1.0)
+
+
+def _cells(rng: np.random.Generator, n: int, p: np.ndarray, rho: np.ndarray = RHO) -> np.ndarray:
+    """Users drawn i.i.d.: level and item independent (the model of the reported variances)."""
+    return rng.multinomial(n, np.outer(rho, p).ravel()).reshape(rho.size, p.size)
+
+
+CASES: dict[str, tuple[Callable[[], object], np.ndarray, np.ndarray]] = {
+    "rcf-krr": (lambda: RCF(LEVELS, 5), P5, RHO),
+    "rcf-oue": (lambda: RCF(LEVELS, 5, "oue"), P5, RHO),
+    "rcf-rappor": (lambda: RCF(LEVELS, 5, "rappor"), P5, RHO),
+    "apldp": (lambda: APLDP(LEVELS, 16), P16, RHO),
+    "pbp-krr": (lambda: PBP(LEVELS, RHO, 5), P5, RHO),
+    "pbp-oue": (lambda: PBP(LEVELS, RHO, 5, "oue"), P5, RHO),
+    "pbp-rappor": (lambda: PBP(LEVELS, RHO, 5, "rappor"), P5, RHO),
+    "ppda-rappor": (lambda: PPDA(LEVELS, 5), P5, RHO),
+    "ppda-oue": (lambda: PPDA(LEVELS, 5, data="oue"), P5, RHO),
+    "ppda-pooled-skewed": (
+        lambda: PPDA(LEVELS, 5, extra_bits=2, data="oue", calibration="pooled"),
+        P5,
+        np.array([0.7, 0.1, 0.2]),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_unbiased_and_reported_variance(case: str) -> None:
+    """2000 count-level trials of N = 20,000 i.i.d. users: the mean is within 4 standard errors
+    of the truth (PPDA's ratio estimator has an O(1/N) bias, far below that) and the mean
+    reported (plug-in) variance is within 15 % of the Monte Carlo variance; so is the
+    closed-form expected variance."""
+    make, p, rho = CASES[case]
+    proto = make()
+    n, trials = 20_000, 2000
+    rng = np.random.default_rng(100 + list(CASES).index(case))
+    est, rep = np.empty((trials, p.size)), np.empty((trials, p.size))
+    for r in range(trials):
+        e = pldp.estimate(proto, proto.simulate(_cells(rng, n, p, rho), rng))  # Protocol delegation
+        est[r], rep[r] = e.frequencies, e.variance
+    se = est.std(axis=0, ddof=1) / math.sqrt(trials)
+    assert np.all(np.abs(est.mean(axis=0) - p) < 4 * se), (est.mean(axis=0) - p) / se
+    mc = est.var(axis=0, ddof=1)
+    np.testing.assert_allclose(mc / rep.mean(axis=0), 1.0, atol=0.15)
+    if isinstance(proto, PBP):
+        expected = proto.expected_variance(p, n)
+    elif isinstance(proto, PPDA):
+        expected = proto.expected_variance(p, rho, n)
+    else:
+        expected = proto.expected_variance(p, np.round(n * rho))  # type: ignore[attr-defined]
+    np.testing.assert_allclose(mc / expected, 1.0, atol=0.15)
+
+
+@pytest.mark.parametrize("method", ["norm_sub", "mle"])
+@pytest.mark.parametrize("case", ["rcf-oue", "apldp", "pbp-krr", "pbp-oue", "ppda-rappor"])
+def test_consistent_estimators_lie_on_the_simplex(case: str, method: str) -> None:
+    make, p, rho = CASES[case]
+    proto = make()
+    rng = np.random.default_rng(5)
+    tally = proto.simulate(_cells(rng, 5000, p, rho), rng)  # type: ignore[attr-defined]
+    e = pldp.estimate(proto, tally, method)  # type: ignore[arg-type]
+    u = pldp.estimate(proto, tally)  # type: ignore[arg-type]
+    assert e.method == method and np.all(e.frequencies >= 0)
+    assert e.frequencies.sum() == pytest.approx(1.0, abs=1e-9)
+    assert np.sum((e.frequencies - p) ** 2) < 3 * np.sum(u.variance) + 1e-4
+    assert np.all(np.isfinite(e.variance)) and np.all(e.variance > 0)
+
+
+def test_joint_mle_reduces_to_the_mechanisms_mle_for_one_level() -> None:
+    rng = np.random.default_rng(6)
+    cells = rng.multinomial(3000, P5)[None, :]
+    krr = RCF([1.0], 5)
+    tally = krr.simulate(cells, rng)
+    joint = krr.estimate(tally, "mle")
+    single = pldp.estimate(pldp.KRR(1.0, 5), tally.tallies[0], "mle")
+    np.testing.assert_allclose(joint.frequencies, single.frequencies, atol=1e-8)
+    np.testing.assert_allclose(joint.variance, single.variance, rtol=1e-6)
+    oue = RCF([1.0], 5, "oue")
+    tal = oue.simulate(cells, rng).tallies[0]
+    a, b = oue.mechanisms[0].support
+    np.testing.assert_allclose(
+        oue.estimate(GroupedTally(repr(oue), (tal,)), "mle").frequencies,
+        mle_unary(tal.counts, tal.n, a, b)[0],
+        atol=1e-8,
+    )
+
+
+def test_joint_mle_maximises_the_joint_likelihood() -> None:
+    """Three k-RR levels: the joint MLE has a higher likelihood than nearby points of the simplex."""
+    rcf = RCF([0.3, 1.0, 2.0], 4)
+    rng = np.random.default_rng(7)
+    tally = rcf.simulate(_cells(rng, 600, np.array([0.6, 0.3, 0.1, 0.0])), rng)
+
+    def loglik(p: np.ndarray) -> float:
+        return sum(
+            log_likelihood_direct(t.counts, m.q, m.delta, p) for m, t in zip(rcf.mechanisms, tally.tallies, strict=True)
+        )  # type: ignore[attr-defined]
+
+    best = rcf.estimate(tally, "mle").frequencies
+    top = loglik(best)
+    for _ in range(200):
+        step = rng.normal(scale=0.01, size=4)
+        step -= step.mean()
+        other = best + step
+        if np.all(other >= 0):
+            assert loglik(other) <= top + 1e-9
+
+
+@pytest.mark.parametrize(
+    ("make", "cells"),
+    [
+        (lambda: RCF([0.5, 2.0], 3), [[2, 0, 1], [0, 1, 0]]),
+        (lambda: RCF([0.5, 2.0], 3, "oue"), [[1, 0, 1], [0, 1, 0]]),
+        (lambda: APLDP([0.3, 4.0], 10), [[1, 0, 0, 0, 0, 0, 0, 0, 0, 1], [0, 1, 0, 0, 0, 0, 0, 0, 0, 0]]),
+        (lambda: PBP([0.5, 2.0], [0.5, 0.5], 3), [[2, 0, 1], [0, 1, 0]]),
+        (lambda: PBP([0.5, 2.0], [0.5, 0.5], 3, "rappor"), [[1, 0, 1], [0, 1, 0]]),
+        (lambda: PPDA([0.5, 2.0], 3, extra_bits=2), [[1, 0, 1], [0, 1, 0]]),
+    ],
+    ids=["rcf-krr", "rcf-oue", "apldp-mixed", "pbp-krr", "pbp-rappor", "ppda"],
+)
+def test_per_user_path_and_simulation_agree(make: Callable[[], object], cells: list[list[int]]) -> None:
+    """The whole count vector (all levels' tallies) has the same law both ways: chi-square
+    homogeneity on the vector as a category, and on each count separately."""
+    proto = make()
+    c = np.array(cells)
+    items = np.repeat(np.tile(np.arange(c.shape[1]), c.shape[0]), c.ravel())
+    levels = np.repeat(np.repeat(np.arange(c.shape[0]), c.shape[1]), c.ravel())
+    rng = np.random.default_rng(8)
+    trials = 4000
+
+    def counts(tally: object) -> np.ndarray:
+        if isinstance(tally, GroupedTally):
+            return np.concatenate([t.counts for t in tally.tallies])
+        return tally.counts  # type: ignore[attr-defined]
+
+    a = np.array([counts(proto.tally(proto.perturb(items, levels, rng))) for _ in range(trials)])  # type: ignore[attr-defined]
+    b = np.array([counts(proto.simulate(c, rng)) for _ in range(trials)])  # type: ignore[attr-defined]
+    assert _homogeneity_pvalue(a, b) > 1e-3
+    for j in range(a.shape[1]):
+        assert _homogeneity_pvalue(a[:, [j]], b[:, [j]]) > 1e-4, j
+    if isinstance(proto, APLDP):
+        assert proto.choices == ("oue", "krr")
+
+
+def test_the_agreement_test_has_power() -> None:
+    """The same test rejects the simulator of PPDA with another budget."""
+    right, wrong = PPDA([0.5, 2.0], 3, extra_bits=2), PPDA([1.5, 2.0], 3, extra_bits=2)
+    c = np.array([[1, 0, 1], [0, 1, 0]])
+    items, levels = np.array([0, 2, 1]), np.array([0, 0, 1])
+    rng = np.random.default_rng(9)
+    a = np.array([right.tally(right.perturb(items, levels, rng)).counts for _ in range(4000)])
+    b = np.array([wrong.simulate(c, rng).counts for _ in range(4000)])
+    assert _homogeneity_pvalue(a, b) < 1e-6
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_each_level_is_exactly_its_budget_ldp(case: str) -> None:
+    proto = CASES[case][0]()
+    reports = proto.privacy()  # type: ignore[attr-defined]
+    assert len(reports) == len(LEVELS)
+    for eps, (key, rep) in zip(LEVELS, reports.items(), strict=True):
+        assert key == f"data[{eps:g}]"
+        assert rep.holds, key
+        assert eps - 2e-3 < rep.ldp_epsilon <= eps + 1e-12  # unary coins are rounded towards privacy
+
+
+def test_ppda_reports_are_ldp_by_brute_force() -> None:
+    """Enumerate all 2^(d+m) padded reports: the largest likelihood ratio between two items is
+    e^eps of the user's level; the appended bits carry no information about the item."""
+    d, m = 3, 2
+    for data in ("rappor", "oue"):
+        proto = PPDA([0.4, 1.7], d, extra_bits=m, data=data)
+        outputs = np.array(list(itertools.product([0, 1], repeat=d + m)), dtype=bool)
+        for eps, mech in zip(proto.levels, proto.mechanisms, strict=True):
+            a, b = mech.a[0], mech.b[0]  # type: ignore[attr-defined]
+            like = np.empty((d, outputs.shape[0]))
+            for x in range(d):
+                prob = np.where(np.arange(d + m) == x, a, b)
+                like[x] = np.prod(np.where(outputs, prob, 1 - prob), axis=1)
+            np.testing.assert_allclose(like.sum(axis=1), 1.0)
+            ratio = np.log(like.max(axis=0)) - np.log(like.min(axis=0))
+            assert ratio.max() <= eps + 1e-12 and ratio.max() > eps - 2e-3
+            # the appended bits' marginal law does not depend on the item
+            pad = outputs[:, d:].any(axis=1)
+            np.testing.assert_allclose(like[:, pad].sum(axis=1), like[0, pad].sum())
+
+
+def test_pbp_pooled_channel() -> None:
+    """k-RR levels: the pooled report is one k-RR report, sum_l rho_l Q_l, with the blended epsilon."""
+    proto = PBP([0.5, 1.0, 3.0], RHO, 6)
+    mixture = sum(r * m.channel() for r, m in zip(RHO, proto.mechanisms, strict=True))
+    np.testing.assert_allclose(proto.model.channel(), mixture, rtol=1e-14)
+    col = mixture[:, 0]
+    assert proto.epsilon_blended == pytest.approx(math.log(col.max() / col.min()), rel=1e-12)
+    assert 0.5 < proto.epsilon_blended < 3.0
+    with pytest.raises(pldp.ParameterError, match="own level"):
+        proto.model.simulate(np.ones(6, dtype=int), np.random.default_rng(0))
+    unary = PBP([0.5, 1.0, 3.0], RHO, 6, "oue")
+    assert unary.epsilon_blended is None
+    assert unary.p_star == 0.5 and unary.q_star == pytest.approx(RHO @ [m.b[0] for m in unary.mechanisms])  # type: ignore[attr-defined]
+
+
+def test_grouping_with_weights_beats_pooling_when_levels_differ() -> None:
+    """Levels 0.5 and 4 (k-RR, d = 8, half the users each), the same users for every method:
+    RCF and APLDP (minimum-variance weights) beat PBP's pooled estimate and the plain
+    n-weighted combination of the same level estimates, in theory and in Monte Carlo."""
+    d, n, trials = 8, 10_000, 300
+    p = pldp.datasets.synthetic.zipf_probabilities(d, 1.0)
+    rho = np.array([0.5, 0.5])
+    rcf, apldp, pbp = RCF([0.5, 4.0], d), APLDP([0.5, 4.0], d), PBP([0.5, 4.0], rho, d)
+    sizes = n * rho
+    assert rcf.expected_variance(p, sizes).sum() < 0.6 * pbp.expected_variance(p, n).sum()
+    assert apldp.expected_variance(p, sizes).sum() <= rcf.expected_variance(p, sizes).sum() * (1 + 1e-12)
+    rng = np.random.default_rng(10)
+    err = {"rcf": [], "apldp": [], "pbp": [], "plain": []}
+    for _ in range(trials):
+        cells = _cells(rng, n, p, rho)
+        truth = cells.sum(axis=0) / n
+        e = rcf.estimate(rcf.simulate(cells, rng))
+        err["rcf"].append(np.sum((e.frequencies - truth) ** 2))
+        plain = combine(e.info["level_estimates"], e.info["level_counts"] / n, np.ones(2))[0]
+        err["plain"].append(np.sum((plain - truth) ** 2))
+        err["apldp"].append(np.sum((apldp.estimate(apldp.simulate(cells, rng)).frequencies - truth) ** 2))
+        err["pbp"].append(np.sum((pbp.estimate(pbp.simulate(cells, rng)).frequencies - truth) ** 2))
+    mse = {k: float(np.mean(v)) for k, v in err.items()}
+    assert mse["rcf"] < 0.7 * mse["pbp"], mse
+    assert mse["apldp"] < 0.7 * mse["pbp"], mse
+    assert mse["rcf"] < 0.3 * mse["plain"], mse
+
+
+def test_rcf_weights_are_theorem_2_for_rappor() -> None:
+    """Basic RAPPOR levels: w_tau = D_tau / sum D, D_tau = n_tau (e^{eps/2} - 1)^2 / e^{eps/2}
+    (MPLDP Theorem 2), up to the 0.1 % coin-grid rounding of the mechanisms."""
+    levels = np.array([1.0, 1.5, 3.0])
+    sizes = np.array([400, 1000, 600])
+    e = np.exp(levels / 2)
+    D = sizes * (e - 1) ** 2 / e
+    w = RCF(levels, 7, "rappor").weights(sizes)
+    np.testing.assert_allclose(w, np.repeat((D / D.sum())[:, None], 7, axis=1), rtol=5e-3)
+    w0 = RCF(levels, 7, "rappor").weights([400, 0, 600])
+    assert np.all(w0[1] == 0) and np.allclose(w0.sum(axis=0), 1)
+
+
+def test_apldp_selection() -> None:
+    """k-RR for a small domain and a large budget, OUE for a large domain; the criterion is
+    d q(1-q)/delta^2 + (1 - 2q)/delta - 1/d at the uniform p (written out here for k-RR)."""
+    assert APLDP([4.0], 4).choices == ("krr",)
+    assert APLDP([1.0], 64).choices == ("oue",)
+    assert APLDP([0.5, 1.0, 6.0], 64).choices == ("oue", "oue", "krr")
+    assert APLDP([1.0], 64, candidates=("krr", "rappor")).choices == ("rappor",)
+    name, scores = select_mechanism(2.0, 10)
+    e, d = math.exp(2.0), 10
+    q, gap = 1 / (e + d - 1), (e - 1) / (e + d - 1)
+    assert scores["krr"] == pytest.approx(d * q * (1 - q) / gap**2 + (1 - 2 * q) / gap - 1 / d, rel=1e-12)
+    assert name == min(scores, key=scores.get)  # type: ignore[arg-type]
+    assert scores["oue"] < scores["rappor"]
+    with pytest.raises(pldp.ParameterError, match="candidates"):
+        APLDP([1.0], 8, candidates=("grr",))
+
+
+def test_ppda_zero_bits_and_calibration() -> None:
+    """Default calibration (appended bits only): more zero bits, less variance, down to the
+    variance of eq. 3 with the true shares (PBP) minus the level-mix term that PPDA tracks
+    and PBP does not, sum_i (1 - p_i)^2 Var_rho(b) / (N delta^2) for OUE. The pooled
+    calibration (all bits) beats both."""
+    rho, p, n = np.array([0.5, 0.5]), np.full(6, 1 / 6), 1000
+    pbp = PBP([0.5, 2.0], rho, 6, "oue")
+    v = [PPDA([0.5, 2.0], 6, extra_bits=m, data="oue").expected_variance(p, rho, n).sum() for m in (1, 6, 60, 60_000)]
+    assert v[0] > v[1] > v[2] > v[3]
+    b = PPDA([0.5, 2.0], 6, data="oue").b_levels
+    spread = rho @ b**2 - (rho @ b) ** 2
+    gap = 0.5 - rho @ b
+    limit = pbp.expected_variance(p, n).sum() - np.sum((1 - p) ** 2) * spread / (n * gap**2)
+    assert v[3] == pytest.approx(limit, rel=1e-4)
+    pooled = PPDA([0.5, 2.0], 6, data="oue", calibration="pooled").expected_variance(p, rho, n).sum()
+    assert pooled < 0.95 * pbp.expected_variance(p, n).sum()
+    with pytest.raises(pldp.ParameterError, match="calibration"):
+        PPDA([0.5, 2.0], 6, calibration="all")  # type: ignore[arg-type]
+
+
+def test_ppda_mle_keeps_the_mixture_in_the_level_range() -> None:
+    proto = PPDA(LEVELS, 5, data="oue")
+    rng = np.random.default_rng(11)
+    e = proto.estimate(proto.simulate(_cells(rng, 3000, P5), rng), "mle")
+    lo, hi = proto.b_levels.min(), proto.b_levels.max()
+    assert lo <= e.info["q_star"] <= hi
+    lower, upper = e.info["variance_bounds"]
+    assert np.all(lower <= e.variance + 1e-18) and np.all(e.variance <= upper + 1e-18)
+
+
+def test_tallies_merge_and_round_trip() -> None:
+    rng = np.random.default_rng(12)
+    items, levels = rng.integers(0, 5, 3000), rng.integers(0, 3, 3000)
+    for proto in (RCF(LEVELS, 5), APLDP(LEVELS, 16)):
+        its = items if proto.d == 5 else rng.integers(0, 16, 3000)
+        whole = proto.tally(proto.perturb(its, levels, rng))
+        first = proto.tally(proto.perturb(its[:1000], levels[:1000], rng))
+        second = proto.tally(proto.perturb(its[1000:], levels[1000:], rng))
+        merged = first + second
+        assert merged.n == whole.n == 3000
+        np.testing.assert_array_equal(merged.level_counts, np.bincount(levels, minlength=3))
+        back = GroupedTally.from_dict(json.loads(json.dumps(whole.to_dict())))
+        assert back == whole
+        np.testing.assert_allclose(proto.estimate(back).frequencies, proto.estimate(whole).frequencies)
+    for proto in (PBP(LEVELS, RHO, 5, "oue"), PPDA(LEVELS, 5)):
+        rep = proto.perturb(items, levels, rng)
+        whole = proto.tally(rep)
+        merged = proto.tally(rep[:1000]) + proto.tally(rep[1000:])
+        assert merged == whole
+        back = pldp.Tally.from_dict(json.loads(json.dumps(whole.to_dict())))
+        np.testing.assert_allclose(proto.estimate(back).frequencies, proto.estimate(whole).frequencies)
+
+
+def test_bad_input() -> None:
+    rng = np.random.default_rng(0)
+    with pytest.raises(pldp.ParameterError, match="> 0"):
+        RCF([0.0, 1.0], 5)
+    with pytest.raises(pldp.ParameterError, match="> 0"):
+        PBP([-1.0, 1.0], [0.5, 0.5], 5)
+    with pytest.raises(pldp.ParameterError, match="increasing"):
+        APLDP([1.0, 0.5], 5)
+    with pytest.raises(pldp.ParameterError, match="data"):
+        RCF([1.0], 5, data="grr")  # type: ignore[arg-type]
+    with pytest.raises(pldp.ParameterError, match="data"):
+        PPDA([1.0], 5, data="krr")  # type: ignore[arg-type]
+    with pytest.raises(pldp.ParameterError, match="extra_bits"):
+        PPDA([1.0], 5, extra_bits=0)
+    with pytest.raises(pldp.ParameterError, match="rho"):
+        PBP([0.5, 1.0], [0.5, 0.6], 5)
+    with pytest.raises(pldp.ParameterError, match="rho"):
+        PBP([0.5, 1.0], [1.0], 5)
+    with pytest.raises(pldp.ParameterError, match="d"):
+        RCF([1.0], 1)
+    for proto in (RCF(LEVELS, 5), APLDP(LEVELS, 5), PBP(LEVELS, RHO, 5), PPDA(LEVELS, 5)):
+        with pytest.raises(pldp.DomainError, match="level indices"):
+            proto.perturb(np.array([0, 1]), np.array([0, 3]), rng)
+        with pytest.raises(pldp.DomainError, match="items"):
+            proto.perturb(np.array([0, 5]), np.array([0, 1]), rng)  # for PPDA: not an appended bit
+        with pytest.raises(pldp.ParameterError, match="equal length"):
+            proto.perturb(np.array([0, 1]), np.array([0]), rng)
+        with pytest.raises(pldp.ParameterError, match="integer"):
+            proto.perturb(np.array([0.0, 1.0]), np.array([0, 1]), rng)
+        with pytest.raises(pldp.ParameterError, match="shape"):
+            proto.simulate(np.ones((2, 5), dtype=int), rng)
+        with pytest.raises(pldp.TallyError):
+            proto.simulate(-np.ones((3, 5), dtype=int), rng)
+        good = proto.simulate(np.ones((3, 5), dtype=int), rng)
+        with pytest.raises(pldp.EstimationError, match="method"):
+            proto.estimate(good, "em")
+    # tallies of another protocol
+    rcf = RCF(LEVELS, 5)
+    with pytest.raises(pldp.EstimationError, match="does not come from"):
+        rcf.estimate(RCF([0.5, 1.0, 2.0], 5).simulate(np.ones((3, 5), dtype=int), rng))
+    with pytest.raises(pldp.EstimationError, match="does not come from"):
+        rcf.estimate(pldp.KRR(1.0, 5).simulate(np.ones(5, dtype=int), rng))
+    with pytest.raises(pldp.EstimationError, match="does not come from"):
+        PBP(LEVELS, RHO, 5).estimate(pldp.KRR(1.0, 6).simulate(np.ones(6, dtype=int), rng))
+    with pytest.raises(pldp.EstimationError, match="does not come from"):
+        PBP(LEVELS, RHO, 5, "oue").estimate(pldp.KRR(1.0, 5).simulate(np.ones(5, dtype=int), rng))
+    with pytest.raises(pldp.EstimationError, match="does not come from"):
+        PPDA(LEVELS, 5).estimate(pldp.RAPPOR(1.0, 5).simulate(np.ones(5, dtype=int), rng))
+    with pytest.raises(pldp.EstimationError, match="no reports"):
+        rcf.estimate(rcf.simulate(np.zeros((3, 5), dtype=int), rng))
+    with pytest.raises(pldp.TallyError, match="same protocol"):
+        rcf.simulate(np.ones((3, 5), dtype=int), rng) + APLDP(LEVELS, 5).simulate(np.ones((3, 5), dtype=int), rng)
+    with pytest.raises(pldp.TallyError, match="GroupedReports"):
+        rcf.tally(np.zeros(3, dtype=int))
+    reports = rcf.perturb(np.array([0, 1, 2]), np.array([0, 0, 1]), rng)
+    with pytest.raises(pldp.TallyError, match="level 0"):
+        rcf.tally(GroupedReports(reports.data, np.array([0, 1, 1])))
+    with pytest.raises(pldp.TallyError):
+        GroupedTally.from_dict({"format": "other"})
