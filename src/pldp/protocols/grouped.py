@@ -61,7 +61,7 @@ from pldp.mechanisms.unary import OUE, RAPPOR
 from pldp.protocols.base import Protocol
 from pldp.protocols.febsf import check_levels
 from pldp.tally import Tally
-from pldp.theory import maximize_on_simplex, expected_l2, item_variance
+from pldp.theory import expected_l2, item_variance, maximize_on_simplex
 
 __all__ = ["APLDP", "PBP", "PPDA", "RCF", "GroupedReports", "GroupedTally", "select_mechanism"]
 
