@@ -25,7 +25,7 @@ import numpy as np
 from pldp.errors import ParameterError
 from pldp.experiments.spec import Check, Experiment
 
-__all__ = ["run_experiments", "run_task", "write_outputs", "repeat_rng"]
+__all__ = ["repeat_rng", "run_experiments", "run_task", "write_outputs"]
 
 
 def repeat_rng(seed: int, exp_index: int, setting_index: int, repeat: int) -> np.random.Generator:
@@ -86,7 +86,9 @@ def run_experiments(
             cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None)
         client = Client(scheduler if scheduler is not None else cluster)
         try:
-            futures = [client.submit(run_task, exp, st, rep, seed, ei, si, pure=False) for exp, st, rep, ei, si in tasks]
+            futures = [
+                client.submit(run_task, exp, st, rep, seed, ei, si, pure=False) for exp, st, rep, ei, si in tasks
+            ]
             for fut in as_completed(futures):
                 rows.extend(fut.result())
                 if bar is not None:
@@ -105,7 +107,7 @@ def run_experiments(
     table = pd.DataFrame(rows)
     if len(table):
         order = [c for c in ("paper", "experiment") if c in table.columns]
-        table = table.sort_values(order + ["repeat"], kind="stable").reset_index(drop=True)
+        table = table.sort_values([*order, "repeat"], kind="stable").reset_index(drop=True)
     return table
 
 

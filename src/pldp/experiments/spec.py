@@ -12,7 +12,7 @@ import numpy as np
 if TYPE_CHECKING:  # pandas is an optional dependency (extra "experiments")
     import pandas as pd
 
-__all__ = ["Experiment", "Check", "RunFn", "PlotFn", "CheckFn"]
+__all__ = ["Check", "CheckFn", "Experiment", "PlotFn", "RunFn"]
 
 #: One repeat of one setting: ``run(setting, rng) -> rows``; each row is a flat dict such as
 #: ``{"method": "IPRR/NS", "mse": 1.2, "re": 0.3}`` (the runner adds paper, experiment, the
