@@ -48,3 +48,19 @@ def test_cli_demo_and_version(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exc:
         main(["--version"])
     assert exc.value.code == 0
+
+
+def test_cli_mechanism_show(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    assert main(["mechanism", "show", "iprr", "--budgets", "0.1,0.5,1.0,inf,inf"]) == 0
+    out = capsys.readouterr().out
+    assert "IPLDP holds" in out and "0.752" in out  # Fig. 1: q-bar of the most sensitive item
+    assert main(["mechanism", "show", "krr", "--eps", "1", "--d", "4", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["privacy"]["holds"] and data["privacy"]["ldp_epsilon"] == pytest.approx(1.0)
+    assert len(data["items"]) == 4
+    assert main(["mechanism", "show", "idue", "--budgets", "1.386,1.792,1.792,1.792,1.792", "--model", "opt1"]) == 0
+    assert "MinID-LDP holds" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["mechanism", "show", "iprr"])
