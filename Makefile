@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 	@touch $@
 
 $(VENV)/.bench-installed: $(STAMP)
-	@$(PY) -m pip install -q -e ".[dev,bench]"
+	@$(PY) -m pip install -q -e ".[dev,experiments,distributed,bench]"
 	@touch $@
 
 demo: $(STAMP)  ## run the main job: the Fig. 1 comparison of KRR, URR and IPRR
@@ -23,10 +23,10 @@ demo: $(STAMP)  ## run the main job: the Fig. 1 comparison of KRR, URR and IPRR
 test: $(STAMP)  ## run the test suite (doctests included) on both cores
 	$(PY) -m pytest -n 2 -q src tests
 
-bench: $(STAMP)  ## speed benchmarks -> benchmarks/results.md
+bench: $(VENV)/.bench-installed  ## speed benchmarks, pldp and its peers -> benchmarks/results.md and README
 	$(PY) benchmarks/run.py
 
-bench-quick: $(STAMP)
+bench-quick: $(VENV)/.bench-installed
 	$(PY) benchmarks/run.py --quick
 
 lint: $(STAMP)  ## ruff check and format check

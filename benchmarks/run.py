@@ -568,7 +568,9 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     rng = np.random.default_rng(SEED)
     rows: list[Row] = []
-    for part in (bench_perturb, bench_trials, bench_mle, bench_unary, bench_solvers):
+    from peers import bench_peers  # pldp beside pure-ldp and multi-freq-ldpy (imports run: not at the top)
+
+    for part in (bench_perturb, bench_trials, bench_mle, bench_unary, bench_solvers, bench_peers):
         t0 = time.perf_counter()
         rows += part(mode, rng)
         print(f"[{part.__name__}: {time.perf_counter() - t0:.1f} s]", file=sys.stderr, flush=True)
