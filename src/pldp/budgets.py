@@ -66,6 +66,9 @@ class ItemBudgets:
     __slots__ = ("_domain", "_eps")
 
     def __init__(self, epsilons: Any, domain: Domain | None = None) -> None:
+        if isinstance(epsilons, np.ndarray) and epsilons.ndim == 1 and epsilons.dtype.kind in "fiu" and epsilons.size:
+            self._init_numeric(epsilons.astype(float), domain)  # vectorised fast path
+            return
         raw = list(epsilons.tolist() if isinstance(epsilons, np.ndarray) else epsilons)
         if not raw:
             raise BudgetError("budgets need at least one item")
@@ -89,6 +92,20 @@ class ItemBudgets:
             raise BudgetError(f"budgets must be > 0 (or None/inf for non-sensitive items); bad: {_show(names)}")
         if len(domain) != len(raw):
             raise BudgetError(f"domain has {len(domain)} labels but {len(raw)} budgets were given")
+        eps.setflags(write=False)
+        self._eps = eps
+        self._domain = domain
+
+    def _init_numeric(self, eps: np.ndarray, domain: Domain | None) -> None:
+        if domain is None:
+            domain = Domain.range(eps.size)
+        bad = np.isnan(eps) | (eps <= 0)
+        if bad.any():
+            idx = np.flatnonzero(bad)
+            names = [f"{domain.labels[i]!r}: {eps[i]!r}" for i in idx[:5]] if len(domain) == eps.size else idx.tolist()
+            raise BudgetError(f"budgets must be > 0 (or None/inf for non-sensitive items); bad: {_show(names)}")
+        if len(domain) != eps.size:
+            raise BudgetError(f"domain has {len(domain)} labels but {eps.size} budgets were given")
         eps.setflags(write=False)
         self._eps = eps
         self._domain = domain
