@@ -17,8 +17,8 @@ $(VENV)/.bench-installed: $(STAMP)
 	@$(PY) -m pip install -q -e ".[dev,experiments,distributed,bench]"
 	@touch $@
 
-demo: $(STAMP)  ## run the main job: the Fig. 1 comparison of KRR, URR and IPRR
-	$(VENV)/bin/pldp demo
+demo: $(STAMP)  ## run the main job: every paper's experiments at quick scale -> results/
+	$(VENV)/bin/pldp reproduce all --quick --out results
 
 test: $(STAMP)  ## run the test suite (doctests included) on both cores
 	$(PY) -m pytest -n 2 -q src tests
