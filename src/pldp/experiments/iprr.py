@@ -404,7 +404,7 @@ def experiments() -> list[Experiment]:
     for dataset in ("zipf", "kosarak"):
         label = DATASET_LABEL[dataset]
         nrs = NR_FIG3[dataset]
-        title = f"Fig. 3 {label} #4: IPRR vs URR, ε ∈ [0.1, 10], NR {nrs[0]:g}-{nrs[-1]:g}, SR=1"
+        title = f"Fig. 3 {label} #4: IPRR vs URR, ε ∈ [0.1, 10], SR=1"
         exps.append(
             Experiment(
                 paper=PAPER,
