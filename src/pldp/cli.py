@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from pldp import __version__
+from pldp.errors import PLDPError
 
 __all__ = ["PAPERS", "build_parser", "main"]
 
@@ -66,11 +67,13 @@ def _reproduce(args: argparse.Namespace) -> int:
         workers=args.workers,
         scheduler=args.scheduler,
         progress=not args.no_progress,
+        path=args.path,
     )
     elapsed = time.perf_counter() - t0
     report, results = write_outputs(experiments, table, out, elapsed=elapsed)
     scale = "quick" if args.quick else "full"
-    print(f"pldp reproduce {args.paper} ({scale} scale): {len(table):,} result rows in {elapsed:.1f} s\n")
+    head = f"pldp reproduce {args.paper} ({scale} scale, {args.path} path)"
+    print(f"{head}: {len(table):,} result rows in {elapsed:.1f} s\n")
     for paper in papers:
         rows = []
         for exp, verdict, figs in results:
@@ -185,6 +188,12 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--workers", type=int, default=None, help="local Dask workers (default: one per core; 1: serial)")
     rep.add_argument("--scheduler", default=None, help="address of an existing Dask scheduler")
     rep.add_argument("--seed", type=int, default=20240601, help="root seed")
+    rep.add_argument(
+        "--path",
+        choices=["count", "per-user"],
+        default="count",
+        help="exact count-level simulation (default) or perturb and tally every user",
+    )
     rep.add_argument("--kosarak", default=None, help="path to the full kosarak.dat (default: the bundled prefix)")
     rep.add_argument("--no-progress", action="store_true", help="no progress bar")
     rep.set_defaults(func=_reproduce)
@@ -212,8 +221,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``pldp`` console script."""
-    args = build_parser().parse_args(argv)
-    return int(args.func(args))
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except PLDPError as exc:  # bad input: one line naming the bad value, no traceback
+        parser.exit(2, f"pldp: error: {exc}\n")
 
 
 if __name__ == "__main__":

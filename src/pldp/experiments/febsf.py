@@ -41,6 +41,7 @@ import numpy as np
 
 from pldp.errors import EstimationError, ParameterError
 from pldp.estimation.consistency import norm_sub
+from pldp.experiments.paths import observe, path_of
 from pldp.experiments.plotting import line_panel
 from pldp.experiments.spec import Check, Experiment
 from pldp.metrics import l2, mae
@@ -139,6 +140,7 @@ def run_repeat(setting: dict[str, Any], rng: np.random.Generator, methods: Seque
     ``"power-law"``). A method whose estimator fails (AUEM when the estimated shares give
     :math:`\\hat p^* - \\hat q^* \\le 0`) gives a row with NaN errors and ``failed=True``.
     """
+    path = path_of(setting)
     counts = dataset_counts(str(setting["dataset"]))
     if "d" in setting and int(setting["d"]) != counts.size:
         raise ParameterError(f"dataset {setting['dataset']!r} has {counts.size} values, setting says {setting['d']}")
@@ -160,7 +162,7 @@ def run_repeat(setting: dict[str, Any], rng: np.random.Generator, methods: Seque
     febsf_names = {AUEM, AUEM_NS, EMOA, EM_PAPER}
     if febsf_names & set(methods):
         proto = FEBSF(levels, eps_p, d, data="rappor")
-        tally = proto.simulate(cells, rng)
+        tally = observe(proto, cells, rng=rng, path=path)
         for m in methods:
             if m == AUEM:
                 add(m, lambda: auem(proto, tally).frequencies)
@@ -188,7 +190,7 @@ def run_repeat(setting: dict[str, Any], rng: np.random.Generator, methods: Seque
         else:
             raise ParameterError(f"unknown method {m!r}")
         if key not in tallies:  # a method and its Norm-Sub variant share one simulated tally
-            tallies[key] = base.simulate(cells, rng)
+            tallies[key] = observe(base, cells, rng=rng, path=path)
         method = "norm_sub" if m.endswith(_NS) else "unbiased"
         add(m, functools.partial(lambda b, tal, how: b.estimate(tal, how).frequencies, base, tallies[key], method))
     return rows

@@ -34,6 +34,7 @@ import numpy as np
 
 from pldp.budgets import ItemBudgets
 from pldp.estimation import estimate
+from pldp.experiments.paths import DEFAULT_PATH, observe, path_of
 from pldp.experiments.plotting import line_panel, mean_table
 from pldp.experiments.spec import Check, Experiment
 from pldp.mechanisms import IDUE, OUE, RAPPOR
@@ -119,9 +120,11 @@ def _unary(method: str, budgets: ItemBudgets, itemsets: bool = False) -> UnaryEn
     return IDUE(budgets, model=model, same_level=same_level)  # type: ignore[arg-type]
 
 
-def _counts_estimate(mech: UnaryEncoding, true: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """One count-level repeat of ``mech`` on ``true`` counts: the unbiased estimated counts (eq. 6)."""
-    return estimate(mech, mech.simulate(true, rng), "unbiased").counts
+def _counts_estimate(
+    mech: UnaryEncoding, true: np.ndarray, rng: np.random.Generator, path: str = DEFAULT_PATH
+) -> np.ndarray:
+    """One repeat of ``mech`` on ``true`` counts (count-level or per-user): the unbiased counts (eq. 6)."""
+    return estimate(mech, observe(mech, true, rng=rng, path=path), "unbiased").counts
 
 
 def worst_case_mse(mech: UnaryEncoding) -> float:
@@ -162,7 +165,7 @@ def run_single(
     rows = []
     for method in methods:
         mech = _unary(method, budgets)
-        est = _counts_estimate(mech, true, rng)
+        est = _counts_estimate(mech, true, rng, path_of(setting))
         err = mse(true, est, n)
         for k in ks:
             row: dict[str, Any] = {"method": method, "k": k, "mse": err, "re": re_top_k(true, est, k)}
@@ -192,6 +195,7 @@ def run_itemsets(
     ``PaddingSampling.simulate`` split in its two steps). Rows: ``method`` (e.g. ``IDUE-PS``),
     ``ell``, ``k``, ``re`` (RE(k)) and ``precision`` (of the estimated top k).
     """
+    path = path_of(setting)
     sets = _itemsets(setting["dataset"])
     true = np.asarray(_item_counts(setting["dataset"]))
     budgets = ItemBudgets.random_levels(sets.d, float(setting["epsilon"]), rng)
@@ -201,7 +205,7 @@ def run_itemsets(
         protocols = [PaddingSampling(base, ell) for base in bases]
         sampled = np.bincount(protocols[0].sample(sets, rng), minlength=sets.d + ell)
         for method, ps in zip(methods, protocols, strict=True):
-            est = ps.estimate(ps.inner.simulate(sampled, rng)).frequencies * sets.n
+            est = ps.estimate(observe(ps.inner, sampled, rng=rng, path=path)).frequencies * sets.n
             for k in ks:
                 row = {"method": f"{method}-PS", "k": k, "re": re_top_k(true, est, k)}
                 row["precision"] = precision_top_k(true, est, k)

@@ -45,6 +45,7 @@ import numpy as np
 from pldp import metrics
 from pldp.budgets import ItemBudgets
 from pldp.estimation import estimate
+from pldp.experiments.paths import observe, path_of
 from pldp.experiments.spec import Check, Experiment
 from pldp.mechanisms import IDUE, IPRR, KRR, URR, Mechanism
 
@@ -157,6 +158,7 @@ def sample_counts(counts: np.ndarray, sr: float, rng: np.random.Generator) -> np
 
 def run_repeat(setting: dict[str, Any], rng: np.random.Generator) -> list[dict[str, Any]]:
     """One repeat of one setting: sample users, perturb with each mechanism, score NS and MLE."""
+    path = path_of(setting)
     counts = dataset_counts(setting["dataset"])
     true = sample_counts(counts, float(setting["sr"]), rng)
     n = int(true.sum())
@@ -170,7 +172,7 @@ def run_repeat(setting: dict[str, Any], rng: np.random.Generator) -> list[dict[s
         int(setting.get("lc", LC)),
     )
     for name, mech in mechs:
-        tally = mech.simulate(true, rng)
+        tally = observe(mech, true, rng=rng, path=path)
         for label, method in ESTIMATORS:
             est = estimate(mech, tally, method).counts
             rows.append(

@@ -42,6 +42,7 @@ import numpy as np
 
 from pldp.datasets import mpldp_dataset
 from pldp.experiments.oracles import op_weights_with_ground_truth
+from pldp.experiments.paths import observe, path_of
 from pldp.experiments.plotting import line_panel
 from pldp.experiments.spec import Check, Experiment
 from pldp.metrics import max_abs_error, nse
@@ -126,7 +127,7 @@ def run_nse(setting: dict[str, Any], rng: np.random.Generator, *, with_op: bool 
     proto, n = _setup(setting)
     values, hist = truth(n)
     levels = proto.assign_levels(n, rng)
-    tally = proto.simulate(values, levels, rng)
+    tally = observe(proto, values, levels, rng=rng, path=path_of(setting))
     true_all = np.concatenate(hist)
     rows: list[dict[str, Any]] = []
     for label, method in ((SUM, "sum"), (OC, "oc")):
@@ -166,7 +167,7 @@ def run_op_max_error(setting: dict[str, Any], rng: np.random.Generator) -> list[
     """
     proto, n = _setup(setting)
     values, hist = truth(n)
-    tally = proto.simulate(values, proto.assign_levels(n, rng), rng)
+    tally = observe(proto, values, proto.assign_levels(n, rng), rng=rng, path=path_of(setting))
     errors = np.empty((len(K), OP_REGRESSIONS))
     for i in range(len(K)):
         level_counts, _ = proto.level_estimates(tally, i)

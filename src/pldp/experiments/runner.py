@@ -1,10 +1,17 @@
 """Run experiment grids: seeded per cell, in parallel through Dask, to tidy tables, figures, a report.
 
 Every (experiment, setting) pair is one task that runs all its repeats; repeat ``r`` of setting
-``s`` of experiment ``e`` (indices in the order given) draws from
+``s`` of the ``e``-th experiment of its paper (indices in the order given) draws from
 ``numpy.random.default_rng(SeedSequence(seed, spawn_key=(e, s, r)))``: the children that
 ``SeedSequence(seed).spawn`` would give, addressed directly, so the same command gives the same
-numbers whatever the order in which workers finish.
+numbers whatever the number of workers and the order in which they finish. The index counts
+within the paper, so ``pldp reproduce febsf`` and the FEBSF part of ``pldp reproduce all`` give
+the same numbers. (Experiments of different papers may therefore share streams; no result
+compares numbers across papers, and each experiment's repeats are independent of each other.)
+
+Path: every repeat turns true data into a tally by exact count-level simulation unless
+``path="per-user"`` (:mod:`pldp.experiments.paths`); the runner records the path as a column of
+every row and hands it to the experiments through the setting.
 
 Execution: ``scheduler`` (an address) runs the tasks on an existing Dask cluster; otherwise,
 with ``workers > 1`` and ``dask.distributed`` installed, a local cluster of ``workers``
@@ -23,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from pldp.errors import ParameterError
+from pldp.experiments.paths import DEFAULT_PATH, PATHS
 from pldp.experiments.spec import Check, Experiment
 
 __all__ = ["repeat_rng", "run_experiments", "run_task", "write_outputs"]
@@ -59,19 +67,48 @@ def run_experiments(
     workers: int | None = None,
     scheduler: str | None = None,
     progress: bool = True,
+    path: str = DEFAULT_PATH,
 ) -> Any:
-    """Run every setting x repeat of ``experiments`` and return one tidy ``pandas.DataFrame``."""
+    """Run every setting x repeat of ``experiments`` and return one tidy ``pandas.DataFrame``.
+
+    Parameters
+    ----------
+    experiments : sequence of Experiment
+    quick : bool
+        Reduced grids and repeat counts.
+    trials : int, optional
+        Repeats per setting (overrides the experiments' own counts).
+    seed : int
+        Root seed; repeat ``r`` of setting ``s`` of experiment ``e`` uses ``repeat_rng(seed, e, s, r)``.
+    workers : int, optional
+        Local Dask worker processes (default: the machine's cores; 1 runs serially here).
+    scheduler : str, optional
+        Address of an existing Dask scheduler to run the tasks on.
+    progress : bool
+        Show a progress bar.
+    path : {"count", "per-user"}
+        Exact count-level simulation (default) or perturb and tally every user.
+    """
     import pandas as pd
 
     if trials is not None and trials < 1:
         raise ParameterError(f"trials must be >= 1, got {trials!r}")
+    if path not in PATHS:
+        raise ParameterError(f"path must be one of {PATHS}, got {path!r}")
+    if workers is not None and workers < 1:
+        raise ParameterError(f"workers must be >= 1, got {workers!r}")
+    seen: dict[str, int] = {}  # experiments seen so far, per paper
+    positions = []
+    for exp in experiments:
+        positions.append(seen.get(exp.paper, 0))
+        seen[exp.paper] = positions[-1] + 1
     tasks = [
-        (exp, setting, exp.n_repeats(quick, trials), ei, si)
-        for ei, exp in enumerate(experiments)
+        (exp, {**setting, "path": path}, exp.n_repeats(quick, trials), ei, si)
+        for ei, exp in zip(positions, experiments, strict=True)
         for si, setting in enumerate(exp.grid(quick))
     ]
     bar = _progress(len(tasks), "experiments", progress)
-    rows: list[dict[str, Any]] = []
+    done: list[list[dict[str, Any]]] = [[] for _ in tasks]  # rows by task, assembled in task order
     n_workers = workers if workers is not None else (os.cpu_count() or 1)
     if scheduler is not None or n_workers > 1:
         try:
@@ -83,14 +120,20 @@ def run_experiments(
     if scheduler is not None or n_workers > 1:
         cluster = None
         if scheduler is None:
-            cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None)
+            cluster = LocalCluster(
+                n_workers=n_workers,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=":0",  # any free port: never clashes with another cluster
+            )
         client = Client(scheduler if scheduler is not None else cluster)
         try:
-            futures = [
-                client.submit(run_task, exp, st, rep, seed, ei, si, pure=False) for exp, st, rep, ei, si in tasks
-            ]
+            futures = {
+                client.submit(run_task, exp, st, rep, seed, ei, si, pure=False): i
+                for i, (exp, st, rep, ei, si) in enumerate(tasks)
+            }
             for fut in as_completed(futures):
-                rows.extend(fut.result())
+                done[futures[fut]] = fut.result()
                 if bar is not None:
                     bar.update(1)
         finally:
@@ -98,13 +141,13 @@ def run_experiments(
             if cluster is not None:
                 cluster.close()
     else:
-        for exp, st, rep, ei, si in tasks:
-            rows.extend(run_task(exp, st, rep, seed, ei, si))
+        for i, (exp, st, rep, ei, si) in enumerate(tasks):
+            done[i] = run_task(exp, st, rep, seed, ei, si)
             if bar is not None:
                 bar.update(1)
     if bar is not None:
         bar.close()
-    table = pd.DataFrame(rows)
+    table = pd.DataFrame([row for rows in done for row in rows])
     if len(table):
         order = [c for c in ("paper", "experiment") if c in table.columns]
         table = table.sort_values([*order, "repeat"], kind="stable").reset_index(drop=True)
@@ -139,7 +182,9 @@ def write_outputs(
     report = out / "report.md"
     lines = ["# pldp reproduction report", ""]
     if elapsed is not None:
-        lines.append(f"Ran {len(table):,} result rows in {elapsed:.1f} s.")
+        paths = sorted(table["path"].unique()) if "path" in getattr(table, "columns", ()) else []
+        how = f" ({' and '.join(paths)} path)" if paths else ""
+        lines.append(f"Ran {len(table):,} result rows{how} in {elapsed:.1f} s.")
         lines.append("")
     for paper in sorted({e.paper for e in experiments}):
         lines += [f"## {paper.upper()}", ""]
