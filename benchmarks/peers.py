@@ -96,6 +96,9 @@ class Peer:
     path: Callable[[list[int]], np.ndarray]
     unbiased: Callable[[list[int]], tuple[np.ndarray, np.ndarray | None]]
     seed: Callable[[int], None]
+    #: The same path when all the reports exist before they are aggregated, as at a collector
+    #: that receives them (None: ``path`` already holds them).
+    path_held: Callable[[list[int]], np.ndarray] | None = None
 
 
 def _pure_ldp(name: str, d: int) -> Peer:
@@ -123,11 +126,18 @@ def _pure_ldp(name: str, d: int) -> Peer:
             server.aggregate(client.privatise(x))
         return server.estimate_all(range(d), suppress_warnings=True) / server.n
 
+    def path_held(xs: list[int]) -> np.ndarray:
+        reports = [client.privatise(x) for x in xs]  # what a collector has received
+        server = server_cls(EPS, d, index_mapper=_identity, **kw)
+        for report in reports:
+            server.aggregate(report)
+        return server.estimate_all(range(d), suppress_warnings=True) / server.n
+
     def seed(s: int) -> None:
         random.seed(s)
         np.random.seed(s)  # noqa: NPY002 (pure-ldp draws from the global generator)
 
-    return Peer("pure-ldp", api, path, lambda xs: (path(xs), None), seed)
+    return Peer("pure-ldp", api, path, lambda xs: (path(xs), None), seed, path_held)
 
 
 def _multi_freq_ldpy(name: str, d: int) -> Peer:
@@ -192,6 +202,20 @@ def pldp_path(mech: Mechanism, rng: np.random.Generator) -> Callable[[np.ndarray
 
     def path(x: np.ndarray) -> np.ndarray:
         return pldp.estimate(mech, mech.tally(mech.perturb(x, rng))).frequencies
+
+    return path
+
+
+def pldp_streaming_path(
+    mech: Mechanism, rng: np.random.Generator, chunk: int = 1024
+) -> Callable[[np.ndarray], np.ndarray]:
+    """pldp ingesting a stream: perturb and tally ``chunk`` users at a time, merging the tallies."""
+
+    def path(x: np.ndarray) -> np.ndarray:
+        tally = mech.tally(mech.perturb(x[:chunk], rng))
+        for start in range(chunk, x.size, chunk):
+            tally = tally.merge(mech.tally(mech.perturb(x[start : start + chunk], rng)))
+        return pldp.estimate(mech, tally).frequencies
 
     return path
 
@@ -346,7 +370,8 @@ def per_user_rows(
         where = f"n={users(n)}, d={d:,}"
         # pldp and the references, interleaved (same machine load for the ratios).
         thr = np.uint16(round(65536 * pldp.OUE(EPS, d).b[0]))  # OUE's zero-bit threshold
-        block = max(64, (1 << 20) // d)  # pldp's block of 2^20 coins
+        block_coins = pldp.UnaryEncoding._BLOCK_COINS
+        block = max(64, block_coins // d)  # pldp's block
 
         def coins_packbits(x: np.ndarray = items, d: int = d, thr: np.uint16 = thr, block: int = block) -> np.ndarray:
             out = np.empty((x.size, -(-d // 8)), dtype=np.uint8)
@@ -362,7 +387,8 @@ def per_user_rows(
                 lambda x=items, d=d: (rng.random(x.size), np.bincount(x, minlength=d)),
             ),
             "unary": (
-                "16-bit coins rng.bit_generator.random_raw(n·d/4) < t + np.packbits, blocks of 2^20 coins",
+                "16-bit coins rng.bit_generator.random_raw(n·d/4) < t + np.packbits, blocks of "
+                f"2^{block_coins.bit_length() - 1} coins",
                 coins_packbits,
             ),
         }
@@ -451,14 +477,42 @@ def per_user_rows(
                 )
                 if direct:
                     continue
-                mem_ratio = peak_same / peak_peer if peak_peer > 0 else math.inf
                 judged = not quick  # quick mode: too few users, pldp's fixed block buffers dominate
-                streams = " (it adds each report to its counts at once: O(d) memory)" if lib == "pure-ldp" else ""
+                if peer.path_held is not None:  # the peer also streams: compare both ways
+                    peak_stream = peak_peer
+                    peak_peer, _ = peak_memory(
+                        lambda p=peer, xs=xs: p.path_held(xs), lambda p=peer, xs=xs: p.path_held(xs[:200])
+                    )
+                    peak_pldp_stream, _ = peak_memory(
+                        lambda m=mech, x=sub: pldp_streaming_path(m, rng)(x),
+                        lambda m=mech, x=sub: pldp_streaming_path(m, rng)(x[:200]),
+                    )
+                    rows.append(
+                        Row(
+                            "vs peers: peak memory, streaming",
+                            f"{peer_name} ε={EPS:g}, d={d:,}, the same {users(n_sub)} users, no report kept: "
+                            f"{lib} aggregates each report as it is made ({mib(peak_stream)}); pldp perturbs and "
+                            f"tallies 1,024 users at a time, merging the tallies ({mib(peak_pldp_stream)}); both "
+                            "O(d) and flat in n, so no ratio is judged",
+                            None,
+                            None,
+                            "",
+                            "-",
+                            extra={
+                                "pldp_bytes": peak_pldp_stream,
+                                "peer_bytes": peak_stream,
+                                "users": n_sub,
+                                "library": lib,
+                            },
+                        )
+                    )
+                mem_ratio = peak_same / peak_peer if peak_peer > 0 else math.inf
+                held = " (all reports received, then aggregated)" if peer.path_held is not None else ""
                 rows.append(
                     Row(
                         "vs peers: peak memory",
-                        f"{peer_name} ε={EPS:g}, d={d:,}, the same {users(n_sub)} users: pldp {mib(peak_same)}, "
-                        f"{lib} {mib(peak_peer)}{streams}",
+                        f"{peer_name} ε={EPS:g}, d={d:,}, the same {users(n_sub)} users, reports held: "
+                        f"pldp {mib(peak_same)}, {lib} {mib(peak_peer)}{held}",
                         None,
                         mem_ratio,
                         "x the peer",

@@ -76,7 +76,8 @@ def test_joint_em_recovers_rho_and_reports_its_variance(data: str) -> None:
     proto = FEBSF([0.5, 1.0, 2.0], 1.0, k, data=data)
     rng = np.random.default_rng(12)
     est, rep, rhos = [], [], []
-    for _ in range(120):
+    repeats = 240
+    for _ in range(repeats):
         e = em(proto, proto.simulate(_cells(rng, n, p, rho), rng))
         est.append(e.frequencies)
         rep.append(e.variance)
@@ -84,7 +85,8 @@ def test_joint_em_recovers_rho_and_reports_its_variance(data: str) -> None:
     est, rep, rhos = np.array(est), np.array(rep), np.array(rhos)
     rse = rhos.std(axis=0, ddof=1) / math.sqrt(len(rhos))
     assert np.all(np.abs(rhos.mean(axis=0) - rho) < 4 * rse + 2e-3)
-    np.testing.assert_allclose(est.var(axis=0, ddof=1) / rep.mean(axis=0), 1.0, atol=0.3)
+    # the sample variance of `repeats` near-normal estimates has a relative SE of sqrt(2 / (repeats - 1))
+    np.testing.assert_allclose(est.var(axis=0, ddof=1) / rep.mean(axis=0), 1.0, atol=4 * math.sqrt(2 / (repeats - 1)))
 
 
 def test_em_increases_likelihood_and_stays_on_the_simplex() -> None:

@@ -64,9 +64,21 @@ def test_the_homogeneity_test_detects_a_wrong_simulator() -> None:
     assert _homogeneity_pvalue(per_user, simulated) < 1e-6
 
 
-def test_perturb_rows_match_the_channel() -> None:
-    """Each input's empirical report distribution fits its channel row (chi-square GOF)."""
-    mech = pldp.IPRR(pldp.ItemBudgets.from_array([0.1, 0.5, 1.0, 3.0, np.inf, np.inf]))
+@pytest.mark.parametrize(
+    ("mech", "one_uniform"),
+    [
+        (pldp.IPRR(pldp.ItemBudgets.from_array([0.1, 0.5, 1.0, 3.0, np.inf, np.inf])), True),  # alias
+        (pldp.KRR(1.0, 3), True),  # uniform q
+        (pldp.IPRR(pldp.ItemBudgets.from_array([3.0, 4.0, np.inf])), False),  # alias
+        (pldp.KRR(3.0, 4), False),  # uniform q
+    ],
+    ids=["iprr-one-uniform", "krr-one-uniform", "iprr-mask-and-alias", "krr-mask-and-integers"],
+)
+def test_perturb_rows_match_the_channel(mech: pldp.DirectEncoding, one_uniform: bool) -> None:
+    """Each input's empirical report distribution fits its channel row (chi-square GOF), on
+    both sampling paths of :meth:`DirectEncoding.perturb` (one uniform per user when at least
+    half the users lie, else a Bernoulli mask and a second draw for the liars)."""
+    assert (mech.delta <= 0.5) == one_uniform
     rng = np.random.default_rng(13)
     Q = mech.channel()
     users = 200_000

@@ -190,18 +190,22 @@ class DirectEncoding(Mechanism):
         prob, alias = alias_table(q)
         return np.arange(q.size) + prob, alias
 
-    def _check_indices(self, x: Any, what: str) -> np.ndarray:
+    def _check_indices(self, x: Any, what: str, *, check_range: bool = True) -> np.ndarray:
         arr = np.asarray(x)
         if arr.dtype.kind not in "iu":
             if arr.size == 0:
                 return arr.astype(np.int64)
             raise DomainError(f"{what} must be integer item indices (use Domain.encode), got dtype {arr.dtype}")
+        if check_range:
+            self._check_range(arr, what)
+        return arr
+
+    def _check_range(self, arr: np.ndarray, what: str) -> None:
         if arr.size:
             lo, hi = arr.min(), arr.max()
             if lo < 0 or hi >= self.d:
                 bad = arr[(arr < 0) | (arr >= self.d)]
                 raise DomainError(f"{what} must lie in [0, {self.d}); out of domain: {_show(np.unique(bad).tolist())}")
-        return arr
 
     def _dishonest(self, size: int, rng: np.random.Generator) -> np.ndarray:
         """``size`` draws from ``q / sum(q)``.
@@ -215,9 +219,9 @@ class DirectEncoding(Mechanism):
         threshold, alias = self._alias
         v = rng.random(size)
         v *= self.d
-        k = v.astype(np.intp)  # < d: the largest double below 1, times d, rounds below d
-        out = alias[k]
-        np.copyto(out, k, where=v < threshold[k])
+        k = v.astype(np.intp)
+        out = np.take(alias, k, mode="clip")  # v = d (a rounding, once in 2**53) -> the alias
+        np.copyto(out, k, where=v < np.take(threshold, k, mode="clip"))
         return out
 
     def perturb(self, x: Any, rng: np.random.Generator) -> np.ndarray:
@@ -235,20 +239,64 @@ class DirectEncoding(Mechanism):
         ndarray of int
             Reported item indices, same shape as ``x``.
         """
-        arr = self._check_indices(x, "x")
-        out = np.array(arr, dtype=np.int64 if arr.dtype.itemsize > 4 else np.int32, copy=True)
-        flat = out.reshape(-1)
-        for start in range(0, flat.size, self._BLOCK):  # blocks keep temporaries in cache
+        arr = self._check_indices(x, "x", check_range=False)
+        out = np.empty(arr.shape, dtype=np.int64 if arr.dtype.itemsize > 4 else np.int32)
+        flat_x, flat = arr.reshape(-1), out.reshape(-1)
+        one_uniform = self._delta <= 0.5
+        for start in range(0, flat.size, self._BLOCK):  # blocks: every pass runs in cache
+            xb = flat_x[start : start + self._BLOCK]
+            self._check_range(xb, "x")
             block = flat[start : start + self._BLOCK]
+            block[...] = xb
+            if one_uniform:
+                self._perturb_one_uniform(block, rng)
+                continue
             lie = rng.random(block.size) >= self._delta
             block[lie] = self._dishonest(int(np.count_nonzero(lie)), rng)
         return out
 
+    def _perturb_one_uniform(self, block: np.ndarray, rng: np.random.Generator) -> None:
+        """Perturb ``block`` in place with one uniform per user (used when most users lie).
+
+        ``u < delta`` keeps the item; otherwise ``w = (u - delta) d / (1 - delta)`` is uniform on
+        ``[0, d)`` and drives the alias draw as in :meth:`_dishonest` (column ``floor(w)``, coin
+        ``w < k + prob[k]``; for a uniform ``q``, the column itself). With ``delta <= 1/2`` the
+        draw keeps a resolution of ``2 d 2**-53``: one bit less than with a second uniform, and
+        there is no boolean scatter.
+        ``take(..., mode="clip")`` keeps the honest users' negative columns (overwritten by the
+        mask) and a ``w`` rounded up to ``d`` (then ``w >= k + prob[k]``, the alias) in range.
+        """
+        u = rng.random(block.size)
+        lie = u >= self._delta
+        u -= self._delta
+        u *= self.d / (1.0 - self._delta)
+        k = u.astype(np.intp)
+        if self._alias is None:  # uniform q: the column is the report
+            np.minimum(k, self.d - 1, out=k)
+            np.copyto(block, k, where=lie)
+            return
+        threshold, alias = self._alias
+        y = np.take(alias, k, mode="clip")
+        np.copyto(y, k, where=u < np.take(threshold, k, mode="clip"))
+        np.copyto(block, y, where=lie)
+
     # ---------------------------------------------------------------------- server
     def tally(self, reports: Any) -> Tally:
-        """Count reports per item (``np.bincount``)."""
-        arr = self._check_indices(reports, "reports").reshape(-1)
-        return Tally(arr.size, np.bincount(arr, minlength=self.d), "direct")
+        """Count reports per item (``np.bincount``).
+
+        ``bincount`` itself rejects negative entries and sizes its output by the largest one,
+        so the range check costs nothing extra on valid reports; any report outside
+        ``[0, d)`` raises :class:`~pldp.errors.DomainError` naming it.
+        """
+        arr = self._check_indices(reports, "reports", check_range=False).reshape(-1)
+        try:
+            counts = np.bincount(arr, minlength=self.d)
+        except (ValueError, TypeError):  # a negative entry, or a dtype bincount does not take (uint64)
+            self._check_range(arr, "reports")
+            counts = np.bincount(arr.astype(np.intp), minlength=self.d)
+        if counts.size > self.d:
+            self._check_range(arr, "reports")  # raises
+        return Tally(arr.size, counts, "direct")
 
     def simulate(self, true_counts: Any, rng: np.random.Generator) -> Tally:
         """Exact count-level simulation of the tally of users with ``true_counts``.
