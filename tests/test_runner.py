@@ -54,11 +54,14 @@ def test_repeat_streams_are_the_spawned_children() -> None:
     assert repeat_rng(11, 2, 1, 3).random() == np.random.default_rng(child).random()
 
 
-def test_dask_local_cluster_gives_the_serial_numbers() -> None:
-    pytest.importorskip("dask.distributed")
+def test_dask_local_cluster_and_an_existing_scheduler_give_the_serial_numbers() -> None:
+    distributed = pytest.importorskip("dask.distributed")
     serial = run_experiments([TOY], seed=3, workers=1, progress=False)
     parallel = run_experiments([TOY], seed=3, workers=2, progress=False)
     pd.testing.assert_frame_equal(serial, parallel)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0") as c:
+        remote = run_experiments([TOY], seed=3, scheduler=c.scheduler_address, progress=False)
+    pd.testing.assert_frame_equal(serial, remote)
 
 
 def test_bad_runner_arguments_are_named() -> None:
