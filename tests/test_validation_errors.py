@@ -171,7 +171,14 @@ MECHS = [
 
 @pytest.mark.parametrize("make", MECHS)
 @pytest.mark.parametrize(
-    ("bad", "named"), [([0, 5, 1], ["5"]), ([-1, 2], ["-1"]), ([9, 0, -3, 9, 7], ["-3", "7", "9"])]
+    ("bad", "named"),
+    [
+        ([0, 5, 1], ["5"]),
+        ([-1, 2], ["-1"]),
+        ([9, 0, -3, 9, 7], ["-3", "7", "9"]),
+        ([0, 2**62], [str(2**62)]),  # tally must not try to count up to it
+        (np.array([1, 7], dtype=np.uint64), ["7"]),  # a dtype np.bincount does not take
+    ],
 )
 def test_out_of_domain_indices(make, bad, named, rng):
     mech = make()

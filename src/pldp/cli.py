@@ -192,7 +192,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--path",
         choices=["count", "per-user"],
         default="count",
-        help="exact count-level simulation (default) or perturb and tally every user",
+        help="exact count-level simulation (default) or perturb and tally every user (same distribution; "
+        "much slower for unary encoding on large domains, e.g. the Kosarak item-sets)",
     )
     rep.add_argument("--kosarak", default=None, help="path to the full kosarak.dat (default: the bundled prefix)")
     rep.add_argument("--no-progress", action="store_true", help="no progress bar")

@@ -291,7 +291,7 @@ class DirectEncoding(Mechanism):
         arr = self._check_indices(reports, "reports", check_range=False).reshape(-1)
         try:
             counts = np.bincount(arr, minlength=self.d)
-        except (ValueError, TypeError):  # a negative entry, or a dtype bincount does not take (uint64)
+        except (ValueError, TypeError, MemoryError):  # negative, a dtype it does not take, an absurd maximum
             self._check_range(arr, "reports")
             counts = np.bincount(arr.astype(np.intp), minlength=self.d)
         if counts.size > self.d:
