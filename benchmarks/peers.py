@@ -33,7 +33,7 @@ import resource
 import time
 import tracemalloc
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -120,18 +120,17 @@ def _pure_ldp(name: str, d: int) -> Peer:
     assert math.isclose(client.p, float(support[0][0]), rel_tol=1e-3), (name, client.p, support)
     assert math.isclose(client.q, float(support[1][0]), rel_tol=1e-3), (name, client.q, support)
 
-    def path(xs: list[int]) -> np.ndarray:
-        server = server_cls(EPS, d, index_mapper=_identity, **kw)
-        for x in xs:
-            server.aggregate(client.privatise(x))
-        return server.estimate_all(range(d), suppress_warnings=True) / server.n
-
-    def path_held(xs: list[int]) -> np.ndarray:
-        reports = [client.privatise(x) for x in xs]  # what a collector has received
+    def aggregate(reports: Iterable[Any]) -> np.ndarray:
         server = server_cls(EPS, d, index_mapper=_identity, **kw)
         for report in reports:
             server.aggregate(report)
         return server.estimate_all(range(d), suppress_warnings=True) / server.n
+
+    def path(xs: list[int]) -> np.ndarray:  # each report aggregated as it is made
+        return aggregate(client.privatise(x) for x in xs)
+
+    def path_held(xs: list[int]) -> np.ndarray:  # what a collector has received, then aggregated
+        return aggregate([client.privatise(x) for x in xs])
 
     def seed(s: int) -> None:
         random.seed(s)

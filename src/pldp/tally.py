@@ -17,7 +17,7 @@ import numpy as np
 from pldp._validation import as_counts, check_int
 from pldp.errors import TallyError
 
-__all__ = ["TALLY_FORMAT", "Tally"]
+__all__ = ["TALLY_FORMAT", "Tally", "users_from_counts"]
 
 #: Version tag written by :meth:`Tally.to_dict`.
 TALLY_FORMAT = "pldp.tally/1"
@@ -119,3 +119,16 @@ class Tally:
             return cls(data["n"], np.asarray(data["counts"]), data["kind"])
         except KeyError as exc:
             raise TallyError(f"tally dict lacks the field {exc.args[0]!r}") from None
+
+
+def users_from_counts(counts: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The users behind validated true counts, in the form ``perturb`` takes (inverse of tallying).
+
+    1-D counts per item give ``(items,)`` with ``items = repeat(arange(d), counts)``; a 2-D
+    ``(t, d)`` table of counts per (level, item) gives ``(items, levels)``, level-major.
+    """
+    if counts.ndim == 1:
+        return (np.repeat(np.arange(counts.size), counts),)
+    t, d = counts.shape
+    flat = counts.reshape(-1)
+    return np.repeat(np.tile(np.arange(d), t), flat), np.repeat(np.repeat(np.arange(t), d), flat)

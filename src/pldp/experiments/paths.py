@@ -22,8 +22,9 @@ from typing import Any
 import numpy as np
 
 from pldp.errors import ParameterError
+from pldp.tally import users_from_counts
 
-__all__ = ["DEFAULT_PATH", "PATHS", "observe", "path_of", "users_of"]
+__all__ = ["DEFAULT_PATH", "PATHS", "check_path", "observe", "path_of", "users_of"]
 
 #: The two ways from true data to a tally.
 PATHS = ("count", "per-user")
@@ -31,39 +32,39 @@ PATHS = ("count", "per-user")
 DEFAULT_PATH = "count"
 
 
-def path_of(setting: Mapping[str, Any]) -> str:
-    """The path a setting asks for (``setting["path"]``, default :data:`DEFAULT_PATH`), validated."""
-    path = str(setting.get("path", DEFAULT_PATH))
+def check_path(path: str) -> str:
+    """``path`` if it is one of :data:`PATHS`, else :class:`~pldp.errors.ParameterError`."""
     if path not in PATHS:
         raise ParameterError(f"path must be one of {PATHS}, got {path!r}")
     return path
+
+
+def path_of(setting: Mapping[str, Any]) -> str:
+    """The path a setting asks for (``setting["path"]``, default :data:`DEFAULT_PATH`), validated."""
+    return check_path(str(setting.get("path", DEFAULT_PATH)))
 
 
 def users_of(*data: Any) -> tuple[Any, ...]:
     """The per-user form of the data a ``simulate`` call takes, as ``perturb`` takes it.
 
     * one 1-D array of counts per item (mechanisms, padding-and-sampling's inner mechanism)
-      -> ``(items,)``, ``items = repeat(arange(d), counts)``;
+      -> ``(items,)``;
     * one 2-D ``(t, d)`` table of counts per (level, item) (PLDP-FEBSF and the grouped
       baselines) -> ``(items, levels)``;
     * anything else (MPLDP's ``(values, levels)``) is already per user and is returned as is.
+
+    The expansion is :func:`pldp.tally.users_from_counts`.
     """
-    if len(data) == 1:
-        counts = np.asarray(data[0])
-        if counts.dtype.kind not in "iu":
-            raise ParameterError(f"counts must be integers, got dtype {counts.dtype}")
-        if counts.size and counts.min() < 0:
-            raise ParameterError("counts must be non-negative")
-        if counts.ndim == 1:
-            return (np.repeat(np.arange(counts.size), counts),)
-        if counts.ndim == 2:
-            t, d = counts.shape
-            flat = counts.reshape(-1)
-            items = np.repeat(np.tile(np.arange(d), t), flat)
-            levels = np.repeat(np.repeat(np.arange(t), d), flat)
-            return items, levels
+    if len(data) != 1:
+        return data
+    counts = np.asarray(data[0])
+    if counts.dtype.kind not in "iu":
+        raise ParameterError(f"counts must be integers, got dtype {counts.dtype}")
+    if counts.size and counts.min() < 0:
+        raise ParameterError("counts must be non-negative")
+    if counts.ndim not in (1, 2):
         raise ParameterError(f"counts must be 1-D (per item) or 2-D (per level and item), got shape {counts.shape}")
-    return data
+    return users_from_counts(counts)
 
 
 def observe(obj: Any, *data: Any, rng: np.random.Generator, path: str = DEFAULT_PATH) -> Any:
@@ -89,8 +90,6 @@ def observe(obj: Any, *data: Any, rng: np.random.Generator, path: str = DEFAULT_
     >>> observe(mech, counts, rng=np.random.default_rng(0), path="per-user").n
     100
     """
-    if path == "count":
+    if check_path(path) == "count":
         return obj.simulate(*data, rng)
-    if path == "per-user":
-        return obj.tally(obj.perturb(*users_of(*data), rng))
-    raise ParameterError(f"path must be one of {PATHS}, got {path!r}")
+    return obj.tally(obj.perturb(*users_of(*data), rng))

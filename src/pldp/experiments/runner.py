@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from pldp.errors import ParameterError
-from pldp.experiments.paths import DEFAULT_PATH, PATHS
+from pldp.experiments.paths import DEFAULT_PATH, check_path
 from pldp.experiments.spec import Check, Experiment
 
 __all__ = ["repeat_rng", "run_experiments", "run_task", "write_outputs"]
@@ -93,8 +93,7 @@ def run_experiments(
 
     if trials is not None and trials < 1:
         raise ParameterError(f"trials must be >= 1, got {trials!r}")
-    if path not in PATHS:
-        raise ParameterError(f"path must be one of {PATHS}, got {path!r}")
+    check_path(path)
     if workers is not None and workers < 1:
         raise ParameterError(f"workers must be >= 1, got {workers!r}")
     seen: dict[str, int] = {}  # experiments seen so far, per paper
@@ -182,7 +181,7 @@ def write_outputs(
     report = out / "report.md"
     lines = ["# pldp reproduction report", ""]
     if elapsed is not None:
-        paths = sorted(table["path"].unique()) if "path" in getattr(table, "columns", ()) else []
+        paths = sorted(table["path"].unique()) if "path" in table.columns else []
         how = f" ({' and '.join(paths)} path)" if paths else ""
         lines.append(f"Ran {len(table):,} result rows{how} in {elapsed:.1f} s.")
         lines.append("")

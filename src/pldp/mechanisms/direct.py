@@ -190,14 +190,13 @@ class DirectEncoding(Mechanism):
         prob, alias = alias_table(q)
         return np.arange(q.size) + prob, alias
 
-    def _check_indices(self, x: Any, what: str, *, check_range: bool = True) -> np.ndarray:
+    def _check_dtype(self, x: Any, what: str) -> np.ndarray:
+        """``x`` as an array of integer item indices (the range is checked by the caller)."""
         arr = np.asarray(x)
         if arr.dtype.kind not in "iu":
             if arr.size == 0:
                 return arr.astype(np.int64)
             raise DomainError(f"{what} must be integer item indices (use Domain.encode), got dtype {arr.dtype}")
-        if check_range:
-            self._check_range(arr, what)
         return arr
 
     def _check_range(self, arr: np.ndarray, what: str) -> None:
@@ -216,11 +215,21 @@ class DirectEncoding(Mechanism):
         """
         if self._alias is None:
             return rng.integers(0, self.d, size=size)
-        threshold, alias = self._alias
         v = rng.random(size)
         v *= self.d
+        return self._alias_draw(v)
+
+    def _alias_draw(self, v: np.ndarray) -> np.ndarray:
+        """Alias-method draws from ``q / sum(q)`` driven by ``v``, uniform on ``[0, d)``.
+
+        Column ``k = floor(v)``, kept when ``v < k + prob[k]``, else its alias. ``take(...,
+        mode="clip")`` keeps out-of-range columns in range: a ``v`` rounded up to ``d`` (once in
+        2**53; then ``v >= k + prob[k]``, the alias) and the negative ``v`` of users that
+        :meth:`_perturb_one_uniform` overwrites anyway.
+        """
+        threshold, alias = self._alias  # type: ignore[misc]
         k = v.astype(np.intp)
-        out = np.take(alias, k, mode="clip")  # v = d (a rounding, once in 2**53) -> the alias
+        out = np.take(alias, k, mode="clip")
         np.copyto(out, k, where=v < np.take(threshold, k, mode="clip"))
         return out
 
@@ -239,7 +248,7 @@ class DirectEncoding(Mechanism):
         ndarray of int
             Reported item indices, same shape as ``x``.
         """
-        arr = self._check_indices(x, "x", check_range=False)
+        arr = self._check_dtype(x, "x")
         out = np.empty(arr.shape, dtype=np.int64 if arr.dtype.itemsize > 4 else np.int32)
         flat_x, flat = arr.reshape(-1), out.reshape(-1)
         one_uniform = self._delta <= 0.5
@@ -260,24 +269,19 @@ class DirectEncoding(Mechanism):
 
         ``u < delta`` keeps the item; otherwise ``w = (u - delta) d / (1 - delta)`` is uniform on
         ``[0, d)`` and drives the alias draw as in :meth:`_dishonest` (column ``floor(w)``, coin
-        ``w < k + prob[k]``; for a uniform ``q``, the column itself). With ``delta <= 1/2`` the
-        draw keeps a resolution of ``2 d 2**-53``: one bit less than with a second uniform, and
-        there is no boolean scatter.
-        ``take(..., mode="clip")`` keeps the honest users' negative columns (overwritten by the
-        mask) and a ``w`` rounded up to ``d`` (then ``w >= k + prob[k]``, the alias) in range.
+        ``w < k + prob[k]``, :meth:`_alias_draw`; for a uniform ``q``, the column itself). With
+        ``delta <= 1/2`` the draw keeps a resolution of ``2 d 2**-53``: one bit less than with a
+        second uniform, and there is no boolean scatter.
         """
         u = rng.random(block.size)
         lie = u >= self._delta
         u -= self._delta
         u *= self.d / (1.0 - self._delta)
-        k = u.astype(np.intp)
         if self._alias is None:  # uniform q: the column is the report
-            np.minimum(k, self.d - 1, out=k)
-            np.copyto(block, k, where=lie)
-            return
-        threshold, alias = self._alias
-        y = np.take(alias, k, mode="clip")
-        np.copyto(y, k, where=u < np.take(threshold, k, mode="clip"))
+            y = u.astype(np.intp)
+            np.minimum(y, self.d - 1, out=y)
+        else:
+            y = self._alias_draw(u)
         np.copyto(block, y, where=lie)
 
     # ---------------------------------------------------------------------- server
@@ -288,7 +292,7 @@ class DirectEncoding(Mechanism):
         so the range check costs nothing extra on valid reports; any report outside
         ``[0, d)`` raises :class:`~pldp.errors.DomainError` naming it.
         """
-        arr = self._check_indices(reports, "reports", check_range=False).reshape(-1)
+        arr = self._check_dtype(reports, "reports").reshape(-1)
         try:
             counts = np.bincount(arr, minlength=self.d)
         except (ValueError, TypeError, MemoryError):  # negative, a dtype it does not take, an absurd maximum

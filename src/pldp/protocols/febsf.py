@@ -43,6 +43,7 @@ from pldp.mechanisms.base import Mechanism
 from pldp.mechanisms.direct import KRR, DirectEncoding
 from pldp.mechanisms.unary import OUE, RAPPOR
 from pldp.protocols.base import Protocol
+from pldp.tally import users_from_counts
 
 __all__ = ["FEBSF", "FEBSFReports", "FEBSFTally", "auem", "check_levels", "em"]
 
@@ -315,9 +316,7 @@ class FEBSF(Protocol):
                 y = mech.simulate(c[i], rng).counts
                 table += rng.multinomial(y, self.pi[i]).T  # (d, t) -> (t, d)
             return FEBSFTally("krr", self.t, self.d, table=table)
-        levels = np.repeat(np.repeat(np.arange(self.t), self.d), c.reshape(-1))
-        items = np.repeat(np.tile(np.arange(self.d), self.t), c.reshape(-1))
-        return self.tally(self.perturb(items, levels, rng))
+        return self.tally(self.perturb(*users_from_counts(c), rng))
 
     def privacy(self) -> dict[str, Any]:
         """Exact checks: each level's item mechanism and the level mechanism."""
