@@ -138,8 +138,8 @@ def test_every_solution_satisfies_every_constraint(seed: int, r: str) -> None:
     eps, sizes = random_levels(rng)
     models = ("opt1", "opt2", "opt0") if seed < 6 else ("opt1", "opt2")
     for model in models:
-        sol = solve_idue(eps, sizes, model=model, r=r)
-        assert sol.model == model and sol.r == r and sol.t == eps.size
+        sol = solve_idue(eps, sizes, model=model, pair_rule=r)
+        assert sol.model == model and sol.pair_rule == r and sol.t == eps.size
         assert_private(sol, eps, sizes, r)
 
 
@@ -177,7 +177,7 @@ def test_extreme_budgets_still_give_private_mechanisms(eps, sizes) -> None:
     """Tiny, huge (capped at 60 inside, stricter) and repeated budgets: feasible, no exception."""
     for model in ("opt1", "opt2", "opt0"):
         for r in ("min", "avg"):
-            sol = solve_idue(eps, sizes, model=model, r=r)
+            sol = solve_idue(eps, sizes, model=model, pair_rule=r)
             assert_private(sol, eps, sizes, r)
             assert np.isfinite(sol.objective)
 
@@ -222,7 +222,7 @@ def test_convex_models_are_at_least_as_good_as_slsqp(seed: int, model: str) -> N
     rng = np.random.default_rng(seed)
     eps, sizes = random_levels(rng, t_max=5)
     for r in ("min", "avg"):
-        sol = solve_idue(eps, sizes, model=model, r=r)
+        sol = solve_idue(eps, sizes, model=model, pair_rule=r)
         ref = _slsqp_reference(model, eps, sizes, r, rng)
         assert sol.model_objective <= ref * (1 + 1e-8)
         # the certified duality gap: a true lower bound below the objective, within rtol = 1e-10
@@ -323,7 +323,7 @@ def test_opt0_is_at_least_as_good_as_an_independent_multistart(seed: int) -> Non
     eps = rng.uniform(0.2, 4.0, t)
     sizes = rng.integers(1, 10, t)
     r = "min" if seed < 2 else "avg"
-    sol = solve_idue(eps, sizes, model="opt0", r=r)
+    sol = solve_idue(eps, sizes, model="opt0", pair_rule=r)
     ref = _opt0_reference(eps, sizes, r, rng)
     assert np.isfinite(ref)
     assert sol.objective <= ref * (1 + 1e-6)
@@ -379,16 +379,16 @@ def test_same_level_flag_changes_only_single_item_levels(model: str) -> None:
     level 0's own ratio far above e^0.5 and does strictly better than 'always', which keeps
     it at e^0.5. (Under MinID-LDP the cross pairs already bound the diagonal in such cases.)"""
     eps, sizes, r = [0.5, 5.0], [1, 2], "avg"
-    auto = solve_idue(eps, sizes, model=model, r=r, same_level="auto")
-    always = solve_idue(eps, sizes, model=model, r=r, same_level="always")
+    auto = solve_idue(eps, sizes, model=model, pair_rule=r, same_level="auto")
+    always = solve_idue(eps, sizes, model=model, pair_rule=r, same_level="always")
     assert_private(auto, eps, sizes, r, "auto")
     assert_private(always, eps, sizes, r, "always")
     assert auto.objective < always.objective * (1 - 1e-2)
     assert idue_log_ratios(auto.a, auto.b)[0, 0] > 1.0  # allowed: level 0 holds one item
     assert (0, 0) in always.active
     # with two items in level 0 the flag no longer matters
-    a2 = solve_idue(eps, [2, 2], model=model, r=r, same_level="auto")
-    b2 = solve_idue(eps, [2, 2], model=model, r=r, same_level="always")
+    a2 = solve_idue(eps, [2, 2], model=model, pair_rule=r, same_level="auto")
+    b2 = solve_idue(eps, [2, 2], model=model, pair_rule=r, same_level="always")
     assert a2.objective == pytest.approx(b2.objective, rel=1e-9)
 
 
@@ -398,8 +398,8 @@ def test_avg_budgets_are_laxer_than_min(seed: int) -> None:
     rng = np.random.default_rng(900 + seed)
     eps, sizes = random_levels(rng, t_max=10)
     for model in ("opt1", "opt2"):
-        lo = solve_idue(eps, sizes, model=model, r="avg").objective
-        hi = solve_idue(eps, sizes, model=model, r="min").objective
+        lo = solve_idue(eps, sizes, model=model, pair_rule="avg").objective
+        hi = solve_idue(eps, sizes, model=model, pair_rule="min").objective
         assert lo <= hi * (1 + 1e-9)
 
 
@@ -407,8 +407,8 @@ def test_equal_budgets_are_plain_ldp() -> None:
     """All levels at one budget (MinID = AvgID = LDP): opt1 is RAPPOR and opt2 is OUE there."""
     eps, sizes = [1.5, 1.5, 1.5], [2, 3, 1]
     for r in ("min", "avg"):
-        s1 = solve_idue(eps, sizes, model="opt1", r=r)
-        s2 = solve_idue(eps, sizes, model="opt2", r=r)
+        s1 = solve_idue(eps, sizes, model="opt1", pair_rule=r)
+        s2 = solve_idue(eps, sizes, model="opt2", pair_rule=r)
         np.testing.assert_allclose(s1.a, rappor(1.5)[0], atol=1e-8)
         np.testing.assert_allclose(s2.b, oue(1.5)[1], atol=1e-8)
 
@@ -455,7 +455,7 @@ def test_objective_and_ratio_helpers() -> None:
         ({"epsilons": [1.0, 2.0], "sizes": [1, -3]}, ParameterError, "[1]=-3"),
         ({"epsilons": [1.0, 2.0], "sizes": [True, 2]}, ParameterError, "[0]=True"),
         ({"epsilons": [1.0, 2.0], "sizes": [1, 2], "model": "opt3"}, ParameterError, "'opt3'"),
-        ({"epsilons": [1.0, 2.0], "sizes": [1, 2], "r": "max"}, ParameterError, "'max'"),
+        ({"epsilons": [1.0, 2.0], "sizes": [1, 2], "pair_rule": "max"}, ParameterError, "'max'"),
         ({"epsilons": [1.0, 2.0], "sizes": [1, 2], "same_level": "never"}, ParameterError, "'never'"),
         ({"epsilons": [1.0, 2.0], "sizes": [1, 2], "rtol": 0.0}, ParameterError, "rtol"),
         ({"epsilons": [1.0, 2.0], "sizes": [1, 2], "n_random": -1}, ParameterError, "n_random"),

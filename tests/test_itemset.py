@@ -25,7 +25,7 @@ def _idue_like() -> UnaryEncoding:
     tau_i + tau_j <= min(eps_i, eps_j) for eps = (1.0, 1.2, 2.0), levels of sizes 1, 1, 3."""
     tau = np.array([0.4, 0.55, 0.6, 0.6, 0.6])
     a = 1 / (1 + np.exp(-tau))
-    return UnaryEncoding(a, 1 - a, pldp.ItemBudgets.from_array([1.0, 1.2, 2.0, 2.0, 2.0]), r="min")
+    return UnaryEncoding(a, 1 - a, pldp.ItemBudgets.from_array([1.0, 1.2, 2.0, 2.0, 2.0]), pair_rule="min")
 
 
 def test_itemsets_from_lists() -> None:
@@ -100,7 +100,7 @@ def test_per_user_path_and_simulate_agree() -> None:
         lambda: _idue_like(),
         lambda: pldp.IDUE(pldp.ItemBudgets.from_array([0.5, 0.6, 1.0, 1.0, 1.0, 1.0]), model="opt0"),
         lambda: pldp.IDUE(
-            pldp.ItemBudgets.from_array([1.0, 2.0, 2.0, 4.0, 4.0]), model="opt1", r="avg", same_level="always"
+            pldp.ItemBudgets.from_array([1.0, 2.0, 2.0, 4.0, 4.0]), model="opt1", pair_rule="avg", same_level="always"
         ),
     ],
     ids=["oue", "rappor", "idue-like", "idue-opt0", "idue-opt1-avg"],
@@ -115,7 +115,7 @@ def test_theorem4_exactly_on_small_universes(base, ell: int) -> None:
 
 
 def test_itemset_budget_eq15() -> None:
-    mech = UnaryEncoding([0.55] * 4, [0.45] * 4, pldp.ItemBudgets.from_array([0.5, 1.0, 2.0, 2.0]), r="min")
+    mech = UnaryEncoding([0.55] * 4, [0.45] * 4, pldp.ItemBudgets.from_array([0.5, 1.0, 2.0, 2.0]), pair_rule="min")
     ps = PaddingSampling(mech, ell=3)
     assert ps.epsilon_star == 0.5
     # |x| = 2 < ell: eta = 2/3
@@ -137,6 +137,6 @@ def test_dummies_need_the_same_level_constraint() -> None:
     """ERRATA IDUE-3 drops (i, i) for single-item levels; padding adds dummies to the
     smallest-budget level, so there it is needed again: PS refuses a base that lacks it."""
     budgets = pldp.ItemBudgets.from_array([1.0, 2.0, 2.0, 4.0, 4.0])
-    base = pldp.IDUE(budgets, model="opt1", r="avg")  # level eps = 1 holds a single item
+    base = pldp.IDUE(budgets, model="opt1", pair_rule="avg")  # level eps = 1 holds a single item
     with pytest.raises(pldp.BudgetError, match="same_level"):
         PaddingSampling(base, ell=2)

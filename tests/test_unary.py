@@ -43,10 +43,10 @@ def test_rappor_and_oue_are_exactly_eps_ldp(cls: type, eps: float) -> None:
 def test_privacy_check_can_fail() -> None:
     budgets = pldp.ItemBudgets.from_array([1.0, 1.0, 2.0])
     # a_0 (1 - b_2) / (b_0 (1 - a_2)) = 0.7 * 0.8 / (0.2 * 0.3) = 9.33 > e^1
-    mech = UnaryEncoding([0.7, 0.6, 0.7], [0.2, 0.3, 0.2], budgets, r="min")
+    mech = UnaryEncoding([0.7, 0.6, 0.7], [0.2, 0.3, 0.2], budgets, pair_rule="min")
     rep = mech.privacy()
     assert not rep.holds and rep.violations
-    ok = UnaryEncoding([0.55, 0.55, 0.55], [0.45, 0.45, 0.45], budgets, r="min")
+    ok = UnaryEncoding([0.55, 0.55, 0.55], [0.45, 0.45, 0.45], budgets, pair_rule="min")
     assert ok.privacy().holds
 
 
@@ -56,7 +56,7 @@ def test_single_item_level_needs_no_diagonal_constraint() -> None:
     # item 0 alone in its level: its own ratio a0(1-b0)/(b0(1-a0)) may exceed e^0.5
     a = np.array([0.8, 0.6, 0.6])
     b = np.array([0.5, 0.4, 0.4])
-    rep = UnaryEncoding(a, b, budgets, r="min").privacy()
+    rep = UnaryEncoding(a, b, budgets, pair_rule="min").privacy()
     g0 = next(i for i, items in enumerate(rep.group_items) if items.tolist() == [0])
     assert rep.realised[g0, g0] > 0.5  # would violate if the pair existed
     assert not rep.pair_mask[g0, g0]
@@ -75,7 +75,7 @@ def test_perturb_memory_and_shape() -> None:
 
 def test_per_bit_probabilities_match_a_and_b() -> None:
     budgets = pldp.ItemBudgets.from_array([0.5, 1.0, 2.0, 4.0, 4.0])
-    mech = UnaryEncoding([0.6, 0.62, 0.7, 0.55, 0.8], [0.4, 0.35, 0.3, 0.1, 0.2], budgets, r="avg")
+    mech = UnaryEncoding([0.6, 0.62, 0.7, 0.55, 0.8], [0.4, 0.35, 0.3, 0.1, 0.2], budgets, pair_rule="avg")
     rng = np.random.default_rng(1)
     users = 100_000
     for x in range(5):
@@ -146,7 +146,7 @@ def test_unary_mle_kkt_and_likelihood() -> None:
 
 def test_unary_worst_case_fixed_is_the_opt0_objective() -> None:
     budgets = pldp.ItemBudgets.from_array([0.5, 1.0, 1.0, 2.0])
-    mech = UnaryEncoding([0.55, 0.6, 0.6, 0.5], [0.45, 0.4, 0.4, 0.2], budgets, r="min")
+    mech = UnaryEncoding([0.55, 0.6, 0.6, 0.5], [0.45, 0.4, 0.4, 0.2], budgets, pair_rule="min")
     a, b = mech.a, mech.b
     f = np.sum(b * (1 - b) / (a - b) ** 2) + np.max((1 - a - b) / (a - b))  # Gu et al. eq. 8
     n = 1000
@@ -160,7 +160,7 @@ def test_unary_worst_case_fixed_is_the_opt0_objective() -> None:
 
 def test_unary_worst_case_iid_is_the_maximum() -> None:
     budgets = pldp.ItemBudgets.from_array([0.5, 1.0, 1.0, 2.0, 3.0])
-    mech = UnaryEncoding([0.55, 0.6, 0.6, 0.5, 0.7], [0.45, 0.4, 0.4, 0.2, 0.1], budgets, r="min")
+    mech = UnaryEncoding([0.55, 0.6, 0.6, 0.5, 0.7], [0.45, 0.4, 0.4, 0.2, 0.1], budgets, pair_rule="min")
     wc = pldp.theory.worst_case(mech, 100, model="iid")
     assert wc.p.sum() == pytest.approx(1.0) and wc.p_l1.sum() == pytest.approx(1.0)
     rng = np.random.default_rng(9)

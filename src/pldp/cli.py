@@ -128,7 +128,7 @@ def _mechanism_show(args: argparse.Namespace) -> int:
         if args.budgets is None:
             raise SystemExit(f"{name} needs --budgets, e.g. --budgets 0.1,0.5,1.0,inf,inf")
         budgets = pldp.ItemBudgets.from_array(_parse_budgets(args.budgets))
-        mech = pldp.IPRR(budgets) if name == "iprr" else pldp.IDUE(budgets, model=args.model, r=args.r)
+        mech = pldp.IPRR(budgets) if name == "iprr" else pldp.IDUE(budgets, model=args.model, pair_rule=args.pair_rule)
     else:
         raise SystemExit(f"unknown mechanism {args.name!r}: krr, urr, iprr, rappor, oue, idue")
     p_star, q_star = mech.support
@@ -214,7 +214,9 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--sensitive", default=None, help="urr: comma-separated 0/1 flags per item")
     show.add_argument("--budgets", default=None, help="iprr/idue: comma-separated budgets, inf = non-sensitive")
     show.add_argument("--model", default="opt0", choices=["opt0", "opt1", "opt2"], help="idue model")
-    show.add_argument("--r", default="min", choices=["min", "avg"], help="idue notion: MinID or AvgID")
+    show.add_argument(
+        "--pair-rule", default="min", choices=["min", "avg"], help="idue notion: MinID-LDP (min) or AvgID-LDP (avg)"
+    )
     show.add_argument("--json", action="store_true", help="machine-readable output")
     show.set_defaults(func=_mechanism_show)
     return parser

@@ -25,7 +25,7 @@ import numpy as np
 
 from pldp.errors import ParameterError
 
-__all__ = ["PrivacyReport", "check_channel", "report_from_columns"]
+__all__ = ["PrivacyReport", "check_channel", "pair_budgets", "report_from_columns"]
 
 #: Absolute tolerance on log-ratios used by default.
 TOLERANCE = 1e-12
@@ -145,3 +145,23 @@ def check_channel(
     np.fill_diagonal(off, 0.0)
     invertible = (np.diag(Q) > 0) & ~np.any(off > 0, axis=0)
     return report_from_columns(Q.max(axis=0), Q.min(axis=0), invertible, claimed, notion, tolerance=tolerance)
+
+
+def pair_budgets(eps: np.ndarray, pair_rule: str = "min") -> np.ndarray:
+    """The pair budget :math:`r(\\varepsilon_i, \\varepsilon_j)` for all pairs (ID-LDP, Gu et al. ICDE 2020, Def. 2).
+
+    ``pair_rule="min"``: MinID-LDP (Def. 3), :math:`\\min(\\varepsilon_i, \\varepsilon_j)`;
+    ``"avg"``: AvgID-LDP (Sec. VIII), :math:`(\\varepsilon_i + \\varepsilon_j)/2`. (Plain LDP is the
+    ``"min"`` rule applied to equal budgets.)
+
+    Raises
+    ------
+    ParameterError
+        Any other rule.
+    """
+    e = np.asarray(eps, dtype=float)
+    if pair_rule == "min":
+        return np.minimum.outer(e, e)
+    if pair_rule == "avg":
+        return np.add.outer(e, e) / 2.0
+    raise ParameterError(f"pair_rule must be 'min' or 'avg', got {pair_rule!r}")

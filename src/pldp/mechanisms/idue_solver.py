@@ -112,6 +112,7 @@ from scipy.optimize import minimize
 
 from pldp._validation import _show
 from pldp.errors import BudgetError, ParameterError, SolverError
+from pldp.privacy import pair_budgets
 
 __all__ = ["ACTIVE_TOL", "MAX_EPSILON", "R_CAP", "IDUESolution", "idue_log_ratios", "idue_objective", "solve_idue"]
 
@@ -149,7 +150,7 @@ class IDUESolution:
         Items per level, :math:`m_i`.
     model : {"opt0", "opt1", "opt2"}
         The model solved (eq. 8, 10, 11).
-    r : {"min", "avg"}
+    pair_rule : {"min", "avg"}
         Pair budget: MinID-LDP (:math:`\\min`) or AvgID-LDP (mean).
     same_level : {"auto", "always"}
         Which diagonal constraints ``(i, i)`` were imposed (see :func:`solve_idue`).
@@ -186,7 +187,7 @@ class IDUESolution:
     epsilons: np.ndarray
     sizes: np.ndarray
     model: str
-    r: str
+    pair_rule: str
     same_level: str
     objective: float
     model_objective: float
@@ -303,13 +304,6 @@ def _check_levels(epsilons: Any, sizes: Any) -> tuple[np.ndarray, np.ndarray]:
     if bad:
         raise ParameterError(f"sizes must be integers >= 1 (items per level); bad entries: {_show(bad)}")
     return eps, m
-
-
-def _pair_budgets(eps: np.ndarray, r: str) -> np.ndarray:
-    """:math:`r(\\varepsilon_i, \\varepsilon_j)` for all pairs (Def. 3 / Sec. VIII)."""
-    if r == "min":
-        return np.minimum.outer(eps, eps)
-    return np.add.outer(eps, eps) / 2.0
 
 
 def _constraint_mask(m: np.ndarray, same_level: str) -> np.ndarray:
@@ -823,7 +817,7 @@ def solve_idue(
     epsilons: Any,
     sizes: Any,
     model: Model = "opt0",
-    r: PairRule = "min",
+    pair_rule: PairRule = "min",
     same_level: SameLevel = "auto",
     *,
     rtol: float = 1e-10,
@@ -845,7 +839,7 @@ def solve_idue(
         multi-start local search; never worse than the others). ``"opt1"``: eq. 10, RAPPOR
         structure :math:`a_i + b_i = 1`. ``"opt2"``: eq. 11, OUE structure :math:`a_i = 1/2`.
         opt1 and opt2 are convex and solved to the certified gap ``rtol``.
-    r : {"min", "avg"}
+    pair_rule : {"min", "avg"}
         Pair budget :math:`r(\\varepsilon_i, \\varepsilon_j)`: ``"min"`` for MinID-LDP
         (Def. 3), ``"avg"`` for AvgID-LDP, :math:`(\\varepsilon_i + \\varepsilon_j)/2`
         (Sec. VIII).
@@ -878,7 +872,7 @@ def solve_idue(
     BudgetError
         A budget is not a finite number in (0, 700].
     ParameterError
-        Bad ``sizes`` (not integers >= 1, wrong length), unknown ``model``, ``r`` or
+        Bad ``sizes`` (not integers >= 1, wrong length), unknown ``model``, ``pair_rule`` or
         ``same_level``, bad solver options, or a single level holding a single item under
         ``same_level="auto"`` (nothing to protect: no optimum exists).
     SolverError
@@ -911,8 +905,8 @@ def solve_idue(
     eps, m = _check_levels(epsilons, sizes)
     if model not in ("opt0", "opt1", "opt2"):
         raise ParameterError(f"model must be 'opt0', 'opt1' or 'opt2', got {model!r}")
-    if r not in ("min", "avg"):
-        raise ParameterError(f"r must be 'min' (MinID-LDP) or 'avg' (AvgID-LDP), got {r!r}")
+    if pair_rule not in ("min", "avg"):
+        raise ParameterError(f"pair_rule must be 'min' (MinID-LDP) or 'avg' (AvgID-LDP), got {pair_rule!r}")
     if same_level not in ("auto", "always"):
         raise ParameterError(f"same_level must be 'auto' or 'always', got {same_level!r}")
     if isinstance(rtol, bool) or not isinstance(rtol, numbers.Real) or not 0.0 < float(rtol) < 1.0:
@@ -928,7 +922,7 @@ def solve_idue(
             "a single level with a single item (sizes=[1]) has no pair of inputs to protect under "
             "same_level='auto', so no optimum exists; use same_level='always' or add items"
         )
-    R_exact = _pair_budgets(eps, r)
+    R_exact = pair_budgets(eps, pair_rule)
     R = np.minimum(R_exact, R_CAP)  # stricter than asked above the cap: still private
     mask = _constraint_mask(m, same_level)
     rtol, n_random, max_iter = float(rtol), int(n_random), int(max_iter)
@@ -936,7 +930,7 @@ def solve_idue(
     def fail(detail: str) -> SolverError:
         return SolverError(
             f"IDUE {model}: no feasible point found ({detail}); epsilons={_show(eps)}, sizes={_show(m)}, "
-            f"r={r!r}, same_level={same_level!r}"
+            f"pair_rule={pair_rule!r}, same_level={same_level!r}"
         )
 
     gap = math.nan
@@ -982,7 +976,7 @@ def solve_idue(
         epsilons=eps,
         sizes=m,
         model=model,
-        r=r,
+        pair_rule=pair_rule,
         same_level=same_level,
         objective=point.objective,
         model_objective=float(model_objective),

@@ -43,9 +43,10 @@ from pldp.budgets import ItemBudgets
 from pldp.domain import Domain
 from pldp.errors import BudgetError, DomainError, ParameterError, TallyError
 from pldp.mechanisms.base import Mechanism
+from pldp.privacy import pair_budgets
 from pldp.tally import Tally
 
-__all__ = ["IDUE", "OUE", "RAPPOR", "PairPrivacyReport", "UnaryEncoding", "pair_budgets"]
+__all__ = ["IDUE", "OUE", "RAPPOR", "PairPrivacyReport", "UnaryEncoding"]
 
 _TOLERANCE = 1e-12
 #: Grid steps below which the 16-bit coins would move a probability by more than 0.1 %.
@@ -57,20 +58,6 @@ def coin_width(a: np.ndarray, b: np.ndarray) -> int:
     ``a - b`` by less than 0.1 %, else 32."""
     steps = 2.0**16 * min(float(np.min(b)), float(np.min(1.0 - a)), float(np.min(a - b)) / 2.0)
     return 16 if steps >= _MIN_STEPS_16 else 32
-
-
-def pair_budgets(eps: np.ndarray, r: str = "min") -> np.ndarray:
-    """The pair budget :math:`r(\\varepsilon_i, \\varepsilon_j)` for all pairs (ID-LDP, Gu et al. Def. 2).
-
-    ``"min"``: MinID-LDP (Def. 3); ``"avg"``: AvgID-LDP (Sec. VIII); ``"ldp"``: one budget
-    (the first entry must equal every other) - plain LDP.
-    """
-    e = np.asarray(eps, dtype=float)
-    if r == "min":
-        return np.minimum.outer(e, e)
-    if r == "avg":
-        return np.add.outer(e, e) / 2.0
-    raise ParameterError(f"r must be 'min' or 'avg', got {r!r}")
 
 
 @dataclass(frozen=True)
@@ -160,7 +147,7 @@ class UnaryEncoding(Mechanism):
         ``b`` up; see the module docstring).
     budgets : ItemBudgets
         Budget of each item (all finite).
-    r : {"min", "avg", "ldp"}
+    pair_rule : {"min", "avg", "ldp"}
         The notion claimed: MinID-LDP, AvgID-LDP, or plain LDP with the smallest budget.
     """
 
@@ -173,7 +160,7 @@ class UnaryEncoding(Mechanism):
     _BLOCK_COINS = 1 << 18
     _MIN_BLOCK_COINS = 1 << 14
 
-    def __init__(self, a: Any, b: Any, budgets: ItemBudgets, r: str = "min") -> None:
+    def __init__(self, a: Any, b: Any, budgets: ItemBudgets, pair_rule: str = "min") -> None:
         if not isinstance(budgets, ItemBudgets):
             raise BudgetError(f"expected ItemBudgets, got {type(budgets).__name__}")
         if budgets.n_sensitive != budgets.d:
@@ -190,8 +177,8 @@ class UnaryEncoding(Mechanism):
         bad = ~(np.isfinite(a_arr) & np.isfinite(b_arr) & (b_arr > 0) & (a_arr < 1) & (b_arr < a_arr))
         if bad.any():
             raise ParameterError(f"need 0 < b < a < 1 for every item; bad items: {_show(np.flatnonzero(bad))}")
-        if r not in ("min", "avg", "ldp"):
-            raise ParameterError(f"r must be 'min', 'avg' or 'ldp', got {r!r}")
+        if pair_rule not in ("min", "avg", "ldp"):
+            raise ParameterError(f"pair_rule must be 'min', 'avg' or 'ldp', got {pair_rule!r}")
         width = coin_width(a_arr, b_arr)
         scale = 2.0**width
         a_q = np.floor(a_arr * scale) / scale
@@ -205,7 +192,7 @@ class UnaryEncoding(Mechanism):
         self._a_thr = (a_q * scale).astype(self._coin)
         self._b_thr = (b_q * scale).astype(self._coin)
         self._budgets = budgets
-        self._r = r
+        self._pair_rule = pair_rule
 
     # ------------------------------------------------------------------ parameters
     @property
@@ -232,9 +219,14 @@ class UnaryEncoding(Mechanism):
         return self._a, self._b
 
     @property
+    def pair_rule(self) -> str:
+        """The pair budget rule claimed: ``"min"`` (MinID-LDP), ``"avg"`` (AvgID-LDP) or ``"ldp"``."""
+        return self._pair_rule
+
+    @property
     def notion(self) -> str:
         """The privacy notion claimed."""
-        return {"min": "MinID-LDP", "avg": "AvgID-LDP", "ldp": "LDP"}[self._r]
+        return {"min": "MinID-LDP", "avg": "AvgID-LDP", "ldp": "LDP"}[self._pair_rule]
 
     @property
     def nbytes_per_report(self) -> int:
@@ -366,10 +358,10 @@ class UnaryEncoding(Mechanism):
         inverse = inverse.reshape(-1)
         ga, gb, ge = uniq[:, 0], uniq[:, 1], uniq[:, 2]
         realised = (np.log(ga) - np.log(gb))[:, None] + (np.log1p(-gb) - np.log1p(-ga))[None, :]
-        if self._r == "ldp":
+        if self._pair_rule == "ldp":
             claimed = np.full(realised.shape, float(eps.min()))
         else:
-            claimed = pair_budgets(ge, self._r)
+            claimed = pair_budgets(ge, self._pair_rule)
         groups = [np.flatnonzero(inverse == g) for g in range(uniq.shape[0])]
         return PairPrivacyReport(self.notion, ge, groups, claimed, realised)
 
@@ -434,14 +426,14 @@ class IDUE(UnaryEncoding):
     :func:`pldp.mechanisms.idue_solver.solve_idue`): ``"opt0"`` (eq. 8, worst-case MSE,
     non-convex, multi-start), ``"opt1"`` (eq. 10, RAPPOR structure ``a + b = 1``, convex) or
     ``"opt2"`` (eq. 11, OUE structure ``a = 1/2``, convex). The result satisfies MinID-LDP
-    (``r="min"``) or AvgID-LDP (``r="avg"``); :meth:`privacy` re-checks it exactly.
+    (``pair_rule="min"``) or AvgID-LDP (``pair_rule="avg"``); :meth:`privacy` re-checks it exactly.
 
     Parameters
     ----------
     budgets : ItemBudgets
         A finite budget for every item.
     model : {"opt0", "opt1", "opt2"}
-    r : {"min", "avg"}
+    pair_rule : {"min", "avg"}
     **solver_options
         Passed to :func:`~pldp.mechanisms.idue_solver.solve_idue` (e.g. ``same_level``).
 
@@ -457,7 +449,7 @@ class IDUE(UnaryEncoding):
         self,
         budgets: ItemBudgets,
         model: Literal["opt0", "opt1", "opt2"] = "opt0",
-        r: Literal["min", "avg"] = "min",
+        pair_rule: Literal["min", "avg"] = "min",
         **solver_options: Any,
     ) -> None:
         from pldp.mechanisms.idue_solver import solve_idue
@@ -466,19 +458,19 @@ class IDUE(UnaryEncoding):
             raise BudgetError(f"expected ItemBudgets, got {type(budgets).__name__}")
         if budgets.n_sensitive != budgets.d:
             raise BudgetError("IDUE protects every item: non-sensitive items (None/inf) are not supported")
-        if r not in ("min", "avg"):
-            raise ParameterError(f"r must be 'min' or 'avg', got {r!r}")
+        if pair_rule not in ("min", "avg"):
+            raise ParameterError(f"pair_rule must be 'min' or 'avg', got {pair_rule!r}")
         levels = budgets.levels
         eps = np.array([lv.epsilon for lv in levels])
         sizes = np.array([len(lv) for lv in levels])
-        sol = solve_idue(eps, sizes, model=model, r=r, **solver_options)
+        sol = solve_idue(eps, sizes, model=model, pair_rule=pair_rule, **solver_options)
         a = np.empty(budgets.d)
         b = np.empty(budgets.d)
         for lv, ai, bi in zip(levels, sol.a, sol.b, strict=True):
             a[lv.items], b[lv.items] = ai, bi
         self.model = model
         self.solution = sol
-        super().__init__(a, b, budgets, r)
+        super().__init__(a, b, budgets, pair_rule)
 
     def __repr__(self) -> str:
         return f"IDUE({self.budgets!r}, model={self.model!r}, notion={self.notion})"

@@ -168,7 +168,7 @@ class PaddingSampling(Protocol):
         self.ell = ell
         self.d = d
         self.epsilon_star = float(eps[star])
-        self.inner = UnaryEncoding(a, b, budgets, base._r)
+        self.inner = UnaryEncoding(a, b, budgets, base.pair_rule)
 
     @property
     def domain(self) -> Domain:
@@ -288,7 +288,7 @@ class PaddingSampling(Protocol):
         log_like = np.log(like)
         realised = np.max(log_like[:, :, None] - log_like[:, None, :], axis=0)  # (sets, sets)
         eps_sets = np.array([self.itemset_epsilon(s) for s in subsets])
-        if self.base._r == "avg":  # AvgID-LDP: r(eps_x, eps_x') is the mean (Gu et al. Sec. VIII)
+        if self.base.pair_rule == "avg":  # AvgID-LDP: r(eps_x, eps_x') is the mean (Gu et al. Sec. VIII)
             claimed = np.add.outer(eps_sets, eps_sets) / 2.0
         else:
             claimed = np.minimum.outer(eps_sets, eps_sets)
