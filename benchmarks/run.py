@@ -426,7 +426,7 @@ def bench_solvers(mode: Mode, rng: np.random.Generator) -> list[Row]:
             )
         )
     k, t_levels = 42, 10
-    proto = FEBSF(np.linspace(0.1, 1.0, t_levels), 0.3, k, data="krr")
+    proto = FEBSF(np.linspace(0.1, 1.0, t_levels), 0.3, k, oracle="krr")
     p = pldp.datasets.synthetic.zipf_probabilities(k, 1.0)
     cells = rng.multinomial(N_USERS, np.outer(np.full(t_levels, 1 / t_levels), p).ravel()).reshape(t_levels, k)
     tally = proto.simulate(cells, rng)
@@ -444,7 +444,7 @@ def bench_solvers(mode: Mode, rng: np.random.Generator) -> list[Row]:
         )
     )
     n_small = 100_000
-    proto_r = FEBSF(np.linspace(0.1, 1.0, t_levels), 0.3, k, data="rappor")
+    proto_r = FEBSF(np.linspace(0.1, 1.0, t_levels), 0.3, k, oracle="rappor")
     cells = rng.multinomial(n_small, np.outer(np.full(t_levels, 1 / t_levels), p).ravel()).reshape(t_levels, k)
     tally_r = proto_r.simulate(cells, rng)
     fit, t = once(lambda: em(proto_r, tally_r))  # ~1-3 s: one timed call (the code is warm from the k-RR fits)

@@ -29,7 +29,7 @@ from pldp.datasets import (
     zipf_probabilities,
 )
 from pldp.errors import ParameterError
-from pldp.protocols.itemset import ItemSets
+from pldp.itemsets import ItemSets
 
 DATA = importlib.resources.files("pldp.datasets").joinpath("data")
 MANIFEST = json.loads(DATA.joinpath("MANIFEST.json").read_text())["files"]

@@ -27,7 +27,7 @@ def test_auem_mean_and_delta_method_variance(data: str) -> None:
     the Monte Carlo variance (ERRATA FEBSF-1); eq. 3 with the true rho has lower variance."""
     k, n, trials = 6, 20_000, 600
     p = pldp.datasets.synthetic.zipf_probabilities(k, 1.0)
-    proto = FEBSF([0.5, 1.0, 2.0], 0.5, k, data=data)
+    proto = FEBSF([0.5, 1.0, 2.0], 0.5, k, oracle=data)
     rng = np.random.default_rng(10)
     est, rep, known = [], [], []
     for _ in range(trials):
@@ -36,7 +36,7 @@ def test_auem_mean_and_delta_method_variance(data: str) -> None:
         est.append(a.frequencies)
         rep.append(a.variance)
         # eq. 3 with the true rho (what PBP assumes)
-        ps, qs = RHO @ proto.p, RHO @ proto.q
+        ps, qs = RHO @ proto.p_star, RHO @ proto.q_star
         known.append((tally.support_counts / n - qs) / (ps - qs))
     est, rep, known = np.array(est), np.array(rep), np.array(known)
     se = est.std(axis=0, ddof=1) / math.sqrt(trials)
@@ -52,7 +52,7 @@ def test_joint_em_beats_auem_with_rappor_and_matches_with_krr() -> None:
     rng = np.random.default_rng(11)
     ratio = {}
     for data in ("rappor", "krr"):
-        proto = FEBSF([0.5, 1.0, 2.0], 0.3, k, data=data)
+        proto = FEBSF([0.5, 1.0, 2.0], 0.3, k, oracle=data)
         err_a, err_e = [], []
         for _ in range(trials):
             cells = _cells(rng, n, p)
@@ -73,7 +73,7 @@ def test_joint_em_recovers_rho_and_reports_its_variance(data: str) -> None:
     k, n = 5, 30_000
     p = np.array([0.4, 0.25, 0.15, 0.12, 0.08])
     rho = np.array([0.6, 0.1, 0.3])
-    proto = FEBSF([0.5, 1.0, 2.0], 1.0, k, data=data)
+    proto = FEBSF([0.5, 1.0, 2.0], 1.0, k, oracle=data)
     rng = np.random.default_rng(12)
     est, rep, rhos = [], [], []
     repeats = 240
@@ -92,7 +92,7 @@ def test_joint_em_recovers_rho_and_reports_its_variance(data: str) -> None:
 def test_em_increases_likelihood_and_stays_on_the_simplex() -> None:
     k, n = 7, 5000
     p = pldp.datasets.synthetic.zipf_probabilities(k, 1.5)
-    proto = FEBSF([0.2, 0.4, 0.8, 1.6], 0.3, k, data="oue")
+    proto = FEBSF([0.2, 0.4, 0.8, 1.6], 0.3, k, oracle="oue")
     rng = np.random.default_rng(13)
     tally = proto.simulate(_cells(rng, n, p, np.full(4, 0.25)), rng)
     lls = [em(proto, tally, max_iter=m, tol=0.0).info["log_likelihood"] for m in (1, 2, 5, 20, 80)]
@@ -104,18 +104,18 @@ def test_em_increases_likelihood_and_stays_on_the_simplex() -> None:
 @pytest.mark.parametrize("data", ["krr", "rappor"])
 def test_paper_em_runs(data: str) -> None:
     """Section 6 as printed: it runs and returns a distribution (not tuned, not trusted)."""
-    proto = FEBSF([0.5, 1.0, 2.0], 0.3, 6, data=data)
+    proto = FEBSF([0.5, 1.0, 2.0], 0.3, 6, oracle=data)
     rng = np.random.default_rng(14)
     tally = proto.simulate(_cells(rng, 5000, np.full(6, 1 / 6)), rng)
-    e = pldp.estimate(proto, tally, "em-paper")
-    assert e.method == "em-paper" and np.all(np.isfinite(e.frequencies))
+    e = pldp.estimate(proto, tally, "paper")
+    assert e.method == "paper" and np.all(np.isfinite(e.frequencies))
     assert e.frequencies.sum() == pytest.approx(1.0)
 
 
 def test_per_user_path_and_simulation_agree_for_krr() -> None:
     """The whole (reported level x reported item) table has the same law both ways
     (chi-square homogeneity on the table as a category, few users so that it is feasible)."""
-    proto = FEBSF([0.5, 2.0], 0.7, 3, data="krr")
+    proto = FEBSF([0.5, 2.0], 0.7, 3, oracle="krr")
     rng = np.random.default_rng(15)
     cells = np.array([[2, 0, 1], [0, 1, 0]])
     items = np.repeat(np.tile(np.arange(3), 2), cells.ravel())
@@ -124,24 +124,25 @@ def test_per_user_path_and_simulation_agree_for_krr() -> None:
     a = np.array([proto.tally(proto.perturb(items, levels, rng)).table.ravel() for _ in range(trials)])
     b = np.array([proto.simulate(cells, rng).table.ravel() for _ in range(trials)])
     assert _homogeneity_pvalue(a, b) > 1e-3
-    wrong = FEBSF([0.5, 2.0], 1.2, 3, data="krr")  # power check: another eps_p is detected
+    wrong = FEBSF([0.5, 2.0], 1.2, 3, oracle="krr")  # power check: another eps_p is detected
     c = np.array([wrong.simulate(cells, rng).table.ravel() for _ in range(trials)])
     assert _homogeneity_pvalue(a, c) < 1e-6
 
 
 def test_privacy_of_each_report() -> None:
-    proto = FEBSF([0.5, 1.0, 2.0], 0.3, 8, data="rappor")
+    proto = FEBSF([0.5, 1.0, 2.0], 0.3, 8, oracle="rappor")
     reps = proto.privacy()
     for key, rep in reps.items():
         assert rep.holds, key
-    assert reps["level"].ldp_epsilon == pytest.approx(0.3, abs=1e-12)
-    assert reps["data[2]"].ldp_epsilon <= 2.0 + 1e-12
+    assert reps["level report"].ldp_epsilon == pytest.approx(0.3, abs=1e-12)
+    assert reps["item report"]["level 2 (eps=2)"].ldp_epsilon <= 2.0 + 1e-12
+    assert reps.ldp_epsilon <= 2.0 + 0.3 + 1e-12  # sequential composition: item report + level report
 
 
 def test_tally_merge_and_json_round_trip() -> None:
     rng = np.random.default_rng(16)
     for data in ("krr", "oue"):
-        proto = FEBSF([0.5, 1.0], 0.5, 10, data=data)
+        proto = FEBSF([0.5, 1.0], 0.5, 10, oracle=data)
         items = rng.integers(0, 10, 3000)
         levels = rng.integers(0, 2, 3000)
         rep = proto.perturb(items, levels, rng)
@@ -161,8 +162,8 @@ def test_bad_input() -> None:
         FEBSF([0.5, 1.0], 0.0, 5)
     with pytest.raises(pldp.ParameterError, match="increasing"):
         FEBSF([1.0, 0.5], 0.3, 5)
-    with pytest.raises(pldp.ParameterError, match="data"):
-        FEBSF([1.0], 0.3, 5, data="grr")
+    with pytest.raises(pldp.ParameterError, match="oracle"):
+        FEBSF([1.0], 0.3, 5, oracle="grr")
     proto = FEBSF([0.5, 1.0], 0.3, 5)
     with pytest.raises(pldp.DomainError, match="2"):
         proto.perturb(np.array([0, 1]), np.array([0, 2]), np.random.default_rng(0))
@@ -170,7 +171,7 @@ def test_bad_input() -> None:
         proto.simulate(np.ones((3, 5), dtype=int), np.random.default_rng(0))
     other = FEBSF([0.5, 1.0], 0.3, 6)
     tally = other.simulate(np.ones((2, 6), dtype=int), np.random.default_rng(0))
-    with pytest.raises(pldp.EstimationError, match="does not come from"):
+    with pytest.raises(pldp.EstimationError, match="another mechanism or protocol"):
         auem(proto, tally)
     with pytest.raises(pldp.TallyError):
-        FEBSF([0.5, 1.0], 0.3, 5, data="oue").tally(FEBSFReports(np.zeros((3, 2), np.uint8), np.zeros(3, int)))
+        FEBSF([0.5, 1.0], 0.3, 5, oracle="oue").tally(FEBSFReports(np.zeros((3, 2), np.uint8), np.zeros(3, int)))

@@ -13,7 +13,7 @@ import pytest
 import pldp
 from pldp.estimation.combine import combine
 from pldp.estimation.mle import log_likelihood_direct, mle_unary
-from pldp.protocols.grouped import APLDP, PBP, PPDA, RCF, GroupedReports, GroupedTally, select_mechanism
+from pldp.protocols import APLDP, PBP, PPDA, RCF, GroupedReports, GroupedTally, select_mechanism
 from tests.test_statistics import _homogeneity_pvalue
 
 LEVELS = [0.5, 1.0, 3.0]
@@ -36,9 +36,9 @@ CASES: dict[str, tuple[Callable[[], object], np.ndarray, np.ndarray]] = {
     "pbp-oue": (lambda: PBP(LEVELS, RHO, 5, "oue"), P5, RHO),
     "pbp-rappor": (lambda: PBP(LEVELS, RHO, 5, "rappor"), P5, RHO),
     "ppda-rappor": (lambda: PPDA(LEVELS, 5), P5, RHO),
-    "ppda-oue": (lambda: PPDA(LEVELS, 5, data="oue"), P5, RHO),
+    "ppda-oue": (lambda: PPDA(LEVELS, 5, oracle="oue"), P5, RHO),
     "ppda-pooled-skewed": (
-        lambda: PPDA(LEVELS, 5, extra_bits=2, data="oue", calibration="pooled"),
+        lambda: PPDA(LEVELS, 5, extra_bits=2, oracle="oue", calibration="pooled"),
         P5,
         np.array([0.7, 0.1, 0.2]),
     ),
@@ -100,7 +100,7 @@ def test_joint_mle_reduces_to_the_mechanisms_mle_for_one_level() -> None:
     tal = oue.simulate(cells, rng).tallies[0]
     a, b = oue.mechanisms[0].support
     np.testing.assert_allclose(
-        oue.estimate(GroupedTally(repr(oue), (tal,)), "mle").frequencies,
+        oue.estimate(GroupedTally((tal,), oue.fingerprint), "mle").frequencies,
         mle_unary(tal.counts, tal.n, a, b)[0],
         atol=1e-8,
     )
@@ -179,8 +179,8 @@ def test_each_level_is_exactly_its_budget_ldp(case: str) -> None:
     proto = CASES[case][0]()
     reports = proto.privacy()  # type: ignore[attr-defined]
     assert len(reports) == len(LEVELS)
-    for eps, (key, rep) in zip(LEVELS, reports.items(), strict=True):
-        assert key == f"data[{eps:g}]"
+    for i, (eps, (key, rep)) in enumerate(zip(LEVELS, reports.items(), strict=True)):
+        assert key == f"level {i} (eps={eps:g})"
         assert rep.holds, key
         assert eps - 2e-3 < rep.ldp_epsilon <= eps + 1e-12  # unary coins are rounded towards privacy
 
@@ -190,7 +190,7 @@ def test_ppda_reports_are_ldp_by_brute_force() -> None:
     e^eps of the user's level; the appended bits carry no information about the item."""
     d, m = 3, 2
     for data in ("rappor", "oue"):
-        proto = PPDA([0.4, 1.7], d, extra_bits=m, data=data)
+        proto = PPDA([0.4, 1.7], d, extra_bits=m, oracle=data)
         outputs = np.array(list(itertools.product([0, 1], repeat=d + m)), dtype=bool)
         for eps, mech in zip(proto.levels, proto.mechanisms, strict=True):
             a, b = mech.a[0], mech.b[0]  # type: ignore[attr-defined]
@@ -210,12 +210,12 @@ def test_pbp_pooled_channel() -> None:
     """k-RR levels: the pooled report is one k-RR report, sum_l rho_l Q_l, with the blended epsilon."""
     proto = PBP([0.5, 1.0, 3.0], RHO, 6)
     mixture = sum(r * m.channel() for r, m in zip(RHO, proto.mechanisms, strict=True))
-    np.testing.assert_allclose(proto.model.channel(), mixture, rtol=1e-14)
+    p_star, q_star = proto.pooled_support
+    np.testing.assert_allclose(np.diag(mixture), p_star, rtol=1e-14)
+    np.testing.assert_allclose(mixture[~np.eye(6, dtype=bool)], q_star[0], rtol=1e-14)
     col = mixture[:, 0]
     assert proto.epsilon_blended == pytest.approx(math.log(col.max() / col.min()), rel=1e-12)
     assert 0.5 < proto.epsilon_blended < 3.0
-    with pytest.raises(pldp.ParameterError, match="own level"):
-        proto.model.simulate(np.ones(6, dtype=int), np.random.default_rng(0))
     unary = PBP([0.5, 1.0, 3.0], RHO, 6, "oue")
     assert unary.epsilon_blended is None
     assert unary.p_star == 0.5 and unary.q_star == pytest.approx(RHO @ [m.b[0] for m in unary.mechanisms])  # type: ignore[attr-defined]
@@ -286,21 +286,21 @@ def test_ppda_zero_bits_and_calibration() -> None:
     calibration (all bits) beats both."""
     rho, p, n = np.array([0.5, 0.5]), np.full(6, 1 / 6), 1000
     pbp = PBP([0.5, 2.0], rho, 6, "oue")
-    v = [PPDA([0.5, 2.0], 6, extra_bits=m, data="oue").expected_variance(p, rho, n).sum() for m in (1, 6, 60, 60_000)]
+    v = [PPDA([0.5, 2.0], 6, extra_bits=m, oracle="oue").expected_variance(p, rho, n).sum() for m in (1, 6, 60, 60_000)]
     assert v[0] > v[1] > v[2] > v[3]
-    b = PPDA([0.5, 2.0], 6, data="oue").b_levels
+    b = PPDA([0.5, 2.0], 6, oracle="oue").b_levels
     spread = rho @ b**2 - (rho @ b) ** 2
     gap = 0.5 - rho @ b
     limit = pbp.expected_variance(p, n).sum() - np.sum((1 - p) ** 2) * spread / (n * gap**2)
     assert v[3] == pytest.approx(limit, rel=1e-4)
-    pooled = PPDA([0.5, 2.0], 6, data="oue", calibration="pooled").expected_variance(p, rho, n).sum()
+    pooled = PPDA([0.5, 2.0], 6, oracle="oue", calibration="pooled").expected_variance(p, rho, n).sum()
     assert pooled < 0.95 * pbp.expected_variance(p, n).sum()
     with pytest.raises(pldp.ParameterError, match="calibration"):
         PPDA([0.5, 2.0], 6, calibration="all")  # type: ignore[arg-type]
 
 
 def test_ppda_mle_keeps_the_mixture_in_the_level_range() -> None:
-    proto = PPDA(LEVELS, 5, data="oue")
+    proto = PPDA(LEVELS, 5, oracle="oue")
     rng = np.random.default_rng(11)
     e = proto.estimate(proto.simulate(_cells(rng, 3000, P5), rng), "mle")
     lo, hi = proto.b_levels.min(), proto.b_levels.max()
@@ -340,10 +340,10 @@ def test_bad_input() -> None:
         PBP([-1.0, 1.0], [0.5, 0.5], 5)
     with pytest.raises(pldp.ParameterError, match="increasing"):
         APLDP([1.0, 0.5], 5)
-    with pytest.raises(pldp.ParameterError, match="data"):
-        RCF([1.0], 5, data="grr")  # type: ignore[arg-type]
-    with pytest.raises(pldp.ParameterError, match="data"):
-        PPDA([1.0], 5, data="krr")  # type: ignore[arg-type]
+    with pytest.raises(pldp.ParameterError, match="oracle"):
+        RCF([1.0], 5, oracle="grr")  # type: ignore[arg-type]
+    with pytest.raises(pldp.ParameterError, match="oracle"):
+        PPDA([1.0], 5, oracle="krr")  # type: ignore[arg-type]
     with pytest.raises(pldp.ParameterError, match="extra_bits"):
         PPDA([1.0], 5, extra_bits=0)
     with pytest.raises(pldp.ParameterError, match="rho"):
@@ -382,7 +382,7 @@ def test_bad_input() -> None:
         PPDA(LEVELS, 5).estimate(pldp.RAPPOR(1.0, 5).simulate(np.ones(5, dtype=int), rng))
     with pytest.raises(pldp.EstimationError, match="no reports"):
         rcf.estimate(rcf.simulate(np.zeros((3, 5), dtype=int), rng))
-    with pytest.raises(pldp.TallyError, match="same protocol"):
+    with pytest.raises(pldp.TallyError, match="different mechanisms or protocols"):
         rcf.simulate(np.ones((3, 5), dtype=int), rng) + APLDP(LEVELS, 5).simulate(np.ones((3, 5), dtype=int), rng)
     with pytest.raises(pldp.TallyError, match="GroupedReports"):
         rcf.tally(np.zeros(3, dtype=int))

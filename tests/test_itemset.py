@@ -9,8 +9,9 @@ import pytest
 from scipy import stats
 
 import pldp
+from pldp.itemsets import ItemSets
 from pldp.mechanisms.unary import UnaryEncoding
-from pldp.protocols import ItemSets, PaddingSampling, propose_ell
+from pldp.protocols import PaddingSampling, propose_ell
 
 
 def _sets(rng: np.random.Generator, n: int, d: int, max_size: int) -> ItemSets:

@@ -101,7 +101,10 @@ def test_users_of_expands_counts_and_level_tables_exactly() -> None:
 def test_per_user_path_tallies_every_user_for_each_protocol() -> None:
     rng = np.random.default_rng(5)
     cells = np.array([[30, 10, 5], [20, 20, 15]])
-    for proto in (FEBSF(np.array([0.5, 1.0]), 0.5, 3, data="krr"), FEBSF(np.array([0.5, 1.0]), 0.5, 3, data="rappor")):
+    for proto in (
+        FEBSF(np.array([0.5, 1.0]), 0.5, 3, oracle="krr"),
+        FEBSF(np.array([0.5, 1.0]), 0.5, 3, oracle="rappor"),
+    ):
         a = observe(proto, cells, rng=rng)
         b = observe(proto, cells, rng=rng, path="per-user")
         assert a.n == b.n == cells.sum()

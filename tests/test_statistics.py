@@ -49,7 +49,7 @@ def test_per_user_path_and_simulate_have_the_same_distribution(mech: pldp.Direct
     rng = np.random.default_rng(11)
     d, trials = mech.d, 20_000
     x = np.repeat(np.arange(d), [6, 4, 2, 1, 1][:d])  # a fixed small population
-    per_user = _tally_rows(mech.perturb(np.tile(x, (trials, 1)), rng), d)
+    per_user = _tally_rows(mech.perturb(np.tile(x, trials), rng).reshape(trials, -1), d)
     simulated = np.array([mech.simulate(np.bincount(x, minlength=d), rng).counts for _ in range(trials)])
     assert _homogeneity_pvalue(per_user, simulated) > 1e-3
 
@@ -59,7 +59,7 @@ def test_the_homogeneity_test_detects_a_wrong_simulator() -> None:
     rng = np.random.default_rng(12)
     right, wrong = pldp.KRR(1.0, 3), pldp.KRR(1.3, 3)
     x = np.repeat(np.arange(3), [6, 4, 2])
-    per_user = _tally_rows(right.perturb(np.tile(x, (20_000, 1)), rng), 3)
+    per_user = _tally_rows(right.perturb(np.tile(x, 20_000), rng).reshape(20_000, -1), 3)
     simulated = np.array([wrong.simulate(np.bincount(x, minlength=3), rng).counts for _ in range(20_000)])
     assert _homogeneity_pvalue(per_user, simulated) < 1e-6
 

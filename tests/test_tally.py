@@ -228,7 +228,7 @@ def test_merge_non_tally_rejected(other):
 )
 def test_json_round_trip(tally):
     data = tally.to_dict()
-    assert data["format"] == TALLY_FORMAT == "pldp.tally/1"
+    assert data["format"] == TALLY_FORMAT == "pldp.tally/2"
     text = json.dumps(data)
     back = Tally.from_dict(json.loads(text))
     assert back == tally
@@ -239,12 +239,12 @@ def test_json_round_trip(tally):
 
 def test_to_dict_contents_are_plain_python():
     data = Tally(3, np.array([1, 2], dtype=np.int64)).to_dict()
-    assert data == {"format": "pldp.tally/1", "kind": "direct", "n": 3, "counts": [1, 2]}
+    assert data == {"format": "pldp.tally/2", "fingerprint": None, "kind": "direct", "n": 3, "counts": [1, 2]}
     assert all(type(c) is int for c in data["counts"])
     assert type(data["n"]) is int
 
 
-@pytest.mark.parametrize("fmt", ["pldp.tally/2", "pldp.tally", None, 1])
+@pytest.mark.parametrize("fmt", ["pldp.tally/3", "pldp.tally", None, 1])
 def test_wrong_format_tag_rejected(fmt):
     data = Tally(3, [1, 2]).to_dict()
     data["format"] = fmt
@@ -311,8 +311,8 @@ def test_krr_tally_has_zero_for_unreported_items():
 
 def test_krr_tally_of_no_reports():
     mech = pldp.KRR(1.0, 5)
-    assert mech.tally(np.array([], dtype=np.int64)) == Tally.empty(5)
-    assert mech.tally([]) == Tally.empty(5)
+    assert mech.tally(np.array([], dtype=np.int64)) == Tally.empty(5, fingerprint=mech.fingerprint)
+    assert mech.tally([]) == Tally.empty(5, fingerprint=mech.fingerprint)
 
 
 def test_split_tallies_merge_to_full_tally(rng):
@@ -326,9 +326,9 @@ def test_split_tallies_merge_to_full_tally(rng):
     assert merged.n == 10_001
     # and via JSON, as if the halves came from two machines
     wire = [json.dumps(mech.tally(part).to_dict()) for part in np.array_split(reports, 7)]
-    total = Tally.empty(5)
+    total = mech.tally([])
     for w in wire:
-        total = total + Tally.from_dict(json.loads(w))
+        total = total + Tally.from_dict(json.loads(w), source=mech)
     assert total == full
 
 

@@ -70,7 +70,7 @@ def test_perturb_memory_and_shape() -> None:
     bits = m.unpack(rep)
     assert bits.shape == (300, 100)
     np.testing.assert_array_equal(m.pack(bits), rep)
-    assert m.tally(rep) == pldp.Tally(300, bits.sum(axis=0), "unary")
+    assert m.tally(rep) == pldp.Tally(300, bits.sum(axis=0), "unary", m.fingerprint)
 
 
 def test_per_bit_probabilities_match_a_and_b() -> None:

@@ -5,9 +5,12 @@ The pipeline::
     value --Domain.encode--> index --Mechanism.perturb--> report --Mechanism.tally--> Tally
     Tally --pldp.estimate(mechanism, tally, method)--> Estimate
 
-Public names: :class:`Domain`, :class:`ItemBudgets`, the mechanisms :class:`KRR`,
-:class:`URR`, :class:`IPRR`, :func:`estimate`, :class:`Estimate`, :class:`Tally`, and the
-modules :mod:`pldp.theory` and :mod:`pldp.privacy`.
+Every mechanism (:class:`KRR`, :class:`URR`, :class:`IPRR`, :class:`RAPPOR`, :class:`OUE`,
+:class:`IDUE`) and protocol (:mod:`pldp.protocols`) is a :class:`FrequencyOracle` with the same
+interface: ``perturb``, ``tally``, ``simulate``, ``estimate``, ``privacy``, ``params`` and
+``fingerprint``. Other public names: :class:`Domain`, :class:`ItemBudgets`, :class:`ItemSets`,
+:func:`estimate`, :class:`Estimate`, :class:`EstimateSet`, :class:`Tally`, and the modules
+:mod:`pldp.theory`, :mod:`pldp.privacy` and :mod:`pldp.metrics`.
 """
 
 from pldp import datasets, metrics, privacy, protocols, theory
@@ -22,10 +25,12 @@ from pldp.errors import (
     SolverError,
     TallyError,
 )
-from pldp.estimation import Estimate, estimate
+from pldp.estimation import Estimate, EstimateSet, estimate
+from pldp.itemsets import ItemSets
 from pldp.mechanisms import IDUE, IPRR, KRR, OUE, RAPPOR, URR, DirectEncoding, Mechanism, UnaryEncoding
-from pldp.privacy import PrivacyReport
-from pldp.protocols import ItemSets, PaddingSampling
+from pldp.oracle import FrequencyOracle
+from pldp.privacy import ComposedPrivacy, PrivacyCheck, PrivacyReport
+from pldp.protocols import PaddingSampling, Protocol
 from pldp.tally import Tally
 
 __version__ = "0.1.0"
@@ -38,19 +43,24 @@ __all__ = [
     "RAPPOR",
     "URR",
     "BudgetError",
+    "ComposedPrivacy",
     "DirectEncoding",
     "Domain",
     "DomainError",
     "Estimate",
+    "EstimateSet",
     "EstimationError",
+    "FrequencyOracle",
     "ItemBudgets",
     "ItemSets",
     "Mechanism",
     "PLDPError",
     "PaddingSampling",
     "ParameterError",
+    "PrivacyCheck",
     "PrivacyLevel",
     "PrivacyReport",
+    "Protocol",
     "SolverError",
     "Tally",
     "TallyError",

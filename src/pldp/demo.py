@@ -59,10 +59,10 @@ def run_demo(n: int = 100_000, trials: int = 1000, seed: int = 2024) -> str:
     for i, lab in enumerate(FIG1_LABELS):
         if budgets.sensitive[i]:
             lines.append(
-                f"  {lab:<10} q = {iprr.p[i]:.4f}   q-bar = {iprr.q[i]:.4f}   ratio = e^{budgets.epsilons[i]:g}"
+                f"  {lab:<10} q = {iprr.diagonal[i]:.4f}   q-bar = {iprr.q[i]:.4f}   ratio = e^{budgets.epsilons[i]:g}"
             )
         else:
-            lines.append(f"  {lab:<10} q-tilde = {iprr.p[i]:.4f}")
+            lines.append(f"  {lab:<10} q-tilde = {iprr.diagonal[i]:.4f}")
     lines.append("")
     lines.append(f"Mean MSE over {trials} trials (lower is better; +- one standard error):")
     header = f"  {'mechanism':<16}" + "".join(f"{m:>22}" for m in METHODS) + f"{'theory (unbiased)':>20}   privacy"

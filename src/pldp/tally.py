@@ -1,33 +1,149 @@
 """Mergeable tallies: the sufficient statistics a server keeps.
 
-A :class:`Tally` is what aggregation produces and estimation consumes: the number of
-reports ``n`` and one count per item. For direct-encoding mechanisms (KRR, URR, IPRR) the
-count of item ``y`` is the number of reports equal to ``y``; for unary encodings it is the
-number of reports whose bit ``y`` is set. Tallies from disjoint sets of users merge by
-addition, so a collection can be aggregated on many machines and combined later.
+Every tally in pldp (:class:`Tally` here; the protocols' ``GroupedTally``, ``FEBSFTally`` and
+``MPLDPTally``) shares the interface of :class:`BaseTally`: the number of reports ``n``, the
+:mod:`fingerprint <pldp.fingerprint>` of the mechanism or protocol that made it, ``merge`` (also
+``+``) with a tally of other users of the *same* mechanism, and versioned ``to_dict`` /
+``from_dict``. Tallies of disjoint sets of users merge by addition, so a collection can be
+aggregated on many machines and combined later; a tally of another mechanism is refused.
+
+A :class:`Tally` holds ``n`` and one count per item. For direct-encoding mechanisms (KRR, URR,
+IPRR) the count of item ``y`` is the number of reports equal to ``y``; for unary encodings it is
+the number of reports whose bit ``y`` is set.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar, Self
 
 import numpy as np
 
 from pldp._validation import as_counts, check_int
 from pldp.errors import TallyError
+from pldp.fingerprint import is_fingerprint
 
-__all__ = ["TALLY_FORMAT", "Tally", "users_from_counts"]
+__all__ = ["TALLY_FORMAT", "BaseTally", "Tally", "source_fingerprint"]
 
-#: Version tag written by :meth:`Tally.to_dict`.
-TALLY_FORMAT = "pldp.tally/1"
+#: Version tag written by :meth:`Tally.to_dict` (``"pldp.tally/1"``, without a fingerprint, is still read).
+TALLY_FORMAT = "pldp.tally/2"
 
-#: Report families a tally can hold.
+#: Report families a :class:`Tally` can hold.
 TALLY_KINDS = ("direct", "unary")
 
 
+def source_fingerprint(source: Any) -> str | None:
+    """The fingerprint ``source`` stands for: a mechanism or protocol, a fingerprint string, or None."""
+    if source is None or isinstance(source, str):
+        return source
+    fp = getattr(source, "fingerprint", None)
+    if not isinstance(fp, str):
+        raise TallyError(f"expected a pldp mechanism or protocol (or a fingerprint), got {type(source).__name__}")
+    return fp
+
+
+class BaseTally:
+    """What every tally offers: ``n``, ``fingerprint``, ``merge`` / ``+``, ``to_dict`` / ``from_dict``.
+
+    ``fingerprint`` names the exact mechanism or protocol whose reports were tallied (``None``
+    for a tally built by hand from counts of unknown origin, which no check can protect).
+    Subclasses are frozen dataclasses that implement :meth:`_merge`, :meth:`_fields` and
+    :meth:`_from_fields`.
+    """
+
+    #: Version tag of :meth:`to_dict`.
+    FORMAT: ClassVar[str] = ""
+    #: Older tags :meth:`from_dict` still reads (their tallies carry no fingerprint).
+    LEGACY_FORMATS: ClassVar[tuple[str, ...]] = ()
+    #: Fingerprint of the mechanism or protocol that made the tally.
+    fingerprint: str | None
+    #: Number of reports (users): a field or a property of each subclass.
+    n: int
+
+    # ---------------------------------------------------------------------- merging
+    def merge(self, other: Self) -> Self:
+        """Combine with a tally of other users of the same mechanism or protocol.
+
+        Raises
+        ------
+        TallyError
+            ``other`` is another kind of tally, or was made by another mechanism (fingerprint).
+        """
+        if type(other) is not type(self):
+            raise TallyError(f"can only merge a {type(self).__name__} with another, got {type(other).__name__}")
+        if other.fingerprint != self.fingerprint:
+            raise TallyError(
+                f"cannot merge tallies of different mechanisms or protocols (fingerprints {self.fingerprint} "
+                f"and {other.fingerprint})"
+            )
+        return self._merge(other)
+
+    def __add__(self, other: Self) -> Self:
+        return self.merge(other)
+
+    def _merge(self, other: Self) -> Self:
+        raise NotImplementedError
+
+    def check_source(self, source: Any) -> None:
+        """Raise :class:`~pldp.errors.TallyError` unless this tally was made by ``source``.
+
+        ``source`` is a mechanism, a protocol or a fingerprint. A tally without a fingerprint
+        (built by hand) passes.
+        """
+        expected = source_fingerprint(source)
+        if self.fingerprint is not None and expected is not None and self.fingerprint != expected:
+            what = repr(source) if not isinstance(source, str) else f"fingerprint {expected}"
+            raise TallyError(
+                f"the tally does not come from {what}: another mechanism or protocol made it (fingerprint "
+                f"{self.fingerprint}, expected {expected}); estimate, merge or load it with the one that made it"
+            )
+
+    # ------------------------------------------------------------------ serialisation
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-serialisable dictionary (see :meth:`from_dict`)."""
+        return {"format": self.FORMAT, "fingerprint": self.fingerprint, **self._fields()}
+
+    def _fields(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], source: Any = None) -> Self:
+        """Rebuild a tally written by :meth:`to_dict`.
+
+        Parameters
+        ----------
+        data : dict
+            The dictionary; its format tag is checked.
+        source : mechanism, protocol or str, optional
+            What the tally must come from: refused (:class:`~pldp.errors.TallyError`) if its
+            fingerprint differs.
+        """
+        if not isinstance(data, dict):
+            raise TallyError(f"expected a dict, got {type(data).__name__}")
+        fmt = data.get("format")
+        if fmt != cls.FORMAT and fmt not in cls.LEGACY_FORMATS:
+            raise TallyError(f"unknown tally format {fmt!r}; this version reads {cls.FORMAT!r}")
+        fp = data.get("fingerprint")
+        if fp is not None and not is_fingerprint(fp):
+            raise TallyError(f"malformed fingerprint {fp!r}: expected 32 lower-case hex digits")
+        try:
+            tally = cls._from_fields(data, fp)
+        except KeyError as exc:
+            raise TallyError(f"tally dict lacks the field {exc.args[0]!r}") from None
+        except (TypeError, ValueError) as exc:
+            if isinstance(exc, TallyError):
+                raise
+            raise TallyError(f"malformed tally dict: {exc}") from None
+        tally.check_source(source)
+        return tally
+
+    @classmethod
+    def _from_fields(cls, data: dict[str, Any], fingerprint: str | None) -> Self:
+        raise NotImplementedError
+
+
 @dataclass(frozen=True, eq=False)
-class Tally:
+class Tally(BaseTally):
     """Counts of ``n`` reports over ``d`` items.
 
     Parameters
@@ -39,11 +155,26 @@ class Tally:
     kind : str
         Which report family produced the counts (``"direct"`` or ``"unary"``). Tallies
         of different kinds or lengths refuse to merge.
+    fingerprint : str, optional
+        Fingerprint of the mechanism that made the tally (set by ``Mechanism.tally`` and
+        ``Mechanism.simulate``).
+
+    Examples
+    --------
+    >>> import pldp
+    >>> mech = pldp.KRR(1.0, 3)
+    >>> t = mech.tally([0, 2, 2]) + mech.tally([1])
+    >>> t.n, t.counts.tolist()
+    (4, [1, 1, 2])
     """
+
+    FORMAT: ClassVar[str] = TALLY_FORMAT
+    LEGACY_FORMATS: ClassVar[tuple[str, ...]] = ("pldp.tally/1",)
 
     n: int
     counts: np.ndarray
     kind: str = "direct"
+    fingerprint: str | None = None
 
     def __post_init__(self) -> None:
         try:
@@ -52,6 +183,8 @@ class Tally:
             raise TallyError(str(exc)) from None
         if self.kind not in TALLY_KINDS:
             raise TallyError(f"unknown tally kind {self.kind!r}; expected one of {TALLY_KINDS}")
+        if self.fingerprint is not None and not is_fingerprint(self.fingerprint):
+            raise TallyError(f"malformed fingerprint {self.fingerprint!r}")
         counts = as_counts(self.counts, "counts")
         if counts.size == 0:
             raise TallyError("counts must not be empty")
@@ -77,58 +210,31 @@ class Tally:
         return self.counts / self.n
 
     @classmethod
-    def empty(cls, d: int, kind: str = "direct") -> Tally:
+    def empty(cls, d: int, kind: str = "direct", fingerprint: str | None = None) -> Tally:
         """A tally of zero reports."""
-        return cls(0, np.zeros(check_int(d, "d", 1), dtype=np.int64), kind)
+        return cls(0, np.zeros(check_int(d, "d", 1), dtype=np.int64), kind, fingerprint)
 
-    def merge(self, other: Tally) -> Tally:
-        """Combine with a tally of other users (counts and ``n`` add)."""
-        if not isinstance(other, Tally):
-            raise TallyError(f"can only merge a Tally, got {type(other).__name__}")
+    def _merge(self, other: Tally) -> Tally:
         if other.kind != self.kind or other.d != self.d:
             raise TallyError(
                 f"cannot merge a {other.kind} tally over {other.d} items into a {self.kind} tally over {self.d} items"
             )
-        return Tally(self.n + other.n, self.counts + other.counts, self.kind)
-
-    __add__ = merge
+        return Tally(self.n + other.n, self.counts + other.counts, self.kind, self.fingerprint)
 
     def __eq__(self, other: object) -> bool:
         return (
             isinstance(other, Tally)
             and self.kind == other.kind
             and self.n == other.n
+            and self.fingerprint == other.fingerprint
             and np.array_equal(self.counts, other.counts)
         )
 
     __hash__ = None  # type: ignore[assignment]
 
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-serialisable dictionary (see :meth:`from_dict`)."""
-        return {"format": TALLY_FORMAT, "kind": self.kind, "n": self.n, "counts": self.counts.tolist()}
+    def _fields(self) -> dict[str, Any]:
+        return {"kind": self.kind, "n": self.n, "counts": self.counts.tolist()}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Tally:
-        """Rebuild a tally written by :meth:`to_dict`; the format tag is checked."""
-        if not isinstance(data, dict):
-            raise TallyError(f"expected a dict, got {type(data).__name__}")
-        fmt = data.get("format")
-        if fmt != TALLY_FORMAT:
-            raise TallyError(f"unknown tally format {fmt!r}; this version reads {TALLY_FORMAT!r}")
-        try:
-            return cls(data["n"], np.asarray(data["counts"]), data["kind"])
-        except KeyError as exc:
-            raise TallyError(f"tally dict lacks the field {exc.args[0]!r}") from None
-
-
-def users_from_counts(counts: np.ndarray) -> tuple[np.ndarray, ...]:
-    """The users behind validated true counts, in the form ``perturb`` takes (inverse of tallying).
-
-    1-D counts per item give ``(items,)`` with ``items = repeat(arange(d), counts)``; a 2-D
-    ``(t, d)`` table of counts per (level, item) gives ``(items, levels)``, level-major.
-    """
-    if counts.ndim == 1:
-        return (np.repeat(np.arange(counts.size), counts),)
-    t, d = counts.shape
-    flat = counts.reshape(-1)
-    return np.repeat(np.tile(np.arange(d), t), flat), np.repeat(np.repeat(np.arange(t), d), flat)
+    def _from_fields(cls, data: dict[str, Any], fingerprint: str | None) -> Tally:
+        return cls(data["n"], np.asarray(data["counts"]), data["kind"], fingerprint)

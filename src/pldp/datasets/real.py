@@ -15,7 +15,7 @@ Single-item data (:class:`LabeledItems`, one value per user, PLDP-FEBSF):
 The labels of a single-item domain are sorted by code point (``sorted(labels)``), so
 ``"?"`` comes first in Country and ``"admin."`` first in Job.
 
-Item-set data (:class:`~pldp.protocols.itemset.ItemSets`, one set per user, IDUE and IPRR):
+Item-set data (:class:`~pldp.itemsets.ItemSets`, one set per user, IDUE and IPRR):
 
 * ``retail``: FIMI ``retail.dat``. 88,162 users, 16,470 items, 908,576 records.
 * ``clothing``: Rent the Runway, the items rented per user. 105,571 users, 5,850 items and
@@ -58,7 +58,7 @@ import numpy as np
 
 from pldp.domain import Domain
 from pldp.errors import ParameterError
-from pldp.protocols.itemset import ItemSets
+from pldp.itemsets import ItemSets
 
 __all__ = [
     "DATASET_NAMES",
@@ -101,7 +101,7 @@ class DatasetInfo:
     occurrences or rentals for item-set data, as the papers count them. ``pairs`` counts the
     distinct (user, item) pairs that the loader returns, after repeats within a user are
     dropped. ``kind`` is ``"single"`` for :class:`LabeledItems` and ``"itemset"`` for
-    :class:`~pldp.protocols.itemset.ItemSets`.
+    :class:`~pldp.itemsets.ItemSets`.
     """
 
     name: str

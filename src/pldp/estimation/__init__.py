@@ -9,11 +9,12 @@ from pldp.estimation.combine import (
     min_variance_weights,
 )
 from pldp.estimation.consistency import norm_sub, project_simplex
-from pldp.estimation.result import Estimate
+from pldp.estimation.result import Estimate, EstimateSet
 
 __all__ = [
     "METHODS",
     "Estimate",
+    "EstimateSet",
     "combine",
     "combined_variance",
     "data_free_variance",

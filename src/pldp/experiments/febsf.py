@@ -45,8 +45,8 @@ from pldp.experiments.paths import observe, path_of
 from pldp.experiments.plotting import line_panel
 from pldp.experiments.spec import Check, Experiment
 from pldp.metrics import l2, mae
+from pldp.protocols import APLDP, PBP, PPDA, RCF
 from pldp.protocols.febsf import FEBSF, auem, em
-from pldp.protocols.grouped import APLDP, PBP, PPDA, RCF
 
 __all__ = [
     "DATASETS",
@@ -161,7 +161,7 @@ def run_repeat(setting: dict[str, Any], rng: np.random.Generator, methods: Seque
 
     febsf_names = {AUEM, AUEM_NS, EMOA, EM_PAPER}
     if febsf_names & set(methods):
-        proto = FEBSF(levels, eps_p, d, data="rappor")
+        proto = FEBSF(levels, eps_p, d, oracle="rappor")
         tally = observe(proto, cells, rng=rng, path=path)
         for m in methods:
             if m == AUEM:
@@ -178,15 +178,15 @@ def run_repeat(setting: dict[str, Any], rng: np.random.Generator, methods: Seque
             continue
         key = m.removesuffix(_NS)
         if key == "RCF":
-            base: Any = RCF(levels, d, data="rappor")
+            base: Any = RCF(levels, d, oracle="rappor")
         elif key == "APLDP":
             base = APLDP(levels, d, candidates=("krr", "rappor"))
         elif key == "PPDA":
-            base = PPDA(levels, d, data="rappor")
+            base = PPDA(levels, d, oracle="rappor")
         elif key == PBP_TRUE:
-            base = PBP(levels, rho, d, data="rappor")
+            base = PBP(levels, rho, d, oracle="rappor")
         elif key == PBP_RANDOM:
-            base = PBP(levels, rng.dirichlet(np.ones(t)), d, data="rappor")
+            base = PBP(levels, rng.dirichlet(np.ones(t)), d, oracle="rappor")
         else:
             raise ParameterError(f"unknown method {m!r}")
         if key not in tallies:  # a method and its Norm-Sub variant share one simulated tally

@@ -37,10 +37,11 @@ from pldp.estimation import estimate
 from pldp.experiments.paths import DEFAULT_PATH, observe, path_of
 from pldp.experiments.plotting import line_panel, mean_table
 from pldp.experiments.spec import Check, Experiment
+from pldp.itemsets import ItemSets
 from pldp.mechanisms import IDUE, OUE, RAPPOR
 from pldp.mechanisms.unary import UnaryEncoding
 from pldp.metrics import mse, precision_top_k, re_top_k
-from pldp.protocols import ItemSets, PaddingSampling
+from pldp.protocols import PaddingSampling
 from pldp.theory import item_variance
 
 __all__ = ["experiments"]
@@ -205,7 +206,7 @@ def run_itemsets(
         protocols = [PaddingSampling(base, ell) for base in bases]
         sampled = np.bincount(protocols[0].sample(sets, rng), minlength=sets.d + ell)
         for method, ps in zip(methods, protocols, strict=True):
-            est = ps.estimate(observe(ps.inner, sampled, rng=rng, path=path)).frequencies * sets.n
+            est = ps.estimate(ps.adopt(observe(ps.inner, sampled, rng=rng, path=path))).frequencies * sets.n
             for k in ks:
                 row = {"method": f"{method}-PS", "k": k, "re": re_top_k(true, est, k)}
                 row["precision"] = precision_top_k(true, est, k)

@@ -130,7 +130,7 @@ def run_nse(setting: dict[str, Any], rng: np.random.Generator, *, with_op: bool 
     tally = observe(proto, values, levels, rng=rng, path=path_of(setting))
     true_all = np.concatenate(hist)
     rows: list[dict[str, Any]] = []
-    for label, method in ((SUM, "sum"), (OC, "oc")):
+    for label, method in ((SUM, "sum"), (OC, "unbiased")):
         ests = proto.estimate(tally, method)
         est_all = np.concatenate([e.counts for e in ests])
         targets = []
@@ -173,7 +173,7 @@ def run_op_max_error(setting: dict[str, Any], rng: np.random.Generator) -> list[
         level_counts, _ = proto.level_estimates(tally, i)
         res = op_weights_with_ground_truth(hist[i], level_counts, iterations=OP_REGRESSIONS - 1)
         errors[i] = res.max_error
-    oc = proto.estimate(tally, "oc")
+    oc = proto.estimate(tally, "unbiased")
     oc_max = float(np.mean([max_abs_error(h, e.counts) for h, e in zip(hist, oc, strict=True)]))
     rise = np.zeros(OP_REGRESSIONS)
     rise[1:] = np.max(np.diff(errors, axis=1) / errors[:, :-1], axis=0)

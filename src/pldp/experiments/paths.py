@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from pldp.errors import ParameterError
-from pldp.tally import users_from_counts
+from pldp.protocols.leveled import cell_users
 
 __all__ = ["DEFAULT_PATH", "PATHS", "check_path", "observe", "path_of", "users_of"]
 
@@ -53,7 +53,7 @@ def users_of(*data: Any) -> tuple[Any, ...]:
       baselines) -> ``(items, levels)``;
     * anything else (MPLDP's ``(values, levels)``) is already per user and is returned as is.
 
-    The expansion is :func:`pldp.tally.users_from_counts`.
+    The 2-D expansion is :func:`pldp.protocols.leveled.cell_users`.
     """
     if len(data) != 1:
         return data
@@ -64,7 +64,9 @@ def users_of(*data: Any) -> tuple[Any, ...]:
         raise ParameterError("counts must be non-negative")
     if counts.ndim not in (1, 2):
         raise ParameterError(f"counts must be 1-D (per item) or 2-D (per level and item), got shape {counts.shape}")
-    return users_from_counts(counts)
+    if counts.ndim == 1:
+        return (np.repeat(np.arange(counts.size), counts),)
+    return cell_users(counts)
 
 
 def observe(obj: Any, *data: Any, rng: np.random.Generator, path: str = DEFAULT_PATH) -> Any:

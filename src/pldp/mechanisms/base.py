@@ -1,23 +1,25 @@
-"""The interface every frequency-oracle mechanism implements."""
+"""The interface of the single randomizers: :class:`Mechanism`, a pure frequency oracle."""
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import abstractmethod
+from typing import Any, Literal
 
 import numpy as np
 
-from pldp.domain import Domain
-from pldp.privacy import PrivacyReport
+from pldp.errors import EstimationError
+from pldp.estimation.pure import estimate_counts
+from pldp.estimation.result import Estimate
+from pldp.oracle import FrequencyOracle
 from pldp.tally import Tally
 
 __all__ = ["Mechanism"]
 
 
-class Mechanism(ABC):
-    """A public, immutable description of one user's randomizer.
+class Mechanism(FrequencyOracle):
+    """A public, immutable description of one user's randomizer: a *pure* frequency oracle.
 
-    Every mechanism in pldp is a *pure* frequency oracle: for each item ``y`` a report
-    either *supports* ``y`` or not, with
+    For each item ``y`` a report either *supports* ``y`` or not, with
 
     .. math::
 
@@ -28,22 +30,13 @@ class Mechanism(ABC):
     :math:`n q^*_y + n_y (p^*_y - q^*_y)` and the generic unbiased estimator is
     :math:`\\hat n_y = (C_y - n q^*_y) / (p^*_y - q^*_y)` (Wang et al., USENIX Security 2017).
 
-    Subclasses define the report format (``family``), how to perturb a batch of users,
-    how to tally reports, exact count-level simulation and an exact privacy check.
+    Subclasses define the report format (``family``), how to perturb a batch of users, how to
+    tally reports, exact count-level simulation and an exact privacy check; estimation is the
+    same for all (:func:`pldp.estimation.pure.estimate_counts`).
     """
 
     #: Report family: ``"direct"`` (a report is one item) or ``"unary"`` (one bit per item).
     family: str = ""
-
-    @property
-    @abstractmethod
-    def domain(self) -> Domain:
-        """Item labels."""
-
-    @property
-    def d(self) -> int:
-        """Domain size."""
-        return len(self.domain)
 
     @property
     @abstractmethod
@@ -55,17 +48,60 @@ class Mechanism(ABC):
         """The channel matrix, rows = inputs (``Q[x, y] = Pr(y | x)`` for direct encoding)."""
 
     @abstractmethod
-    def perturb(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """Randomize a batch of users' item indices."""
+    def perturb(self, x: Any, rng: np.random.Generator) -> np.ndarray:
+        """Randomize a batch of users' item indices (a 1-D array), one report per user."""
 
     @abstractmethod
-    def tally(self, reports: np.ndarray) -> Tally:
+    def tally(self, reports: Any) -> Tally:
         """Aggregate a batch of reports into a mergeable :class:`~pldp.tally.Tally`."""
 
     @abstractmethod
-    def simulate(self, true_counts: np.ndarray, rng: np.random.Generator) -> Tally:
+    def simulate(self, true_counts: Any, rng: np.random.Generator) -> Tally:
         """Draw the tally of users with the given true item counts, at count level, exactly."""
 
-    @abstractmethod
-    def privacy(self) -> PrivacyReport:
-        """Check the mechanism's privacy claim exactly."""
+    def _tally(self, n: int, counts: np.ndarray) -> Tally:
+        """A tally of this mechanism (its family and fingerprint)."""
+        return Tally(n, counts, self.family, self.fingerprint)
+
+    def estimate(
+        self,
+        tally: Tally,
+        method: str = "unbiased",
+        *,
+        solver: Literal["auto", "exact", "em"] = "auto",
+        tol: float = 1e-10,
+        max_iter: int = 100_000,
+    ) -> Estimate:
+        """Estimate the item distribution from a tally of this mechanism's reports.
+
+        ``method`` is ``"unbiased"``, ``"norm_sub"`` or ``"mle"``; the options tune the MLE
+        solver. See :func:`pldp.estimation.pure.estimate_counts`.
+
+        Raises
+        ------
+        EstimationError
+            Unknown method or solver, a tally of another mechanism (fingerprint), family or
+            size, or a tally with no reports.
+        """
+        self._check_method(method)
+        tally = self._check_tally(tally)
+        if tally.kind != self.family or tally.d != self.d:
+            raise EstimationError(
+                f"a {tally.kind} tally over {tally.d} items does not fit {self!r} ({self.family}, d={self.d})"
+            )
+        return estimate_counts(
+            self.family,
+            self.support,
+            self.domain,
+            tally.n,
+            tally.counts,
+            method,
+            solver=solver,
+            tol=tol,
+            max_iter=max_iter,
+            delta=self._gap(),
+        )
+
+    def _gap(self) -> float | None:
+        """The common gap :math:`p^* - q^*` of a direct-encoding channel, exactly as held (else None)."""
+        return None

@@ -42,7 +42,8 @@ import numpy as np
 from pldp._validation import _show, as_counts, check_epsilon, check_int
 from pldp.budgets import ItemBudgets
 from pldp.domain import Domain
-from pldp.errors import BudgetError, DomainError, ParameterError
+from pldp.errors import BudgetError, DomainError, ParameterError, PLDPError, TallyError
+from pldp.fingerprint import canonical_labels
 from pldp.mechanisms.base import Mechanism
 from pldp.privacy import PrivacyReport, report_from_columns
 from pldp.tally import Tally
@@ -147,19 +148,32 @@ class DirectEncoding(Mechanism):
         """Honesty gap :math:`\\delta = Q(x|x) - Q(x|x')`; equals :math:`S_{D_S}` of IPRR."""
         return self._delta
 
+    def _gap(self) -> float:
+        return self._delta
+
     @property
     def r(self) -> np.ndarray:
         """:math:`r_y = 1/(e^{\\varepsilon_y} - 1)` on :math:`D_S`, 0 on :math:`D_N` (Li et al. Sec. 5.3)."""
         return self._r
 
     @property
-    def p(self) -> np.ndarray:
-        """Honest probabilities :math:`Q(y|y) = q_y + \\delta`."""
+    def diagonal(self) -> np.ndarray:
+        """The channel's diagonal :math:`Q(y|y) = q_y + \\delta`: the probability of reporting one's own item."""
         return self._q + self._delta
 
     @property
     def support(self) -> tuple[np.ndarray, np.ndarray]:
-        return self.p, self._q
+        return self.diagonal, self._q
+
+    def params(self) -> dict[str, Any]:
+        """Canonical parameters: the class, the notion, the labels and every item's budget."""
+        return {
+            "mechanism": type(self).__name__,
+            "family": self.family,
+            "notion": self._notion,
+            "labels": canonical_labels(self.domain.labels),
+            "epsilons": self._budgets.epsilons,
+        }
 
     def channel(self) -> np.ndarray:
         """The ``d x d`` channel, rows = inputs: ``Q[x, y] = Pr(y | x)`` (``8 d^2`` bytes)."""
@@ -169,12 +183,6 @@ class DirectEncoding(Mechanism):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._budgets!r})"
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and self._budgets == other._budgets  # type: ignore[attr-defined]
-
-    def __hash__(self) -> int:
-        return hash((type(self).__name__, self._budgets))
 
     # ---------------------------------------------------------------------- client
     #: Users per block in :meth:`perturb`: the temporaries of a block (0.5 MB each) stay in
@@ -190,9 +198,11 @@ class DirectEncoding(Mechanism):
         prob, alias = alias_table(q)
         return np.arange(q.size) + prob, alias
 
-    def _check_dtype(self, x: Any, what: str) -> np.ndarray:
-        """``x`` as an array of integer item indices (the range is checked by the caller)."""
+    def _check_dtype(self, x: Any, what: str, error: type[PLDPError] = DomainError) -> np.ndarray:
+        """``x`` as a 1-D array of integer item indices (the range is checked by the caller)."""
         arr = np.asarray(x)
+        if arr.ndim != 1:
+            raise error(f"{what} must be a 1-D array (one entry per user), got shape {arr.shape}")
         if arr.dtype.kind not in "iu":
             if arr.size == 0:
                 return arr.astype(np.int64)
@@ -238,15 +248,15 @@ class DirectEncoding(Mechanism):
 
         Parameters
         ----------
-        x : array_like of int
-            Item indices in ``[0, d)`` (see :meth:`pldp.Domain.encode`).
+        x : array_like of int, shape (n,)
+            Item indices in ``[0, d)`` (see :meth:`pldp.Domain.encode`), one per user.
         rng : numpy.random.Generator
             Source of randomness.
 
         Returns
         -------
-        ndarray of int
-            Reported item indices, same shape as ``x``.
+        ndarray of int, shape (n,)
+            Reported item indices.
         """
         arr = self._check_dtype(x, "x")
         out = np.empty(arr.shape, dtype=np.int64 if arr.dtype.itemsize > 4 else np.int32)
@@ -290,9 +300,10 @@ class DirectEncoding(Mechanism):
 
         ``bincount`` itself rejects negative entries and sizes its output by the largest one,
         so the range check costs nothing extra on valid reports; any report outside
-        ``[0, d)`` raises :class:`~pldp.errors.DomainError` naming it.
+        ``[0, d)`` raises :class:`~pldp.errors.DomainError` naming it; reports that are not a
+        1-D array (one per user) raise :class:`~pldp.errors.TallyError`.
         """
-        arr = self._check_dtype(reports, "reports").reshape(-1)
+        arr = self._check_dtype(reports, "reports", TallyError)
         try:
             counts = np.bincount(arr, minlength=self.d)
         except (ValueError, TypeError, MemoryError):  # negative, a dtype it does not take, an absurd maximum
@@ -300,7 +311,7 @@ class DirectEncoding(Mechanism):
             counts = np.bincount(arr.astype(np.intp), minlength=self.d)
         if counts.size > self.d:
             self._check_range(arr, "reports")  # raises
-        return Tally(arr.size, counts, "direct")
+        return self._tally(arr.size, counts)
 
     def simulate(self, true_counts: Any, rng: np.random.Generator) -> Tally:
         """Exact count-level simulation of the tally of users with ``true_counts``.
@@ -314,7 +325,7 @@ class DirectEncoding(Mechanism):
         n = int(c.sum())
         rest = n - int(honest.sum())
         dishonest = rng.multinomial(rest, self._q / self._q.sum())
-        return Tally(n, honest + dishonest, "direct")
+        return self._tally(n, honest + dishonest)
 
     # --------------------------------------------------------------------- privacy
     def privacy(self) -> PrivacyReport:
@@ -350,7 +361,7 @@ class KRR(DirectEncoding):
     --------
     >>> import numpy as np
     >>> m = KRR(1.0, 4)
-    >>> round(float(m.p[0]), 4), round(float(m.q[0]), 4)
+    >>> round(float(m.diagonal[0]), 4), round(float(m.q[0]), 4)
     (0.4754, 0.1749)
     >>> m.privacy().holds
     True

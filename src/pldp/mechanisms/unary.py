@@ -33,7 +33,6 @@ item, ``ceil(d / 8)`` bytes per user.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
@@ -42,13 +41,13 @@ from pldp._validation import _show, as_counts, check_epsilon, check_int
 from pldp.budgets import ItemBudgets
 from pldp.domain import Domain
 from pldp.errors import BudgetError, DomainError, ParameterError, TallyError
+from pldp.fingerprint import canonical_labels
 from pldp.mechanisms.base import Mechanism
-from pldp.privacy import pair_budgets
+from pldp.privacy import PairPrivacyReport, pair_budgets
 from pldp.tally import Tally
 
-__all__ = ["IDUE", "OUE", "RAPPOR", "PairPrivacyReport", "UnaryEncoding"]
+__all__ = ["IDUE", "OUE", "RAPPOR", "UnaryEncoding"]
 
-_TOLERANCE = 1e-12
 #: Grid steps below which the 16-bit coins would move a probability by more than 0.1 %.
 _MIN_STEPS_16 = 1000
 
@@ -58,83 +57,6 @@ def coin_width(a: np.ndarray, b: np.ndarray) -> int:
     ``a - b`` by less than 0.1 %, else 32."""
     steps = 2.0**16 * min(float(np.min(b)), float(np.min(1.0 - a)), float(np.min(a - b)) / 2.0)
     return 16 if steps >= _MIN_STEPS_16 else 32
-
-
-@dataclass(frozen=True)
-class PairPrivacyReport:
-    """Exact check of an input-discriminative claim (ID-LDP, LDP) of a unary mechanism.
-
-    Items with equal ``(a, b, epsilon)`` form a group; ``realised[g, h]`` is
-    :math:`\\ln[a_g(1-b_h)/(b_g(1-a_h))]`, the largest log-likelihood ratio between an input
-    of group ``g`` and one of group ``h`` over all outputs (Gu et al. eq. 5), and
-    ``claimed[g, h]`` the budget the notion grants the pair. A diagonal entry counts only
-    when its group holds two or more items (a pair of *distinct* inputs, ERRATA IDUE-3).
-
-    Attributes
-    ----------
-    notion : str
-        ``"LDP"``, ``"MinID-LDP"`` or ``"AvgID-LDP"``.
-    group_epsilon : ndarray
-        Budget of each group.
-    group_items : list of ndarray
-        Item indices of each group.
-    claimed, realised : ndarray, shape (t, t)
-    """
-
-    notion: str
-    group_epsilon: np.ndarray
-    group_items: list[np.ndarray]
-    claimed: np.ndarray
-    realised: np.ndarray
-    tolerance: float = _TOLERANCE
-
-    @property
-    def pair_mask(self) -> np.ndarray:
-        """Which group pairs hold a pair of distinct inputs."""
-        sizes = np.array([len(g) for g in self.group_items])
-        mask = np.ones(self.claimed.shape, dtype=bool)
-        np.fill_diagonal(mask, sizes >= 2)
-        return mask
-
-    @property
-    def slack(self) -> float:
-        """Smallest ``claimed - realised`` over the pairs (>= -tolerance when it holds)."""
-        m = self.pair_mask
-        return float(np.min((self.claimed - self.realised)[m])) if m.any() else math.inf
-
-    @property
-    def violations(self) -> list[tuple[int, int]]:
-        """Group pairs whose constraint fails."""
-        bad = self.pair_mask & (self.realised > self.claimed + self.tolerance)
-        return [(int(i), int(j)) for i, j in zip(*np.nonzero(bad), strict=True)]
-
-    @property
-    def holds(self) -> bool:
-        """True when every pair of distinct inputs satisfies its budget."""
-        return not self.violations
-
-    @property
-    def ldp_epsilon(self) -> float:
-        """Plain-LDP epsilon of the mechanism: the largest realised ratio over distinct inputs."""
-        m = self.pair_mask
-        return float(np.max(self.realised[m])) if m.any() else 0.0
-
-    @property
-    def lemma1_epsilon(self) -> float:
-        """The LDP epsilon that MinID-LDP guarantees, ``min(max E, 2 min E)`` (Gu et al. Lemma 1)."""
-        e = self.group_epsilon
-        return float(min(e.max(), 2 * e.min()))
-
-    def summary(self) -> str:
-        """One human-readable line."""
-        state = "holds" if self.holds else f"FAILS at group pairs {self.violations[:5]}"
-        return (
-            f"{self.notion} {state}; {len(self.group_items)} group(s), slack={self.slack:.3g}, "
-            f"LDP eps={self.ldp_epsilon:.6g}"
-        )
-
-    def __repr__(self) -> str:
-        return f"PairPrivacyReport({self.summary()})"
 
 
 class UnaryEncoding(Mechanism):
@@ -246,16 +168,27 @@ class UnaryEncoding(Mechanism):
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._budgets!r}, notion={self.notion})"
 
-    def __eq__(self, other: object) -> bool:
-        return (
-            type(other) is type(self)
-            and np.array_equal(self._a, other._a)  # type: ignore[attr-defined]
-            and np.array_equal(self._b, other._b)  # type: ignore[attr-defined]
-            and self._budgets == other._budgets  # type: ignore[attr-defined]
-        )
+    @property
+    def coin_bits(self) -> int:
+        """Bits per coin, 16 or 32: ``a`` and ``b`` are multiples of ``2**-coin_bits``."""
+        return 8 * np.dtype(self._coin).itemsize
 
-    def __hash__(self) -> int:
-        return hash((type(self).__name__, self._a.tobytes(), self._b.tobytes(), self._budgets))
+    def params(self) -> dict[str, Any]:
+        """Canonical parameters: class, notion, labels, budgets and the exact coin thresholds.
+
+        ``a = a_threshold / 2**coin_bits`` and ``b = b_threshold / 2**coin_bits`` exactly, so the
+        integers describe the mechanism that runs without any rounding.
+        """
+        return {
+            "mechanism": type(self).__name__,
+            "family": self.family,
+            "pair_rule": self._pair_rule,
+            "labels": canonical_labels(self.domain.labels),
+            "epsilons": self._budgets.epsilons,
+            "coin_bits": self.coin_bits,
+            "a_threshold": self._a_thr,
+            "b_threshold": self._b_thr,
+        }
 
     # ---------------------------------------------------------------------- client
     def _check_indices(self, x: Any) -> np.ndarray:
@@ -337,7 +270,7 @@ class UnaryEncoding(Mechanism):
         counts = np.empty(8 * rep.shape[1], dtype=np.int64)
         for j in range(rep.shape[1]):
             counts[8 * j : 8 * j + 8] = np.bincount(rep[:, j], minlength=256) @ table
-        return Tally(rep.shape[0], counts[: self.d], "unary")
+        return self._tally(rep.shape[0], counts[: self.d])
 
     def simulate(self, true_counts: Any, rng: np.random.Generator) -> Tally:
         """Exact count-level simulation: :math:`C_k \\sim \\mathrm{Bin}(t_k, a_k) + \\mathrm{Bin}(n - t_k, b_k)`.
@@ -347,7 +280,7 @@ class UnaryEncoding(Mechanism):
         """
         t = as_counts(true_counts, "true_counts", self.d)
         n = int(t.sum())
-        return Tally(n, rng.binomial(t, self._a) + rng.binomial(n - t, self._b), "unary")
+        return self._tally(n, rng.binomial(t, self._a) + rng.binomial(n - t, self._b))
 
     # --------------------------------------------------------------------- privacy
     def privacy(self) -> PairPrivacyReport:
@@ -474,3 +407,7 @@ class IDUE(UnaryEncoding):
 
     def __repr__(self) -> str:
         return f"IDUE({self.budgets!r}, model={self.model!r}, notion={self.notion})"
+
+    def params(self) -> dict[str, Any]:
+        """The parameters of :class:`UnaryEncoding` and the optimisation model that chose ``a``, ``b``."""
+        return {**super().params(), "model": self.model}

@@ -1,10 +1,27 @@
-"""Protocols: compositions of mechanisms with their own server logic."""
+"""Protocols: frequency oracles composed of mechanisms, with their own server logic.
 
+=====================  ===========================================================================
+module                 holds
+=====================  ===========================================================================
+``base``               :class:`Protocol`, the base class
+``padding``            :class:`PaddingSampling` (IDUE-PS, OUE-PS, RAPPOR-PS) for item-sets
+``leveled``            what user-level protocols share: levels, users, one mechanism per level
+``febsf``              PLDP-FEBSF: hidden, perturbed budget levels; AUEM and the joint EM
+``rcf``, ``apldp``     budgets in the clear: per-level estimates, minimum-variance combination
+``pbp``, ``ppda``      budgets hidden: public level shares (PBP), calibrating zero bits (PPDA)
+``mpldp``              MPLDP: several attributes, three levels each, optimal combination
+=====================  ===========================================================================
+"""
+
+from pldp.protocols.apldp import APLDP, select_mechanism
 from pldp.protocols.base import Protocol
 from pldp.protocols.febsf import FEBSF, FEBSFReports, FEBSFTally, auem, em
-from pldp.protocols.grouped import APLDP, PBP, PPDA, RCF, GroupedReports, GroupedTally, select_mechanism
-from pldp.protocols.itemset import ItemSets, PaddingSampling, propose_ell
+from pldp.protocols.leveled import LeveledProtocol
 from pldp.protocols.mpldp import MPLDP, MPLDPReports, MPLDPTally, allocate_budget, oc_weights
+from pldp.protocols.padding import PaddingSampling, propose_ell
+from pldp.protocols.pbp import PBP
+from pldp.protocols.ppda import PPDA
+from pldp.protocols.rcf import RCF, GroupedReports, GroupedTally
 
 __all__ = [
     "APLDP",
@@ -17,7 +34,7 @@ __all__ = [
     "FEBSFTally",
     "GroupedReports",
     "GroupedTally",
-    "ItemSets",
+    "LeveledProtocol",
     "MPLDPReports",
     "MPLDPTally",
     "PaddingSampling",

@@ -1,23 +1,17 @@
-"""The interface of protocols: objects that ``pldp.estimate`` delegates to."""
+"""The base of protocols: frequency oracles composed of several mechanisms."""
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-from typing import Any
-
-from pldp.estimation.result import Estimate
-from pldp.tally import Tally
+from pldp.oracle import FrequencyOracle
 
 __all__ = ["Protocol"]
 
 
-class Protocol(ABC):
-    """A composition of mechanisms with its own estimator.
+class Protocol(FrequencyOracle):
+    """A composition of mechanisms with its own tally and estimators.
 
-    ``pldp.estimate(protocol, tally, method)`` calls :meth:`estimate`, so protocols and plain
-    mechanisms are used the same way.
+    Protocols are :class:`~pldp.oracle.FrequencyOracle` objects like the mechanisms, so
+    ``pldp.estimate(protocol, tally, method)`` and every other call of the interface work the
+    same way. What differs is the users' data (item-sets, (item, level) pairs, several
+    attributes), the reports and the tallies; each protocol's docstring says which.
     """
-
-    @abstractmethod
-    def estimate(self, tally: Tally, method: str = "unbiased", **options: Any) -> Estimate:
-        """Estimate from a tally of this protocol's reports."""

@@ -26,23 +26,26 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar
 
 import numpy as np
 from scipy.optimize import brentq
 
 from pldp._validation import _show, check_epsilon, check_int
+from pldp.domain import Domain
 from pldp.errors import EstimationError, ParameterError, TallyError
 from pldp.estimation.combine import combine, data_free_variance, level_sampling_variance, min_variance_weights
-from pldp.estimation.result import Estimate
+from pldp.estimation.consistency import norm_sub
+from pldp.estimation.groups import joint_mle, joint_mle_variance
+from pldp.estimation.result import Estimate, EstimateSet
 from pldp.estimation.unbiased import invert
 from pldp.mechanisms.unary import RAPPOR
-from pldp.privacy import PrivacyReport
+from pldp.privacy import ComposedPrivacy
 from pldp.protocols.base import Protocol
+from pldp.protocols.leveled import perturb_by_level
+from pldp.tally import BaseTally, Tally
 
 __all__ = ["MPLDP", "MPLDPReports", "MPLDPTally", "allocate_budget", "brr_variance_factor", "oc_weights"]
-
-_FORMAT = "pldp.mpldp-tally/1"
 
 
 def brr_variance_factor(eps: Any) -> np.ndarray:
@@ -108,41 +111,65 @@ class MPLDPReports:
 
 
 @dataclass(frozen=True, eq=False)
-class MPLDPTally:
-    """Per attribute, per level: the bit counts ``counts[i]`` (3, k_i) and the users ``sizes`` (l, 3)."""
+class MPLDPTally(BaseTally):
+    """Per attribute, per level: the bit counts ``counts[i]`` (levels, k_i) and the users ``sizes`` (l, levels)."""
+
+    FORMAT: ClassVar[str] = "pldp.mpldp-tally/2"
+    LEGACY_FORMATS: ClassVar[tuple[str, ...]] = ("pldp.mpldp-tally/1",)
 
     counts: tuple[np.ndarray, ...]
     sizes: np.ndarray
+    fingerprint: str | None = None
+
+    def __post_init__(self) -> None:
+        counts = tuple(np.asarray(c, dtype=np.int64) for c in self.counts)
+        sizes = np.asarray(self.sizes, dtype=np.int64)
+        if sizes.ndim != 2 or sizes.shape[0] != len(counts) or any(c.shape[0] != sizes.shape[1] for c in counts):
+            raise TallyError("counts (one (levels, k_i) table per attribute) and sizes (l, levels) do not line up")
+        if np.any(sizes < 0) or any(np.any(c < 0) for c in counts):
+            raise TallyError("counts and sizes must be non-negative")
+        if len({int(row.sum()) for row in sizes}) > 1:
+            raise TallyError("every attribute must count the same users")
+        object.__setattr__(self, "counts", counts)
+        object.__setattr__(self, "sizes", sizes)
 
     @property
-    def n(self) -> int:
+    def n(self) -> int:  # type: ignore[override]
         """Number of users."""
         return int(self.sizes[0].sum())
 
-    def merge(self, other: MPLDPTally) -> MPLDPTally:
-        """Combine with a tally of other users."""
-        if not isinstance(other, MPLDPTally) or [c.shape for c in self.counts] != [c.shape for c in other.counts]:
+    def _merge(self, other: MPLDPTally) -> MPLDPTally:
+        if [c.shape for c in self.counts] != [c.shape for c in other.counts]:
             raise TallyError("can only merge MPLDP tallies of the same attributes and levels")
-        return MPLDPTally(
-            tuple(a + b for a, b in zip(self.counts, other.counts, strict=True)), self.sizes + other.sizes
+        counts = tuple(a + b for a, b in zip(self.counts, other.counts, strict=True))
+        return MPLDPTally(counts, self.sizes + other.sizes, self.fingerprint)
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, MPLDPTally)
+            and other.fingerprint == self.fingerprint
+            and np.array_equal(other.sizes, self.sizes)
+            and len(other.counts) == len(self.counts)
+            and all(np.array_equal(a, b) for a, b in zip(self.counts, other.counts, strict=True))
         )
 
-    __add__ = merge
+    __hash__ = None  # type: ignore[assignment]
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-serialisable form."""
-        return {"format": _FORMAT, "counts": [c.tolist() for c in self.counts], "sizes": self.sizes.tolist()}
+    def _fields(self) -> dict[str, Any]:
+        return {"counts": [c.tolist() for c in self.counts], "sizes": self.sizes.tolist()}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> MPLDPTally:
-        """Inverse of :meth:`to_dict`."""
-        if not isinstance(data, dict) or data.get("format") != _FORMAT:
-            raise TallyError(f"not a {_FORMAT} tally")
-        return cls(tuple(np.asarray(c, dtype=np.int64) for c in data["counts"]), np.asarray(data["sizes"], np.int64))
+    def _from_fields(cls, data: dict[str, Any], fingerprint: str | None) -> MPLDPTally:
+        return cls(tuple(np.asarray(c, dtype=np.int64) for c in data["counts"]), np.asarray(data["sizes"]), fingerprint)
 
 
 class MPLDP(Protocol):
     """The MPLDP protocol: ``l`` attributes, three privacy levels each, BRR perturbation.
+
+    Estimators (:meth:`estimate`, per attribute): ``"unbiased"`` is OC, Theorem 2's optimal
+    combination of the levels' unbiased estimates; ``"norm_sub"`` its projection onto the
+    simplex; ``"mle"`` the joint maximum likelihood from all levels; ``"sum"`` the paper's BRR
+    baseline (the levels' count estimates added).
 
     Parameters
     ----------
@@ -156,6 +183,9 @@ class MPLDP(Protocol):
     level_shares : sequence of float, optional
         Probability that a simulated user picks each level (equal by default).
     """
+
+    methods: ClassVar[tuple[str, ...]] = ("unbiased", "norm_sub", "mle", "sum")
+    tally_type: ClassVar[type[BaseTally]] = MPLDPTally
 
     def __init__(
         self,
@@ -182,14 +212,19 @@ class MPLDP(Protocol):
         self.mechanisms = tuple(tuple(RAPPOR(e * f, ki) for f in frac) for ki, e in zip(kk, ee, strict=True))
 
     @property
-    def l(self) -> int:  # noqa: E743
-        """Number of attributes."""
+    def n_attributes(self) -> int:
+        """Number of attributes ``l``."""
         return len(self.k)
 
     @property
     def n_levels(self) -> int:
         """Levels per attribute."""
         return int(self.level_fractions.size)
+
+    @property
+    def domain(self) -> Domain:
+        """The first attribute's values (each attribute ``i`` has ``Domain.range(k[i])``)."""
+        return self.mechanisms[0][0].domain
 
     @property
     def level_eps(self) -> np.ndarray:
@@ -199,11 +234,19 @@ class MPLDP(Protocol):
     def __repr__(self) -> str:
         return f"MPLDP(k={list(self.k)}, eps={self.eps.round(4).tolist()})"
 
+    def params(self) -> dict[str, Any]:
+        """Canonical parameters: values per attribute, attribute budgets and level fractions.
+
+        (The simulation-only ``level_shares`` do not change what a client does.)
+        """
+        return {"protocol": "MPLDP", "k": list(self.k), "eps": self.eps, "level_fractions": self.level_fractions}
+
     # ---------------------------------------------------------------------- client
     def _check_users(self, values: Any, levels: Any) -> tuple[np.ndarray, np.ndarray]:
         v, lv = np.asarray(values), np.asarray(levels)
-        if v.ndim != 2 or v.shape[1] != self.l or lv.shape != v.shape:
-            raise ParameterError(f"values and levels must both have shape (n, {self.l}); got {v.shape}, {lv.shape}")
+        l = self.n_attributes  # noqa: E741
+        if v.ndim != 2 or v.shape[1] != l or lv.shape != v.shape:
+            raise ParameterError(f"values and levels must both have shape (n, {l}); got {v.shape}, {lv.shape}")
         if v.size and (v.dtype.kind not in "iu" or lv.dtype.kind not in "iu"):
             raise ParameterError("values and levels must be integer indices")
         for i, ki in enumerate(self.k):
@@ -211,39 +254,30 @@ class MPLDP(Protocol):
                 bad = v[:, i][(v[:, i] < 0) | (v[:, i] >= ki)]
                 raise ParameterError(f"attribute {i} values must lie in [0, {ki}); got {_show(np.unique(bad))}")
         if lv.size and (lv.min() < 0 or lv.max() >= self.n_levels):
-            raise ParameterError(
-                f"levels must lie in [0, {self.n_levels}); got {_show(np.unique(lv[lv < 0]))}"
-                f"{_show(np.unique(lv[lv >= self.n_levels]))}"
-            )
+            bad = lv[(lv < 0) | (lv >= self.n_levels)]
+            raise ParameterError(f"levels must lie in [0, {self.n_levels}); got {_show(np.unique(bad))}")
         return v.astype(np.int64), lv.astype(np.int64)
 
     def assign_levels(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """Random levels ``(n, l)``, independent of the data, with the configured shares."""
-        return rng.choice(self.n_levels, size=(check_int(n, "n", 0), self.l), p=self.level_shares)
+        return rng.choice(self.n_levels, size=(check_int(n, "n", 0), self.n_attributes), p=self.level_shares)
 
     def perturb(self, values: Any, levels: Any, rng: np.random.Generator) -> MPLDPReports:
         """Algorithm 1 for every user: BRR on each attribute at the chosen level."""
         v, lv = self._check_users(values, levels)
-        bits = []
-        for i, ki in enumerate(self.k):
-            out = np.empty((v.shape[0], (ki + 7) // 8), dtype=np.uint8)
-            for tau, mech in enumerate(self.mechanisms[i]):
-                sel = np.flatnonzero(lv[:, i] == tau)
-                if sel.size:
-                    out[sel] = mech.perturb(v[sel, i], rng)
-            bits.append(out)
-        return MPLDPReports(tuple(bits), lv)
+        bits = tuple(perturb_by_level(self.mechanisms[i], v[:, i], lv[:, i], rng) for i in range(self.n_attributes))
+        return MPLDPReports(bits, lv)
 
     # ---------------------------------------------------------------------- server
     def tally(self, reports: MPLDPReports) -> MPLDPTally:
         """Bit counts per attribute and level, and the users per level."""
-        if not isinstance(reports, MPLDPReports) or len(reports.bits) != self.l:
-            raise TallyError(f"expected MPLDPReports with {self.l} attributes")
+        if not isinstance(reports, MPLDPReports) or len(reports.bits) != self.n_attributes:
+            raise TallyError(f"expected MPLDPReports with {self.n_attributes} attributes")
         lv = np.asarray(reports.levels)
         n = lv.shape[0]
-        if lv.shape != (n, self.l):
-            raise TallyError(f"levels must have shape (n, {self.l})")
-        counts, sizes = [], np.zeros((self.l, self.n_levels), dtype=np.int64)
+        if lv.shape != (n, self.n_attributes):
+            raise TallyError(f"levels must have shape (n, {self.n_attributes})")
+        counts, sizes = [], np.zeros((self.n_attributes, self.n_levels), dtype=np.int64)
         for i, ki in enumerate(self.k):
             rep = np.asarray(reports.bits[i])
             if rep.shape != (n, (ki + 7) // 8) or rep.dtype != np.uint8:
@@ -256,7 +290,7 @@ class MPLDP(Protocol):
                 sizes[i, tau] = int(sel.sum())
                 c[tau] = mech.tally(rep[sel]).counts
             counts.append(c)
-        return MPLDPTally(tuple(counts), sizes)
+        return MPLDPTally(tuple(counts), sizes, self.fingerprint)
 
     def simulate(self, values: Any, levels: Any, rng: np.random.Generator) -> MPLDPTally:
         """Exact count-level simulation of the tally of users with these values and levels.
@@ -264,21 +298,27 @@ class MPLDP(Protocol):
         Per attribute and level: the holders of each value, then two binomials per bit.
         """
         v, lv = self._check_users(values, levels)
-        counts, sizes = [], np.zeros((self.l, self.n_levels), dtype=np.int64)
+        counts, sizes = [], np.zeros((self.n_attributes, self.n_levels), dtype=np.int64)
         for i, ki in enumerate(self.k):
             cells = np.bincount(lv[:, i] * ki + v[:, i], minlength=self.n_levels * ki).reshape(self.n_levels, ki)
             sizes[i] = cells.sum(axis=1)
             counts.append(np.stack([mech.simulate(cells[t], rng).counts for t, mech in enumerate(self.mechanisms[i])]))
-        return MPLDPTally(tuple(counts), sizes)
+        return MPLDPTally(tuple(counts), sizes, self.fingerprint)
 
-    def privacy(self) -> dict[str, Any]:
-        """Exact check per attribute and level, and the total budget of Theorem 5."""
-        reports: dict[str, Any] = {}
-        for i, row in enumerate(self.mechanisms):
-            for tau, mech in enumerate(row):
-                reports[f"attr{i}/level{tau}"] = mech.privacy()
-        reports["total_epsilon_worst"] = float(np.sum(self.level_eps.max(axis=1)))
-        return reports
+    def privacy(self) -> ComposedPrivacy:
+        """Exact check per attribute and level.
+
+        A user runs one level's mechanism per attribute and every attribute, so her report is
+        :math:`\\sum_i \\varepsilon_{i,\\tau_i}`-LDP (Theorem 5); ``ldp_epsilon`` is the worst case,
+        the sum over attributes of each attribute's largest level budget.
+        """
+        parts = {
+            f"attribute {i}": ComposedPrivacy(
+                "LDP at each level", {f"level {tau}": m.privacy() for tau, m in enumerate(row)}, "max"
+            )
+            for i, row in enumerate(self.mechanisms)
+        }
+        return ComposedPrivacy("LDP of each attribute at its level (Theorem 5)", parts, "sum")
 
     # ------------------------------------------------------------------ estimation
     def level_estimates(self, tally: MPLDPTally, attribute: int) -> tuple[np.ndarray, np.ndarray]:
@@ -298,50 +338,55 @@ class MPLDP(Protocol):
         return out, n_tau
 
     def _check_tally(self, tally: Any) -> MPLDPTally:
-        if not isinstance(tally, MPLDPTally) or [c.shape for c in tally.counts] != [
-            (self.n_levels, ki) for ki in self.k
-        ]:
-            raise EstimationError(f"the tally does not come from {self!r}")
-        if tally.n == 0:
-            raise EstimationError("the tally holds no reports")
+        tally = super()._check_tally(tally)
+        if [c.shape for c in tally.counts] != [(self.n_levels, ki) for ki in self.k]:
+            raise EstimationError(f"the tally's attributes and levels do not fit {self!r}")
         return tally
 
-    def estimate(  # type: ignore[override]
-        self, tally: MPLDPTally, method: Literal["oc", "sum"] = "oc", **options: Any
-    ) -> tuple[Estimate, ...]:
-        """One :class:`~pldp.Estimate` per attribute (frequencies = counts / n).
+    def estimate(self, tally: MPLDPTally, method: str = "unbiased", *, attribute: int | None = None) -> Any:
+        """Estimate every attribute's distribution (an :class:`~pldp.EstimateSet`), or one (``attribute=i``).
 
-        ``"sum"``: :math:`\\hat H = \\sum_\\tau \\tilde H^\\tau` (the paper's BRR baseline).
-        ``"oc"``: :math:`\\hat H = \\sum_\\tau (n\\omega_\\tau/n_\\tau)\\tilde H^\\tau` with Theorem 2's
-        weights. Variance: :math:`\\sum_\\tau w_\\tau^2 V_\\tau` with the exact BRR level variances
-        (eq. 8-11, data-free for basic RAPPOR) plus the level-sampling term of ERRATA MPLDP-1
-        (zero for ``"sum"``), evaluated at the estimate, on the frequency scale.
+        * ``"unbiased"``: OC, :math:`\\hat H = \\sum_\\tau (n\\omega_\\tau/n_\\tau)\\tilde H^\\tau` with
+          Theorem 2's weights; frequencies are ``H / n``.
+        * ``"norm_sub"``: OC projected onto the simplex (the variance is OC's).
+        * ``"mle"``: maximum of the count-based likelihood of all levels of the attribute
+          (:func:`~pldp.estimation.groups.joint_mle`), with the variance of
+          :func:`~pldp.estimation.groups.joint_mle_variance` (i.i.d. users).
+        * ``"sum"``: :math:`\\hat H = \\sum_\\tau \\tilde H^\\tau` (the paper's BRR baseline).
+
+        Variance of ``"unbiased"``, ``"norm_sub"`` and ``"sum"``: :math:`\\sum_\\tau w_\\tau^2 V_\\tau`
+        with the exact BRR level variances (eq. 8-11, data-free for basic RAPPOR) plus the
+        level-sampling term of ERRATA MPLDP-1 (zero for ``"sum"``), at the estimate, on the
+        frequency scale.
         """
-        self._check_tally(tally)
-        if method not in ("oc", "sum"):
-            raise EstimationError(f"method must be 'oc' or 'sum', got {method!r}")
+        self._check_method(method)
+        tally = self._check_tally(tally)
+        if attribute is not None:
+            if not isinstance(attribute, (int, np.integer)) or not 0 <= attribute < self.n_attributes:
+                raise EstimationError(f"attribute must be an index in [0, {self.n_attributes}), got {attribute!r}")
+            return self._estimate_attribute(tally, int(attribute), method)
+        ests = tuple(self._estimate_attribute(tally, i, method) for i in range(self.n_attributes))
+        return EstimateSet(ests, tuple(f"attribute {i}" for i in range(self.n_attributes)))
+
+    def _estimate_attribute(self, tally: MPLDPTally, i: int, method: str) -> Estimate:
         n = tally.n
-        out = []
-        for i in range(self.l):
-            H, n_tau = self.level_estimates(tally, i)
-            f_tau = H / np.where(n_tau > 0, n_tau, 1)[:, None]
-            var_tau = np.array(
-                [
-                    data_free_variance(m, int(nt)) if nt > 0 else np.full(self.k[i], np.inf)
-                    for m, nt in zip(self.mechanisms[i], n_tau, strict=True)
-                ]
-            )
-            if method == "oc":
-                w = oc_weights(n_tau, self.level_eps[i])
-            else:
-                w = n_tau / n
-            freq, var = combine(f_tau, w, var_tau)
-            var = var + level_sampling_variance(freq, w, n_tau)
-            out.append(
-                Estimate(freq, var, n, method, self.mechanisms[i][0].domain, info={"weights": w, "n_tau": n_tau})
-            )
-        return tuple(out)
-
-
-def _report_type_check(report: Any) -> bool:  # pragma: no cover - helper for isinstance in docs
-    return isinstance(report, PrivacyReport)
+        mechs = self.mechanisms[i]
+        H, n_tau = self.level_estimates(tally, i)
+        if method == "mle":
+            tallies = [
+                Tally(int(nt), c, "unary", m.fingerprint)
+                for m, nt, c in zip(mechs, n_tau, tally.counts[i], strict=True)
+            ]
+            freq = joint_mle(mechs, tallies)
+            var = joint_mle_variance(mechs, tallies, freq)
+            return Estimate(freq, var, n, method, mechs[0].domain, info={"n_tau": n_tau}, on_simplex=True)
+        f_tau = H / np.where(n_tau > 0, n_tau, 1)[:, None]
+        var_tau = np.array([data_free_variance(m, int(nt)) for m, nt in zip(mechs, n_tau, strict=True)])
+        w = n_tau / n if method == "sum" else oc_weights(n_tau, self.level_eps[i])
+        freq, var = combine(f_tau, w, var_tau)
+        var = var + level_sampling_variance(freq, w, n_tau)
+        rounds = 0
+        if method == "norm_sub":
+            freq, rounds = norm_sub(freq)
+        info = {"weights": w, "n_tau": n_tau, "estimator": "sum" if method == "sum" else "OC"}
+        return Estimate(freq, var, n, method, mechs[0].domain, rounds, True, info, method == "norm_sub")

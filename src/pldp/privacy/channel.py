@@ -1,4 +1,4 @@
-"""Exact privacy verification of a mechanism's channel.
+"""Exact per-output privacy check of a direct-encoding channel (IPLDP, ULDP, LDP).
 
 Every item-level notion pldp implements for direct encoding is a per-*output* condition on
 the channel :math:`Q(y \\mid x)`:
@@ -24,16 +24,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from pldp.errors import ParameterError
+from pldp.privacy.base import TOLERANCE, PrivacyCheck
 
-__all__ = ["PrivacyReport", "check_channel", "pair_budgets", "report_from_columns"]
-
-#: Absolute tolerance on log-ratios used by default.
-TOLERANCE = 1e-12
+__all__ = ["PrivacyReport", "check_channel", "report_from_columns"]
 
 
-@dataclass(frozen=True)
-class PrivacyReport:
-    """Outcome of an exact privacy check.
+@dataclass(frozen=True, repr=False)
+class PrivacyReport(PrivacyCheck):
+    """Outcome of an exact per-output privacy check of a direct-encoding channel.
 
     Attributes
     ----------
@@ -99,9 +97,6 @@ class PrivacyReport:
             f"slack={self.slack:.3g}, ULDP eps={self.uldp_epsilon:.6g}, LDP eps={self.ldp_epsilon:.6g}"
         )
 
-    def __repr__(self) -> str:
-        return f"PrivacyReport({self.summary()})"
-
 
 def report_from_columns(
     col_max: np.ndarray,
@@ -145,23 +140,3 @@ def check_channel(
     np.fill_diagonal(off, 0.0)
     invertible = (np.diag(Q) > 0) & ~np.any(off > 0, axis=0)
     return report_from_columns(Q.max(axis=0), Q.min(axis=0), invertible, claimed, notion, tolerance=tolerance)
-
-
-def pair_budgets(eps: np.ndarray, pair_rule: str = "min") -> np.ndarray:
-    """The pair budget :math:`r(\\varepsilon_i, \\varepsilon_j)` for all pairs (ID-LDP, Gu et al. ICDE 2020, Def. 2).
-
-    ``pair_rule="min"``: MinID-LDP (Def. 3), :math:`\\min(\\varepsilon_i, \\varepsilon_j)`;
-    ``"avg"``: AvgID-LDP (Sec. VIII), :math:`(\\varepsilon_i + \\varepsilon_j)/2`. (Plain LDP is the
-    ``"min"`` rule applied to equal budgets.)
-
-    Raises
-    ------
-    ParameterError
-        Any other rule.
-    """
-    e = np.asarray(eps, dtype=float)
-    if pair_rule == "min":
-        return np.minimum.outer(e, e)
-    if pair_rule == "avg":
-        return np.add.outer(e, e) / 2.0
-    raise ParameterError(f"pair_rule must be 'min' or 'avg', got {pair_rule!r}")

@@ -21,81 +21,26 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
 from pldp._validation import _show, check_int
 from pldp.budgets import ItemBudgets
 from pldp.domain import Domain
-from pldp.errors import BudgetError, DomainError, ParameterError
+from pldp.errors import BudgetError, DomainError, EstimationError, ParameterError, TallyError
+from pldp.estimation.pure import estimate_counts
 from pldp.estimation.result import Estimate
+from pldp.itemsets import ItemSets
 from pldp.mechanisms.unary import UnaryEncoding
+from pldp.privacy import ComposedPrivacy, ItemSetPrivacyReport, PrivacyCheck
 from pldp.protocols.base import Protocol
 from pldp.tally import Tally
 
-__all__ = ["ItemSets", "PaddingSampling", "propose_ell"]
+__all__ = ["PaddingSampling", "propose_ell"]
 
-
-@dataclass(frozen=True, eq=False)
-class ItemSets:
-    """Users' item-sets in compressed sparse row form.
-
-    User ``u`` holds ``indices[indptr[u]:indptr[u + 1]]`` (distinct item indices in
-    ``[0, d)``).
-    """
-
-    indptr: np.ndarray
-    indices: np.ndarray
-    d: int
-
-    def __post_init__(self) -> None:
-        ptr = np.asarray(self.indptr, dtype=np.int64)
-        idx = np.asarray(self.indices, dtype=np.int64)
-        d = check_int(self.d, "d", 1)
-        if ptr.ndim != 1 or ptr.size < 1 or ptr[0] != 0 or np.any(np.diff(ptr) < 0) or ptr[-1] != idx.size:
-            raise ParameterError("indptr must start at 0, be non-decreasing and end at len(indices)")
-        if idx.size and (idx.min() < 0 or idx.max() >= d):
-            bad = idx[(idx < 0) | (idx >= d)]
-            raise DomainError(f"item indices must lie in [0, {d}); out of domain: {_show(np.unique(bad))}")
-        object.__setattr__(self, "indptr", ptr)
-        object.__setattr__(self, "indices", idx)
-        object.__setattr__(self, "d", d)
-
-    @classmethod
-    def from_lists(cls, sets: Iterable[Iterable[Any]], domain: Domain | int) -> ItemSets:
-        """From one iterable of labels per user (labels are encoded with ``domain``; a plain
-        ``int`` domain size means the labels are already indices). Duplicates within a set
-        are dropped."""
-        dom = domain if isinstance(domain, Domain) else Domain.range(check_int(domain, "domain", 1))
-        rows = [sorted(set(dom.encode(list(s)).tolist())) for s in sets]
-        sizes = np.array([len(r) for r in rows], dtype=np.int64)
-        indptr = np.concatenate([[0], np.cumsum(sizes)])
-        indices = np.fromiter(itertools.chain.from_iterable(rows), dtype=np.int64, count=int(indptr[-1]))
-        return cls(indptr, indices, len(dom))
-
-    @property
-    def n(self) -> int:
-        """Number of users."""
-        return int(self.indptr.size - 1)
-
-    def __len__(self) -> int:
-        return self.n
-
-    @property
-    def sizes(self) -> np.ndarray:
-        """Set size of each user."""
-        return np.diff(self.indptr)
-
-    def item_counts(self) -> np.ndarray:
-        """Number of users holding each item (the estimation target)."""
-        return np.bincount(self.indices, minlength=self.d)
-
-    def first_items(self) -> np.ndarray:
-        """Each user's first item (for single-item experiments); users with empty sets are dropped."""
-        nonempty = self.sizes > 0
-        return self.indices[self.indptr[:-1][nonempty]]
+#: Largest universe :meth:`PaddingSampling.verify_privacy` enumerates (``d <= 6``, ``d + ell <= 16``).
+EXACT_SET_CHECK = (6, 16)
 
 
 def propose_ell(sizes: Sequence[int] | np.ndarray | ItemSets, percentile: float = 90.0) -> int:
@@ -137,13 +82,10 @@ class PaddingSampling(Protocol):
     :meth:`verify_privacy` checks exactly on small universes.
     """
 
-    family = "unary"
-
     def __init__(self, base: UnaryEncoding, ell: int) -> None:
         if not isinstance(base, UnaryEncoding):
             raise ParameterError(f"base must be a unary mechanism (IDUE, OUE, RAPPOR), got {type(base).__name__}")
         ell = check_int(ell, "ell", 1)
-        d = base.d
         eps = base.budgets.epsilons
         star = int(np.argmin(eps))  # an item with the smallest budget: the dummies copy it
         a_s, b_s = float(base.a[star]), float(base.b[star])
@@ -166,7 +108,6 @@ class PaddingSampling(Protocol):
         b = np.concatenate([base.b, np.full(ell, base.b[star])])
         self.base = base
         self.ell = ell
-        self.d = d
         self.epsilon_star = float(eps[star])
         self.inner = UnaryEncoding(a, b, budgets, base.pair_rule)
 
@@ -177,6 +118,10 @@ class PaddingSampling(Protocol):
 
     def __repr__(self) -> str:
         return f"PaddingSampling({self.base!r}, ell={self.ell})"
+
+    def params(self) -> dict[str, Any]:
+        """Canonical parameters: the base mechanism's and the padding length."""
+        return {"protocol": "PaddingSampling", "base": self.base.params(), "ell": self.ell}
 
     # ------------------------------------------------------------------ sampling
     def _check_sets(self, itemsets: ItemSets) -> ItemSets:
@@ -216,36 +161,54 @@ class PaddingSampling(Protocol):
 
     def tally(self, reports: Any) -> Tally:
         """Per-bit counts over the ``d + ell`` bits."""
-        return self.inner.tally(reports)
+        return self.adopt(self.inner.tally(reports))
 
     def simulate(self, itemsets: ItemSets, rng: np.random.Generator) -> Tally:
         """Count-level simulation: sample per user (O(n)), then binomial bit counts (O(d))."""
         sampled = np.bincount(self.sample(itemsets, rng), minlength=self.d + self.ell)
-        return self.inner.simulate(sampled, rng)
+        return self.adopt(self.inner.simulate(sampled, rng))
 
-    def estimate(self, tally: Tally, method: str = "unbiased", **options: Any) -> Estimate:
+    def adopt(self, inner_tally: Tally) -> Tally:
+        """This protocol's tally from a tally of :attr:`inner`'s reports of sampled items.
+
+        For experiments that sample once (:meth:`sample`) and perturb the sampled items with
+        several mechanisms; refused unless ``inner_tally`` was made by :attr:`inner`.
+        """
+        if not isinstance(inner_tally, Tally):
+            raise TallyError(f"expected a Tally of the inner mechanism, got {type(inner_tally).__name__}")
+        inner_tally.check_source(self.inner)
+        return Tally(inner_tally.n, inner_tally.counts, "unary", self.fingerprint)
+
+    def estimate(
+        self,
+        tally: Tally,
+        method: str = "unbiased",
+        *,
+        solver: Literal["auto", "exact", "em"] = "auto",
+        tol: float = 1e-10,
+        max_iter: int = 100_000,
+    ) -> Estimate:
         """Estimate the share of users holding each real item.
 
         The sampled item has a distribution on the ``d + ell`` items; it is estimated with
         ``method`` (so ``"norm_sub"`` and ``"mle"`` act on that simplex), then the real items'
         entries are scaled by ``ell`` (variances by ``ell**2``). Unbiased when no set exceeds
         ``ell`` items (``"unbiased"``); truncation biases it towards
-        :meth:`expected_estimate`.
+        :meth:`expected_estimate`. The result is a share of users per item, not a distribution:
+        it is never on the simplex (its entries sum to about the mean set size).
         """
-        from pldp.estimation.api import estimate
-
-        inner = estimate(self.inner, tally, method, **options)  # type: ignore[arg-type]
+        self._check_method(method)
+        tally = self._check_tally(tally)
+        if tally.kind != "unary" or tally.d != self.inner.d:
+            raise EstimationError(f"a {tally.kind} tally over {tally.d} bits does not fit {self!r}")
+        inner = estimate_counts(
+            "unary", self.inner.support, self.inner.domain, tally.n, tally.counts, method,
+            solver=solver, tol=tol, max_iter=max_iter,
+        )  # fmt: skip
         ell = self.ell
-        return Estimate(
-            inner.frequencies[: self.d] * ell,
-            inner.variance[: self.d] * ell**2,
-            inner.n,
-            inner.method,
-            self.domain,
-            inner.iterations,
-            inner.converged,
-            {**inner.info, "protocol": "padding-and-sampling", "ell": ell},
-        )
+        info = {**inner.info, "protocol": "padding-and-sampling", "ell": ell}
+        freq, var = inner.frequencies[: self.d] * ell, inner.variance[: self.d] * ell**2
+        return Estimate(freq, var, inner.n, inner.method, self.domain, inner.iterations, inner.converged, info)
 
     def expected_estimate(self, itemsets: ItemSets) -> np.ndarray:
         """Mean of the unbiased estimate: :math:`\\frac1n\\sum_u [i \\in x_u]\\,\\ell/\\max(|x_u|, \\ell)`.
@@ -268,7 +231,20 @@ class PaddingSampling(Protocol):
         eta = items.size / max(items.size, self.ell)
         return float(np.log(eta * np.mean(np.exp(eps[items])) + (1 - eta) * np.exp(self.epsilon_star)))
 
-    def verify_privacy(self, max_items: int = 6) -> PSPrivacyReport:
+    def privacy(self) -> ComposedPrivacy:
+        """Exact checks: the inner mechanism on the sampled item (pairs of the ``d + ell`` items),
+        and, on universes small enough to enumerate, Theorem 4 on every pair of item-sets
+        (:meth:`verify_privacy`).
+
+        A report is the inner mechanism's report of one sampled item, so its LDP epsilon on
+        item-sets is at most the inner mechanism's.
+        """
+        parts: dict[str, PrivacyCheck] = {"sampled item": self.inner.privacy()}
+        if self.d <= EXACT_SET_CHECK[0] and self.d + self.ell <= EXACT_SET_CHECK[1]:
+            parts["item-sets"] = self.verify_privacy()
+        return ComposedPrivacy(f"{self.inner.notion} on item-sets (Theorem 4)", parts, "max")
+
+    def verify_privacy(self, max_items: int = EXACT_SET_CHECK[0]) -> ItemSetPrivacyReport:
         """Exact check of Theorem 4 on every pair of item-sets (all subsets, the empty one too).
 
         For each pair ``(x, x')`` the exact largest likelihood ratio over all
@@ -276,7 +252,7 @@ class PaddingSampling(Protocol):
         (eq. 15, 17) and with the bound of eq. 14. Feasible for ``d + ell <= 16``.
         """
         d, ell = self.d, self.ell
-        if d > max_items or d + ell > 16:
+        if d > max_items or d + ell > EXACT_SET_CHECK[1]:
             raise ParameterError(f"exact verification enumerates 2^d sets and 2^(d+ell) outputs; d={d}, ell={ell}")
         a, b = self.inner.a, self.inner.b
         alpha, beta = a / b, (1 - a) / (1 - b)
@@ -299,35 +275,5 @@ class PaddingSampling(Protocol):
         num = eta * mean_alpha + (1 - eta) * alpha[star]
         den = eta * mean_beta + (1 - eta) * beta[star]
         bound = np.log(np.outer(num, 1.0 / den))
-        return PSPrivacyReport(subsets, eps_sets, claimed, realised, bound)
-
-
-@dataclass(frozen=True)
-class PSPrivacyReport:
-    """Exact item-set privacy of a padding-and-sampling mechanism (Gu et al. Theorem 4).
-
-    ``realised[x, x']`` is the exact largest log-likelihood ratio over all outputs,
-    ``bound`` eq. 14 and ``claimed`` :math:`\\min(\\varepsilon_x, \\varepsilon_{x'})` (eq. 15).
-    """
-
-    subsets: list[tuple[int, ...]]
-    itemset_epsilon: np.ndarray
-    claimed: np.ndarray
-    realised: np.ndarray
-    bound: np.ndarray
-    tolerance: float = 1e-12
-
-    @property
-    def holds(self) -> bool:
-        """Every pair within its MinID budget."""
-        return bool(np.all(self.realised <= self.claimed + self.tolerance))
-
-    @property
-    def bound_holds(self) -> bool:
-        """Lemma 2's eq. 14 bounds every exact ratio."""
-        return bool(np.all(self.realised <= self.bound + self.tolerance))
-
-    @property
-    def slack(self) -> float:
-        """Smallest ``claimed - realised``."""
-        return float(np.min(self.claimed - self.realised))
+        notion = f"{self.inner.notion} on item-sets"
+        return ItemSetPrivacyReport(subsets, eps_sets, claimed, realised, bound, notion)

@@ -1,0 +1,130 @@
+"""The one interface of every mechanism and protocol: :class:`FrequencyOracle`.
+
+A frequency oracle (Wang et al., USENIX Security 2017) is a client randomizer together with the
+server's aggregation and estimation. In pldp every mechanism (:class:`pldp.Mechanism`: KRR, URR,
+IPRR, RAPPOR, OUE, IDUE) and every protocol (padding-and-sampling, PLDP-FEBSF, RCF, APLDP, PBP,
+PPDA, MPLDP) is one, used the same way::
+
+    reports = oracle.perturb(*users, rng)        # on the users' devices (vectorised here)
+    tally = oracle.tally(reports)                # mergeable sufficient statistics
+    tally = oracle.simulate(*true_data, rng)     # the same tally's exact law, without users
+    est = pldp.estimate(oracle, tally, method)   # = oracle.estimate(tally, method)
+    oracle.privacy()                             # exact check of the claim: a PrivacyCheck
+
+Each oracle describes itself by its canonical parameters (:meth:`FrequencyOracle.params`) and is
+identified by their :attr:`~FrequencyOracle.fingerprint`, which every tally it makes carries;
+estimating, merging or loading a tally of another oracle is refused.
+
+Estimation methods. Every oracle accepts the standard names of :data:`STANDARD_METHODS`:
+``"unbiased"`` (its unbiased or approximately unbiased estimator), ``"norm_sub"`` (that estimate
+projected onto the probability simplex, Wang et al. NDSS 2020) and ``"mle"`` (its maximum
+likelihood estimator). Extra names are listed in :attr:`FrequencyOracle.methods` and documented
+by the oracle's ``estimate``.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from functools import cached_property
+from typing import Any, ClassVar
+
+from pldp.domain import Domain
+from pldp.errors import EstimationError, TallyError
+from pldp.fingerprint import fingerprint
+from pldp.privacy.base import PrivacyCheck
+from pldp.tally import BaseTally, Tally
+
+__all__ = ["STANDARD_METHODS", "FrequencyOracle"]
+
+#: The estimation methods every oracle accepts.
+STANDARD_METHODS: tuple[str, ...] = ("unbiased", "norm_sub", "mle")
+
+
+class FrequencyOracle(ABC):
+    """A client randomizer with its server side: tally, simulate, estimate, privacy check.
+
+    See the module docstring for the workflow. Subclasses implement :meth:`params`,
+    :meth:`perturb`, :meth:`tally`, :meth:`simulate`, :meth:`estimate` and :meth:`privacy`, and
+    set :attr:`methods` when they accept more than the standard estimation methods and
+    :attr:`tally_type` when their tally is not a :class:`~pldp.tally.Tally`.
+    """
+
+    #: Estimation methods :meth:`estimate` accepts: the standard ones first, then any extras.
+    methods: ClassVar[tuple[str, ...]] = STANDARD_METHODS
+    #: The class of this oracle's tallies (for :meth:`load_tally`).
+    tally_type: ClassVar[type[BaseTally]] = Tally
+
+    # ------------------------------------------------------------------ identity
+    @property
+    @abstractmethod
+    def domain(self) -> Domain:
+        """The item labels."""
+
+    @property
+    def d(self) -> int:
+        """Domain size."""
+        return len(self.domain)
+
+    @abstractmethod
+    def params(self) -> dict[str, Any]:
+        """Canonical parameters: a JSON-able dict of everything a client needs to run this oracle.
+
+        Two oracles with equal parameters produce reports with the same law; the
+        :attr:`fingerprint` is their hash (:mod:`pldp.fingerprint`).
+        """
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """32 hex digits identifying this exact oracle (the hash of :meth:`params`)."""
+        return fingerprint(self.params())
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other.fingerprint == self.fingerprint  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self.fingerprint))
+
+    # ------------------------------------------------------------- client and server
+    @abstractmethod
+    def perturb(self, *args: Any, **kwargs: Any) -> Any:
+        """Randomize a batch of users (their data, then a ``numpy.random.Generator``)."""
+
+    @abstractmethod
+    def tally(self, *args: Any, **kwargs: Any) -> Any:
+        """Aggregate reports into a mergeable tally carrying this oracle's fingerprint."""
+
+    @abstractmethod
+    def simulate(self, *args: Any, **kwargs: Any) -> Any:
+        """Draw the tally of users with the given true data from its exact law."""
+
+    @abstractmethod
+    def estimate(self, tally: Any, method: str = "unbiased", **options: Any) -> Any:
+        """Estimate the item frequencies from a tally of this oracle's reports."""
+
+    @abstractmethod
+    def privacy(self) -> PrivacyCheck:
+        """Exact check of the privacy claim."""
+
+    def load_tally(self, data: dict[str, Any]) -> Any:
+        """A tally of this oracle from :meth:`~pldp.tally.BaseTally.to_dict`'s output (its
+        fingerprint is checked)."""
+        return self.tally_type.from_dict(data, source=self)
+
+    # ------------------------------------------------------------------- checks
+    def _check_method(self, method: str) -> str:
+        if method not in self.methods:
+            raise EstimationError(f"unknown method {method!r} for {type(self).__name__}; choose one of {self.methods}")
+        return method
+
+    def _check_tally(self, tally: Any) -> Any:
+        """The tally, if it is of this oracle's type, made by this oracle, and not empty."""
+        if not isinstance(tally, self.tally_type):
+            expected, got = self.tally_type.__name__, type(tally).__name__
+            raise EstimationError(f"the tally does not come from {self!r}: expected a {expected}, got {got}")
+        try:
+            tally.check_source(self)
+        except TallyError as exc:
+            raise EstimationError(str(exc)) from None
+        if tally.n <= 0:
+            raise EstimationError("the tally holds no reports (n = 0)")
+        return tally

@@ -1,0 +1,24 @@
+"""Exact privacy checks: one interface (:class:`PrivacyCheck`) for every notion pldp implements.
+
+* :class:`PrivacyReport`: per-output checks of direct-encoding channels (IPLDP, ULDP, LDP);
+* :class:`PairPrivacyReport`: pairwise checks of unary encodings (MinID-LDP, AvgID-LDP, LDP);
+* :class:`ItemSetPrivacyReport`: padding-and-sampling on item-sets (Gu et al. Theorem 4);
+* :class:`ComposedPrivacy`: protocols made of several mechanisms.
+"""
+
+from pldp.privacy.base import TOLERANCE, ComposedPrivacy, PrivacyCheck
+from pldp.privacy.channel import PrivacyReport, check_channel, report_from_columns
+from pldp.privacy.itemsets import ItemSetPrivacyReport
+from pldp.privacy.pairs import PairPrivacyReport, pair_budgets
+
+__all__ = [
+    "TOLERANCE",
+    "ComposedPrivacy",
+    "ItemSetPrivacyReport",
+    "PairPrivacyReport",
+    "PrivacyCheck",
+    "PrivacyReport",
+    "check_channel",
+    "pair_budgets",
+    "report_from_columns",
+]

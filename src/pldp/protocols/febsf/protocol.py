@@ -1,0 +1,203 @@
+"""The PLDP-FEBSF protocol: users pick a hidden budget level and report it perturbed too.
+
+Every user holds an item and chooses one of ``t`` public budget levels
+:math:`\\varepsilon_1 < \\dots < \\varepsilon_t` (her choice, independent of her item). Her
+client (Sec. 5.1, five steps) perturbs the item with a pure frequency oracle at her level's
+budget (``oracle="krr" | "rappor" | "oue"``; RAPPOR is basic one-time RAPPOR with
+:math:`\\varepsilon/2` per bit) and perturbs her level index with a pure oracle over the ``t``
+levels at budget :math:`\\varepsilon_p` (k-RR by default). She sends both reports; the item report
+is :math:`\\varepsilon_\\tau`-LDP and the level report :math:`\\varepsilon_p`-LDP.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+
+from pldp._validation import check_epsilon
+from pldp.domain import Domain
+from pldp.errors import EstimationError, ParameterError, TallyError
+from pldp.estimation.consistency import norm_sub
+from pldp.estimation.result import Estimate
+from pldp.mechanisms.direct import KRR, DirectEncoding
+from pldp.privacy import ComposedPrivacy, PrivacyCheck
+from pldp.protocols.febsf.auem import auem
+from pldp.protocols.febsf.em import em
+from pldp.protocols.febsf.tally import FEBSFReports, FEBSFTally, pattern_tally
+from pldp.protocols.leveled import LeveledProtocol, cell_users, check_oracle, make_oracle, perturb_by_level
+from pldp.tally import BaseTally
+
+__all__ = ["FEBSF"]
+
+
+class FEBSF(LeveledProtocol):
+    """The PLDP-FEBSF protocol (Wu, Zhu, Zhang, Xie): hidden, perturbed budget levels.
+
+    Estimators (:meth:`estimate`): ``"unbiased"`` is AUEM (:func:`~pldp.protocols.febsf.auem`,
+    eq. 4-5 with a delta-method variance), ``"norm_sub"`` its projection onto the simplex,
+    ``"mle"`` the joint EM (:func:`~pldp.protocols.febsf.em`, ERRATA FEBSF-4) and ``"paper"`` the
+    EM of Section 6 as printed (kept only to reproduce the paper).
+
+    Parameters
+    ----------
+    levels : array_like of float
+        Public budget levels, strictly increasing.
+    eps_p : float
+        Budget protecting the level report.
+    d : int or Domain
+        The item domain.
+    oracle : {"krr", "rappor", "oue"}
+        Pure frequency oracle of the item report.
+    level_mechanism : DirectEncoding, optional
+        Pure direct-encoding mechanism over the ``t`` level indices; default ``KRR(eps_p, t)``.
+    """
+
+    methods: ClassVar[tuple[str, ...]] = ("unbiased", "norm_sub", "mle", "paper")
+    tally_type: ClassVar[type[BaseTally]] = FEBSFTally
+
+    def __init__(
+        self,
+        levels: Any,
+        eps_p: float,
+        d: int | Domain,
+        oracle: Literal["krr", "rappor", "oue"] = "krr",
+        level_mechanism: DirectEncoding | None = None,
+    ) -> None:
+        super().__init__(levels, d)
+        self.eps_p = check_epsilon(eps_p, "eps_p")
+        self.oracle = check_oracle(oracle)
+        self.mechanisms = tuple(make_oracle(self.oracle, e, self.domain) for e in self.levels)
+        t = self.t
+        if level_mechanism is None:
+            level_mechanism = KRR(self.eps_p, t) if t >= 2 else None
+        elif not isinstance(level_mechanism, DirectEncoding) or level_mechanism.d != t:
+            raise ParameterError(f"level_mechanism must be a direct-encoding mechanism over the {t} levels")
+        self.level_mechanism = level_mechanism
+        supports = [m.support for m in self.mechanisms]
+        #: Per level: probability that the item report supports the user's own item.
+        self.p_star = np.array([s[0][0] for s in supports])
+        #: Per level: probability that the item report supports another given item.
+        self.q_star = np.array([s[1][0] for s in supports])
+        #: ``pi[i, l] = Pr(reported level l | true level i)``.
+        self.pi = level_mechanism.channel() if level_mechanism is not None else np.ones((1, 1))
+
+    @property
+    def kind(self) -> str:
+        """The item reports' family: ``"direct"`` (k-RR) or ``"unary"`` (RAPPOR, OUE)."""
+        return self.mechanisms[0].family
+
+    def __repr__(self) -> str:
+        return f"FEBSF(levels={self.levels.tolist()}, eps_p={self.eps_p:g}, d={self.d}, oracle={self.oracle!r})"
+
+    def params(self) -> dict[str, Any]:
+        """Canonical parameters: class, labels, levels, the item oracle, ``eps_p`` and the level mechanism."""
+        level = self.level_mechanism.params() if self.level_mechanism is not None else None
+        return {**self._base_params(), "oracle": self.oracle, "eps_p": self.eps_p, "level_mechanism": level}
+
+    @property
+    def level_support(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(p_p, q_p)``: support probabilities of the level mechanism per level."""
+        if self.level_mechanism is None:
+            return np.ones(1), np.zeros(1)
+        return self.level_mechanism.support
+
+    # ---------------------------------------------------------------------- client
+    def perturb(self, items: Any, levels: Any, rng: np.random.Generator) -> FEBSFReports:
+        """Run every user's client: perturb the item at her level, and the level at ``eps_p``.
+
+        Vectorised per level (a loop over the ``t`` levels, none over users).
+        """
+        x, lv = self._check_users(items, levels)
+        data = perturb_by_level(self.mechanisms, x, lv, rng)
+        reported = self.level_mechanism.perturb(lv, rng) if self.level_mechanism is not None else lv.copy()
+        return FEBSFReports(data, reported.astype(np.int64))
+
+    # ---------------------------------------------------------------------- server
+    def tally(self, reports: FEBSFReports) -> FEBSFTally:
+        """Aggregate reports into sufficient statistics."""
+        if not isinstance(reports, FEBSFReports):
+            raise TallyError(f"expected FEBSFReports, got {type(reports).__name__}")
+        lv = np.asarray(reports.level)
+        if lv.ndim != 1 or (lv.size and (lv.min() < 0 or lv.max() >= self.t)):
+            raise TallyError(f"reported levels must be a 1-D array in [0, {self.t})")
+        if self.kind == "direct":
+            y = np.asarray(reports.data)
+            if y.shape != lv.shape or (y.size and (y.min() < 0 or y.max() >= self.d)):
+                raise TallyError(f"k-RR reports must be {lv.size} item indices in [0, {self.d})")
+            table = np.bincount(lv * self.d + y, minlength=self.t * self.d).reshape(self.t, self.d)
+            return FEBSFTally("direct", self.t, self.d, table=table, fingerprint=self.fingerprint)
+        rep = self.mechanisms[0]._check_reports(reports.data)  # type: ignore[attr-defined]
+        if rep.shape[0] != lv.size:
+            raise TallyError("one reported level per report is needed")
+        return pattern_tally(self.t, self.d, rep, lv, np.ones(lv.size, dtype=np.int64), fingerprint=self.fingerprint)
+
+    def simulate(self, cells: Any, rng: np.random.Generator) -> FEBSFTally:
+        """Tally of users with ``cells[level, item]`` true counts.
+
+        k-RR: exact count-level simulation (per true level, the item tally of k-RR, then each
+        reported item's users split over reported levels by one multinomial); O(t^2 d).
+        Unary: the pattern histogram needs each user's bits, so users are drawn per user
+        (vectorised, bit-packed).
+        """
+        c = self._check_cells(cells)
+        if self.kind == "unary":
+            return self.tally(self.perturb(*cell_users(c), rng))
+        table = np.zeros((self.t, self.d), dtype=np.int64)
+        for i, mech in enumerate(self.mechanisms):
+            y = mech.simulate(c[i], rng).counts
+            table += rng.multinomial(y, self.pi[i]).T  # (d, t) -> (t, d)
+        return FEBSFTally("direct", self.t, self.d, table=table, fingerprint=self.fingerprint)
+
+    def privacy(self) -> ComposedPrivacy:
+        """Exact checks of each level's item mechanism and of the level mechanism.
+
+        A user runs one item mechanism (her level's) and the level mechanism, so her report is
+        :math:`(\\varepsilon_\\tau + \\varepsilon_p)`-LDP. (How well the *level* is hidden is
+        another matter, ERRATA FEBSF-6: the item report depends on it too.)
+        """
+        parts: dict[str, PrivacyCheck] = {"item report": self._level_privacy()}
+        if self.level_mechanism is not None:
+            parts["level report"] = self.level_mechanism.privacy()
+        return ComposedPrivacy("LDP of the item report at each level, and of the level report", parts, "sum")
+
+    def estimate(
+        self,
+        tally: FEBSFTally,
+        method: str = "unbiased",
+        *,
+        tol: float = 1e-10,
+        max_iter: int = 20_000,
+        start: tuple[np.ndarray, np.ndarray] | None = None,
+    ) -> Estimate:
+        """Estimate the item distribution.
+
+        * ``"unbiased"``: AUEM (eq. 4-5; approximately unbiased, a ratio estimator; entries may
+          be negative), with a delta-method variance (:func:`~pldp.protocols.febsf.auem`).
+        * ``"norm_sub"``: AUEM projected onto the simplex (the variance is AUEM's).
+        * ``"mle"``: maximum likelihood of ``(p, rho)`` by EM on the joint likelihood of
+          (reported level, item report) (:func:`~pldp.protocols.febsf.em`).
+        * ``"paper"``: the EM of Section 6 as printed (ERRATA FEBSF-4; no variance).
+
+        ``tol``, ``max_iter`` and ``start`` are the EM's options. ``info["estimator"]`` names
+        the estimator.
+        """
+        self._check_method(method)
+        tally = self._check_tally(tally)
+        if method in ("unbiased", "norm_sub"):
+            a = auem(self, tally)
+            if method == "unbiased":
+                return a
+            freq, rounds = norm_sub(a.frequencies)
+            info = {**a.info, "estimator": "AUEM + Norm-Sub"}
+            return Estimate(freq, a.variance, a.n, method, self.domain, rounds, True, info, on_simplex=True)
+        variant = "joint" if method == "mle" else "paper"
+        return em(self, tally, variant=variant, tol=tol, max_iter=max_iter, start=start)
+
+    def _check_tally(self, tally: Any) -> FEBSFTally:
+        tally = super()._check_tally(tally)
+        if (tally.kind, tally.t, tally.d) != (self.kind, self.t, self.d):
+            raise EstimationError(
+                f"a {tally.kind} tally of {tally.t} levels over {tally.d} items does not fit {self!r}"
+            )
+        return tally

@@ -1,0 +1,186 @@
+"""What PLDP-FEBSF users send and what the server keeps: :class:`FEBSFReports`, :class:`FEBSFTally`.
+
+Direct-encoding (k-RR) data: the table of (reported level, reported item) counts is sufficient.
+Unary data (RAPPOR, OUE): a user's likelihood under level ``i`` and item ``j`` is
+:math:`b_i^{s}(1-b_i)^{d-s} R_i(z_j)` with ``s`` the number of ones and :math:`R_i(1) = a_i/b_i`,
+:math:`R_i(0) = (1-a_i)/(1-b_i)`; summed over items it involves :math:`\\sum_{j: z_j = 1} p_j`,
+which depends on *which* bits are set, so no per-bit count table is sufficient. The unary
+tally therefore keeps the histogram of distinct (reported level, bit pattern) pairs: exact,
+mergeable, and at most ``t * 2^d`` rows (much smaller than ``N`` for small domains, about ``N``
+for large ones).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from pldp._validation import as_counts
+from pldp.errors import TallyError
+from pldp.tally import BaseTally
+
+__all__ = ["FEBSFReports", "FEBSFTally", "pattern_tally"]
+
+
+@dataclass(frozen=True)
+class FEBSFReports:
+    """What users send: the item reports and the reported level indices.
+
+    ``data`` is an int array of reported items (k-RR) or a uint8 array of bit-packed unary
+    reports (one row per user); ``level`` holds the reported level index of each user.
+    """
+
+    data: np.ndarray
+    level: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class FEBSFTally(BaseTally):
+    """Sufficient statistics of PLDP-FEBSF reports (mergeable; see the module docstring).
+
+    Attributes
+    ----------
+    kind : {"direct", "unary"}
+        The data oracle's report family.
+    t, d : int
+        Levels and items.
+    table : ndarray, shape (t, d)
+        Direct encoding: ``table[l, y]`` counts users who reported level ``l`` and item ``y``.
+    patterns, pattern_level, pattern_count : ndarray
+        Unary encoding: the distinct bit-packed rows, their reported level and their count.
+    fingerprint : str or None
+        Fingerprint of the protocol that made it.
+    """
+
+    FORMAT: ClassVar[str] = "pldp.febsf-tally/2"
+    LEGACY_FORMATS: ClassVar[tuple[str, ...]] = ("pldp.febsf-tally/1",)
+
+    kind: str
+    t: int
+    d: int
+    table: np.ndarray | None = None
+    patterns: np.ndarray | None = None
+    pattern_level: np.ndarray | None = None
+    pattern_count: np.ndarray | None = None
+    fingerprint: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("direct", "unary"):
+            raise TallyError(f"kind must be 'direct' or 'unary', got {self.kind!r}")
+        if self.kind == "direct" and (self.table is None or self.table.shape != (self.t, self.d)):
+            raise TallyError(f"a direct-encoding FEBSF tally needs a ({self.t}, {self.d}) table")
+        if self.kind == "unary" and (self.patterns is None or self.pattern_level is None or self.pattern_count is None):
+            raise TallyError("a unary FEBSF tally needs patterns, pattern_level and pattern_count")
+
+    @property
+    def cells(self) -> np.ndarray:
+        """The ``(t, d)`` table of a direct-encoding tally."""
+        if self.table is None:
+            raise TallyError("a unary FEBSF tally has no (level, item) table")
+        return self.table
+
+    @property
+    def rows(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(patterns, pattern_level, pattern_count)`` of a unary tally."""
+        if self.patterns is None or self.pattern_level is None or self.pattern_count is None:
+            raise TallyError("a direct-encoding FEBSF tally has no patterns")
+        return self.patterns, self.pattern_level, self.pattern_count
+
+    @property
+    def n(self) -> int:  # type: ignore[override]
+        """Number of users."""
+        return int(self.cells.sum()) if self.kind == "direct" else int(self.rows[2].sum())
+
+    @property
+    def level_counts(self) -> np.ndarray:
+        """Users per reported level."""
+        if self.kind == "direct":
+            return self.cells.sum(axis=1)
+        _, level, count = self.rows
+        return np.bincount(level, weights=count, minlength=self.t).astype(np.int64)
+
+    @property
+    def support_counts(self) -> np.ndarray:
+        """Reports supporting each item (over all users)."""
+        if self.kind == "direct":
+            return self.cells.sum(axis=0)
+        patterns, _, count = self.rows
+        return count @ np.unpackbits(patterns, axis=1, count=self.d).astype(np.int64)
+
+    def _merge(self, other: FEBSFTally) -> FEBSFTally:
+        if (other.kind, other.t, other.d) != (self.kind, self.t, self.d):
+            raise TallyError("can only merge FEBSF tallies of the same data oracle, levels and domain")
+        if self.kind == "direct":
+            return FEBSFTally("direct", self.t, self.d, table=self.cells + other.cells, fingerprint=self.fingerprint)
+        rows = [np.concatenate(pair) for pair in zip(self.rows, other.rows, strict=True)]
+        return pattern_tally(self.t, self.d, *rows, fingerprint=self.fingerprint)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, FEBSFTally) or (other.kind, other.t, other.d, other.fingerprint) != (
+            self.kind,
+            self.t,
+            self.d,
+            self.fingerprint,
+        ):
+            return False
+        if self.kind == "direct":
+            return bool(np.array_equal(self.cells, other.cells))
+        return all(np.array_equal(a, b) for a, b in zip(self.rows, other.rows, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def _fields(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind, "t": self.t, "d": self.d}
+        if self.kind == "direct":
+            out["table"] = self.cells.tolist()
+        else:
+            patterns, level, count = self.rows
+            out.update(patterns=patterns.tolist(), pattern_level=level.tolist(), pattern_count=count.tolist())
+        return out
+
+    @classmethod
+    def _from_fields(cls, data: dict[str, Any], fingerprint: str | None) -> FEBSFTally:
+        t, d = int(data["t"]), int(data["d"])
+        if data["kind"] in ("direct", "krr"):  # "krr": the name of format /1
+            table = as_counts(np.asarray(data["table"]).reshape(-1), "table")
+            if table.size != t * d:
+                raise TallyError(f"table must be a non-negative ({t}, {d}) array")
+            return cls("direct", t, d, table=table.reshape(t, d), fingerprint=fingerprint)
+        return pattern_tally(
+            t,
+            d,
+            np.asarray(data["patterns"], dtype=np.uint8).reshape(-1, (d + 7) // 8),
+            np.asarray(data["pattern_level"], dtype=np.int64),
+            as_counts(data["pattern_count"], "pattern_count"),
+            fingerprint=fingerprint,
+        )
+
+
+def pattern_tally(
+    t: int, d: int, patterns: np.ndarray, level: np.ndarray, count: np.ndarray, *, fingerprint: str | None
+) -> FEBSFTally:
+    """The unary tally of rows ``(level, pattern)`` with counts: a histogram of the distinct rows."""
+    width = (d + 7) // 8
+    if patterns.ndim != 2 or patterns.shape[1] != width or level.shape != (patterns.shape[0],):
+        raise TallyError("patterns, levels and counts do not line up")
+    if level.size and (level.min() < 0 or level.max() >= t):
+        raise TallyError(f"reported levels must lie in [0, {t})")
+    keys = np.concatenate([level.astype(np.uint8 if t < 256 else np.uint16)[:, None].view(np.uint8), patterns], axis=1)
+    keys = np.ascontiguousarray(keys)
+    void = keys.view(np.dtype((np.void, keys.shape[1]))).reshape(-1)
+    uniq, inverse = np.unique(void, return_inverse=True)
+    counts = np.bincount(inverse.reshape(-1), weights=count, minlength=uniq.size).astype(np.int64)
+    rows = uniq.view(np.uint8).reshape(uniq.size, keys.shape[1])
+    lvl_bytes = keys.shape[1] - width
+    lvl = rows[:, :lvl_bytes].copy().view(np.uint8 if t < 256 else np.uint16).reshape(-1).astype(np.int64)
+    return FEBSFTally(
+        "unary",
+        t,
+        d,
+        patterns=rows[:, lvl_bytes:].copy(),
+        pattern_level=lvl,
+        pattern_count=counts,
+        fingerprint=fingerprint,
+    )

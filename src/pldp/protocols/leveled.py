@@ -1,0 +1,179 @@
+"""What every protocol with user-level budgets shares: levels, users, one mechanism per level.
+
+In PLDP-FEBSF and its baselines (RCF, APLDP, PBP, PPDA) every user holds an item and one of
+``t`` public budget levels :math:`\\varepsilon_1 < \\dots < \\varepsilon_t` (her choice,
+independent of her item), and perturbs her item with a pure frequency oracle at her level's
+budget. :class:`LeveledProtocol` holds the levels, the item domain and the level mechanisms, and
+checks users ``(items, levels)`` and count tables ``cells[level, item]``;
+:func:`perturb_by_level` runs every user's client (vectorised per level); :func:`cell_users`
+expands a count table into users. The frequency oracles a level may use are named by
+:data:`ORACLES`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from pldp._validation import _show, as_counts, check_int
+from pldp.domain import Domain
+from pldp.errors import DomainError, ParameterError
+from pldp.fingerprint import canonical_labels
+from pldp.mechanisms.base import Mechanism
+from pldp.mechanisms.direct import KRR
+from pldp.mechanisms.unary import OUE, RAPPOR
+from pldp.privacy import ComposedPrivacy
+from pldp.protocols.base import Protocol
+from pldp.tally import Tally
+
+__all__ = [
+    "ORACLES",
+    "LeveledProtocol",
+    "cell_users",
+    "check_levels",
+    "check_oracle",
+    "make_oracle",
+    "perturb_by_level",
+]
+
+#: The pure frequency oracles a level can use: k-RR, OUE and basic (one-time) RAPPOR.
+ORACLES: dict[str, type[Mechanism]] = {"krr": KRR, "oue": OUE, "rappor": RAPPOR}
+
+
+def check_levels(levels: Any) -> np.ndarray:
+    """Validate budget levels: a non-empty, strictly increasing vector of finite budgets > 0."""
+    arr = np.asarray(levels, dtype=float).reshape(-1)
+    if arr.size == 0:
+        raise ParameterError("levels must hold at least one budget")
+    bad = ~np.isfinite(arr) | (arr <= 0)
+    if bad.any():
+        raise ParameterError(f"levels must be finite and > 0; bad: {_show(arr[bad])}")
+    if np.any(np.diff(arr) <= 0):
+        raise ParameterError(f"levels must be strictly increasing, got {arr.tolist()}")
+    return arr
+
+
+def check_oracle(oracle: Any, allowed: Sequence[str] = tuple(ORACLES)) -> str:
+    """``oracle`` if it names one of ``allowed``, else :class:`~pldp.errors.ParameterError`."""
+    if oracle not in allowed:
+        raise ParameterError(f"oracle must be one of {tuple(allowed)}, got {oracle!r}")
+    return str(oracle)
+
+
+def make_oracle(oracle: str, epsilon: float, domain: Domain) -> Mechanism:
+    """The mechanism named ``oracle`` (see :data:`ORACLES`) at budget ``epsilon`` over ``domain``."""
+    return ORACLES[check_oracle(oracle)](float(epsilon), domain)  # type: ignore[call-arg]
+
+
+def perturb_by_level(
+    mechanisms: Sequence[Mechanism], items: np.ndarray, levels: np.ndarray, rng: np.random.Generator
+) -> np.ndarray:
+    """Every user's report by her level's mechanism, in user order (a loop over levels, none over users).
+
+    The mechanisms must share one report format (a family and, for unary encoding, a width).
+    Returns item indices (direct encoding) or bit-packed rows (unary encoding).
+    """
+    first = mechanisms[0]
+    if first.family == "direct":
+        out = np.empty(items.size, dtype=np.int64)
+    else:
+        out = np.empty((items.size, first.nbytes_per_report), dtype=np.uint8)  # type: ignore[attr-defined]
+    for i, mech in enumerate(mechanisms):
+        sel = np.flatnonzero(levels == i)
+        if sel.size:
+            out[sel] = mech.perturb(items[sel], rng)
+    return out
+
+
+def cell_users(cells: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The users behind a validated ``(t, d)`` table of counts per (level, item): ``(items, levels)``.
+
+    Level-major: the users of level 0 come first, item by item. The inverse of tallying the
+    true data; how the per-user path of :mod:`pldp.experiments.paths` and PLDP-FEBSF's unary
+    simulation get users from counts.
+
+    Examples
+    --------
+    >>> items, levels = cell_users(np.array([[1, 0, 2], [0, 1, 0]]))
+    >>> items.tolist(), levels.tolist()
+    ([0, 2, 2, 1], [0, 0, 0, 1])
+    """
+    t, d = cells.shape
+    flat = cells.reshape(-1)
+    return np.repeat(np.tile(np.arange(d), t), flat), np.repeat(np.repeat(np.arange(t), d), flat)
+
+
+class LeveledProtocol(Protocol):
+    """Budget levels, the item domain, one mechanism per level, and input checks.
+
+    Subclasses set :attr:`mechanisms` (the mechanism of each level) in their constructor.
+    """
+
+    mechanisms: tuple[Mechanism, ...]
+
+    def __init__(self, levels: Any, d: int | Domain) -> None:
+        self.levels = check_levels(levels)
+        self._domain = d if isinstance(d, Domain) else Domain.range(check_int(d, "d", 2))
+        if len(self._domain) < 2:
+            raise ParameterError(f"the domain needs at least 2 items, got {len(self._domain)}")
+
+    @property
+    def t(self) -> int:
+        """Number of budget levels."""
+        return int(self.levels.size)
+
+    @property
+    def domain(self) -> Domain:
+        """The item domain."""
+        return self._domain
+
+    def _base_params(self) -> dict[str, Any]:
+        """The parameters every leveled protocol has: its class, the labels and the levels."""
+        return {"protocol": type(self).__name__, "labels": canonical_labels(self.domain.labels), "levels": self.levels}
+
+    def _check_users(self, items: Any, levels: Any) -> tuple[np.ndarray, np.ndarray]:
+        """``(items, levels)`` as int64 arrays of one entry per user, each in its range."""
+        x = np.asarray(items)
+        lv = np.asarray(levels)
+        if x.ndim != 1 or lv.shape != x.shape:
+            raise ParameterError(f"items and levels must be 1-D arrays of equal length, got {x.shape} and {lv.shape}")
+        if x.size and (x.dtype.kind not in "iu" or lv.dtype.kind not in "iu"):
+            raise ParameterError(f"items and levels must be integer indices, got dtypes {x.dtype} and {lv.dtype}")
+        if lv.size and (lv.min() < 0 or lv.max() >= self.t):
+            bad = lv[(lv < 0) | (lv >= self.t)]
+            raise DomainError(f"level indices must lie in [0, {self.t}); got {_show(np.unique(bad))}")
+        if x.size and (x.min() < 0 or x.max() >= self.d):
+            bad = x[(x < 0) | (x >= self.d)]
+            raise DomainError(f"items must lie in [0, {self.d}); out of domain: {_show(np.unique(bad))}")
+        return x.astype(np.int64), lv.astype(np.int64)
+
+    def _check_cells(self, cells: Any) -> np.ndarray:
+        """``cells`` as a ``(t, d)`` int64 table of true counts per (level, item)."""
+        c = np.asarray(cells)
+        if c.shape != (self.t, self.d):
+            raise ParameterError(f"cells must have shape (t, d) = ({self.t}, {self.d}), got {c.shape}")
+        return as_counts(c.reshape(-1), "cells").reshape(self.t, self.d)
+
+    def _pooled_tally(self, tallies: Sequence[Tally]) -> Tally:
+        """One tally of the pooled reports of all levels (the server cannot tell the levels apart),
+        with this protocol's fingerprint."""
+        counts = np.sum([t.counts for t in tallies], axis=0)
+        return Tally(sum(t.n for t in tallies), counts, tallies[0].kind, self.fingerprint)
+
+    def _level_privacy(self) -> ComposedPrivacy:
+        """Each level's mechanism checked exactly; a user runs one of them (parallel composition).
+
+        A user at level ``tau`` runs ``mechanisms[tau]`` only, so she is
+        :math:`\\varepsilon_\\tau`-LDP exactly when that part holds.
+        """
+        parts = {
+            f"level {i} (eps={e:g})": m.privacy()
+            for i, (e, m) in enumerate(zip(self.levels, self.mechanisms, strict=True))
+        }
+        return ComposedPrivacy("LDP at each user's level", parts, "max")
+
+    def privacy(self) -> ComposedPrivacy:
+        """Exact check of every level's mechanism (see :meth:`_level_privacy`)."""
+        return self._level_privacy()

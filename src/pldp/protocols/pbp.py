@@ -1,0 +1,125 @@
+"""PBP: budgets hidden, level shares public, estimation on the pooled reports.
+
+Parameter Blending Privacy (Takagi, Cao, Yoshikawa, ASIA CCS 2020 poster), as a PLDP-FEBSF
+baseline (Appendix A.5). What the sources define and what is assumed here is in
+``docs/protocols.md``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Literal
+
+import numpy as np
+
+from pldp._validation import as_frequencies, check_int
+from pldp.domain import Domain
+from pldp.errors import EstimationError
+from pldp.estimation.pure import estimate_counts
+from pldp.estimation.result import Estimate
+from pldp.protocols.leveled import LeveledProtocol, check_oracle, make_oracle, perturb_by_level
+from pldp.tally import Tally
+
+__all__ = ["PBP"]
+
+
+class PBP(LeveledProtocol):
+    """Parameter Blending Privacy (Takagi, Cao, Yoshikawa, ASIA CCS 2020 poster), a PLDP-FEBSF baseline.
+
+    Each user perturbs her item with the pure oracle of her (secret) level and sends the report
+    only; the shares :math:`\\rho` of the population over the levels are public. Pooled over the
+    population, a report supports item ``i`` with probability :math:`p^*` if the user holds
+    ``i`` and :math:`q^*` otherwise,
+
+    .. math::
+
+        p^* = \\sum_\\tau \\rho_\\tau p_{\\varepsilon_\\tau}, \\qquad
+        q^* = \\sum_\\tau \\rho_\\tau q_{\\varepsilon_\\tau},
+
+    and the server estimates with eq. 3 of PLDP-FEBSF, :math:`\\hat p_i = (C_i/N - q^*)/(p^* -
+    q^*)`, on the aggregated support counts: with users drawn i.i.d. (item and level
+    independent) it is exactly unbiased with variance :math:`m_i(1-m_i)/(N(p^*-q^*)^2)`,
+    :math:`m_i = q^* + (p^* - q^*) p_i`. For k-RR levels the pooled report is one k-RR report
+    with :math:`e^{\\varepsilon_b} = 1 + (p^* - q^*)/q^*` (:attr:`epsilon_blended`, the guarantee
+    against an observer who knows :math:`\\rho` but not the level; None for unary levels). Each
+    user is :math:`\\varepsilon_\\tau`-LDP by her own level's mechanism (:meth:`privacy`).
+
+    Parameters
+    ----------
+    levels : array_like of float
+        Budget levels, strictly increasing.
+    rho : array_like of float
+        Public shares of the levels (non-negative, summing to one).
+    d : int or Domain
+        The item domain.
+    oracle : {"krr", "oue", "rappor"}
+        Pure frequency oracle of every level.
+    """
+
+    def __init__(self, levels: Any, rho: Any, d: int | Domain, oracle: Literal["krr", "oue", "rappor"] = "krr") -> None:
+        super().__init__(levels, d)
+        self.oracle = check_oracle(oracle)
+        self.rho = as_frequencies(rho, self.t, "rho").copy()
+        self.rho.setflags(write=False)
+        self.mechanisms = tuple(make_oracle(self.oracle, e, self.domain) for e in self.levels)
+        p_l = np.array([m.support[0][0] for m in self.mechanisms])
+        q_l = np.array([m.support[1][0] for m in self.mechanisms])
+        self.p_star = float(self.rho @ p_l)
+        self.q_star = float(self.rho @ q_l)
+        self.epsilon_blended: float | None = (
+            math.log1p((self.p_star - self.q_star) / self.q_star) if self.oracle == "krr" else None
+        )
+
+    def __repr__(self) -> str:
+        return f"PBP(levels={self.levels.tolist()}, rho={self.rho.tolist()}, d={self.d}, oracle={self.oracle!r})"
+
+    def params(self) -> dict[str, Any]:
+        """Canonical parameters: class, labels, levels, the oracle and the public shares."""
+        return {**self._base_params(), "oracle": self.oracle, "rho": self.rho}
+
+    @property
+    def pooled_support(self) -> tuple[np.ndarray, np.ndarray]:
+        """The pooled :math:`(p^*, q^*)` of every item, the server's view of a report."""
+        return np.full(self.d, self.p_star), np.full(self.d, self.q_star)
+
+    def perturb(self, items: Any, levels: Any, rng: np.random.Generator) -> np.ndarray:
+        """Each user perturbs her item at her level; only the reports are sent (in user order).
+
+        Returns item indices (k-RR) or bit-packed unary rows (OUE, RAPPOR).
+        """
+        x, lv = self._check_users(items, levels)
+        return perturb_by_level(self.mechanisms, x, lv, rng)
+
+    def tally(self, reports: Any) -> Tally:
+        """Support counts of all reports (no level information): a plain :class:`~pldp.tally.Tally`."""
+        return self._pooled_tally([self.mechanisms[0].tally(reports)])
+
+    def simulate(self, cells: Any, rng: np.random.Generator) -> Tally:
+        """Exact count-level simulation: the sum of every level's simulated tally."""
+        c = self._check_cells(cells)
+        return self._pooled_tally([m.simulate(row, rng) for m, row in zip(self.mechanisms, c, strict=True)])
+
+    def expected_variance(self, p: Any, n: int) -> np.ndarray:
+        """:math:`m(1-m)/(N(p^*-q^*)^2)`, the variance of the unbiased estimate (i.i.d. users)."""
+        m = self.q_star + (self.p_star - self.q_star) * as_frequencies(p, self.d)
+        return m * (1.0 - m) / (check_int(n, "n", 1) * (self.p_star - self.q_star) ** 2)
+
+    def estimate(self, tally: Tally, method: str = "unbiased", **options: Any) -> Estimate:
+        """Estimate with the pooled pure oracle (:func:`~pldp.estimation.pure.estimate_counts`).
+
+        ``"unbiased"`` is eq. 3 with the known shares; ``"norm_sub"`` its projection; ``"mle"``
+        the exact multinomial MLE of the blended k-RR channel, or the count-based unary MLE with
+        the per-bit marginals. Variances as for mechanisms (i.i.d. users); ``options``
+        (``solver``, ``tol``, ``max_iter``) are passed on.
+        """
+        self._check_method(method)
+        tally = self._check_tally(tally)
+        if tally.kind != self.mechanisms[0].family or tally.d != self.d:
+            raise EstimationError(f"a {tally.kind} tally over {tally.d} items does not fit {self!r}")
+        e = estimate_counts(
+            self.mechanisms[0].family, self.pooled_support, self.domain, tally.n, tally.counts, method, **options
+        )
+        info = {**e.info, "protocol": "PBP", "p_star": self.p_star, "q_star": self.q_star}
+        return Estimate(
+            e.frequencies, e.variance, e.n, e.method, self.domain, e.iterations, e.converged, info, e.on_simplex
+        )

@@ -1,0 +1,277 @@
+"""RCF: budgets sent in the clear, per-level estimates combined with minimum-variance weights.
+
+Recycle and Combination Framework (Nie et al., IEEE TKDE 2019), as a PLDP-FEBSF baseline
+(Appendix A.5). Users send their budget level with their report; the server groups the reports
+by level, estimates each level without bias with that level's pure oracle and combines the
+levels linearly (:mod:`pldp.estimation.combine`). What the sources define and what is assumed
+here is in ``docs/protocols.md``. :class:`~pldp.protocols.apldp.APLDP` is the same with a
+different oracle per level, so the reports, the tally and the estimator here serve both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+
+from pldp.domain import Domain
+from pldp.errors import ParameterError, TallyError
+from pldp.estimation.combine import combine, data_free_variance, min_variance_weights
+from pldp.estimation.consistency import norm_sub
+from pldp.estimation.groups import group_estimates, joint_mle, joint_mle_variance
+from pldp.estimation.result import Estimate
+from pldp.protocols.leveled import LeveledProtocol, check_levels, check_oracle, make_oracle
+from pldp.tally import BaseTally, Tally
+from pldp.theory import item_variance
+
+__all__ = ["RCF", "GroupedReports", "GroupedTally"]
+
+
+@dataclass(frozen=True)
+class GroupedReports:
+    """Reports sent with the budget level in the clear (RCF, APLDP).
+
+    Attributes
+    ----------
+    data : tuple of ndarray
+        ``data[l]`` holds the reports of the users with ``level == l``, in user order: item
+        indices (k-RR) or bit-packed unary rows (OUE, RAPPOR), as the level's mechanism
+        produces them (one array per level, since the levels' report formats may differ).
+    level : ndarray of int, shape (n,)
+        Each user's level index (sent in the clear).
+    """
+
+    data: tuple[np.ndarray, ...]
+    level: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class GroupedTally(BaseTally):
+    """One :class:`~pldp.tally.Tally` per budget level, with the fingerprint of the protocol.
+
+    Attributes
+    ----------
+    tallies : tuple of Tally
+        The tally of each level's reports (each with its level mechanism's fingerprint).
+    fingerprint : str or None
+        Fingerprint of the protocol that made it.
+    """
+
+    FORMAT: ClassVar[str] = "pldp.grouped-tally/2"
+
+    tallies: tuple[Tally, ...]
+    fingerprint: str | None = None
+
+    def __post_init__(self) -> None:
+        tallies = tuple(self.tallies)
+        if not tallies or not all(isinstance(t, Tally) for t in tallies):
+            raise TallyError("a grouped tally needs one Tally per level")
+        object.__setattr__(self, "tallies", tallies)
+
+    @property
+    def t(self) -> int:
+        """Number of levels."""
+        return len(self.tallies)
+
+    @property
+    def n(self) -> int:  # type: ignore[override]
+        """Number of users."""
+        return int(sum(t.n for t in self.tallies))
+
+    @property
+    def level_counts(self) -> np.ndarray:
+        """Users per level, :math:`n_\\tau`."""
+        return np.array([t.n for t in self.tallies], dtype=np.int64)
+
+    def _merge(self, other: GroupedTally) -> GroupedTally:
+        if other.t != self.t:
+            raise TallyError(f"cannot merge a tally of {other.t} levels into one of {self.t}")
+        merged = tuple(a.merge(b) for a, b in zip(self.tallies, other.tallies, strict=True))
+        return GroupedTally(merged, self.fingerprint)
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, GroupedTally)
+            and other.fingerprint == self.fingerprint
+            and other.t == self.t
+            and all(a == b for a, b in zip(self.tallies, other.tallies, strict=True))
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def _fields(self) -> dict[str, Any]:
+        return {"tallies": [t.to_dict() for t in self.tallies]}
+
+    @classmethod
+    def _from_fields(cls, data: dict[str, Any], fingerprint: str | None) -> GroupedTally:
+        return cls(tuple(Tally.from_dict(t) for t in data["tallies"]), fingerprint)
+
+
+class RCF(LeveledProtocol):
+    """Recycle and Combination Framework (Nie et al., IEEE TKDE 2019), a PLDP-FEBSF baseline.
+
+    Users send their budget level in the clear with their report. The server groups the reports
+    by level, computes each level's unbiased estimate :math:`\\hat f_\\tau` with that level's pure
+    oracle and combines them as :math:`\\hat f = \\sum_\\tau w_\\tau \\hat f_\\tau` with the
+    minimum-variance weights of the data-independent variances,
+
+    .. math::
+
+        w_\\tau \\propto \\frac{1}{V_\\tau}, \\qquad
+        V_\\tau = \\frac{q_\\tau(1 - q_\\tau)}{n_\\tau (p_\\tau - q_\\tau)^2},
+
+    which keep the combination exactly unbiased (for basic RAPPOR they are MPLDP's Theorem 2
+    weights). Recycling is not implemented (see ``docs/protocols.md``).
+
+    Parameters
+    ----------
+    levels : array_like of float
+        Budget levels, strictly increasing, each finite and > 0.
+    d : int or Domain
+        The item domain (at least 2 items).
+    oracle : {"krr", "oue", "rappor"}
+        Pure frequency oracle of every level.
+
+    Examples
+    --------
+    >>> rcf = RCF([0.5, 2.0], 4)
+    >>> rng = np.random.default_rng(0)
+    >>> tally = rcf.simulate([[2500, 2500, 2500, 2500], [1000, 1000, 1000, 1000]], rng)
+    >>> est = rcf.estimate(tally)
+    >>> est.frequencies.shape, bool(abs(est.frequencies.sum() - 1) < 1e-12)
+    ((4,), True)
+    """
+
+    tally_type: ClassVar[type[BaseTally]] = GroupedTally
+
+    def __init__(self, levels: Any, d: int | Domain, oracle: Literal["krr", "oue", "rappor"] = "krr") -> None:
+        self.oracle = check_oracle(oracle)
+        self._setup(levels, d, [self.oracle] * check_levels(levels).size)
+
+    def _setup(self, levels: Any, d: int | Domain, choices: Sequence[str]) -> None:
+        """Levels, domain and one mechanism per level, ``choices[i]`` at level ``i``."""
+        super().__init__(levels, d)
+        self.choices: tuple[str, ...] = tuple(choices)
+        self.mechanisms = tuple(make_oracle(c, e, self.domain) for c, e in zip(self.choices, self.levels, strict=True))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(levels={self.levels.tolist()}, d={self.d}, oracle={self.oracle!r})"
+
+    def params(self) -> dict[str, Any]:
+        """Canonical parameters: class, labels, levels and each level's oracle."""
+        return {**self._base_params(), "oracles": list(self.choices)}
+
+    # -------------------------------------------------------------------- client
+    def perturb(self, items: Any, levels: Any, rng: np.random.Generator) -> GroupedReports:
+        """Each user perturbs her item with her level's mechanism and sends it with her level.
+
+        Parameters
+        ----------
+        items : array_like of int, shape (n,)
+            Item indices in ``[0, d)``.
+        levels : array_like of int, shape (n,)
+            Level indices in ``[0, t)``.
+        rng : numpy.random.Generator
+
+        Returns
+        -------
+        GroupedReports
+        """
+        x, lv = self._check_users(items, levels)
+        data = tuple(mech.perturb(x[lv == i], rng) for i, mech in enumerate(self.mechanisms))
+        return GroupedReports(data, lv)
+
+    # -------------------------------------------------------------------- server
+    def tally(self, reports: GroupedReports) -> GroupedTally:
+        """Group the reports by their level and tally each group with its mechanism."""
+        if not isinstance(reports, GroupedReports):
+            raise TallyError(f"expected GroupedReports, got {type(reports).__name__}")
+        lv = np.asarray(reports.level)
+        if lv.ndim != 1 or (lv.size and (lv.dtype.kind not in "iu" or lv.min() < 0 or lv.max() >= self.t)):
+            raise TallyError(f"levels must be a 1-D array of level indices in [0, {self.t})")
+        if len(reports.data) != self.t:
+            raise TallyError(f"expected reports for {self.t} levels, got {len(reports.data)}")
+        sizes = np.bincount(lv, minlength=self.t)
+        tallies = []
+        for i, (mech, rep) in enumerate(zip(self.mechanisms, reports.data, strict=True)):
+            tal = mech.tally(rep)
+            if tal.n != sizes[i]:
+                raise TallyError(f"level {i} has {sizes[i]} users but {tal.n} reports")
+            tallies.append(tal)
+        return GroupedTally(tuple(tallies), self.fingerprint)
+
+    def simulate(self, cells: Any, rng: np.random.Generator) -> GroupedTally:
+        """Exact count-level simulation: each level's mechanism simulates its row of ``cells``."""
+        c = self._check_cells(cells)
+        tallies = tuple(m.simulate(row, rng) for m, row in zip(self.mechanisms, c, strict=True))
+        return GroupedTally(tallies, self.fingerprint)
+
+    def weights(self, level_counts: Any) -> np.ndarray:
+        """Minimum-variance weights from the data-independent variances, shape (t, d).
+
+        :math:`w_\\tau \\propto 1/V_\\tau` with :math:`V_\\tau = q_\\tau(1-q_\\tau) /
+        (n_\\tau (p_\\tau - q_\\tau)^2)` (:func:`~pldp.estimation.combine.data_free_variance`);
+        a level without users gets weight 0.
+        """
+        sizes = np.asarray(level_counts)
+        if sizes.shape != (self.t,):
+            raise ParameterError(f"level_counts must have shape ({self.t},), got {sizes.shape}")
+        v = np.stack([data_free_variance(m, n) for m, n in zip(self.mechanisms, sizes, strict=True)])
+        return min_variance_weights(v)
+
+    def expected_variance(self, p: Any, level_counts: Any) -> np.ndarray:
+        """Variance of the unbiased estimate when users are i.i.d. from ``p`` within each level.
+
+        :math:`\\sum_\\tau w_\\tau^2\\, m_\\tau (1 - m_\\tau) / (n_\\tau \\delta_\\tau^2)` with
+        :math:`m_\\tau = q_\\tau + \\delta_\\tau p` (:func:`pldp.theory.item_variance`).
+        """
+        sizes = np.asarray(level_counts)
+        w = self.weights(sizes)
+        var = np.zeros(self.d)
+        for i, (m, n) in enumerate(zip(self.mechanisms, sizes, strict=True)):
+            if n > 0:
+                var += w[i] ** 2 * item_variance(m, p, int(n), "iid")
+        return var
+
+    def estimate(self, tally: GroupedTally, method: str = "unbiased") -> Estimate:
+        """Estimate the item distribution from a grouped tally.
+
+        * ``"unbiased"``: each level's unbiased estimate :math:`\\hat f_\\tau` (eq. 2 of
+          PLDP-FEBSF with that level's :math:`p_\\tau, q_\\tau`), combined as
+          :math:`\\sum_\\tau w_\\tau \\hat f_\\tau` with the weights of :meth:`weights`. The weights
+          depend only on the level sizes and budgets, so the combination is exactly unbiased.
+          Variance: :math:`\\sum_\\tau w_\\tau^2 \\hat V_\\tau` with each level's plug-in variance
+          :math:`\\hat m(1-\\hat m)/(n_\\tau \\delta_\\tau^2)` (i.i.d. users within a level).
+        * ``"norm_sub"``: the combined unbiased estimate projected onto the simplex (Norm-Sub);
+          the variance describes the estimate before projection.
+        * ``"mle"``: maximum likelihood of ``p`` from all levels jointly
+          (:func:`~pldp.estimation.groups.joint_mle`), with the variance of
+          :func:`~pldp.estimation.groups.joint_mle_variance`.
+
+        Raises
+        ------
+        EstimationError
+            Unknown method, a tally of another protocol, or a tally without reports.
+        """
+        self._check_method(method)
+        tally = self._check_tally(tally)
+        sizes = tally.level_counts
+        w = self.weights(sizes)
+        est, var = group_estimates(self.mechanisms, tally.tallies)
+        freq, variance = combine(est, w, np.maximum(var, np.finfo(float).tiny))
+        iterations = 0
+        if method == "norm_sub":
+            freq, iterations = norm_sub(freq)
+        elif method == "mle":
+            freq = joint_mle(self.mechanisms, tally.tallies)
+            variance = joint_mle_variance(self.mechanisms, tally.tallies, freq)
+        info = {
+            "protocol": type(self).__name__,
+            "mechanisms": self.choices,
+            "level_counts": sizes,
+            "weights": w,
+            "level_estimates": est,
+        }
+        return Estimate(freq, variance, tally.n, method, self.domain, iterations, True, info, method != "unbiased")
