@@ -6,48 +6,8 @@ Kosarak prefix. All are bundled gzip-compressed with provenance notes. Call
 :func:`list_datasets` for their counts.
 """
 
-from pldp.datasets.real import (
-    DATASET_NAMES,
-    DatasetInfo,
-    LabeledItems,
-    item_labels,
-    list_datasets,
-    load_adult_country,
-    load_adult_education,
-    load_bank_job,
-    load_clothing,
-    load_dataset,
-    load_kosarak,
-    load_retail,
-    random_item_per_user,
-)
-from pldp.datasets.synthetic import (
-    mpldp_dataset,
-    power_law_items,
-    uniform_items,
-    zipf_counts,
-    zipf_items,
-    zipf_probabilities,
-)
+from pldp.datasets import real, synthetic
+from pldp.datasets.real import *  # noqa: F403 - the names of real.__all__
+from pldp.datasets.synthetic import *  # noqa: F403 - the names of synthetic.__all__
 
-__all__ = [
-    "DATASET_NAMES",
-    "DatasetInfo",
-    "LabeledItems",
-    "item_labels",
-    "list_datasets",
-    "load_adult_country",
-    "load_adult_education",
-    "load_bank_job",
-    "load_clothing",
-    "load_dataset",
-    "load_kosarak",
-    "load_retail",
-    "mpldp_dataset",
-    "power_law_items",
-    "random_item_per_user",
-    "uniform_items",
-    "zipf_counts",
-    "zipf_items",
-    "zipf_probabilities",
-]
+__all__ = [*real.__all__, *synthetic.__all__]

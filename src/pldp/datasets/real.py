@@ -39,23 +39,41 @@ Conventions of the item-set loaders:
   may be plain, gzip, bzip2 or xz (detected from its first bytes).
 
 Loaded data is cached. The arrays returned are read-only: copy one before changing it.
+
+The counts and sources of the bundled data are in :mod:`pldp.datasets.catalog`
+(:func:`list_datasets`). The reading and parsing of the source files (``_sources``) and the
+building of item-sets from their records (``_records``) are private modules of the package.
 """
 
 from __future__ import annotations
 
-import bz2
 import functools
-import gzip
-import importlib.resources
-import io
-import json
-import lzma
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from pldp.datasets._records import _pairs_from_user_ids, _Parsed, _readonly
+from pldp.datasets._sources import (
+    _bundled,
+    _file_key,
+    _parse_dat,
+    _parse_user_item_csv,
+    _read_clothing_file,
+    _read_user_file,
+)
+from pldp.datasets.catalog import (
+    _ADULT_FILE,
+    _BANK_FILE,
+    _CLOTHING_FILE,
+    _ITEMSET_NAMES,
+    _KOSARAK_FILE,
+    _RETAIL_FILE,
+    DATASET_NAMES,
+    DatasetInfo,
+    list_datasets,
+)
 from pldp.domain import Domain
 from pldp.errors import ParameterError
 from pldp.itemsets import ItemSets
@@ -91,327 +109,6 @@ class LabeledItems:
 
     def counts(self) -> np.ndarray:
         return np.bincount(self.items, minlength=len(self.domain))
-
-
-@dataclass(frozen=True)
-class DatasetInfo:
-    """One line of ``pldp datasets list``.
-
-    ``records`` counts the records in the source: rows for single-item data, and item
-    occurrences or rentals for item-set data, as the papers count them. ``pairs`` counts the
-    distinct (user, item) pairs that the loader returns, after repeats within a user are
-    dropped. ``kind`` is ``"single"`` for :class:`LabeledItems` and ``"itemset"`` for
-    :class:`~pldp.itemsets.ItemSets`.
-    """
-
-    name: str
-    users: int
-    items: int
-    records: int
-    source: str
-    pairs: int = 0
-    kind: str = "itemset"
-    note: str = ""
-
-
-_INFO = (
-    DatasetInfo(
-        "education",
-        32_561,
-        16,
-        32_561,
-        "UCI Adult, adult.data, column education (Becker & Kohavi 1996)",
-        32_561,
-        "single",
-        "PLDP-FEBSF 'Education'",
-    ),
-    DatasetInfo(
-        "country",
-        48_842,
-        42,
-        48_842,
-        "UCI Adult, adult.data + adult.test, column native-country (Becker & Kohavi 1996)",
-        48_842,
-        "single",
-        "PLDP-FEBSF 'Country'; 42 values incl. '?'",
-    ),
-    DatasetInfo(
-        "job",
-        45_211,
-        12,
-        45_211,
-        "UCI Bank Marketing, bank-full.csv, column job (Moro et al. 2014)",
-        45_211,
-        "single",
-        "PLDP-FEBSF 'Job'; 12 values incl. 'unknown' (the paper says 9)",
-    ),
-    DatasetInfo(
-        "retail",
-        88_162,
-        16_470,
-        908_576,
-        "FIMI retail.dat (Brijs et al. 1999)",
-        908_576,
-        "itemset",
-        "IDUE 'Retail'",
-    ),
-    DatasetInfo(
-        "clothing",
-        105_571,
-        5_850,
-        192_544,
-        "Rent the Runway clothing fit (Misra et al., RecSys 2018)",
-        192_278,
-        "itemset",
-        "IDUE 'Clothing'; 266 repeated (user, item) records dropped; the paper says 105,508 users",
-    ),
-    DatasetInfo(
-        "kosarak",
-        36_682,
-        17_034,
-        294_009,
-        "FIMI kosarak.dat (Bodon), first 36,682 of 990,002 users",
-        294_008,
-        "itemset",
-        "IPRR/IDUE 'Kosarak' on the bundled prefix; one repeated item dropped; the full file via load_kosarak(path)",
-    ),
-)
-
-DATASET_NAMES: tuple[str, ...] = tuple(info.name for info in _INFO)
-"""Names accepted by :func:`load_dataset`, in the order of :func:`list_datasets`."""
-
-_ITEMSET_NAMES = ("retail", "clothing", "kosarak")
-
-# Bundled files, relative to pldp/datasets/data (see MANIFEST.json).
-_ADULT_FILE = "adult/adult_education_country.csv.gz"
-_BANK_FILE = "bank_marketing/bank_job.csv.gz"
-_RETAIL_FILE = "retail/retail.dat.gz"
-_CLOTHING_FILE = "rent_the_runway/rtr_user_item.csv.gz"
-_KOSARAK_FILE = "kosarak/kosarak_prefix.dat.gz"
-
-
-# ----------------------------------------------------------------------------- reading
-
-
-def _bundled(relpath: str) -> bytes:
-    """The uncompressed content of a bundled ``.gz`` file."""
-    resource = importlib.resources.files("pldp.datasets").joinpath("data", *relpath.split("/"))
-    return gzip.decompress(resource.read_bytes())
-
-
-def _decompress(raw: bytes) -> bytes:
-    if raw[:2] == b"\x1f\x8b":
-        return gzip.decompress(raw)
-    if raw[:3] == b"BZh":
-        return bz2.decompress(raw)
-    if raw[:6] == b"\xfd7zXZ\x00":
-        return lzma.decompress(raw)
-    return raw
-
-
-def _read_user_file(path: str | Path) -> bytes:
-    p = Path(os.fspath(path)).expanduser()
-    if not p.is_file():
-        raise ParameterError(f"no such file: {str(p)!r}")
-    return _decompress(p.read_bytes())
-
-
-def _file_key(path: str | Path) -> tuple[str, int, int]:
-    """Cache key of a user file: its resolved path, size and modification time."""
-    p = Path(os.fspath(path)).expanduser().resolve()
-    if not p.is_file():
-        raise ParameterError(f"no such file: {str(p)!r}")
-    st = p.stat()
-    return str(p), st.st_size, st.st_mtime_ns
-
-
-_SPACE = np.zeros(256, dtype=bool)
-_SPACE[list(b" \t\r\n\v\f")] = True
-
-
-def _parse_ints(data: bytes, separators: bytes = b"") -> tuple[np.ndarray, np.ndarray]:
-    """Vectorised parser of non-negative decimal integers separated by whitespace.
-
-    Returns the values (``int64``) and the 0-based line of each value. Any byte other than a
-    digit, whitespace or one of ``separators`` raises :class:`ParameterError`.
-    """
-    buf = np.frombuffer(data, dtype=np.uint8)
-    digit = (buf >= 48) & (buf <= 57)
-    allowed = _SPACE.copy()
-    allowed[list(separators)] = True
-    bad = ~(digit | allowed[buf])
-    if bad.any():
-        pos = int(np.argmax(bad))
-        line = int(np.count_nonzero(buf[:pos] == 10)) + 1
-        raise ParameterError(
-            f"expected non-negative integers separated by whitespace; found byte {bytes([buf[pos]])!r} on line {line}"
-        )
-    edges = np.diff(digit.view(np.int8), prepend=np.int8(0), append=np.int8(0))
-    starts = np.flatnonzero(edges == 1)
-    lengths = np.flatnonzero(edges == -1) - starts
-    if lengths.size and lengths.max() > 18:
-        raise ParameterError("an integer in the file has more than 18 digits")
-    values = np.zeros(starts.size, dtype=np.int64)
-    longest = int(lengths.max()) if lengths.size else 0
-    for k in range(longest):  # one pass per digit position, over all tokens at once
-        m = lengths > k
-        values[m] = values[m] * 10 + (buf[starts[m] + k] - 48)
-    lines = np.searchsorted(np.flatnonzero(buf == 10), starts)
-    return values, lines
-
-
-def _first_appearance_ranks(ids: np.ndarray) -> np.ndarray:
-    """Map ids to ``0..k-1`` in order of first appearance."""
-    _, inverse = _dense_ranks(ids)
-    first = np.full(int(inverse.max()) + 1, ids.size, dtype=np.int64)
-    np.minimum.at(first, inverse, np.arange(ids.size))
-    rank = np.empty(first.size, dtype=np.int64)
-    rank[np.argsort(first)] = np.arange(first.size)
-    return rank[inverse]
-
-
-def _readonly(a: np.ndarray) -> np.ndarray:
-    a.flags.writeable = False
-    return a
-
-
-@dataclass(frozen=True)
-class _Parsed:
-    sets: ItemSets
-    labels: np.ndarray  # original item id of each index
-
-
-def _dense_ranks(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(sorted distinct ids, index of each id among them)``: like ``np.unique(ids,
-    return_inverse=True)``, by counting when the ids are small non-negative integers."""
-    top = int(ids.max()) if ids.size else 0
-    if ids.size and int(ids.min()) >= 0 and top < max(4 * ids.size, 1 << 22):
-        present = np.zeros(top + 1, dtype=bool)
-        present[ids] = True
-        rank = np.cumsum(present, dtype=np.int64) - 1
-        return np.flatnonzero(present).astype(np.int64), rank[ids]
-    labels, inverse = np.unique(ids, return_inverse=True)
-    return labels.astype(np.int64), inverse.ravel().astype(np.int64)
-
-
-def _first_of_repeats(users: np.ndarray, items: np.ndarray, n_users: int) -> np.ndarray:
-    """Mask keeping the first record of each (user, item) pair (``items`` are ``0..d-1``)."""
-    key = users * (int(items.max()) + 1) + items
-    sorted_key = np.sort(key)
-    repeated = sorted_key[1:][sorted_key[1:] == sorted_key[:-1]]
-    keep = np.ones(key.size, dtype=bool)
-    if repeated.size:  # rare: sort again only the records of users with a repeat
-        flagged = np.zeros(n_users, dtype=bool)
-        flagged[repeated // (int(items.max()) + 1)] = True
-        pos = np.flatnonzero(flagged[users])
-        order = np.argsort(key[pos], kind="stable")  # the first of equal pairs comes first
-        sub = key[pos][order]
-        keep[pos[order[1:][sub[1:] == sub[:-1]]]] = False
-    return keep
-
-
-def _build_itemsets(users: np.ndarray, items: np.ndarray, n_users: int) -> _Parsed:
-    """Item-sets from (user, original item id) records in file order.
-
-    ``users`` are ``0..n_users-1``. Records are grouped by user, keeping file order within a
-    user, and a repeated (user, item) record is dropped. Items are re-indexed by ascending id.
-    """
-    if users.size and np.any(users[1:] < users[:-1]):
-        order = np.argsort(users, kind="stable")
-        users, items = users[order], items[order]
-    labels, indices = _dense_ranks(items)
-    if indices.size:
-        keep = _first_of_repeats(users, indices, n_users)
-        if not keep.all():
-            users, indices = users[keep], indices[keep]
-    indptr = np.zeros(n_users + 1, dtype=np.int64)
-    np.cumsum(np.bincount(users, minlength=n_users), out=indptr[1:])
-    sets = ItemSets(_readonly(indptr), _readonly(indices), max(int(labels.size), 1))
-    return _Parsed(sets, _readonly(labels))
-
-
-def _parse_dat(data: bytes) -> _Parsed:
-    """FIMI ``.dat``: one user per non-blank line, items as whitespace-separated integers."""
-    values, lines = _parse_ints(data)
-    if values.size == 0:
-        raise ParameterError("the file holds no items")
-    users = np.zeros(values.size, dtype=np.int64)
-    np.cumsum(lines[1:] != lines[:-1], out=users[1:])  # blank lines give no user
-    return _build_itemsets(users, values, int(users[-1]) + 1)
-
-
-def _pairs_from_user_ids(user_ids: np.ndarray, item_ids: np.ndarray) -> _Parsed:
-    if user_ids.size == 0:
-        raise ParameterError("the file holds no records")
-    users = _first_appearance_ranks(user_ids)
-    return _build_itemsets(users, item_ids, int(users.max()) + 1)
-
-
-def _parse_user_item_csv(data: bytes) -> tuple[np.ndarray, np.ndarray]:
-    """The bundled ``user_id,item_id`` CSV (header, then two integers per line)."""
-    header, _, body = data.partition(b"\n")
-    if header.strip() != b"user_id,item_id":
-        raise ParameterError(f"expected the header 'user_id,item_id', got {header[:80]!r}")
-    values, lines = _parse_ints(body, separators=b",")
-    if values.size % 2 or np.any(lines[0::2] != lines[1::2]):
-        raise ParameterError("expected two integers per line")
-    return values[0::2], values[1::2]
-
-
-def _read_clothing_file(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
-    """User and item ids of a Rent the Runway file: raw JSON lines, parquet or CSV."""
-    name = Path(os.fspath(path)).name.lower()
-    if ".parquet" in name:
-        try:
-            import pandas as pd
-        except ImportError as exc:  # pragma: no cover - pandas is an optional dependency
-            raise ImportError("reading parquet needs pandas and pyarrow (pip install pldp[experiments])") from exc
-        df = pd.read_parquet(Path(os.fspath(path)).expanduser(), columns=["user_id", "item_id"])
-        return df["user_id"].to_numpy(np.int64), df["item_id"].to_numpy(np.int64)
-    data = _read_user_file(path)
-    first = data.lstrip()[:1]
-    if first == b"{":  # renttherunway_final_data.json: one JSON record per line
-        users, items = [], []
-        for lineno, line in enumerate(data.splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-                users.append(int(rec["user_id"]))
-                items.append(int(rec["item_id"]))
-            except (ValueError, KeyError, TypeError) as exc:
-                raise ParameterError(f"line {lineno}: not a record with integer user_id and item_id ({exc})") from None
-        return np.asarray(users, dtype=np.int64), np.asarray(items, dtype=np.int64)
-    header = data.partition(b"\n")[0].decode("utf-8", "replace").strip().split(",")
-    cols = [c.strip().strip('"') for c in header]
-    if "user_id" not in cols or "item_id" not in cols:
-        raise ParameterError(f"a CSV needs columns user_id and item_id, got {cols}")
-    if cols == ["user_id", "item_id"]:
-        return _parse_user_item_csv(data)
-    table = np.loadtxt(
-        io.BytesIO(data),
-        delimiter=",",
-        skiprows=1,
-        usecols=(cols.index("user_id"), cols.index("item_id")),
-        dtype=np.int64,
-        ndmin=2,
-    )
-    return table[:, 0].copy(), table[:, 1].copy()
-
-
-@functools.lru_cache(maxsize=8)
-def _load_itemsets(name: str, key: tuple[str, int, int] | None) -> _Parsed:
-    if name == "clothing":
-        users, items = _read_clothing_file(key[0]) if key else _parse_user_item_csv(_bundled(_CLOTHING_FILE))
-        return _pairs_from_user_ids(users, items)
-    bundled = {"retail": _RETAIL_FILE, "kosarak": _KOSARAK_FILE}[name]
-    return _parse_dat(_read_user_file(key[0]) if key else _bundled(bundled))
-
-
-def _itemsets(name: str, path: str | Path | None) -> _Parsed:
-    if name not in _ITEMSET_NAMES:
-        raise ParameterError(f"unknown item-set dataset {name!r}; choose from {list(_ITEMSET_NAMES)}")
-    return _load_itemsets(name, None if path is None else _file_key(path))
 
 
 # ----------------------------------------------------------------------------- single-item
@@ -469,6 +166,21 @@ def load_bank_job() -> LabeledItems:
 
 
 # ----------------------------------------------------------------------------- item-sets
+
+
+@functools.lru_cache(maxsize=8)
+def _load_itemsets(name: str, key: tuple[str, int, int] | None) -> _Parsed:
+    if name == "clothing":
+        users, items = _read_clothing_file(key[0]) if key else _parse_user_item_csv(_bundled(_CLOTHING_FILE))
+        return _pairs_from_user_ids(users, items)
+    bundled = {"retail": _RETAIL_FILE, "kosarak": _KOSARAK_FILE}[name]
+    return _parse_dat(_read_user_file(key[0]) if key else _bundled(bundled))
+
+
+def _itemsets(name: str, path: str | Path | None) -> _Parsed:
+    if name not in _ITEMSET_NAMES:
+        raise ParameterError(f"unknown item-set dataset {name!r}; choose from {list(_ITEMSET_NAMES)}")
+    return _load_itemsets(name, None if path is None else _file_key(path))
 
 
 def load_retail(path: str | Path | None = None) -> ItemSets:
@@ -546,8 +258,3 @@ def random_item_per_user(sets: ItemSets, rng: np.random.Generator) -> np.ndarray
     nonempty = sizes > 0
     offsets = rng.integers(0, sizes[nonempty]) if nonempty.any() else np.zeros(0, dtype=np.int64)
     return sets.indices[sets.indptr[:-1][nonempty] + offsets]
-
-
-def list_datasets() -> list[DatasetInfo]:
-    """The six bundled datasets with their counts (users, items, records, distinct pairs)."""
-    return list(_INFO)
