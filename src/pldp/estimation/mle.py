@@ -25,7 +25,9 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["ibu", "log_likelihood_direct", "mle_direct"]
+from pldp.errors import ParameterError, SolverError
+
+__all__ = ["ibu", "log_likelihood_direct", "log_likelihood_unary", "mle_direct", "mle_unary"]
 
 
 def mle_direct(counts: np.ndarray, q: np.ndarray, delta: float) -> np.ndarray:
@@ -134,10 +136,23 @@ def mle_unary(counts: np.ndarray, n: int, a: np.ndarray, b: np.ndarray, tol: flo
     -------
     (ndarray, int)
         The estimate and the number of bisection steps.
+
+    Raises
+    ------
+    ParameterError
+        Probabilities outside ``0 < b < a < 1``, counts outside ``[0, n]``, or shapes that differ.
+    SolverError
+        The multiplier could not be bracketed (not expected for valid input).
     """
     c = np.asarray(counts, dtype=float)
     a = np.asarray(a, dtype=float)
     b = np.asarray(b, dtype=float)
+    if not (c.shape == a.shape == b.shape and c.ndim == 1):
+        raise ParameterError(f"counts, a and b must be vectors of one length, got {c.shape}, {a.shape}, {b.shape}")
+    if not np.all((b > 0) & (b < a) & (a < 1)):
+        raise ParameterError("unary MLE needs 0 < b < a < 1 for every bit")
+    if not (n > 0 and np.all((c >= 0) & (c <= n))):
+        raise ParameterError(f"counts must lie in [0, n] with n > 0, got n={n}")
     gap = a - b
     nf = float(n)
 
@@ -155,7 +170,7 @@ def mle_unary(counts: np.ndarray, n: int, a: np.ndarray, b: np.ndarray, tol: flo
         lo *= 2.0
         steps += 1
         if steps > 2000:  # pragma: no cover - cannot happen for 0 < b < a < 1
-            raise ArithmeticError("could not bracket the MLE multiplier")
+            raise SolverError(f"unary MLE: could not bracket the multiplier (n={n}, d={c.size})")
     for _ in range(400):
         steps += 1
         mid = 0.5 * (lo + hi)

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from pldp.errors import ParameterError
+from pldp.itemsets import ItemSets
 from pldp.protocols.leveled import cell_users
 
 __all__ = ["DEFAULT_PATH", "PATHS", "check_path", "observe", "path_of", "users_of"]
@@ -51,11 +52,12 @@ def users_of(*data: Any) -> tuple[Any, ...]:
       -> ``(items,)``;
     * one 2-D ``(t, d)`` table of counts per (level, item) (PLDP-FEBSF and the grouped
       baselines) -> ``(items, levels)``;
-    * anything else (MPLDP's ``(values, levels)``) is already per user and is returned as is.
+    * anything else (MPLDP's ``(values, levels)``, padding-and-sampling's item-sets) is already
+      per user and is returned as is.
 
     The 2-D expansion is :func:`pldp.protocols.leveled.cell_users`.
     """
-    if len(data) != 1:
+    if len(data) != 1 or isinstance(data[0], ItemSets):
         return data
     counts = np.asarray(data[0])
     if counts.dtype.kind not in "iu":
