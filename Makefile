@@ -29,9 +29,10 @@ bench: $(VENV)/.bench-installed  ## speed benchmarks, pldp and its peers -> benc
 bench-quick: $(VENV)/.bench-installed
 	$(PY) benchmarks/run.py --quick
 
-lint: $(STAMP)  ## ruff check and format check
+lint: $(STAMP)  ## ruff check, format check, and the mypy type check of src/
 	$(VENV)/bin/ruff check src tests benchmarks
 	$(VENV)/bin/ruff format --check src tests benchmarks
+	$(VENV)/bin/mypy
 
 format: $(STAMP)
 	$(VENV)/bin/ruff format src tests benchmarks

@@ -12,11 +12,11 @@ import numpy as np
 from pldp.errors import ParameterError, TallyError
 
 
-def _show(values: Sequence[Any], limit: int = 5) -> str:
+def _show(values: Sequence[Any] | np.ndarray, limit: int = 5) -> str:
     """Short printable list of offending values."""
-    values = values.tolist() if isinstance(values, np.ndarray) else list(values)  # plain Python scalars
-    shown = ", ".join(repr(v) for v in values[:limit])
-    more = len(values) - limit
+    items = values.tolist() if isinstance(values, np.ndarray) else list(values)  # plain Python scalars
+    shown = ", ".join(repr(v) for v in items[:limit])
+    more = len(items) - limit
     return shown + (f", ... ({more} more)" if more > 0 else "")
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from functools import cached_property
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from pldp.domain import Domain
 from pldp.errors import EstimationError, TallyError
@@ -79,7 +79,9 @@ class FrequencyOracle(ABC):
         return fingerprint(self.params())
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and other.fingerprint == self.fingerprint  # type: ignore[attr-defined]
+        if type(other) is not type(self) or not isinstance(other, FrequencyOracle):
+            return False
+        return other.fingerprint == self.fingerprint
 
     def __hash__(self) -> int:
         return hash((type(self).__name__, self.fingerprint))
@@ -98,8 +100,9 @@ class FrequencyOracle(ABC):
         """Draw the tally of users with the given true data from its exact law."""
 
     @abstractmethod
-    def estimate(self, tally: Any, method: str = "unbiased", **options: Any) -> Any:
-        """Estimate the item frequencies from a tally of this oracle's reports."""
+    def estimate(self, *args: Any, **kwargs: Any) -> Any:
+        """``estimate(tally, method="unbiased", **options)``: the item frequencies from a tally of
+        this oracle's reports (each oracle documents its methods and options)."""
 
     @abstractmethod
     def privacy(self) -> PrivacyCheck:
@@ -125,6 +128,6 @@ class FrequencyOracle(ABC):
             tally.check_source(self)
         except TallyError as exc:
             raise EstimationError(str(exc)) from None
-        if tally.n <= 0:
+        if cast(Any, tally).n <= 0:  # every tally type has n, a field or a property
             raise EstimationError("the tally holds no reports (n = 0)")
         return tally

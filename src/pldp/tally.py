@@ -45,6 +45,8 @@ def source_fingerprint(source: Any) -> str | None:
 class BaseTally:
     """What every tally offers: ``n``, ``fingerprint``, ``merge`` / ``+``, ``to_dict`` / ``from_dict``.
 
+    ``n`` (the number of reports) is a field or a property of each subclass.
+
     ``fingerprint`` names the exact mechanism or protocol whose reports were tallied (``None``
     for a tally built by hand from counts of unknown origin, which no check can protect).
     Subclasses are frozen dataclasses that implement :meth:`_merge`, :meth:`_fields` and
@@ -57,8 +59,6 @@ class BaseTally:
     LEGACY_FORMATS: ClassVar[tuple[str, ...]] = ()
     #: Fingerprint of the mechanism or protocol that made the tally.
     fingerprint: str | None
-    #: Number of reports (users): a field or a property of each subclass.
-    n: int
 
     # ---------------------------------------------------------------------- merging
     def merge(self, other: Self) -> Self:
@@ -230,7 +230,6 @@ class Tally(BaseTally):
             and np.array_equal(self.counts, other.counts)
         )
 
-    __hash__ = None  # type: ignore[assignment]
 
     def _fields(self) -> dict[str, Any]:
         return {"kind": self.kind, "n": self.n, "counts": self.counts.tolist()}

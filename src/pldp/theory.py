@@ -202,7 +202,9 @@ def _water_level(floor: np.ndarray, total: float) -> float:
 
 
 def _sensitive_eps(budgets: ItemBudgets | Mechanism) -> tuple[np.ndarray, int]:
-    b = budgets if isinstance(budgets, ItemBudgets) else budgets.budgets  # type: ignore[attr-defined]
+    b = budgets if isinstance(budgets, ItemBudgets) else getattr(budgets, "budgets", None)
+    if not isinstance(b, ItemBudgets):
+        raise ParameterError(f"expected ItemBudgets or a mechanism built from them, got {type(budgets).__name__}")
     eps = b.epsilons[b.sensitive]
     if eps.size == 0:
         raise ParameterError("the budgets have no sensitive item")

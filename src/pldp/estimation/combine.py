@@ -182,7 +182,8 @@ def _broadcast_groups(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndar
     elif b.ndim == 1 and a.ndim == 2:
         b = b[:, None]
     try:
-        return np.broadcast_arrays(a, b)  # type: ignore[return-value]
+        aa, bb = np.broadcast_arrays(a, b)
+        return aa, bb
     except ValueError:
         raise ParameterError(f"group arrays do not broadcast: shapes {a.shape} and {b.shape}") from None
 

@@ -237,7 +237,10 @@ class DirectEncoding(Mechanism):
         2**53; then ``v >= k + prob[k]``, the alias) and the negative ``v`` of users that
         :meth:`_perturb_one_uniform` overwrites anyway.
         """
-        threshold, alias = self._alias  # type: ignore[misc]
+        table = self._alias
+        if table is None:  # uniform q: the column itself
+            return np.minimum(v.astype(np.intp), self.d - 1)
+        threshold, alias = table
         k = v.astype(np.intp)
         out = np.take(alias, k, mode="clip")
         np.copyto(out, k, where=v < np.take(threshold, k, mode="clip"))

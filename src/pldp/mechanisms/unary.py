@@ -231,7 +231,7 @@ class UnaryEncoding(Mechanism):
             per_word = 64 // (8 * np.dtype(self._coin).itemsize)
             words = -(-m * d // per_word)
             coins = bits_gen.random_raw(words).view(self._coin)[: m * d].reshape(m, d)
-            bits = coins < self._b_thr
+            bits = np.less(coins, self._b_thr)
             own = bits_gen.random_raw(-(-m // per_word)).view(self._coin)[:m]
             bits[np.arange(m), xb] = own < self._a_thr[xb]
             out[start : start + m] = np.packbits(bits, axis=1)

@@ -87,7 +87,7 @@ class ComposedPrivacy(PrivacyCheck, Mapping[str, PrivacyCheck]):
     """
 
     notion: str
-    parts: dict[str, PrivacyCheck]
+    parts: Mapping[str, PrivacyCheck]
     rule: Literal["max", "sum"] = "max"
 
     def __post_init__(self) -> None:

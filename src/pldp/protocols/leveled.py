@@ -12,7 +12,7 @@ expands a count table into users. The frequency oracles a level may use are name
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -23,7 +23,7 @@ from pldp.errors import DomainError, ParameterError
 from pldp.fingerprint import canonical_labels
 from pldp.mechanisms.base import Mechanism
 from pldp.mechanisms.direct import KRR
-from pldp.mechanisms.unary import OUE, RAPPOR
+from pldp.mechanisms.unary import OUE, RAPPOR, UnaryEncoding
 from pldp.privacy import ComposedPrivacy
 from pldp.protocols.base import Protocol
 from pldp.tally import Tally
@@ -39,7 +39,7 @@ __all__ = [
 ]
 
 #: The pure frequency oracles a level can use: k-RR, OUE and basic (one-time) RAPPOR.
-ORACLES: dict[str, type[Mechanism]] = {"krr": KRR, "oue": OUE, "rappor": RAPPOR}
+ORACLES: dict[str, Callable[[float, Domain], Mechanism]] = {"krr": KRR, "oue": OUE, "rappor": RAPPOR}
 
 
 def check_levels(levels: Any) -> np.ndarray:
@@ -64,7 +64,7 @@ def check_oracle(oracle: Any, allowed: Sequence[str] = tuple(ORACLES)) -> str:
 
 def make_oracle(oracle: str, epsilon: float, domain: Domain) -> Mechanism:
     """The mechanism named ``oracle`` (see :data:`ORACLES`) at budget ``epsilon`` over ``domain``."""
-    return ORACLES[check_oracle(oracle)](float(epsilon), domain)  # type: ignore[call-arg]
+    return ORACLES[check_oracle(oracle)](float(epsilon), domain)
 
 
 def perturb_by_level(
@@ -76,10 +76,11 @@ def perturb_by_level(
     Returns item indices (direct encoding) or bit-packed rows (unary encoding).
     """
     first = mechanisms[0]
-    if first.family == "direct":
-        out = np.empty(items.size, dtype=np.int64)
+    out: np.ndarray
+    if isinstance(first, UnaryEncoding):
+        out = np.empty((items.size, first.nbytes_per_report), dtype=np.uint8)
     else:
-        out = np.empty((items.size, first.nbytes_per_report), dtype=np.uint8)  # type: ignore[attr-defined]
+        out = np.empty(items.size, dtype=np.int64)
     for i, mech in enumerate(mechanisms):
         sel = np.flatnonzero(levels == i)
         if sel.size:

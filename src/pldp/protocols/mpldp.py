@@ -134,7 +134,7 @@ class MPLDPTally(BaseTally):
         object.__setattr__(self, "sizes", sizes)
 
     @property
-    def n(self) -> int:  # type: ignore[override]
+    def n(self) -> int:
         """Number of users."""
         return int(self.sizes[0].sum())
 
@@ -153,7 +153,6 @@ class MPLDPTally(BaseTally):
             and all(np.array_equal(a, b) for a, b in zip(self.counts, other.counts, strict=True))
         )
 
-    __hash__ = None  # type: ignore[assignment]
 
     def _fields(self) -> dict[str, Any]:
         return {"counts": [c.tolist() for c in self.counts], "sizes": self.sizes.tolist()}

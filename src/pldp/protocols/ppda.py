@@ -88,8 +88,8 @@ class PPDA(LeveledProtocol):
         width = self.d + self.extra_bits
         self.mechanisms = tuple(make_oracle(self.oracle, e, Domain.range(width)) for e in self.levels)
         self.alpha, self.beta = self._AFFINE[self.oracle]
-        a = np.array([m.a[0] for m in self.mechanisms])  # type: ignore[attr-defined]
-        b = np.array([m.b[0] for m in self.mechanisms])  # type: ignore[attr-defined]
+        a = np.array([m.support[0][0] for m in self.mechanisms])
+        b = np.array([m.support[1][0] for m in self.mechanisms])
         if not np.array_equal(a, self.alpha + self.beta * b):  # pragma: no cover - exact on any coin grid
             raise AssertionError("the bit probabilities are not affine in b")
         self.b_levels = b

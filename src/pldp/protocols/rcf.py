@@ -76,7 +76,7 @@ class GroupedTally(BaseTally):
         return len(self.tallies)
 
     @property
-    def n(self) -> int:  # type: ignore[override]
+    def n(self) -> int:
         """Number of users."""
         return int(sum(t.n for t in self.tallies))
 
@@ -99,7 +99,6 @@ class GroupedTally(BaseTally):
             and all(a == b for a, b in zip(self.tallies, other.tallies, strict=True))
         )
 
-    __hash__ = None  # type: ignore[assignment]
 
     def _fields(self) -> dict[str, Any]:
         return {"tallies": [t.to_dict() for t in self.tallies]}

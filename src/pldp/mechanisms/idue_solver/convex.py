@@ -14,6 +14,7 @@ value at :math:`\\varepsilon_{\\min}` and 1/2.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -137,6 +138,8 @@ def _solve_convex(
     model objective at the point and its certified gap."""
     obj, cons = _convex_problem(model, R, mask, m)
     e0 = float(R.min())
+    to_ab: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
+    lower: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
     if model == "opt1":
         x0 = np.full(m.size, e0 / 4.0)
         to_ab, lower = _tau_to_ab, _lower_tau

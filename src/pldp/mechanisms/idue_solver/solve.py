@@ -63,9 +63,9 @@ def _check_levels(epsilons: Any, sizes: Any) -> tuple[np.ndarray, np.ndarray]:
     for i, s in enumerate(raw_m):
         ok = False
         if isinstance(s, (int, np.integer)) and not isinstance(s, (bool, np.bool_)):
-            ok = s >= 1
+            ok = bool(s >= 1)
         elif isinstance(s, (float, np.floating)):
-            ok = math.isfinite(s) and float(s).is_integer() and s >= 1
+            ok = bool(math.isfinite(s) and float(s).is_integer() and s >= 1)
         if not ok:
             bad.append(f"[{i}]={s!r}")
             continue

@@ -21,6 +21,7 @@ from pldp.errors import EstimationError, ParameterError, TallyError
 from pldp.estimation.consistency import norm_sub
 from pldp.estimation.result import Estimate
 from pldp.mechanisms.direct import KRR, DirectEncoding
+from pldp.mechanisms.unary import UnaryEncoding
 from pldp.privacy import ComposedPrivacy, PrivacyCheck
 from pldp.protocols.febsf.auem import auem
 from pldp.protocols.febsf.em import em
@@ -127,7 +128,9 @@ class FEBSF(LeveledProtocol):
                 raise TallyError(f"k-RR reports must be {lv.size} item indices in [0, {self.d})")
             table = np.bincount(lv * self.d + y, minlength=self.t * self.d).reshape(self.t, self.d)
             return FEBSFTally("direct", self.t, self.d, table=table, fingerprint=self.fingerprint)
-        rep = self.mechanisms[0]._check_reports(reports.data)  # type: ignore[attr-defined]
+        first = self.mechanisms[0]
+        assert isinstance(first, UnaryEncoding)  # the item reports are unary here
+        rep = first._check_reports(reports.data)
         if rep.shape[0] != lv.size:
             raise TallyError("one reported level per report is needed")
         return pattern_tally(self.t, self.d, rep, lv, np.ones(lv.size, dtype=np.int64), fingerprint=self.fingerprint)
@@ -191,8 +194,7 @@ class FEBSF(LeveledProtocol):
             freq, rounds = norm_sub(a.frequencies)
             info = {**a.info, "estimator": "AUEM + Norm-Sub"}
             return Estimate(freq, a.variance, a.n, method, self.domain, rounds, True, info, on_simplex=True)
-        variant = "joint" if method == "mle" else "paper"
-        return em(self, tally, variant=variant, tol=tol, max_iter=max_iter, start=start)
+        return em(self, tally, variant="joint" if method == "mle" else "paper", tol=tol, max_iter=max_iter, start=start)
 
     def _check_tally(self, tally: Any) -> FEBSFTally:
         tally = super()._check_tally(tally)

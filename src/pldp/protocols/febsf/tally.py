@@ -89,7 +89,7 @@ class FEBSFTally(BaseTally):
         return self.patterns, self.pattern_level, self.pattern_count
 
     @property
-    def n(self) -> int:  # type: ignore[override]
+    def n(self) -> int:
         """Number of users."""
         return int(self.cells.sum()) if self.kind == "direct" else int(self.rows[2].sum())
 
@@ -129,7 +129,6 @@ class FEBSFTally(BaseTally):
             return bool(np.array_equal(self.cells, other.cells))
         return all(np.array_equal(a, b) for a, b in zip(self.rows, other.rows, strict=True))
 
-    __hash__ = None  # type: ignore[assignment]
 
     def _fields(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind, "t": self.t, "d": self.d}
