@@ -33,6 +33,7 @@ import datetime as dt
 import json
 import os
 import platform
+import re
 import sys
 import time
 from dataclasses import asdict
@@ -43,7 +44,7 @@ import numpy as np
 import pldp
 from direct_rows import bench_mle, bench_perturb, bench_trials
 from peers import bench_peers
-from report import cpu_model, git_revision
+from report import cpu_model, fmt_time, git_revision
 from unary_rows import bench_solvers, bench_unary
 
 
@@ -92,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         payload = {"meta": meta, "rows": [asdict(r) for r in rows]}
         (HERE / "results.json").write_text(json.dumps(payload, indent=2, default=float) + "\n", encoding="utf-8")
         if mode.name == "full":
-            paste_into_readme(table)
+            paste_into_readme(readme_summary(rows, meta))
     return 0
 
 
@@ -131,6 +132,54 @@ def run_meta(mode: Mode, command: str, wall: float) -> dict[str, Any]:
         "wall_s": wall,
         "load_average_1min_at_end": os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan"),
     }
+
+
+#: The README's summary: ``(what, compared with, benchmark, start of the setting)`` of the rows it quotes.
+SUMMARY: tuple[tuple[str, str, str, str], ...] = (
+    ("k-RR per-user path, d = 100", "pure-ldp 1.2.0", "vs peers: per-user path", "GRR/DE ε=1, d=100: pure-ldp"),
+    ("k-RR per-user path, d = 100", "multi-freq-ldpy 0.2.5", "vs peers: per-user path", "GRR/DE ε=1, d=100: multi"),
+    ("OUE per-user path, d = 100", "pure-ldp 1.2.0", "vs peers: per-user path", "OUE ε=1, d=100: pure-ldp"),
+    ("OUE per-user path, d = 100", "multi-freq-ldpy 0.2.5", "vs peers: per-user path", "OUE ε=1, d=100: multi"),
+    ("OUE reports held in memory", "multi-freq-ldpy 0.2.5", "vs peers: peak memory", "OUE ε=1, d=100, the same 10^5"),
+    ("one trial at 10^6 users, d = 100", "the peers' fastest per-user run", "count-level trial, pldp only", "OUE ε=1"),
+)
+
+
+def readme_summary(rows: list[Row], meta: dict[str, Any]) -> str:
+    """The README's short benchmark table: the rows of :data:`SUMMARY`, with what they measured.
+
+    Parameters
+    ----------
+    rows : list of Row
+        Every row of the run.
+    meta : dict
+        :func:`run_meta`'s record (date and git revision are quoted).
+
+    Returns
+    -------
+    str
+        Markdown: a table of ``what | compared with | result`` and a line pointing to the full table.
+    """
+    lines = ["| what | compared with | result |", "|---|---|---|"]
+    for what, peer, bench, start in SUMMARY:
+        row = next((r for r in rows if r.benchmark == bench and r.setting.startswith(start)), None)
+        if row is None:
+            continue
+        bold = re.search(r"\*\*(pldp [^*]+)\*\*", row.setting)
+        peer_time = re.search(r"takes ≈ ([^ ]+ [a-zµ]+) for 10\^6 users", row.setting)
+        if bold:
+            result = bold.group(1)
+        elif peer_time:
+            result = f"pldp {fmt_time(row.seconds)} (simulate + estimate), the peer {peer_time.group(1)}"
+        else:
+            result = row.rate_text
+        lines.append(f"| {what} | {peer} | {result} |")
+    lines.append("")
+    lines.append(
+        f"Measured on {meta['date'][:10]} at commit {meta['git']} ({meta['cpu']}, one thread); every row, "
+        "target and reference line: [benchmarks/results.md](benchmarks/results.md)."
+    )
+    return "\n".join(lines) + "\n"
 
 
 def paste_into_readme(table: str) -> None:

@@ -230,7 +230,6 @@ class Tally(BaseTally):
             and np.array_equal(self.counts, other.counts)
         )
 
-
     def _fields(self) -> dict[str, Any]:
         return {"kind": self.kind, "n": self.n, "counts": self.counts.tolist()}
 

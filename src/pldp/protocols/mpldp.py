@@ -153,7 +153,6 @@ class MPLDPTally(BaseTally):
             and all(np.array_equal(a, b) for a, b in zip(self.counts, other.counts, strict=True))
         )
 
-
     def _fields(self) -> dict[str, Any]:
         return {"counts": [c.tolist() for c in self.counts], "sizes": self.sizes.tolist()}
 

@@ -99,7 +99,6 @@ class GroupedTally(BaseTally):
             and all(a == b for a, b in zip(self.tallies, other.tallies, strict=True))
         )
 
-
     def _fields(self) -> dict[str, Any]:
         return {"tallies": [t.to_dict() for t in self.tallies]}
 

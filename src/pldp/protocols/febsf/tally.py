@@ -129,7 +129,6 @@ class FEBSFTally(BaseTally):
             return bool(np.array_equal(self.cells, other.cells))
         return all(np.array_equal(a, b) for a, b in zip(self.rows, other.rows, strict=True))
 
-
     def _fields(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind, "t": self.t, "d": self.d}
         if self.kind == "direct":
