@@ -163,9 +163,15 @@ def mse(true: Any, est: Any, n: Any = None) -> Metric:
     -------
     float or ndarray of shape (trials,)
 
+    Notes
+    -----
+    MPLDP (Feng & Zhang, Sec. VI) calls the same quantity NSE, :math:`\mathrm{SE}/n` with SE the
+    square error summed over all cells of the count histogram, and plots :math:`\log_{10}` of
+    it as "total MSE" (Fig. 3-4); :data:`nse` is this function. For MPLDP's concatenated
+    ``l``-attribute histogram the true counts sum to ``l * n``, so pass ``n`` explicitly.
+
     See Also
     --------
-    nse : MPLDP's name for the same quantity.
     l2 : PLDP-FEBSF's MSE (it cites Wang & Bovik without a formula) is, in the usual sense,
         the mean over items of the squared frequency error, ``l2(p, p_hat) / d``.
 
@@ -173,45 +179,17 @@ def mse(true: Any, est: Any, n: Any = None) -> Metric:
     --------
     >>> mse([6, 3, 1], [5, 5, 0])  # (1 + 4 + 1) / 10
     0.6
-    """
-    t, e = _pair(true, est)
-    return _out(np.sum((e - t) ** 2, axis=-1) / _total(t, n))
-
-
-def nse(true: Any, est: Any, n: Any = None) -> Metric:
-    """MPLDP's standardized square error :math:`\\mathrm{NSE} = \\mathrm{SE} / n`.
-
-    Feng & Zhang (Sec. VI) define :math:`\\mathrm{NSE} = \\mathrm{SE}/n` "where SE is the
-    square error", and plot :math:`\\log_{10}(\\mathrm{NSE})` of the estimated histogram as
-    its "total MSE" (Fig. 3-4). SE is therefore the square error summed over all the cells of
-    the count histogram, one number per estimate, not a per-item vector:
-
-    .. math:: \\mathrm{NSE} = \\frac1n \\sum_{i=1}^{l} \\sum_{j=1}^{k_i}
-              (\\hat{\\mathbf H}_{ij} - \\mathbf H_{ij})^2
-
-    which is the same formula as :func:`mse`.
-
-    Parameters
-    ----------
-    true, est : array_like, shape (d,) or (trials, d)
-        True and estimated histograms of counts (for MPLDP, the ``l`` attributes'
-        histograms concatenated, ``d = sum(k_i)``).
-    n : positive number, optional
-        The number of users. Defaults to the sum of the true counts. For MPLDP's
-        concatenated ``l``-attribute histogram that sum is ``l * n`` (every user holds one
-        value per attribute), so pass ``n`` explicitly there.
-
-    Returns
-    -------
-    float or ndarray of shape (trials,)
-
-    Examples
-    --------
     >>> nse([6, 4, 3, 7], [5, 5, 2, 8], n=10)  # two attributes, 10 users: 4 / 10
     0.4
     """
     t, e = _pair(true, est)
     return _out(np.sum((e - t) ** 2, axis=-1) / _total(t, n))
+
+
+#: MPLDP's standardized square error :math:`\mathrm{NSE} = \mathrm{SE}/n` (Feng & Zhang, Sec. VI) is
+#: the same quantity as :func:`mse`: the square error summed over every cell of the count
+#: histogram (for several attributes, their histograms concatenated), divided by ``n``.
+nse = mse
 
 
 def relative_error(true: Any, est: Any) -> Metric:

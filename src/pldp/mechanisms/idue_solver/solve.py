@@ -114,12 +114,9 @@ def solve_idue(
         (Def. 3), ``"avg"`` for AvgID-LDP, :math:`(\\varepsilon_i + \\varepsilon_j)/2`
         (Sec. VIII).
     same_level : {"auto", "always"}
-        The constraint of eq. 5 with ``i == j`` (two items of one level,
-        :math:`a_i(1-b_i)/(b_i(1-a_i)) \\le e^{\\varepsilon_i}`). ``"auto"`` (default, ERRATA
-        IDUE-3): imposed exactly for the levels that hold two or more items, which is the
-        exact ID-LDP constraint set. ``"always"``: imposed for every level, as eq. 5 is
-        printed (stricter than needed for single-item levels). There is no ``"never"``:
-        dropping the constraint for a level with two items would break the privacy claim.
+        Where eq. 5's ``(i, i)`` constraint is imposed: ``"auto"`` (ERRATA IDUE-3) for the levels
+        with two or more items, the exact ID-LDP constraint set; ``"always"`` for every level,
+        as printed.
     rtol : float
         opt1/opt2 stop when the certified duality gap is at most ``rtol`` times the
         objective (also used for the opt1/opt2 starts of opt0).
@@ -142,16 +139,9 @@ def solve_idue(
     BudgetError
         A budget is not a finite number in (0, 700].
     ParameterError
-        Bad ``sizes`` (not integers >= 1, wrong length), unknown ``model``, ``pair_rule`` or
-        ``same_level``, bad solver options, or a single level holding a single item under
-        ``same_level="auto"`` (nothing to protect: no optimum exists).
+        Bad sizes or options, or a single level with a single item under ``"auto"``.
     SolverError
         No feasible point was found (not expected; the message holds the diagnostics).
-
-    Notes
-    -----
-    The caps on budgets (``R_CAP``) and on :math:`\\tau`, :math:`\\beta`, the feasibility margin
-    and the cost of each model are described in :mod:`pldp.mechanisms.idue_solver`.
 
     Examples
     --------
