@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from pldp.errors import ParameterError, TallyError
+from pldp.errors import DomainError, ParameterError, PLDPError, TallyError
 
 
 def _show(values: Sequence[Any] | np.ndarray, limit: int = 5) -> str:
@@ -95,4 +95,20 @@ def as_frequencies(p: Any, length: int, name: str = "p") -> np.ndarray:
     total = arr.sum()
     if abs(total - 1.0) > 1e-9:
         raise ParameterError(f"{name} must sum to 1, sums to {total!r}")
+    return arr
+
+
+def as_indices(x: Any, what: str, error: type[PLDPError] = DomainError) -> np.ndarray:
+    """``x`` as a 1-D array of integer item indices, one per user (the range is the caller's to check).
+
+    A 2-D array raises ``error`` (a batch of reports is one row per user, never flattened); a
+    non-integer dtype raises :class:`~pldp.errors.DomainError`.
+    """
+    arr = np.asarray(x)
+    if arr.ndim != 1:
+        raise error(f"{what} must be a 1-D array (one entry per user), got shape {arr.shape}")
+    if arr.dtype.kind not in "iu":
+        if arr.size == 0:
+            return arr.astype(np.int64)
+        raise DomainError(f"{what} must be integer item indices (use Domain.encode), got dtype {arr.dtype}")
     return arr

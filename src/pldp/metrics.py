@@ -165,8 +165,8 @@ def mse(true: Any, est: Any, n: Any = None) -> Metric:
 
     Notes
     -----
-    MPLDP (Feng & Zhang, Sec. VI) calls the same quantity NSE, :math:`\mathrm{SE}/n` with SE the
-    square error summed over all cells of the count histogram, and plots :math:`\log_{10}` of
+    MPLDP (Feng & Zhang, Sec. VI) calls the same quantity NSE, :math:`\\mathrm{SE}/n` with SE the
+    square error summed over all cells of the count histogram, and plots :math:`\\log_{10}` of
     it as "total MSE" (Fig. 3-4); :data:`nse` is this function. For MPLDP's concatenated
     ``l``-attribute histogram the true counts sum to ``l * n``, so pass ``n`` explicitly.
 

@@ -7,9 +7,12 @@ from typing import Any, Literal
 
 import numpy as np
 
-from pldp.errors import EstimationError
+from pldp.budgets import ItemBudgets
+from pldp.domain import Domain
+from pldp.errors import BudgetError, EstimationError
 from pldp.estimation.pure import estimate_counts
 from pldp.estimation.result import Estimate
+from pldp.fingerprint import canonical_labels
 from pldp.oracle import FrequencyOracle
 from pldp.tally import Tally
 
@@ -37,6 +40,48 @@ class Mechanism(FrequencyOracle):
 
     #: Report family: ``"direct"`` (a report is one item) or ``"unary"`` (one bit per item).
     family: str = ""
+    #: Name used in error messages.
+    _name: str = "Mechanism"
+    _budgets: ItemBudgets
+
+    # ------------------------------------------------------------------ budgets
+    def _check_budgets(self, budgets: Any, *, all_sensitive: bool) -> ItemBudgets:
+        """``budgets`` if they are :class:`~pldp.ItemBudgets` over at least 2 items, with every item
+        sensitive (``all_sensitive``) or at least one (else :class:`~pldp.errors.BudgetError`)."""
+        if not isinstance(budgets, ItemBudgets):
+            raise BudgetError(f"expected ItemBudgets, got {type(budgets).__name__}")
+        if all_sensitive and budgets.n_sensitive != budgets.d:
+            raise BudgetError(
+                f"{self._name} protects every item: non-sensitive items (None/inf) are not supported, "
+                f"got {budgets.d - budgets.n_sensitive} of them"
+            )
+        if not all_sensitive and budgets.n_sensitive == 0:
+            raise BudgetError(
+                f"{self._name} needs at least one sensitive item: with none, every user would report "
+                "her own item in the clear"
+            )
+        if budgets.d < 2:
+            raise BudgetError(f"{self._name} needs a domain of at least 2 items, got {budgets.d}")
+        return budgets
+
+    @property
+    def domain(self) -> Domain:
+        """The item labels."""
+        return self._budgets.domain
+
+    @property
+    def budgets(self) -> ItemBudgets:
+        """Budget of each item (``inf``: non-sensitive)."""
+        return self._budgets
+
+    def _budget_params(self) -> dict[str, Any]:
+        """The parameters every mechanism has: its class, family, labels and budgets."""
+        return {
+            "mechanism": type(self).__name__,
+            "family": self.family,
+            "labels": canonical_labels(self.domain.labels),
+            "epsilons": self._budgets.epsilons,
+        }
 
     @property
     @abstractmethod

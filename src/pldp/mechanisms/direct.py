@@ -39,11 +39,10 @@ from typing import Any
 
 import numpy as np
 
-from pldp._validation import _show, as_counts, check_epsilon, check_int
+from pldp._validation import _show, as_counts, as_indices, check_epsilon, check_int
 from pldp.budgets import ItemBudgets
 from pldp.domain import Domain
-from pldp.errors import BudgetError, DomainError, ParameterError, PLDPError, TallyError
-from pldp.fingerprint import canonical_labels
+from pldp.errors import BudgetError, DomainError, ParameterError, TallyError
 from pldp.mechanisms.base import Mechanism
 from pldp.privacy import PrivacyReport, report_from_columns
 from pldp.tally import Tally
@@ -94,16 +93,8 @@ class DirectEncoding(Mechanism):
     _name = "DirectEncoding"
 
     def __init__(self, budgets: ItemBudgets, notion: str = "IPLDP") -> None:
-        if not isinstance(budgets, ItemBudgets):
-            raise BudgetError(f"expected ItemBudgets, got {type(budgets).__name__}")
+        budgets = self._check_budgets(budgets, all_sensitive=False)
         eps = budgets.epsilons
-        if budgets.n_sensitive == 0:
-            raise BudgetError(
-                f"{self._name} needs at least one sensitive item: with none, every user would report "
-                "her own item in the clear"
-            )
-        if budgets.d < 2:
-            raise BudgetError(f"{self._name} needs a domain of at least 2 items, got {budgets.d}")
         too_big = np.isfinite(eps) & (eps > MAX_EPSILON)
         if too_big.any():
             raise BudgetError(
@@ -124,15 +115,6 @@ class DirectEncoding(Mechanism):
         self._delta = float(s)
 
     # ------------------------------------------------------------------ parameters
-    @property
-    def domain(self) -> Domain:
-        return self._budgets.domain
-
-    @property
-    def budgets(self) -> ItemBudgets:
-        """Per-output budgets (``inf`` = non-sensitive)."""
-        return self._budgets
-
     @property
     def notion(self) -> str:
         """The privacy notion claimed."""
@@ -167,13 +149,7 @@ class DirectEncoding(Mechanism):
 
     def params(self) -> dict[str, Any]:
         """Canonical parameters: the class, the notion, the labels and every item's budget."""
-        return {
-            "mechanism": type(self).__name__,
-            "family": self.family,
-            "notion": self._notion,
-            "labels": canonical_labels(self.domain.labels),
-            "epsilons": self._budgets.epsilons,
-        }
+        return {**self._budget_params(), "notion": self._notion}
 
     def channel(self) -> np.ndarray:
         """The ``d x d`` channel, rows = inputs: ``Q[x, y] = Pr(y | x)`` (``8 d^2`` bytes)."""
@@ -197,17 +173,6 @@ class DirectEncoding(Mechanism):
             return None  # uniform: plain integer draw
         prob, alias = alias_table(q)
         return np.arange(q.size) + prob, alias
-
-    def _check_dtype(self, x: Any, what: str, error: type[PLDPError] = DomainError) -> np.ndarray:
-        """``x`` as a 1-D array of integer item indices (the range is checked by the caller)."""
-        arr = np.asarray(x)
-        if arr.ndim != 1:
-            raise error(f"{what} must be a 1-D array (one entry per user), got shape {arr.shape}")
-        if arr.dtype.kind not in "iu":
-            if arr.size == 0:
-                return arr.astype(np.int64)
-            raise DomainError(f"{what} must be integer item indices (use Domain.encode), got dtype {arr.dtype}")
-        return arr
 
     def _check_range(self, arr: np.ndarray, what: str) -> None:
         if arr.size:
@@ -261,7 +226,7 @@ class DirectEncoding(Mechanism):
         ndarray of int, shape (n,)
             Reported item indices.
         """
-        arr = self._check_dtype(x, "x")
+        arr = as_indices(x, "x")
         out = np.empty(arr.shape, dtype=np.int64 if arr.dtype.itemsize > 4 else np.int32)
         flat_x, flat = arr.reshape(-1), out.reshape(-1)
         one_uniform = self._delta <= 0.5
@@ -306,7 +271,7 @@ class DirectEncoding(Mechanism):
         ``[0, d)`` raises :class:`~pldp.errors.DomainError` naming it; reports that are not a
         1-D array (one per user) raise :class:`~pldp.errors.TallyError`.
         """
-        arr = self._check_dtype(reports, "reports", TallyError)
+        arr = as_indices(reports, "reports", TallyError)
         try:
             counts = np.bincount(arr, minlength=self.d)
         except (ValueError, TypeError, MemoryError):  # negative, a dtype it does not take, an absurd maximum

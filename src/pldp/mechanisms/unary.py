@@ -37,11 +37,10 @@ from typing import Any, Literal
 
 import numpy as np
 
-from pldp._validation import _show, as_counts, check_epsilon, check_int
+from pldp._validation import _show, as_counts, as_indices, check_epsilon, check_int
 from pldp.budgets import ItemBudgets
 from pldp.domain import Domain
-from pldp.errors import BudgetError, DomainError, ParameterError, TallyError
-from pldp.fingerprint import canonical_labels
+from pldp.errors import DomainError, ParameterError, TallyError
 from pldp.mechanisms.base import Mechanism
 from pldp.privacy import PairPrivacyReport, pair_budgets
 from pldp.tally import Tally
@@ -83,15 +82,7 @@ class UnaryEncoding(Mechanism):
     _MIN_BLOCK_COINS = 1 << 14
 
     def __init__(self, a: Any, b: Any, budgets: ItemBudgets, pair_rule: str = "min") -> None:
-        if not isinstance(budgets, ItemBudgets):
-            raise BudgetError(f"expected ItemBudgets, got {type(budgets).__name__}")
-        if budgets.n_sensitive != budgets.d:
-            raise BudgetError(
-                f"{self._name} protects every item: non-sensitive items (None/inf) are not supported, "
-                f"got {budgets.d - budgets.n_sensitive} of them"
-            )
-        if budgets.d < 2:
-            raise BudgetError(f"{self._name} needs a domain of at least 2 items, got {budgets.d}")
+        budgets = self._check_budgets(budgets, all_sensitive=True)
         a_arr = np.asarray(a, dtype=float).reshape(-1)
         b_arr = np.asarray(b, dtype=float).reshape(-1)
         if a_arr.shape != (budgets.d,) or b_arr.shape != (budgets.d,):
@@ -117,15 +108,6 @@ class UnaryEncoding(Mechanism):
         self._pair_rule = pair_rule
 
     # ------------------------------------------------------------------ parameters
-    @property
-    def domain(self) -> Domain:
-        return self._budgets.domain
-
-    @property
-    def budgets(self) -> ItemBudgets:
-        """Budget of each item."""
-        return self._budgets
-
     @property
     def a(self) -> np.ndarray:
         """:math:`a_k = \\Pr[y_k = 1 | x = k]` (read-only)."""
@@ -180,11 +162,8 @@ class UnaryEncoding(Mechanism):
         integers describe the mechanism that runs without any rounding.
         """
         return {
-            "mechanism": type(self).__name__,
-            "family": self.family,
+            **self._budget_params(),
             "pair_rule": self._pair_rule,
-            "labels": canonical_labels(self.domain.labels),
-            "epsilons": self._budgets.epsilons,
             "coin_bits": self.coin_bits,
             "a_threshold": self._a_thr,
             "b_threshold": self._b_thr,
@@ -192,13 +171,7 @@ class UnaryEncoding(Mechanism):
 
     # ---------------------------------------------------------------------- client
     def _check_indices(self, x: Any) -> np.ndarray:
-        arr = np.asarray(x)
-        if arr.ndim != 1:
-            raise DomainError(f"x must be a 1-D array of item indices, got shape {arr.shape}")
-        if arr.dtype.kind not in "iu":
-            if arr.size == 0:
-                return arr.astype(np.int64)
-            raise DomainError(f"x must be integer item indices (use Domain.encode), got dtype {arr.dtype}")
+        arr = as_indices(x, "x")
         if arr.size and (arr.min() < 0 or arr.max() >= self.d):
             bad = arr[(arr < 0) | (arr >= self.d)]
             raise DomainError(f"x must lie in [0, {self.d}); out of domain: {_show(np.unique(bad))}")
@@ -387,10 +360,7 @@ class IDUE(UnaryEncoding):
     ) -> None:
         from pldp.mechanisms.idue_solver import solve_idue
 
-        if not isinstance(budgets, ItemBudgets):
-            raise BudgetError(f"expected ItemBudgets, got {type(budgets).__name__}")
-        if budgets.n_sensitive != budgets.d:
-            raise BudgetError("IDUE protects every item: non-sensitive items (None/inf) are not supported")
+        budgets = self._check_budgets(budgets, all_sensitive=True)
         if pair_rule not in ("min", "avg"):
             raise ParameterError(f"pair_rule must be 'min' or 'avg', got {pair_rule!r}")
         levels = budgets.levels

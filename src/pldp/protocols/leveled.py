@@ -178,3 +178,24 @@ class LeveledProtocol(Protocol):
     def privacy(self) -> ComposedPrivacy:
         """Exact check of every level's mechanism (see :meth:`_level_privacy`)."""
         return self._level_privacy()
+
+
+class HiddenLevels(LeveledProtocol):
+    """A leveled protocol whose reports do not carry the level: the server tallies them pooled.
+
+    Each user sends only her level's mechanism's report (PBP, PPDA), so every level's
+    mechanism must share one report format; the tally is one :class:`~pldp.tally.Tally` of all
+    reports, with the protocol's fingerprint.
+    """
+
+    def perturb(self, items: Any, levels: Any, rng: np.random.Generator) -> np.ndarray:
+        """Each user perturbs her item with her level's mechanism; only the reports are sent, in user order.
+
+        Returns item indices (k-RR) or bit-packed unary rows (OUE, RAPPOR), as the mechanisms do.
+        """
+        x, lv = self._check_users(items, levels)
+        return perturb_by_level(self.mechanisms, x, lv, rng)
+
+    def tally(self, reports: Any) -> Tally:
+        """Support counts of all reports (no level information): a plain :class:`~pldp.tally.Tally`."""
+        return self._pooled_tally([self.mechanisms[0].tally(reports)])

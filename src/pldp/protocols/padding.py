@@ -21,15 +21,14 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterable, Sequence
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
 from pldp._validation import _show, check_int
 from pldp.budgets import ItemBudgets
 from pldp.domain import Domain
-from pldp.errors import BudgetError, DomainError, EstimationError, ParameterError, TallyError
-from pldp.estimation.pure import estimate_counts
+from pldp.errors import BudgetError, DomainError, ParameterError, TallyError
 from pldp.estimation.result import Estimate
 from pldp.itemsets import ItemSets
 from pldp.mechanisms.unary import UnaryEncoding
@@ -179,15 +178,7 @@ class PaddingSampling(Protocol):
         inner_tally.check_source(self.inner)
         return Tally(inner_tally.n, inner_tally.counts, "unary", self.fingerprint)
 
-    def estimate(
-        self,
-        tally: Tally,
-        method: str = "unbiased",
-        *,
-        solver: Literal["auto", "exact", "em"] = "auto",
-        tol: float = 1e-10,
-        max_iter: int = 100_000,
-    ) -> Estimate:
+    def estimate(self, tally: Tally, method: str = "unbiased", **options: Any) -> Estimate:
         """Estimate the share of users holding each real item.
 
         The sampled item has a distribution on the ``d + ell`` items; it is estimated with
@@ -195,16 +186,12 @@ class PaddingSampling(Protocol):
         entries are scaled by ``ell`` (variances by ``ell**2``). Unbiased when no set exceeds
         ``ell`` items (``"unbiased"``); truncation biases it towards
         :meth:`expected_estimate`. The result is a share of users per item, not a distribution:
-        it is never on the simplex (its entries sum to about the mean set size).
+        it is never on the simplex (its entries sum to about the mean set size). ``options`` are
+        the inner mechanism's (``solver``, ``tol``, ``max_iter``).
         """
         self._check_method(method)
         tally = self._check_tally(tally)
-        if tally.kind != "unary" or tally.d != self.inner.d:
-            raise EstimationError(f"a {tally.kind} tally over {tally.d} bits does not fit {self!r}")
-        inner = estimate_counts(
-            "unary", self.inner.support, self.inner.domain, tally.n, tally.counts, method,
-            solver=solver, tol=tol, max_iter=max_iter,
-        )  # fmt: skip
+        inner = self.inner.estimate(Tally(tally.n, tally.counts, tally.kind, self.inner.fingerprint), method, **options)
         ell = self.ell
         info = {**inner.info, "protocol": "padding-and-sampling", "ell": ell}
         freq, var = inner.frequencies[: self.d] * ell, inner.variance[: self.d] * ell**2

@@ -17,13 +17,13 @@ from pldp.domain import Domain
 from pldp.errors import EstimationError
 from pldp.estimation.pure import estimate_counts
 from pldp.estimation.result import Estimate
-from pldp.protocols.leveled import LeveledProtocol, check_oracle, make_oracle, perturb_by_level
+from pldp.protocols.leveled import HiddenLevels, check_oracle, make_oracle
 from pldp.tally import Tally
 
 __all__ = ["PBP"]
 
 
-class PBP(LeveledProtocol):
+class PBP(HiddenLevels):
     """Parameter Blending Privacy (Takagi, Cao, Yoshikawa, ASIA CCS 2020 poster), a PLDP-FEBSF baseline.
 
     Each user perturbs her item with the pure oracle of her (secret) level and sends the report
@@ -81,18 +81,6 @@ class PBP(LeveledProtocol):
     def pooled_support(self) -> tuple[np.ndarray, np.ndarray]:
         """The pooled :math:`(p^*, q^*)` of every item, the server's view of a report."""
         return np.full(self.d, self.p_star), np.full(self.d, self.q_star)
-
-    def perturb(self, items: Any, levels: Any, rng: np.random.Generator) -> np.ndarray:
-        """Each user perturbs her item at her level; only the reports are sent (in user order).
-
-        Returns item indices (k-RR) or bit-packed unary rows (OUE, RAPPOR).
-        """
-        x, lv = self._check_users(items, levels)
-        return perturb_by_level(self.mechanisms, x, lv, rng)
-
-    def tally(self, reports: Any) -> Tally:
-        """Support counts of all reports (no level information): a plain :class:`~pldp.tally.Tally`."""
-        return self._pooled_tally([self.mechanisms[0].tally(reports)])
 
     def simulate(self, cells: Any, rng: np.random.Generator) -> Tally:
         """Exact count-level simulation: the sum of every level's simulated tally."""

@@ -18,13 +18,13 @@ from pldp.errors import EstimationError, ParameterError
 from pldp.estimation.consistency import norm_sub
 from pldp.estimation.mle import log_likelihood_unary, mle_unary
 from pldp.estimation.result import Estimate
-from pldp.protocols.leveled import LeveledProtocol, check_oracle, make_oracle, perturb_by_level
+from pldp.protocols.leveled import HiddenLevels, check_oracle, make_oracle
 from pldp.tally import Tally
 
 __all__ = ["PPDA"]
 
 
-class PPDA(LeveledProtocol):
+class PPDA(HiddenLevels):
     """Personalized privacy-preserving data aggregation (Wang et al., GLOBECOM 2015), as a baseline.
 
     Budgets are hidden; unary reports carry ``m`` extra zero bits that calibrate the unknown mix
@@ -123,21 +123,6 @@ class PPDA(LeveledProtocol):
     def nbytes_per_report(self) -> int:
         """Bytes per bit-packed report, ``ceil((d + m) / 8)``."""
         return (self.d + self.extra_bits + 7) // 8
-
-    def perturb(self, items: Any, levels: Any, rng: np.random.Generator) -> np.ndarray:
-        """Each user perturbs her padded one-hot vector at her level; reports in user order.
-
-        Returns
-        -------
-        ndarray of uint8, shape (n, ceil((d + m) / 8))
-            Bit-packed reports (bits ``0..d-1``: the items; ``d..d+m-1``: the appended bits).
-        """
-        x, lv = self._check_users(items, levels)
-        return perturb_by_level(self.mechanisms, x, lv, rng)
-
-    def tally(self, reports: Any) -> Tally:
-        """Per-bit counts of the ``d + m`` bits (a unary :class:`~pldp.tally.Tally`)."""
-        return self._pooled_tally([self.mechanisms[0].tally(reports)])
 
     def simulate(self, cells: Any, rng: np.random.Generator) -> Tally:
         """Exact count-level simulation: per level, binomial counts of the ``d + m`` bits."""
