@@ -1,0 +1,45 @@
+"""Paired comparisons of Monte Carlo means for the reproduction tests.
+
+The experiments score every method on the same sampled users and the same repeat, so two
+methods' errors are paired by repeat. A claim "method a's mean error is r times method b's" is
+tested on the ratio of the two means with its delta-method standard error; a claim is accepted
+only if it holds with a margin of ``K`` standard errors.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+K = 4.0  # a claim must hold by at least K standard errors of the statistic it is made on
+
+
+def ratio_se(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
+    """``mean(a) / mean(b)`` of paired replicates and its delta-method SE,
+    sd((a - r b) / mean(b)) / sqrt(T)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    r = float(a.mean() / b.mean())
+    return r, float(np.std((a - r * b) / b.mean(), ddof=1) / math.sqrt(a.size))
+
+
+def mean_se(x: np.ndarray) -> tuple[float, float]:
+    """Mean of replicates and its SE."""
+    x = np.asarray(x, dtype=float)
+    return float(x.mean()), float(x.std(ddof=1) / math.sqrt(x.size))
+
+
+def ratios(table, a: str, b: str, by: str, metric: str = "mse", repeat: str = "repeat") -> dict:
+    """``{x: (ratio, se)}`` of ``a``'s over ``b``'s mean ``metric``, paired by ``repeat``, per value of ``by``."""
+    wide = table.pivot_table(index=[by, repeat], columns="method", values=metric)
+    return {x: ratio_se(g[a].to_numpy(), g[b].to_numpy()) for x, g in wide.groupby(level=0)}
+
+
+def above(stats: dict, bound: float) -> bool:
+    """Every ratio exceeds ``bound`` by more than K SE."""
+    return all(r - K * se > bound for r, se in stats.values())
+
+
+def below(stats: dict, bound: float) -> bool:
+    """Every ratio is below ``bound`` by more than K SE."""
+    return all(r + K * se < bound for r, se in stats.values())
