@@ -43,3 +43,12 @@ def above(stats: dict, bound: float) -> bool:
 def below(stats: dict, bound: float) -> bool:
     """Every ratio is below ``bound`` by more than K SE."""
     return all(r + K * se < bound for r, se in stats.values())
+
+
+def pooled_ratio(
+    table, a: str, b: str, keys: list[str], metric: str = "mse", repeat: str = "repeat"
+) -> tuple[float, float]:
+    """Ratio of ``a``'s to ``b``'s mean ``metric`` over all cells ``keys`` and repeats (paired
+    by cell and repeat), with its delta-method SE."""
+    wide = table.pivot_table(index=[*keys, repeat], columns="method", values=metric)
+    return ratio_se(wide[a].to_numpy(), wide[b].to_numpy())
