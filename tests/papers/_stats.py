@@ -52,3 +52,13 @@ def pooled_ratio(
     by cell and repeat), with its delta-method SE."""
     wide = table.pivot_table(index=[*keys, repeat], columns="method", values=metric)
     return ratio_se(wide[a].to_numpy(), wide[b].to_numpy())
+
+
+def bootstrap_se(statistic, *columns: np.ndarray, draws: int = 1000, seed: int = 0) -> tuple[float, float]:
+    """``statistic(*columns)`` and its bootstrap SE: the replicates (rows, paired across the
+    columns) resampled ``draws`` times with a seeded generator."""
+    value = float(statistic(*columns))
+    rng = np.random.default_rng(seed)
+    n = len(columns[0])
+    boot = [statistic(*(np.asarray(c)[idx] for c in columns)) for idx in rng.integers(0, n, size=(draws, n))]
+    return value, float(np.std(boot, ddof=1))
