@@ -33,7 +33,7 @@ def test_auem_mean_and_delta_method_variance(data: str, trials: int) -> None:
     O(1/N) (ERRATA FEBSF-2), within K SE here (at most about 1 SE). Its Monte Carlo variance is
     within K SE of the mean delta-method variance (ERRATA FEBSF-1) for every item. Power check:
     the variance of eq. 3 with the true rho (which ignores that rho is estimated; 1.3-2.5x
-    smaller for the most affected item, 9-14 SE) is rejected by the same check, while eq. 3 with
+    smaller for the most affected item, 8-14 SE) is rejected by the same check, while eq. 3 with
     the true rho itself has exactly that variance (K SE)."""
     k, n = 6, 20_000
     p = pldp.datasets.synthetic.zipf_probabilities(k, 1.0)
