@@ -1,4 +1,4 @@
-"""Closed forms of pldp.theory against the paper's formulas, written out by hand."""
+"""Closed forms of pldp.theory against the paper's formulas by hand, the exact worst case and Monte Carlo."""
 
 from __future__ import annotations
 
