@@ -33,6 +33,7 @@ from pldp.itemsets import ItemSets
 
 DATA = importlib.resources.files("pldp.datasets").joinpath("data")
 MANIFEST = json.loads(DATA.joinpath("MANIFEST.json").read_text())["files"]
+K = 4.0  # sampling checks: an empirical frequency may lie K binomial standard errors from its law
 
 # (users, items, records in the source, distinct (user, item) pairs returned)
 EXPECTED = {
@@ -257,7 +258,7 @@ def test_random_item_per_user_uniform_and_skips_empty():
     draws = np.stack([random_item_per_user(sets, np.random.default_rng(s)) for s in range(4000)])
     assert draws.shape == (4000, 2) and np.all(draws[:, 1] == 4)
     freq = np.bincount(draws[:, 0], minlength=5)[:4] / 4000
-    assert np.allclose(freq, 0.25, atol=0.03)
+    assert np.all(np.abs(freq - 0.25) < K * np.sqrt(0.25 * 0.75 / 4000))  # binomial SE 0.007
     empty = ItemSets.from_lists([[], []], 3)
     assert random_item_per_user(empty, np.random.default_rng(0)).size == 0
     with pytest.raises(ParameterError):
@@ -270,7 +271,7 @@ def test_random_item_per_user_uniform_and_skips_empty():
 def test_uniform_items():
     x = uniform_items(50_000, 7, np.random.default_rng(1))
     assert x.shape == (50_000,) and x.dtype == np.int64 and x.min() == 0 and x.max() == 6
-    assert np.allclose(np.bincount(x) / x.size, 1 / 7, atol=0.01)
+    assert np.all(np.abs(np.bincount(x) / x.size - 1 / 7) < K * np.sqrt(1 / 7 * 6 / 7 / x.size))  # SE 0.0016
     assert np.array_equal(x, uniform_items(50_000, 7, np.random.default_rng(1)))
     assert uniform_items(0, 3, np.random.default_rng(0)).shape == (0,)
 
@@ -280,7 +281,12 @@ def test_power_law_items():
     x = power_law_items(100_000, 30, rng)
     assert x.shape == (100_000,) and x.dtype == np.int64 and 0 <= x.min() and x.max() < 30
     freq = np.bincount(x, minlength=30) / x.size
-    assert np.allclose(freq, zipf_probabilities(30, 2.0), atol=0.01)  # P(v) ∝ v^-2 on 1..m
+
+    def max_z(p: np.ndarray) -> float:  # largest binomial z-score of the 30 frequencies
+        return float(np.max(np.abs(freq - p) / np.sqrt(p * (1 - p) / x.size)))
+
+    assert max_z(zipf_probabilities(30, 2.0)) < K  # P(v) ∝ v^-2 on 1..m
+    assert min(max_z(zipf_probabilities(30, a)) for a in (1.9, 2.1)) > K  # power: exponents 1.9, 2.1 rejected
     assert np.array_equal(
         power_law_items(1000, 30, np.random.default_rng(3)), power_law_items(1000, 30, np.random.default_rng(3))
     )

@@ -13,6 +13,9 @@ from pldp.itemsets import ItemSets
 from pldp.mechanisms.unary import UnaryEncoding
 from pldp.protocols import PaddingSampling, propose_ell
 
+K = 4.0  # Monte Carlo checks: a mean may lie K standard errors from its expectation
+ALPHA = 1e-3  # goodness-of-fit and two-sample tests reject below this p-value
+
 
 def _sets(rng: np.random.Generator, n: int, d: int, max_size: int) -> ItemSets:
     sizes = rng.integers(0, max_size + 1, size=n)
@@ -40,6 +43,8 @@ def test_itemsets_from_lists() -> None:
 
 
 def test_sampling_follows_algorithm_1() -> None:
+    """Each padded set's sampled outputs fit Algorithm 1's distribution (chi-square GOF, not
+    rejected at ALPHA); power check: a distribution one percentage point off is rejected."""
     ps = PaddingSampling(pldp.OUE(1.0, 6), ell=3)
     rng = np.random.default_rng(0)
     for itemset in ([], [2], [0, 4], [1, 2, 3], [0, 1, 2, 3, 5]):
@@ -53,7 +58,12 @@ def test_sampling_follows_algorithm_1() -> None:
         by_hand[6:] = (1 - s / max(s, 3)) / 3
         np.testing.assert_allclose(w, by_hand)
         assert obs[w == 0].sum() == 0
-        assert stats.chisquare(obs[w > 0], 60_000 * w[w > 0]).pvalue > 1e-4
+        assert stats.chisquare(obs[w > 0], 60_000 * w[w > 0]).pvalue > ALPHA
+        # power: moving one percentage point between two possible outputs is rejected (5 SE per cell)
+        wrong = w.copy()
+        first, last = np.flatnonzero(w > 0)[[0, -1]]
+        wrong[first], wrong[last] = wrong[first] - 0.01, wrong[last] + 0.01
+        assert stats.chisquare(obs[w > 0], 60_000 * wrong[w > 0]).pvalue < ALPHA * 1e-3
 
 
 @pytest.mark.parametrize("make", [lambda: pldp.OUE(1.5, 8), lambda: pldp.RAPPOR(1.5, 8)], ids=["oue", "rappor"])
@@ -66,7 +76,7 @@ def test_unbiased_when_no_set_exceeds_ell(make) -> None:
     est = np.array([pldp.estimate(ps, ps.simulate(sets, rng)).frequencies for _ in range(2000)])
     assert est.shape == (2000, 8)  # dummy items are never reported
     se = est.std(axis=0, ddof=1) / math.sqrt(est.shape[0])
-    assert np.all(np.abs(est.mean(axis=0) - truth) < 4 * se)
+    assert np.all(np.abs(est.mean(axis=0) - truth) < K * se)
 
 
 def test_truncation_bias_matches_its_expectation() -> None:
@@ -78,18 +88,23 @@ def test_truncation_bias_matches_its_expectation() -> None:
     assert np.all(expected <= truth + 1e-12) and np.any(expected < truth - 0.02)
     est = np.array([pldp.estimate(ps, ps.simulate(sets, rng)).frequencies for _ in range(2000)])
     se = est.std(axis=0, ddof=1) / math.sqrt(est.shape[0])
-    assert np.all(np.abs(est.mean(axis=0) - expected) < 4 * se)
-    assert np.any(np.abs(est.mean(axis=0) - truth) > 10 * se)  # the bias is real and detected
+    assert np.all(np.abs(est.mean(axis=0) - expected) < K * se)
+    assert np.any(np.abs(est.mean(axis=0) - truth) > 10 * se)  # power: the bias is real and detected
 
 
 def test_per_user_path_and_simulate_agree() -> None:
+    """Every count of the tally has the same law on both paths (two-sample KS, not rejected at
+    ALPHA / 7); power check: the simulation at budget 1.3 instead of 1.0 is rejected."""
     rng = np.random.default_rng(3)
     sets = _sets(rng, 300, 5, max_size=4)
     ps = PaddingSampling(pldp.OUE(1.0, 5), ell=2)
     a = np.array([ps.tally(ps.perturb(sets, rng)).counts for _ in range(3000)])
     b = np.array([ps.simulate(sets, rng).counts for _ in range(3000)])
+    other = PaddingSampling(pldp.OUE(1.3, 5), ell=2)
+    c = np.array([other.simulate(sets, rng).counts for _ in range(3000)])
     for k in range(7):
-        assert stats.ks_2samp(a[:, k], b[:, k]).pvalue > 1e-3
+        assert stats.ks_2samp(a[:, k], b[:, k]).pvalue > ALPHA / 7  # Bonferroni over the 7 counts
+    assert min(stats.ks_2samp(a[:, k], c[:, k]).pvalue for k in range(7)) < ALPHA * 1e-3  # power
 
 
 @pytest.mark.parametrize("ell", [1, 2, 3])

@@ -3,7 +3,9 @@
 Each test runs a few seeded repeats of :func:`pldp.experiments.febsf.run_repeat` (same data,
 protocols and estimators as ``pldp reproduce febsf``) and asserts what we find at full scale
 (docs/reproduction/febsf.md), including where it differs from the paper. MSE is the mean over
-items of the squared frequency error, MAE the mean absolute frequency error.
+items of the squared frequency error, MAE the mean absolute frequency error. Claims are tested
+with one-sided rank tests at ALPHA; the few full-scale findings that this scale cannot resolve are
+replayed on the means and marked as smoke checks.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import pickle
 
 import numpy as np
 import pytest
+from scipy import stats
 
 pd = pytest.importorskip("pandas")
 
@@ -22,19 +25,46 @@ from pldp.experiments.runner import run_experiments, write_outputs  # noqa: E402
 AUEM, EMOA, EM_PAPER, RCF_NS = febsf.AUEM, febsf.EMOA, febsf.EM_PAPER, febsf.RCF_NS
 
 
+#: A claim is accepted when a one-sided rank test of it rejects its negation at this level. AUEM
+#: is a ratio estimator whose error has rare blow-ups (a level-share estimate near zero), so its
+#: mean MSE has no usable standard error at a few dozen repeats; rank tests (Wilcoxon signed-rank
+#: for methods paired by repeat, Mann-Whitney across settings) are used for every claim here.
+ALPHA = 1e-3
+
+
 @functools.cache
-def _means(
+def _rows(
     dataset: str, t: int, rho: str, eps_p: float, methods: tuple[str, ...], repeats: int, seed: int = 5
 ) -> pd.DataFrame:
-    """Mean MSE/MAE per method over seeded repeats of one setting."""
+    """Per-repeat MSE/MAE of every method over seeded repeats of one setting."""
     setting = {"dataset": dataset, "t": t, "rho": rho, "eps_p": eps_p}
     rows = []
     for r in range(repeats):
         rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(t, int(10 * eps_p), r)))
-        rows += febsf.run_repeat(setting, rng, methods)
+        rows += [{**row, "repeat": r} for row in febsf.run_repeat(setting, rng, methods)]
     table = pd.DataFrame(rows)
     assert not table["failed"].any()
-    return table.groupby("method")[["mse", "mae"]].mean()
+    return table
+
+
+def _means(*spec: object, **kw: object) -> pd.DataFrame:
+    """Mean MSE/MAE per method over seeded repeats of one setting."""
+    return _rows(*spec, **kw).groupby("method")[["mse", "mae"]].mean()
+
+
+def _below(table: pd.DataFrame, a: str, b: str, factor: float = 1.0) -> float:
+    """One-sided Wilcoxon signed-rank p-value of "a's MSE < factor * b's" (paired by repeat)."""
+    wide = table.pivot_table(index="repeat", columns="method", values="mse")
+    return float(stats.wilcoxon(factor * wide[b] - wide[a], alternative="greater").pvalue)
+
+
+def _mse(table: pd.DataFrame, method: str) -> np.ndarray:
+    return table.loc[table["method"] == method, "mse"].to_numpy()
+
+
+def _above(x: np.ndarray, y: np.ndarray, factor: float = 1.0) -> float:
+    """One-sided Mann-Whitney p-value of "x > factor * y" (independent settings)."""
+    return float(stats.mannwhitneyu(x, factor * y, alternative="greater").pvalue)
 
 
 # ------------------------------------------------------------------------------ setup
@@ -73,44 +103,63 @@ def test_one_repeat_is_seeded_and_scores_every_method() -> None:
 
 # ------------------------------------------------------------------------------ Fig. 2
 def test_fig2_auem_error_falls_with_eps_p_steeply_below_0_4() -> None:
-    mse = {e: _means("education", 10, "uniform", e, (AUEM,), 10).loc[AUEM, "mse"] for e in (0.1, 0.4, 1.0)}
-    # full scale: 51x from 0.1 to 1.0, 99 % of the fall by 0.4
+    """AUEM's MSE at eps_p = 0.1 is above that at 0.4 and at 1.0 (rank tests at ALPHA, 20 repeats
+    each). The full-scale finding (51x in mean from 0.1 to 1.0, 99 % of the fall by 0.4) is replayed
+    on the means as a smoke check only: those means are dominated by a few blow-ups, and the
+    fall from 0.4 to 1.0 is not significant at this scale (p = 0.08)."""
+    rows = {e: _rows("education", 10, "uniform", e, (AUEM,), 20) for e in (0.1, 0.4, 1.0)}
+    assert _above(_mse(rows[0.1], AUEM), _mse(rows[0.4], AUEM)) < ALPHA
+    assert _above(_mse(rows[0.1], AUEM), _mse(rows[1.0], AUEM)) < ALPHA
+    mse = {e: _mse(r, AUEM).mean() for e, r in rows.items()}  # smoke: not a statistical test
     assert mse[0.1] > 10 * mse[1.0]
     assert mse[0.1] - mse[0.4] > 5 * (mse[0.4] - mse[1.0]) > 0
 
 
 # ---------------------------------------------------------------------------- Fig. 3-4
 def test_fig3_4_emoa_beats_auem_and_the_printed_em_is_worst() -> None:
-    m = _means("job", 10, "uniform", 0.3, (AUEM, EMOA, EM_PAPER, "RCF", "PPDA", "APLDP"), 4)["mse"]
-    assert m[EMOA] < 0.5 * m[AUEM]  # full scale: EMOA improves AUEM by 84 % (Job)
-    assert m[EM_PAPER] > 2 * m[AUEM]  # ERRATA FEBSF-4: the printed EM is far worse
-    # budgets in the clear beat AUEM, as the paper says; but AUEM also loses to PPDA (paper: the reverse)
-    assert max(m["RCF"], m["APLDP"]) < m[AUEM]
-    assert m["PPDA"] < m[AUEM]
+    """Job, 20 repeats, rank tests at ALPHA: EMOA below AUEM, the printed EM above twice AUEM
+    (ERRATA FEBSF-4), RCF and APLDP (budgets in the clear) and PPDA below AUEM (paper: AUEM beats
+    PPDA). EMOA below half of AUEM (full scale: 84 % better) is a smoke replay (p = 0.02 here)."""
+    t = _rows("job", 10, "uniform", 0.3, (AUEM, EMOA, EM_PAPER, "RCF", "PPDA", "APLDP"), 20)
+    assert _below(t, EMOA, AUEM) < ALPHA
+    assert _below(t, AUEM, EM_PAPER, 0.5) < ALPHA
+    for other in ("RCF", "APLDP", "PPDA"):
+        assert _below(t, other, AUEM) < ALPHA
+    m = _means("job", 10, "uniform", 0.3, (AUEM, EMOA, EM_PAPER, "RCF", "PPDA", "APLDP"), 20)["mse"]
+    assert m[EMOA] < 0.5 * m[AUEM]  # smoke
 
 
 def test_fig3_4_errors_do_not_grow_with_domain_size() -> None:
-    # paper: errors grow with |D|; with the real datasets Country (|D| = 42) is not above Job (12)
+    """Paper: errors grow with |D|; with the real datasets Country (|D| = 42) is below Education (16)
+    and below 1.2x Job (12) for RCF and PPDA (rank tests at ALPHA, 40 repeats each)."""
     methods = ("RCF", "PPDA")
-    by_d = {ds: _means(ds, 10, "uniform", 0.3, methods, 4)["mse"] for ds, _ in febsf.DATASETS}
+    by_d = {ds: _rows(ds, 10, "uniform", 0.3, methods, 40) for ds, _ in febsf.DATASETS}
     for meth in methods:  # full scale: every method peaks at Education (|D| = 16)
-        assert by_d["country"][meth] < by_d["education"][meth]
-        assert by_d["country"][meth] < 1.2 * by_d["job"][meth]
+        country = _mse(by_d["country"], meth)
+        assert _above(_mse(by_d["education"], meth), country) < ALPHA
+        assert _above(_mse(by_d["job"], meth), country / 1.2) < ALPHA
 
 
 # ---------------------------------------------------------------------------- Fig. 5-6
 def test_fig5_6_emoa_beats_pbp_and_auem_does_not() -> None:
+    """Education, levels {0.1, 0.2}, 20 repeats, rank tests at ALPHA: EMOA below 0.6x PBP given the
+    true shares (full scale: 50 % better); AUEM not below PBP (p = 0.11: no significant gain;
+    full scale AUEM/PBP 0.93-1.4) but below PBP given random shares, which is above PBP. PBP with
+    random shares above 1.5x PBP (full scale) is a smoke replay (p = 0.03 here)."""
     methods = (febsf.PBP_TRUE, febsf.PBP_RANDOM, AUEM, EMOA)
+    t = _rows("education", 2, "uniform", 0.1, methods, 20)
+    assert _below(t, EMOA, febsf.PBP_TRUE, 0.6) < ALPHA
+    assert _below(t, AUEM, febsf.PBP_TRUE) > ALPHA
+    assert _below(t, AUEM, febsf.PBP_RANDOM) < ALPHA and _below(t, febsf.PBP_TRUE, febsf.PBP_RANDOM) < ALPHA
     m = _means("education", 2, "uniform", 0.1, methods, 20)["mse"]
-    assert m[EMOA] < 0.6 * m[febsf.PBP_TRUE]  # full scale: 50 % better (Education, uniform)
-    # AUEM does not clearly beat PBP given the true shares (full scale: AUEM/PBP 0.93..1.4)...
-    assert m[AUEM] > 0.8 * m[febsf.PBP_TRUE]
-    # ...only PBP given random shares, which is far worse than PBP given the true ones
-    assert m[AUEM] < m[febsf.PBP_RANDOM] and m[febsf.PBP_RANDOM] > 1.5 * m[febsf.PBP_TRUE]
+    assert m[AUEM] > 0.8 * m[febsf.PBP_TRUE] and m[febsf.PBP_RANDOM] > 1.5 * m[febsf.PBP_TRUE]  # smoke
 
 
 # ---------------------------------------------------------------------------- Fig. 7-8
 def test_fig7_8_power_law_errors_are_higher_and_emoa_beats_ppda() -> None:
+    """Smoke replay of the full-scale findings on 3 repeats, not a statistical test: the 1.3x
+    power-law/uniform gap and EMOA < PPDA are within the noise even at 20 repeats (rank-test
+    p = 0.003-0.015), and a significant version would need > 40 repeats (> 15 s)."""
     methods = (AUEM, EMOA, "PPDA", "RCF")
     uni = _means("job", 10, "uniform", 0.3, methods, 3, seed=7)
     pl = _means("job", 10, "power-law", 0.3, methods, 3, seed=7)
