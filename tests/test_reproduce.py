@@ -55,6 +55,23 @@ def test_undecided_experiment_prints_the_full_scale_verdict_not_differs() -> Non
     assert "18/20" not in text and text.count("DIFFERS") == 0
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [2, 6])
+def test_quick_verdicts_that_decide_are_the_full_scale_ones(seed: int) -> None:
+    """At seeds where the old quick grid said the opposite of the full scale (IPRR Fig. 3 Zipf,
+    FEBSF Fig. 2), every experiment the quick run decides gives the full-scale verdict; the whole
+    quick run, as ``make demo`` runs it (the same streams)."""
+    exps = _all_experiments()
+    table = run_experiments(exps, quick=True, seed=seed, workers=1, progress=False)
+    for e in exps:
+        check = e.check(table[(table["paper"] == e.paper) & (table["experiment"] == e.name)].dropna(axis=1, how="all"))
+        verdict = e.verdict(check, quick=True)
+        if e.quick_decides:
+            assert verdict == e.full_verdict, (e.paper, e.name, check.ours)
+        else:
+            assert verdict == f"undecided (quick); full scale: {e.full_verdict}"
+
+
 # ------------------------------------------------------------------------------ tables
 def test_table_wraps_long_cells_at_word_boundaries() -> None:
     part = "IPRR below URR and KRR in 20/20 cells, MSE URR/IPRR 5.31x, KRR/IPRR 14.2x"
