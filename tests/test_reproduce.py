@@ -47,8 +47,10 @@ def test_undecided_experiment_prints_the_full_scale_verdict_not_differs() -> Non
     check = Check(False, "✗ #1 IPRR below URR and KRR in 18/20 cells")
     assert undecided.verdict(check, quick=True) == "undecided (quick); full scale: agrees"
     assert undecided.verdict(check, quick=False) == "differs"  # the full scale decides
-    assert decisive.verdict(check, quick=True) == "differs"
+    assert decisive.verdict(check, quick=True) == "differs (full scale: agrees)"  # said, not hidden
+    assert decisive.verdict(Check(True, ""), quick=True) == "agrees"
     assert not decisive.decides(quick=True, trials=1)  # fewer repeats than the quick scale's own
+    assert decisive.verdict(check, quick=True, trials=1) == "undecided (1 repeat); full scale: agrees"
     assert decisive.verdict(Check(True, ""), quick=False, trials=3) == "undecided (3 repeats); full scale: agrees"
     text = _summary("toy", [(undecided, check, []), (decisive, Check(True, "fine"), [])], True, None)
     assert "undecided (quick); full scale: agrees" in text and "60/60 cells at full scale" in text

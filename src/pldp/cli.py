@@ -93,7 +93,9 @@ def _summary(paper: str, results: list[Any], quick: bool, trials: int | None) ->
             ours = check.ours
         else:
             ours = f"full scale: {exp.full_ours} (REPRODUCTION.md)"
-        rows.append([exp.name, "DIFFERS" if verdict == "differs" else verdict, ours, str(len(figs))])
+        if verdict.startswith("differs"):
+            verdict = "DIFFERS" + verdict.removeprefix("differs")
+        rows.append([exp.name, verdict, ours, str(len(figs))])
     return _table(rows, ["experiment", "claim", "ours", "figures"], wrap={2: OURS_WIDTH})
 
 

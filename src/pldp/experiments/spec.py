@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -75,7 +75,6 @@ class Experiment:
         The check's verdict at full scale (``REPRODUCTION.md``).
     full_ours : str
         The full-scale numbers behind it, in one line.
-    meta : dict
     """
 
     paper: str
@@ -94,7 +93,6 @@ class Experiment:
     quick_decides: bool = True
     full_verdict: Literal["agrees", "differs", ""] = ""
     full_ours: str = ""
-    meta: dict[str, Any] = field(default_factory=dict)
 
     def grid(self, quick: bool) -> list[dict[str, Any]]:
         """The settings to run."""
@@ -122,14 +120,23 @@ class Experiment:
         return self.quick_decides or not quick
 
     def verdict(self, check: Check | None, quick: bool, trials: int | None = None) -> str:
-        """The verdict to print: ``"agrees"`` or ``"differs"`` where the run can decide, else
-        ``"undecided (quick); full scale: agrees"`` (or ``differs``); ``"-"`` without a check."""
+        """The verdict to print.
+
+        ``"agrees"`` or ``"differs"`` where the run can decide (a quick verdict that is not the
+        recorded full-scale one says so: ``"differs (full scale: agrees)"``); else
+        ``"undecided (quick); full scale: agrees"`` (or ``differs``, or ``(3 repeats)`` for a
+        ``trials`` below the scale's own); ``"-"`` without a check.
+        """
         if check is None:
             return "-"
         if not self.decides(quick, trials):
-            scale = "quick" if quick else f"{trials} repeats"
+            few = trials is not None and trials < self.n_repeats(quick)
+            scale = f"{trials} repeat{'' if trials == 1 else 's'}" if few else "quick"
             return f"undecided ({scale}); full scale: {self.full_verdict or 'not recorded'}"
-        return "agrees" if check.agree else "differs"
+        verdict = "agrees" if check.agree else "differs"
+        if quick and self.full_verdict and verdict != self.full_verdict:
+            return f"{verdict} (full scale: {self.full_verdict})"
+        return verdict
 
     def with_source(self, dataset: str, source: str | None) -> Experiment:
         """This experiment with ``"source": source`` in its settings of ``dataset`` (full and quick).
