@@ -12,16 +12,17 @@ import argparse
 import importlib
 import json
 import math
-import os
 import sys
+import textwrap
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from pldp import __version__
-from pldp.errors import PLDPError
+from pldp.errors import ParameterError, PLDPError
 
 __all__ = ["PAPERS", "build_parser", "main"]
 
@@ -36,12 +37,67 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def _table(rows: list[list[str]], header: list[str]) -> str:
-    widths = [max(len(str(c)) for c in col) for col in zip(header, *rows, strict=True)]
+def _cell_lines(text: str, width: int | None) -> list[str]:
+    """A table cell as lines: wrapped at word boundaries to ``width`` (a word longer than that
+    keeps its own line whole; no number or word is ever cut)."""
+    if width is None or len(text) <= width:
+        return [text]
+    return textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False) or [""]
+
+
+def _table(rows: list[list[str]], header: list[str], wrap: dict[int, int] | None = None) -> str:
+    """A plain-text table; ``wrap`` maps a column index to the width its cells are wrapped at,
+    so that a long cell spans several lines of the table."""
+    widths_at = wrap or {}
+    cells = [[_cell_lines(str(c), widths_at.get(j)) for j, c in enumerate(row)] for row in rows]
+    widths = [max([len(h), *(len(line) for row in cells for line in row[j])]) for j, h in enumerate(header)]
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)
-    lines = [fmt.format(*header), fmt.format(*("-" * w for w in widths))]
-    lines += [fmt.format(*(str(c) for c in row)) for row in rows]
+    lines = [fmt.format(*header).rstrip(), fmt.format(*("-" * w for w in widths))]
+    for row in cells:
+        for i in range(max(len(c) for c in row)):
+            lines.append(fmt.format(*(c[i] if i < len(c) else "" for c in row)).rstrip())
     return "\n".join(lines)
+
+
+#: Papers whose experiments read Kosarak, and so take ``--kosarak``.
+KOSARAK_PAPERS = ("iprr", "idue")
+#: Width of the "ours" column of the summary tables; longer text wraps onto further lines.
+OURS_WIDTH = 72
+
+
+def _experiments(papers: tuple[str, ...], kosarak: str | None) -> list[Any]:
+    """The experiments of ``papers``; the Kosarak file, if given, travels in their settings."""
+    source = None
+    if kosarak:
+        path = Path(kosarak).expanduser().resolve()
+        if not path.is_file():
+            raise ParameterError(f"--kosarak: no such file: {str(path)!r}")
+        source = str(path)
+    experiments = []
+    for paper in papers:
+        module = importlib.import_module(f"pldp.experiments.{paper}")
+        options = {"kosarak": source} if paper in KOSARAK_PAPERS else {}
+        experiments += list(module.experiments(**options))
+    return experiments
+
+
+def _summary(paper: str, results: list[Any], quick: bool, trials: int | None) -> str:
+    """The table of one paper: each experiment's verdict (or the full-scale one), numbers, figures."""
+    rows = []
+    for exp, check, figs in results:
+        if exp.paper != paper:
+            continue
+        verdict = exp.verdict(check, quick, trials)
+        if check is None:
+            ours = ""
+        elif exp.decides(quick, trials):
+            ours = check.ours
+        else:
+            ours = f"full scale: {exp.full_ours} (REPRODUCTION.md)"
+        if verdict.startswith("differs"):
+            verdict = "DIFFERS" + verdict.removeprefix("differs")
+        rows.append([exp.name, verdict, ours, str(len(figs))])
+    return _table(rows, ["experiment", "claim", "ours", "figures"], wrap={2: OURS_WIDTH})
 
 
 def _reproduce(args: argparse.Namespace) -> int:
@@ -50,13 +106,8 @@ def _reproduce(args: argparse.Namespace) -> int:
     except ImportError as exc:  # pragma: no cover - extras missing
         print(f"pldp reproduce needs the experiments extra: pip install 'pldp[experiments]' ({exc})", file=sys.stderr)
         return 2
-    if args.kosarak:
-        os.environ["PLDP_KOSARAK"] = str(Path(args.kosarak).resolve())
     papers = PAPERS if args.paper == "all" else (args.paper,)
-    experiments = []
-    for paper in papers:
-        module = importlib.import_module(f"pldp.experiments.{paper}")
-        experiments += list(module.experiments())
+    experiments = _experiments(papers, args.kosarak)
     out = Path(args.out)
     t0 = time.perf_counter()
     table = run_experiments(
@@ -70,21 +121,16 @@ def _reproduce(args: argparse.Namespace) -> int:
         path=args.path,
     )
     elapsed = time.perf_counter() - t0
-    report, results = write_outputs(experiments, table, out, elapsed=elapsed)
+    report, results = write_outputs(experiments, table, out, elapsed=elapsed, quick=args.quick, trials=args.trials)
     scale = "quick" if args.quick else "full"
     head = f"pldp reproduce {args.paper} ({scale} scale, {args.path} path)"
     print(f"{head}: {len(table):,} result rows in {elapsed:.1f} s\n")
     for paper in papers:
-        rows = []
-        for exp, verdict, figs in results:
-            if exp.paper != paper:
-                continue
-            state = "-" if verdict is None else ("agrees" if verdict.agree else "DIFFERS")
-            ours = "" if verdict is None else verdict.ours
-            rows.append([exp.name, state, ours[:90] + ("..." if len(ours) > 90 else ""), str(len(figs))])
         print(f"== {paper.upper()} ==")
-        print(_table(rows, ["experiment", "claim", "ours", "figures"]))
+        print(_summary(paper, results, args.quick, args.trials))
         print()
+    if any(not exp.decides(args.quick, args.trials) for exp, check, _ in results if check is not None):
+        print("undecided: too few repeats at this scale to decide the claim; the full-scale verdict is shown.\n")
     print(f"tables:  {out.resolve()}/<paper>/results.csv and results.parquet")
     print(f"figures: {out.resolve()}/<paper>/*.png")
     print(f"report:  {report.resolve()}")
@@ -104,53 +150,73 @@ def _datasets_list(args: argparse.Namespace) -> int:
 
 
 def _parse_budgets(text: str) -> list[float | None]:
+    """``--budgets``: comma-separated numbers, ``inf`` (or ``none``, ``ns``) for a non-sensitive item."""
     out: list[float | None] = []
     for part in text.split(","):
         part = part.strip().lower()
-        out.append(None if part in ("inf", "none", "ns") else float(part))
+        if part in ("inf", "none", "ns"):
+            out.append(None)
+            continue
+        try:
+            out.append(float(part))
+        except ValueError:
+            raise ParameterError(
+                f"--budgets: {part!r} is not a number (give comma-separated budgets, inf for a non-sensitive item)"
+            ) from None
     return out
 
 
-def _mechanism_show(args: argparse.Namespace) -> int:
+def _mechanism(args: argparse.Namespace) -> Any:
+    """The mechanism ``pldp mechanism show`` describes, from its options."""
     import pldp
 
     name = args.name.lower()
     if name in ("krr", "rappor", "oue"):
         if args.eps is None or args.d is None:
-            raise SystemExit(f"{name} needs --eps and --d")
-        mech: Any = {"krr": pldp.KRR, "rappor": pldp.RAPPOR, "oue": pldp.OUE}[name](args.eps, args.d)
-    elif name == "urr":
+            raise ParameterError(f"{name} needs --eps and --d")
+        makers: dict[str, Callable[[float, int], Any]] = {"krr": pldp.KRR, "rappor": pldp.RAPPOR, "oue": pldp.OUE}
+        return makers[name](args.eps, args.d)
+    if name == "urr":
         if args.eps is None or args.sensitive is None:
-            raise SystemExit("urr needs --eps and --sensitive (comma-separated 0/1 flags)")
+            raise ParameterError("urr needs --eps and --sensitive (comma-separated 0/1 flags)")
         mask = np.array([s.strip() in ("1", "true", "yes") for s in args.sensitive.split(",")])
-        mech = pldp.URR(args.eps, mask)
-    elif name in ("iprr", "idue"):
+        return pldp.URR(args.eps, mask)
+    if name in ("iprr", "idue"):
         if args.budgets is None:
-            raise SystemExit(f"{name} needs --budgets, e.g. --budgets 0.1,0.5,1.0,inf,inf")
+            raise ParameterError(f"{name} needs --budgets, e.g. --budgets 0.1,0.5,1.0,inf,inf")
         budgets = pldp.ItemBudgets.from_array(_parse_budgets(args.budgets))
-        mech = pldp.IPRR(budgets) if name == "iprr" else pldp.IDUE(budgets, model=args.model, pair_rule=args.pair_rule)
-    else:
-        raise SystemExit(f"unknown mechanism {args.name!r}: krr, urr, iprr, rappor, oue, idue")
+        return pldp.IPRR(budgets) if name == "iprr" else pldp.IDUE(budgets, model=args.model, pair_rule=args.pair_rule)
+    raise ParameterError(f"unknown mechanism {args.name!r}: krr, urr, iprr, rappor, oue, idue")
+
+
+def _mechanism_json(mech: Any) -> str:
+    """Probabilities and privacy check of a mechanism as JSON."""
     p_star, q_star = mech.support
     rep = mech.privacy()
-    eps = mech.budgets.epsilons
+    payload = {
+        "mechanism": repr(mech),
+        "family": mech.family,
+        "items": [
+            {
+                "item": str(lab),
+                "epsilon": None if math.isinf(e) else float(e),
+                "p_star": float(p),
+                "q_star": float(q),
+            }
+            for lab, e, p, q in zip(mech.domain.labels, mech.budgets.epsilons, p_star, q_star, strict=True)
+        ],
+        "privacy": {"notion": rep.notion, "holds": rep.holds, "ldp_epsilon": rep.ldp_epsilon},
+    }
+    return json.dumps(payload, indent=2)
+
+
+def _mechanism_show(args: argparse.Namespace) -> int:
+    mech = _mechanism(args)
     if args.json:
-        payload = {
-            "mechanism": repr(mech),
-            "family": mech.family,
-            "items": [
-                {
-                    "item": str(lab),
-                    "epsilon": None if math.isinf(e) else float(e),
-                    "p_star": float(p),
-                    "q_star": float(q),
-                }
-                for lab, e, p, q in zip(mech.domain.labels, eps, p_star, q_star, strict=True)
-            ],
-            "privacy": {"notion": rep.notion, "holds": rep.holds, "ldp_epsilon": rep.ldp_epsilon},
-        }
-        print(json.dumps(payload, indent=2))
+        print(_mechanism_json(mech))
         return 0
+    p_star, q_star = mech.support
+    rep = mech.privacy()
     head = [
         "item",
         "epsilon",
@@ -159,7 +225,7 @@ def _mechanism_show(args: argparse.Namespace) -> int:
     ]
     rows = [
         [str(lab), "inf" if math.isinf(e) else f"{e:g}", f"{p:.6g}", f"{q:.6g}"]
-        for lab, e, p, q in zip(mech.domain.labels, eps, p_star, q_star, strict=True)
+        for lab, e, p, q in zip(mech.domain.labels, mech.budgets.epsilons, p_star, q_star, strict=True)
     ]
     print(repr(mech))
     print(_table(rows, head))
@@ -195,7 +261,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="exact count-level simulation (default) or perturb and tally every user (same distribution; "
         "much slower for unary encoding on large domains, e.g. the Kosarak item-sets)",
     )
-    rep.add_argument("--kosarak", default=None, help="path to the full kosarak.dat (default: the bundled prefix)")
+    rep.add_argument(
+        "--kosarak",
+        default=None,
+        help="the full kosarak.dat for iprr and idue (default: the bundled 36,682-user prefix)",
+    )
     rep.add_argument("--no-progress", action="store_true", help="no progress bar")
     rep.set_defaults(func=_reproduce)
 

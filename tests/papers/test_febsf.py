@@ -82,7 +82,7 @@ def test_datasets_levels_and_shares() -> None:
 def test_experiment_grid_is_picklable_and_complete() -> None:
     exps = febsf.experiments()
     assert [e.name for e in exps] == ["fig2", "fig3_4", "fig5_6", "fig7_8"]
-    assert len(exps[0].settings) == 30 and {s["eps_p"] for s in exps[0].settings} == set(febsf._EPS_P)
+    assert len(exps[0].settings) == 30 and {s["eps_p"] for s in exps[0].settings} == set(febsf.EPS_P)
     assert [s["d"] for s in exps[1].settings] == [12, 16, 42]
     assert {(s["t"], s["eps_p"]) for s in exps[2].settings} == {(2, 0.1)}
     assert {(s["t"], s["eps_p"], s["rho"]) for s in exps[3].settings} == {(10, 0.3, "uniform"), (10, 0.3, "power-law")}
@@ -181,15 +181,15 @@ def test_checks_can_fail() -> None:
             for e in (0.1, 0.4, 0.7, 1.0)
         ]
     )
-    assert not febsf._check_fig2(rising).agree
-    assert febsf._check_fig2(rising.assign(mse=1 / rising["eps_p"] ** 3, mae=1 / rising["eps_p"] ** 3)).agree
+    assert not febsf.check_fig2(rising).agree
+    assert febsf.check_fig2(rising.assign(mse=1 / rising["eps_p"] ** 3, mae=1 / rising["eps_p"] ** 3)).agree
     # EMOA worse than PBP everywhere contradicts Fig. 5-6
     rows = []
     for ds, d in febsf.DATASETS:
         for rho in ("uniform", "power-law"):
             for meth, err in ((febsf.PBP_TRUE, 1.0), (AUEM, 2.0), (EMOA, 3.0)):
                 rows.append({"dataset": ds, "d": d, "rho": rho, "method": meth, "mse": err, "mae": err})
-    assert not febsf._check_fig5_6(_fake(rows)).agree
+    assert not febsf.check_fig5_6(_fake(rows)).agree
 
 
 def test_quick_run_writes_every_panel_and_a_verdict(tmp_path) -> None:

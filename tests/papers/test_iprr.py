@@ -33,7 +33,7 @@ def _rows(dataset: str, exp: int, eps_min: float, eps_max: float, nr_or_sr: tupl
     rows = []
     for i, x in enumerate(nr_or_sr):
         nr, sr = (x, 1.0) if vary == "nr" else (0.0 if exp == 5 else 0.5, x)
-        setting = iprr._setting(dataset, exp, eps_min, eps_max, nr, sr)
+        setting = iprr.make_setting(dataset, exp, eps_min, eps_max, nr, sr)
         for r in range(REPEATS):
             rng = np.random.default_rng(np.random.SeedSequence(99, spawn_key=(exp, i, r)))
             rows += [{**row, vary: x, "repeat": r} for row in iprr.run_repeat(setting, rng)]
@@ -71,16 +71,8 @@ Z1 = ("zipf", 1, 0.1, 1.0, (0.2, 1.0), "sr")
 K1 = ("kosarak", 1, 0.1, 1.0, (0.2, 1.0), "sr")
 
 
-@pytest.fixture(scope="module")
-def kosarak() -> None:
-    try:
-        iprr.dataset_counts("kosarak")
-    except NotImplementedError:  # pragma: no cover - the loader is part of pldp
-        pytest.skip("Kosarak loader not available")
-
-
 # ------------------------------------------------------------------------------ setup
-def test_datasets_and_budgets_follow_table_1_and_2(kosarak: None) -> None:
+def test_datasets_and_budgets_follow_table_1_and_2() -> None:
     z = iprr.dataset_counts("zipf")
     assert z.sum() == 100_000 and z.size == 20 and np.all(np.diff(z) <= 0)
     k = iprr.dataset_counts("kosarak")
@@ -106,7 +98,7 @@ def test_experiment_grid_is_picklable_and_complete() -> None:
         pickle.loads(pickle.dumps((e.run, e.plot, e.check)))
 
 
-def test_quick_run_writes_every_panel_and_a_verdict(tmp_path, kosarak: None) -> None:
+def test_quick_run_writes_every_panel_and_a_verdict(tmp_path) -> None:
     exps = [e for e in iprr.experiments() if e.name in ("fig2_zipf", "fig4_kosarak")]
     table = run_experiments(exps, quick=True, trials=1, workers=1, progress=False)
     _, results = write_outputs(exps, table, tmp_path)
@@ -131,7 +123,7 @@ def test_fig2a_high_privacy_zipf_iprr_best_urr_beats_krr() -> None:
     assert below(_r(Z1, "KRR/NS", "KRR/MLE"), 1.1) and above(_r(Z1, "KRR/NS", "KRR/MLE"), 0.9)
 
 
-def test_fig2d_high_privacy_kosarak_mle_helps_iprr_most(kosarak: None) -> None:
+def test_fig2d_high_privacy_kosarak_mle_helps_iprr_most() -> None:
     """#1 on Kosarak: IPRR/MLE is best; with NS the gap to URR/KRR is under 3x (differs from the
     paper's order of magnitude) and IPRR's NS RE is even above KRR's."""
     assert above(_r(K1, "URR/MLE", "IPRR/MLE"), 1) and above(_r(K1, "KRR/MLE", "URR/MLE"), 1)
@@ -142,7 +134,7 @@ def test_fig2d_high_privacy_kosarak_mle_helps_iprr_most(kosarak: None) -> None:
 
 
 @pytest.mark.parametrize("dataset", ["zipf", "kosarak"])
-def test_fig2_low_privacy_iprr_best_and_mle_gain_smaller_than_high_privacy(dataset: str, kosarak: None) -> None:
+def test_fig2_low_privacy_iprr_best_and_mle_gain_smaller_than_high_privacy(dataset: str) -> None:
     """#2: IPRR best under both estimators; IPRR's NS/MLE ratio is below half of #1's (by K SE)."""
     hi, lo = (dataset, 1, 0.1, 1.0, (0.2, 1.0), "sr"), (dataset, 2, 1.0, 10.0, (0.2, 1.0), "sr")
     for est in ("NS", "MLE"):
@@ -185,7 +177,7 @@ def test_fig2_relative_error_falls_with_n_but_eq25_mse_does_not() -> None:
 
 # ------------------------------------------------------------------------------ Fig. 3
 @pytest.mark.parametrize("dataset", ["zipf", "kosarak"])
-def test_fig3_iprr_beats_urr_and_errors_fall_with_nr(dataset: str, kosarak: None) -> None:
+def test_fig3_iprr_beats_urr_and_errors_fall_with_nr(dataset: str) -> None:
     """#4: IPRR < URR under NS and MLE at every NR; every method's MSE falls below a third from
     the smallest to the largest NR (K SE)."""
     nrs = (0.0, 0.4, 0.8) if dataset == "zipf" else (0.1, 0.5, 0.9)
@@ -203,7 +195,7 @@ def test_fig4_zipf_iprr_beats_idue_with_ns_and_mle() -> None:
             assert above(_r(spec, f"IDUE-{opt}/{est}", f"IPRR/{est}"), 1)
 
 
-def test_fig4_kosarak_idue_wins_with_ns_iprr_wins_with_mle(kosarak: None) -> None:
+def test_fig4_kosarak_idue_wins_with_ns_iprr_wins_with_mle() -> None:
     spec = ("kosarak", 5, 0.1, 10.0, (0.1, 1.0), "sr")
     for opt in ("opt0", "opt1", "opt2"):
         assert below(_r(spec, f"IDUE-{opt}/NS", "IPRR/NS"), 1)

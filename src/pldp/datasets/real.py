@@ -48,7 +48,6 @@ building of item-sets from their records (``_records``) are private modules of t
 from __future__ import annotations
 
 import functools
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -210,12 +209,9 @@ def load_kosarak(path: str | Path | None = None) -> ItemSets:
     294,009 records and 294,008 distinct pairs.
 
     ``path``: the full FIMI ``kosarak.dat`` (990,002 users, 41,270 items), or any file in its
-    format: one user per line of whitespace-separated integer ids. Without ``path`` the
-    environment variable ``PLDP_KOSARAK`` (set by ``pldp reproduce --kosarak PATH``) is used
-    when it is set.
+    format: one user per line of whitespace-separated integer ids. (``pldp reproduce
+    --kosarak PATH`` passes its file to the experiments, which call ``load_kosarak(PATH)``.)
     """
-    if path is None and os.environ.get("PLDP_KOSARAK"):
-        path = os.environ["PLDP_KOSARAK"]
     return _itemsets("kosarak", path).sets
 
 

@@ -1,12 +1,17 @@
-"""Shared plotting for experiment figures (matplotlib, Agg backend): one file per paper panel."""
+"""Shared plotting for experiment figures (matplotlib, Agg backend): one file per paper panel.
+
+Each experiment declares its figure panels as data, a list of :class:`Panel`, and
+:func:`draw` turns a tidy table into one PNG per panel.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["line_panel", "mean_table"]
+__all__ = ["Panel", "draw", "line_panel", "mean_table", "select"]
 
 
 def mean_table(table: Any, x: str, y: str, hue: str = "method", extra: Sequence[str] = ()) -> Any:
@@ -72,3 +77,79 @@ def line_panel(
     fig.savefig(path)
     plt.close(fig)
     return path
+
+
+def select(table: Any, where: Mapping[str, Any]) -> Any:
+    """The rows of ``table`` whose column ``c`` equals ``where[c]`` (or lies in it, for a tuple)."""
+    for column, value in where.items():
+        if isinstance(value, tuple | list | frozenset | set):
+            table = table[table[column].isin(list(value))]
+        else:
+            table = table[table[column] == value]
+    return table
+
+
+@dataclass(frozen=True)
+class Panel:
+    """One figure panel of a paper: the mean of ``y`` against ``x``, one line per ``hue`` value.
+
+    Parameters
+    ----------
+    stem : str
+        File name without ``.png`` (e.g. ``"fig2a_mse"``).
+    x, y : str
+        Columns of the tidy table.
+    title : str
+    xlabel, ylabel : str, optional
+        Axis labels (default: the column names).
+    hue : str
+        One line per value of this column.
+    where : mapping
+        Rows to draw: column -> value (or a tuple of values); see :func:`select`.
+    prepare : callable, optional
+        ``prepare(rows) -> rows``: derives the columns to draw (e.g. a label column for ``hue``);
+        a module-level function, so that the experiment stays picklable.
+    logx, logy, errorbars : bool
+        Scales and standard-error bars.
+    """
+
+    stem: str
+    x: str
+    y: str
+    title: str
+    xlabel: str | None = None
+    ylabel: str | None = None
+    hue: str = "method"
+    where: Mapping[str, Any] = field(default_factory=dict)
+    prepare: Callable[[Any], Any] | None = None
+    logx: bool = False
+    logy: bool = True
+    errorbars: bool = True
+
+
+def draw(table: Any, directory: Path, panels: Sequence[Panel]) -> list[Path]:
+    """One PNG per panel, ``directory / f"{panel.stem}.png"``; a panel without rows (or without
+    its ``y`` column) is left out. Returns the paths written, in the order of ``panels``."""
+    paths = []
+    for panel in panels:
+        rows = select(table, panel.where)
+        if panel.prepare is not None:
+            rows = panel.prepare(rows)
+        if not len(rows) or panel.y not in rows.columns:
+            continue
+        paths.append(
+            line_panel(
+                rows,
+                Path(directory) / f"{panel.stem}.png",
+                x=panel.x,
+                y=panel.y,
+                hue=panel.hue,
+                title=panel.title,
+                xlabel=panel.xlabel,
+                ylabel=panel.ylabel,
+                logx=panel.logx,
+                logy=panel.logy,
+                errorbars=panel.errorbars,
+            )
+        )
+    return paths

@@ -22,10 +22,9 @@ A progress bar (tqdm) counts finished tasks.
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -33,7 +32,7 @@ from pldp.errors import ParameterError
 from pldp.experiments.paths import DEFAULT_PATH, check_path
 from pldp.experiments.spec import Check, Experiment
 
-__all__ = ["repeat_rng", "run_experiments", "run_task", "write_outputs"]
+__all__ = ["Task", "build_tasks", "repeat_rng", "run_experiments", "run_task", "write_outputs"]
 
 
 def repeat_rng(seed: int, exp_index: int, setting_index: int, repeat: int) -> np.random.Generator:
@@ -50,12 +49,97 @@ def run_task(exp: Experiment, setting: dict[str, Any], repeats: int, seed: int, 
     return rows
 
 
+class Task(NamedTuple):
+    """All repeats of one setting of one experiment: the unit of work of a Dask worker."""
+
+    exp: Experiment
+    setting: dict[str, Any]
+    repeats: int
+    exp_index: int  # the experiment's place within its paper
+    setting_index: int
+
+    def run(self, seed: int) -> list[dict[str, Any]]:
+        """Tidy rows of every repeat (:func:`run_task`)."""
+        return run_task(self.exp, self.setting, self.repeats, seed, self.exp_index, self.setting_index)
+
+
+def build_tasks(
+    experiments: Sequence[Experiment], *, quick: bool = False, trials: int | None = None, path: str = DEFAULT_PATH
+) -> list[Task]:
+    """One task per (experiment, setting), in the order given; every setting gets ``path``.
+
+    An experiment's index counts within its paper (see the module docstring).
+    """
+    seen: dict[str, int] = {}  # experiments seen so far, per paper
+    tasks = []
+    for exp in experiments:
+        ei = seen.get(exp.paper, 0)
+        seen[exp.paper] = ei + 1
+        for si, setting in enumerate(exp.grid(quick)):
+            tasks.append(Task(exp, {**setting, "path": path}, exp.n_repeats(quick, trials), ei, si))
+    return tasks
+
+
 def _progress(total: int, desc: str, enabled: bool) -> Any:
     try:
         from tqdm.auto import tqdm
     except ImportError:  # pragma: no cover - tqdm is in the experiments extra
         return None
     return tqdm(total=total, desc=desc, unit="task", disable=not enabled, leave=False)
+
+
+def _run_serial(tasks: Sequence[Task], seed: int, bar: Any) -> list[list[dict[str, Any]]]:
+    """Every task in this process, in order."""
+    done = []
+    for task in tasks:
+        done.append(task.run(seed))
+        if bar is not None:
+            bar.update(1)
+    return done
+
+
+def _run_dask(
+    tasks: Sequence[Task], seed: int, bar: Any, *, workers: int, scheduler: str | None
+) -> list[list[dict[str, Any]]]:
+    """Every task on a Dask cluster: the one at ``scheduler``, or a local one of ``workers``
+    single-threaded processes; rows come back in task order, whatever order the tasks finish in."""
+    from dask.distributed import Client, LocalCluster, as_completed
+
+    cluster = None
+    if scheduler is None:
+        cluster = LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=":0",  # any free port: never clashes with another cluster
+        )
+    client = Client(scheduler if scheduler is not None else cluster)
+    done: list[list[dict[str, Any]]] = [[] for _ in tasks]
+    try:
+        futures = {client.submit(task.run, seed, pure=False): i for i, task in enumerate(tasks)}
+        for fut in as_completed(futures):
+            done[futures[fut]] = fut.result()
+            if bar is not None:
+                bar.update(1)
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+    return done
+
+
+def _use_dask(workers: int | None, scheduler: str | None) -> int:
+    """How many local Dask workers to start: 0 runs serially (one worker, or no dask.distributed)."""
+    n_workers = workers if workers is not None else (os.cpu_count() or 1)
+    if scheduler is None and n_workers <= 1:
+        return 0
+    try:
+        import dask.distributed  # noqa: F401
+    except ImportError:
+        if scheduler is not None:
+            raise ParameterError("--scheduler needs dask.distributed: pip install 'pldp[distributed]'") from None
+        return 0
+    return n_workers
 
 
 def run_experiments(
@@ -96,56 +180,17 @@ def run_experiments(
     check_path(path)
     if workers is not None and workers < 1:
         raise ParameterError(f"workers must be >= 1, got {workers!r}")
-    seen: dict[str, int] = {}  # experiments seen so far, per paper
-    positions = []
-    for exp in experiments:
-        positions.append(seen.get(exp.paper, 0))
-        seen[exp.paper] = positions[-1] + 1
-    tasks = [
-        (exp, {**setting, "path": path}, exp.n_repeats(quick, trials), ei, si)
-        for ei, exp in zip(positions, experiments, strict=True)
-        for si, setting in enumerate(exp.grid(quick))
-    ]
+    tasks = build_tasks(experiments, quick=quick, trials=trials, path=path)
+    n_workers = _use_dask(workers, scheduler)
     bar = _progress(len(tasks), "experiments", progress)
-    done: list[list[dict[str, Any]]] = [[] for _ in tasks]  # rows by task, assembled in task order
-    n_workers = workers if workers is not None else (os.cpu_count() or 1)
-    if scheduler is not None or n_workers > 1:
-        try:
-            from dask.distributed import Client, LocalCluster, as_completed
-        except ImportError:
-            if scheduler is not None:
-                raise ParameterError("--scheduler needs dask.distributed: pip install 'pldp[distributed]'") from None
-            n_workers = 1
-    if scheduler is not None or n_workers > 1:
-        cluster = None
-        if scheduler is None:
-            cluster = LocalCluster(
-                n_workers=n_workers,
-                threads_per_worker=1,
-                processes=True,
-                dashboard_address=":0",  # any free port: never clashes with another cluster
-            )
-        client = Client(scheduler if scheduler is not None else cluster)
-        try:
-            futures = {
-                client.submit(run_task, exp, st, rep, seed, ei, si, pure=False): i
-                for i, (exp, st, rep, ei, si) in enumerate(tasks)
-            }
-            for fut in as_completed(futures):
-                done[futures[fut]] = fut.result()
-                if bar is not None:
-                    bar.update(1)
-        finally:
-            client.close()
-            if cluster is not None:
-                cluster.close()
-    else:
-        for i, (exp, st, rep, ei, si) in enumerate(tasks):
-            done[i] = run_task(exp, st, rep, seed, ei, si)
-            if bar is not None:
-                bar.update(1)
-    if bar is not None:
-        bar.close()
+    try:
+        if scheduler is not None or n_workers:
+            done = _run_dask(tasks, seed, bar, workers=n_workers, scheduler=scheduler)
+        else:
+            done = _run_serial(tasks, seed, bar)
+    finally:
+        if bar is not None:
+            bar.close()
     table = pd.DataFrame([row for rows in done for row in rows])
     if len(table):
         order = [c for c in ("paper", "experiment") if c in table.columns]
@@ -153,60 +198,89 @@ def run_experiments(
     return table
 
 
-def write_outputs(
-    experiments: Sequence[Experiment], table: Any, out: Path, *, elapsed: float | None = None
-) -> tuple[Path, list[tuple[Experiment, Check | None, list[Path]]]]:
-    """Write per-paper Parquet + CSV, every figure, and ``report.md``; return the report path."""
-    import pandas as pd
+#: What :func:`write_outputs` returns per experiment: the experiment, its check (None without
+#: one or without rows) and the figures written.
+Result = tuple[Experiment, Check | None, list[Path]]
 
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    results: list[tuple[Experiment, Check | None, list[Path]]] = []
-    for paper in sorted({e.paper for e in experiments}):
-        sub = table[table["paper"] == paper] if len(table) else table
+
+def _only(table: Any, **columns: str) -> Any:
+    """The rows of ``table`` with the given column values, without the columns that are empty there."""
+    if not len(table):
+        return table
+    mask = np.ones(len(table), dtype=bool)
+    for column, value in columns.items():
+        mask &= (table[column] == value).to_numpy()
+    return table[mask].dropna(axis=1, how="all")
+
+
+def _write_tables(papers: Sequence[str], table: Any, out: Path) -> None:
+    """``<out>/<paper>/results.csv`` and ``results.parquet`` (when pyarrow is there)."""
+    for paper in papers:
         d = out / paper
         d.mkdir(exist_ok=True)
-        sub = sub.dropna(axis=1, how="all")
+        sub = _only(table, paper=paper)
         sub.to_csv(d / "results.csv", index=False)
         try:
             sub.to_parquet(d / "results.parquet", index=False)
         except (ImportError, ValueError):  # pragma: no cover - pyarrow missing
             pass
+
+
+def _report_lines(
+    exp: Experiment, check: Check | None, figs: list[Path], out: Path, scale: dict[str, Any]
+) -> list[str]:
+    """The report section of one experiment: claim, our verdict (or the full-scale one), notes, figures."""
+    lines = [f"### {exp.name}: {exp.title}", "", f"**Paper's claim.** {exp.claim}", ""]
+    if check is not None:
+        verdict = exp.verdict(check, **scale)
+        if exp.decides(**scale):
+            lines += [f"**Ours.** {check.ours} — **{verdict}**.", ""]
+        else:
+            lines += [
+                f"**Ours at this scale** (too few repeats to decide the claim). {check.ours}",
+                "",
+                f"**Full scale** (REPRODUCTION.md). {exp.full_ours} — **{exp.full_verdict or 'not recorded'}**.",
+                "",
+            ]
+    if exp.notes:
+        lines += [f"*Notes.* {exp.notes}", ""]
+    for f in figs:
+        lines += [f"![{exp.name}]({f.relative_to(out).as_posix()})", ""]
+    return lines
+
+
+def write_outputs(
+    experiments: Sequence[Experiment],
+    table: Any,
+    out: Path,
+    *,
+    elapsed: float | None = None,
+    quick: bool = False,
+    trials: int | None = None,
+) -> tuple[Path, list[Result]]:
+    """Write per-paper Parquet + CSV, every figure, and ``report.md``; return the report path and
+    one :data:`Result` per experiment. ``quick`` and ``trials`` say at which scale ``table`` was
+    made (:meth:`Experiment.decides`)."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    papers = sorted({e.paper for e in experiments})
+    _write_tables(papers, table, out)
+    results: list[Result] = []
     for exp in experiments:
-        part = table[(table["paper"] == exp.paper) & (table["experiment"] == exp.name)] if len(table) else table
-        part = part.dropna(axis=1, how="all")
-        figs = exp.plot(part, out / exp.paper) if exp.plot is not None and len(part) else []
-        verdict = exp.check(part) if exp.check is not None and len(part) else None
-        results.append((exp, verdict, [Path(f) for f in figs]))
-    report = out / "report.md"
+        part = _only(table, paper=exp.paper, experiment=exp.name)
+        figs = exp.figures(part, out / exp.paper) if len(part) else []
+        check = exp.check(part) if exp.check is not None and len(part) else None
+        results.append((exp, check, figs))
     lines = ["# pldp reproduction report", ""]
     if elapsed is not None:
         paths = sorted(table["path"].unique()) if "path" in table.columns else []
         how = f" ({' and '.join(paths)} path)" if paths else ""
-        lines.append(f"Ran {len(table):,} result rows{how} in {elapsed:.1f} s.")
-        lines.append("")
-    for paper in sorted({e.paper for e in experiments}):
+        lines += [f"Ran {len(table):,} result rows{how} in {elapsed:.1f} s.", ""]
+    for paper in papers:
         lines += [f"## {paper.upper()}", ""]
-        for exp, verdict, figs in results:
-            if exp.paper != paper:
-                continue
-            lines += [f"### {exp.name}: {exp.title}", ""]
-            lines.append(f"**Paper's claim.** {exp.claim}")
-            lines.append("")
-            if verdict is not None:
-                lines.append(f"**Ours.** {verdict.ours} — **{'agrees' if verdict.agree else 'differs'}**.")
-                lines.append("")
-            if exp.notes:
-                lines += [f"*Notes.* {exp.notes}", ""]
-            for f in figs:
-                lines += [f"![{exp.name}]({f.relative_to(out).as_posix()})", ""]
+        for exp, check, figs in results:
+            if exp.paper == paper:
+                lines += _report_lines(exp, check, figs, out, {"quick": quick, "trials": trials})
+    report = out / "report.md"
     report.write_text("\n".join(lines), encoding="utf-8")
-    del pd
     return report, results
-
-
-def timed(fn: Any, *args: Any, **kwargs: Any) -> tuple[Any, float]:
-    """``(fn(*args, **kwargs), seconds)``."""
-    t0 = time.perf_counter()
-    value = fn(*args, **kwargs)
-    return value, time.perf_counter() - t0

@@ -1,13 +1,16 @@
-"""The shape of an experiment: a grid of settings, one function per repeat, a figure, a check."""
+"""The shape of an experiment: a grid of settings, one function per repeat, figure panels, a check."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
+
+from pldp.experiments.plotting import Panel, draw
 
 if TYPE_CHECKING:  # pandas is an optional dependency (extra "experiments")
     import pandas as pd
@@ -18,7 +21,8 @@ __all__ = ["Check", "CheckFn", "Experiment", "PlotFn", "RunFn"]
 #: ``{"method": "IPRR/NS", "mse": 1.2, "re": 0.3}`` (the runner adds paper, experiment, the
 #: setting's parameters and the repeat index).
 RunFn = Callable[[dict[str, Any], np.random.Generator], list[dict[str, Any]]]
-#: ``plot(table, directory) -> [paths]``: draw the figure(s) of one experiment from its tidy table.
+#: ``plot(table, directory) -> [paths]``: outputs of one experiment that are not :class:`Panel` s
+#: (a figure of another kind, a table file), from its tidy table.
 PlotFn = Callable[["pd.DataFrame", Path], list[Path]]
 
 
@@ -56,8 +60,21 @@ class Experiment:
         The paper's repeat count.
     quick_settings, quick_repeats
         A reduced grid and repeat count for ``--quick`` (defaults: the full grid, 2 repeats).
+    panels : sequence of Panel
+        The figure panels, one PNG each (:func:`pldp.experiments.plotting.draw`).
     plot : PlotFn, optional
+        Further outputs that are not panels (e.g. a table file, a figure of another kind).
     check : CheckFn, optional
+    notes : str
+        Setup choices, for the report.
+    quick_decides : bool
+        Whether the quick grid has the power to decide the check: its verdict, and the mark of
+        each part of it, were the full-scale ones at every seed tried. Otherwise the quick run
+        reports the full-scale verdict instead of its own.
+    full_verdict : {"agrees", "differs", ""}
+        The check's verdict at full scale (``REPRODUCTION.md``).
+    full_ours : str
+        The full-scale numbers behind it, in one line.
     """
 
     paper: str
@@ -69,10 +86,13 @@ class Experiment:
     repeats: int
     quick_settings: Sequence[dict[str, Any]] | None = None
     quick_repeats: int = 2
+    panels: Sequence[Panel] = ()
     plot: PlotFn | None = None
     check: CheckFn | None = None
     notes: str = ""
-    meta: dict[str, Any] = field(default_factory=dict)
+    quick_decides: bool = True
+    full_verdict: Literal["agrees", "differs", ""] = ""
+    full_ours: str = ""
 
     def grid(self, quick: bool) -> list[dict[str, Any]]:
         """The settings to run."""
@@ -83,3 +103,53 @@ class Experiment:
         if trials is not None:
             return int(trials)
         return self.quick_repeats if quick else self.repeats
+
+    def figures(self, table: pd.DataFrame, directory: Path) -> list[Path]:
+        """Draw every panel and write the other outputs of :attr:`plot`; return the figure paths."""
+        paths = draw(table, directory, self.panels)
+        return paths + ([Path(p) for p in self.plot(table, directory)] if self.plot is not None else [])
+
+    def decides(self, quick: bool, trials: int | None = None) -> bool:
+        """Whether a run at this scale has the power to decide the check.
+
+        The full scale always does, with the paper's repeats; the quick scale only where
+        :attr:`quick_decides` says so. Fewer repeats than the scale's own (``trials``) never do.
+        """
+        if trials is not None and trials < self.n_repeats(quick):
+            return False
+        return self.quick_decides or not quick
+
+    def verdict(self, check: Check | None, quick: bool, trials: int | None = None) -> str:
+        """The verdict to print.
+
+        ``"agrees"`` or ``"differs"`` where the run can decide (a quick verdict that is not the
+        recorded full-scale one says so: ``"differs (full scale: agrees)"``); else
+        ``"undecided (quick); full scale: agrees"`` (or ``differs``, or ``(3 repeats)`` for a
+        ``trials`` below the scale's own); ``"-"`` without a check.
+        """
+        if check is None:
+            return "-"
+        if not self.decides(quick, trials):
+            few = trials is not None and trials < self.n_repeats(quick)
+            scale = f"{trials} repeat{'' if trials == 1 else 's'}" if few else "quick"
+            return f"undecided ({scale}); full scale: {self.full_verdict or 'not recorded'}"
+        verdict = "agrees" if check.agree else "differs"
+        if quick and self.full_verdict and verdict != self.full_verdict:
+            return f"{verdict} (full scale: {self.full_verdict})"
+        return verdict
+
+    def with_source(self, dataset: str, source: str | None) -> Experiment:
+        """This experiment with ``"source": source`` in its settings of ``dataset`` (full and quick).
+
+        ``source`` names the file to read ``dataset`` from in place of the bundled copy (e.g.
+        ``pldp reproduce --kosarak PATH``); it travels with the setting to wherever the repeat
+        runs (a Dask worker too). ``None`` leaves the experiment as it is.
+        """
+        if source is None:
+            return self
+
+        def tagged(settings: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+            return [{**s, "source": source} if s.get("dataset") == dataset else dict(s) for s in settings]
+
+        quick = None if self.quick_settings is None else tagged(self.quick_settings)
+        return dataclasses.replace(self, settings=tagged(self.settings), quick_settings=quick)

@@ -187,10 +187,10 @@ class MPLDP(Protocol):
 
     def __init__(
         self,
-        k: Sequence[int],
-        eps: Sequence[float],
-        level_fractions: Sequence[float] = (1 / 3, 1 / 2, 1.0),
-        level_shares: Sequence[float] | None = None,
+        k: Sequence[int] | np.ndarray,
+        eps: Sequence[float] | np.ndarray,
+        level_fractions: Sequence[float] | np.ndarray = (1 / 3, 1 / 2, 1.0),
+        level_shares: Sequence[float] | np.ndarray | None = None,
     ) -> None:
         kk = [check_int(v, "k", 2) for v in np.atleast_1d(k).tolist()]
         ee = [check_epsilon(v, "eps") for v in np.atleast_1d(eps).tolist()]

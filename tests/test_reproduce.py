@@ -1,0 +1,166 @@
+"""``pldp reproduce``: verdicts that say when the quick scale cannot decide, the summary tables,
+clean errors, and the Kosarak file travelling in the settings."""
+
+from __future__ import annotations
+
+import importlib
+import re
+
+import numpy as np
+import pytest
+
+pd = pytest.importorskip("pandas")
+
+from pldp.cli import PAPERS, _summary, _table, main  # noqa: E402
+from pldp.datasets.real import load_kosarak  # noqa: E402
+from pldp.errors import ParameterError  # noqa: E402
+from pldp.experiments import idue, iprr  # noqa: E402
+from pldp.experiments.runner import run_experiments  # noqa: E402
+from pldp.experiments.spec import Check, Experiment  # noqa: E402
+
+
+def _all_experiments() -> list[Experiment]:
+    return [e for paper in PAPERS for e in importlib.import_module(f"pldp.experiments.{paper}").experiments()]
+
+
+def _toy(**fields: object) -> Experiment:
+    return Experiment(
+        paper="toy", name="toy", title="t", claim="c", settings=[{}], run=lambda s, r: [], repeats=10, **fields
+    )
+
+
+# ------------------------------------------------------------------------------ verdicts
+def test_every_experiment_states_its_full_scale_verdict() -> None:
+    """An experiment the quick grid cannot decide shows the full-scale verdict instead: every
+    experiment records it, with its numbers."""
+    exps = _all_experiments()
+    assert len(exps) == 22
+    for e in exps:
+        assert e.full_verdict in ("agrees", "differs"), e.name
+        assert e.full_ours and len(e.full_ours) < 200, e.name
+    assert {e.name for e in exps if not e.quick_decides} >= {"fig2_zipf", "fig2_kosarak"}  # IPRR Fig. 2
+
+
+def test_undecided_experiment_prints_the_full_scale_verdict_not_differs() -> None:
+    undecided = _toy(quick_decides=False, full_verdict="agrees", full_ours="60/60 cells at full scale")
+    decisive = _toy(full_verdict="agrees", full_ours="x")
+    check = Check(False, "✗ #1 IPRR below URR and KRR in 18/20 cells")
+    assert undecided.verdict(check, quick=True) == "undecided (quick); full scale: agrees"
+    assert undecided.verdict(check, quick=False) == "differs"  # the full scale decides
+    assert decisive.verdict(check, quick=True) == "differs (full scale: agrees)"  # said, not hidden
+    assert decisive.verdict(Check(True, ""), quick=True) == "agrees"
+    assert not decisive.decides(quick=True, trials=1)  # fewer repeats than the quick scale's own
+    assert decisive.verdict(check, quick=True, trials=1) == "undecided (1 repeat); full scale: agrees"
+    assert decisive.verdict(Check(True, ""), quick=False, trials=3) == "undecided (3 repeats); full scale: agrees"
+    text = _summary("toy", [(undecided, check, []), (decisive, Check(True, "fine"), [])], True, None)
+    assert "undecided (quick); full scale: agrees" in text and "60/60 cells at full scale" in text
+    assert "18/20" not in text and text.count("DIFFERS") == 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [2, 6])
+def test_quick_verdicts_that_decide_are_the_full_scale_ones(seed: int) -> None:
+    """At seeds where the old quick grid said the opposite of the full scale (IPRR Fig. 3 Zipf,
+    FEBSF Fig. 2), every experiment the quick run decides gives the full-scale verdict; the whole
+    quick run, as ``make demo`` runs it (the same streams)."""
+    exps = _all_experiments()
+    table = run_experiments(exps, quick=True, seed=seed, workers=1, progress=False)
+    for e in exps:
+        check = e.check(table[(table["paper"] == e.paper) & (table["experiment"] == e.name)].dropna(axis=1, how="all"))
+        verdict = e.verdict(check, quick=True)
+        if e.quick_decides:
+            assert verdict == e.full_verdict, (e.paper, e.name, check.ours)
+        else:
+            assert verdict == f"undecided (quick); full scale: {e.full_verdict}"
+
+
+# ------------------------------------------------------------------------------ tables
+def test_table_wraps_long_cells_at_word_boundaries() -> None:
+    part = "IPRR below URR and KRR in 20/20 cells, MSE URR/IPRR 5.31x, KRR/IPRR 14.2x"
+    ours = "; ".join(f"✓ #{i} {part}" for i in (1, 2))
+    text = _table([["fig2_zipf", "agrees", ours, "6"]], ["experiment", "claim", "ours", "figures"], wrap={2: 40})
+    lines = text.splitlines()
+    assert len(lines) > 3 and "..." not in text
+    start = lines[0].index("ours")
+    column = [line[start:].split("  ")[0].strip() for line in lines[2:]]
+    assert all(len(c) <= 40 for c in column)
+    assert " ".join(column).split() == ours.split()  # every number and word whole, in order
+    assert lines[2].startswith("fig2_zipf") and lines[3].startswith(" " * len("fig2_zipf"))
+
+
+def test_summary_of_a_real_check_cuts_no_number() -> None:
+    exp = next(e for e in iprr.experiments() if e.name == "fig3_zipf")
+    ours = "✓ IPRR below URR in 36/36 (metric, estimator, NR) cells, MSE URR/IPRR NS 14.2x, MLE 9.32x; " * 3
+    text = _summary("iprr", [(exp, Check(True, ours.strip()), [])], True, None)
+    words = [w for line in text.splitlines()[2:] for w in line.split()]
+    for token in ours.split():
+        assert token in words
+    assert max(len(line) for line in text.splitlines()) < 120
+
+
+# ------------------------------------------------------------------------------ errors
+def _one_error_line(capsys: pytest.CaptureFixture[str], argv: list[str], match: str) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("pldp: error: ") and err.count("\n") == 1 and "Traceback" not in err, err
+    assert re.search(match, err), err
+
+
+def test_bad_budgets_give_one_error_line(capsys: pytest.CaptureFixture[str]) -> None:
+    _one_error_line(capsys, ["mechanism", "show", "idue", "--budgets", "0.1,0.5,x"], "'x' is not a number")
+    _one_error_line(capsys, ["mechanism", "show", "krr", "--eps", "1"], "krr needs --eps and --d")
+
+
+def test_bad_kosarak_file_gives_one_error_line(capsys: pytest.CaptureFixture[str], tmp_path) -> None:
+    _one_error_line(capsys, ["reproduce", "iprr", "--quick", "--kosarak", str(tmp_path / "no.dat")], "no such file")
+    bad = tmp_path / "bad.dat"
+    bad.write_text("1 2 3\n4 x\n")
+    argv = ["reproduce", "iprr", "--quick", "--trials", "1", "--workers", "1", "--no-progress"]
+    _one_error_line(capsys, [*argv, "--kosarak", str(bad), "--out", str(tmp_path / "out")], "line 2")
+
+
+def test_iprr_names_unknown_datasets_and_experiments() -> None:
+    with pytest.raises(ParameterError, match="unknown dataset 'adult'"):
+        iprr.dataset_counts("adult")
+    with pytest.raises(ParameterError, match="unknown experiment #6"):
+        iprr.mechanisms("zipf", 6, 0.1, 1.0, 0.5)
+    with pytest.raises(ParameterError, match="only the kosarak dataset"):
+        iprr.dataset_counts("zipf", "/some/file.dat")
+
+
+# ------------------------------------------------------------------------------ Kosarak
+@pytest.fixture
+def small_kosarak(tmp_path) -> str:
+    """A Kosarak-format file of 300 users on 30 items (every user kept by IPRR's top-100 filter)."""
+    rng = np.random.default_rng(1)
+    path = tmp_path / "kosarak.dat"
+    path.write_text("\n".join(" ".join(map(str, rng.choice(30, 3, replace=False) + 1)) for _ in range(300)) + "\n")
+    return str(path)
+
+
+def test_kosarak_path_reaches_the_run_function_through_the_setting(small_kosarak: str, monkeypatch) -> None:
+    monkeypatch.delenv("PLDP_KOSARAK", raising=False)
+    exps = iprr.experiments(kosarak=small_kosarak)
+    for e in exps:
+        for s in [*e.settings, *e.grid(quick=True)]:
+            assert s.get("source") == (small_kosarak if s["dataset"] == "kosarak" else None)
+    fig4 = next(e for e in exps if e.name == "fig4_kosarak")
+    table = run_experiments([fig4], quick=True, trials=1, workers=1, progress=False)
+    assert set(table["source"]) == {small_kosarak}
+    assert table.loc[table["sr"] == 1.0, "n"].unique().tolist() == [300]  # the file's users, not the prefix's
+    default = next(e for e in iprr.experiments() if e.name == "fig4_kosarak")
+    assert "source" not in default.grid(quick=True)[0]
+    # IDUE's Kosarak experiments take it the same way
+    fig8 = next(e for e in idue.experiments(kosarak=small_kosarak) if e.name == "fig8")
+    setting = {**fig8.grid(quick=True)[0], "path": "count"}
+    assert setting["source"] == small_kosarak
+    rows = idue.run_itemsets(setting, np.random.default_rng(0), methods=("IDUE",), ks=(5,), ells=(1, 2))
+    assert {r["ell"] for r in rows} == {1, 2}
+
+
+def test_load_kosarak_reads_no_environment(small_kosarak: str, monkeypatch) -> None:
+    monkeypatch.setenv("PLDP_KOSARAK", small_kosarak)
+    assert load_kosarak().n == 36_682  # the bundled prefix
+    assert load_kosarak(small_kosarak).n == 300
