@@ -17,8 +17,8 @@ Choices the paper leaves open (documented in ``docs/reproduction/febsf.md``):
   mean absolute frequency error (:func:`pldp.metrics.mae`), the truth being the dataset's
   frequencies;
 * "EMOA" is our joint EM (ERRATA FEBSF-4); the paper's printed EM is shown as "EM (paper)",
-  capped at :data:`PAPER_EM_STEPS` steps (its item estimate is fixed after one step; further
-  steps only push ``rho`` towards the lowest level, see the docs); the joint EM is capped at
+  capped at :data:`PAPER_EM_STEPS` steps (its item estimate is settled after one step; further
+  steps mostly move ``rho``, see the docs); the joint EM is capped at
   :data:`EM_MAX_STEPS` steps;
 * every other estimator is reported raw (no projection onto the simplex), as the paper's schemes
   are defined; Fig. 3-4 add "AUEM + Norm-Sub" and "RCF + Norm-Sub" (not in the paper) to

@@ -40,7 +40,7 @@ _LOADERS = {"job": "load_bank_job", "education": "load_adult_education", "countr
 #: Exponent of the power-law level shares, :math:`\rho_i \propto i^{-a}`.
 POWER_LAW_EXPONENT = 1.0
 #: Step cap of the paper's printed EM (Algorithm 1 gives no stopping rule; ERRATA FEBSF-5). Its
-#: item estimate is settled after the first step (MSE changes by < 0.1 % up to 1000 steps).
+#: item estimate is settled after the first step (its MSE changes by < 0.1 % up to step 5, < 1 % up to 1000).
 PAPER_EM_STEPS = 5
 #: Step cap of the joint EM (default tolerance 1e-10 otherwise). Needed for Country with two close
 #: levels (Fig. 5-6), where many items sit on the boundary and EM crawls (> 20,000 steps); at the
