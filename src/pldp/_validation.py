@@ -112,3 +112,10 @@ def as_indices(x: Any, what: str, error: type[PLDPError] = DomainError) -> np.nd
             return arr.astype(np.int64)
         raise DomainError(f"{what} must be integer item indices (use Domain.encode), got dtype {arr.dtype}")
     return arr
+
+
+def check_index_range(arr: np.ndarray, d: int, what: str, error: type[PLDPError] = DomainError) -> None:
+    """Raise ``error`` (:class:`~pldp.errors.DomainError`) naming the entries of ``arr`` outside ``[0, d)``."""
+    if arr.size and (arr.min() < 0 or arr.max() >= d):
+        bad = arr[(arr < 0) | (arr >= d)]
+        raise error(f"{what} must lie in [0, {d}); out of domain: {_show(np.unique(bad))}")

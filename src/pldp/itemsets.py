@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from pldp._validation import _show, check_int
+from pldp._validation import check_index_range, check_int
 from pldp.domain import Domain
-from pldp.errors import DomainError, ParameterError
+from pldp.errors import ParameterError
 
 __all__ = ["ItemSets"]
 
@@ -38,9 +38,7 @@ class ItemSets:
         d = check_int(self.d, "d", 1)
         if ptr.ndim != 1 or ptr.size < 1 or ptr[0] != 0 or np.any(np.diff(ptr) < 0) or ptr[-1] != idx.size:
             raise ParameterError("indptr must start at 0, be non-decreasing and end at len(indices)")
-        if idx.size and (idx.min() < 0 or idx.max() >= d):
-            bad = idx[(idx < 0) | (idx >= d)]
-            raise DomainError(f"item indices must lie in [0, {d}); out of domain: {_show(np.unique(bad))}")
+        check_index_range(idx, d, "item indices")
         object.__setattr__(self, "indptr", ptr)
         object.__setattr__(self, "indices", idx)
         object.__setattr__(self, "d", d)

@@ -39,10 +39,10 @@ from typing import Any
 
 import numpy as np
 
-from pldp._validation import _show, as_counts, as_indices, check_epsilon, check_int
+from pldp._validation import as_counts, as_indices, check_epsilon, check_index_range, check_int
 from pldp.budgets import ItemBudgets
 from pldp.domain import Domain
-from pldp.errors import BudgetError, DomainError, ParameterError, TallyError
+from pldp.errors import BudgetError, ParameterError, TallyError
 from pldp.mechanisms.base import Mechanism
 from pldp.privacy import PrivacyReport, report_from_columns
 from pldp.tally import Tally
@@ -174,13 +174,6 @@ class DirectEncoding(Mechanism):
         prob, alias = alias_table(q)
         return np.arange(q.size) + prob, alias
 
-    def _check_range(self, arr: np.ndarray, what: str) -> None:
-        if arr.size:
-            lo, hi = arr.min(), arr.max()
-            if lo < 0 or hi >= self.d:
-                bad = arr[(arr < 0) | (arr >= self.d)]
-                raise DomainError(f"{what} must lie in [0, {self.d}); out of domain: {_show(np.unique(bad).tolist())}")
-
     def _dishonest(self, size: int, rng: np.random.Generator) -> np.ndarray:
         """``size`` draws from ``q / sum(q)``.
 
@@ -232,7 +225,7 @@ class DirectEncoding(Mechanism):
         one_uniform = self._delta <= 0.5
         for start in range(0, flat.size, self._BLOCK):  # blocks: every pass runs in cache
             xb = flat_x[start : start + self._BLOCK]
-            self._check_range(xb, "x")
+            check_index_range(xb, self.d, "x")
             block = flat[start : start + self._BLOCK]
             block[...] = xb
             if one_uniform:
@@ -275,10 +268,10 @@ class DirectEncoding(Mechanism):
         try:
             counts = np.bincount(arr, minlength=self.d)
         except (ValueError, TypeError, MemoryError):  # negative, a dtype it does not take, an absurd maximum
-            self._check_range(arr, "reports")
+            check_index_range(arr, self.d, "reports")
             counts = np.bincount(arr.astype(np.intp), minlength=self.d)
         if counts.size > self.d:
-            self._check_range(arr, "reports")  # raises
+            check_index_range(arr, self.d, "reports")  # raises
         return self._tally(arr.size, counts)
 
     def simulate(self, true_counts: Any, rng: np.random.Generator) -> Tally:

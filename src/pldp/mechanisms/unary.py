@@ -37,10 +37,10 @@ from typing import Any, Literal
 
 import numpy as np
 
-from pldp._validation import _show, as_counts, as_indices, check_epsilon, check_int
+from pldp._validation import _show, as_counts, as_indices, check_epsilon, check_index_range, check_int
 from pldp.budgets import ItemBudgets
 from pldp.domain import Domain
-from pldp.errors import DomainError, ParameterError, TallyError
+from pldp.errors import ParameterError, TallyError
 from pldp.mechanisms.base import Mechanism
 from pldp.privacy import PairPrivacyReport, pair_budgets
 from pldp.tally import Tally
@@ -172,9 +172,7 @@ class UnaryEncoding(Mechanism):
     # ---------------------------------------------------------------------- client
     def _check_indices(self, x: Any) -> np.ndarray:
         arr = as_indices(x, "x")
-        if arr.size and (arr.min() < 0 or arr.max() >= self.d):
-            bad = arr[(arr < 0) | (arr >= self.d)]
-            raise DomainError(f"x must lie in [0, {self.d}); out of domain: {_show(np.unique(bad))}")
+        check_index_range(arr, self.d, "x")
         return arr
 
     def perturb(self, x: Any, rng: np.random.Generator) -> np.ndarray:

@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from pldp._validation import _show, as_counts, check_int
+from pldp._validation import _show, as_counts, check_index_range, check_int
 from pldp.domain import Domain
-from pldp.errors import DomainError, ParameterError
+from pldp.errors import ParameterError
 from pldp.fingerprint import canonical_labels
 from pldp.mechanisms.base import Mechanism
 from pldp.mechanisms.direct import KRR
@@ -142,12 +142,8 @@ class LeveledProtocol(Protocol):
             raise ParameterError(f"items and levels must be 1-D arrays of equal length, got {x.shape} and {lv.shape}")
         if x.size and (x.dtype.kind not in "iu" or lv.dtype.kind not in "iu"):
             raise ParameterError(f"items and levels must be integer indices, got dtypes {x.dtype} and {lv.dtype}")
-        if lv.size and (lv.min() < 0 or lv.max() >= self.t):
-            bad = lv[(lv < 0) | (lv >= self.t)]
-            raise DomainError(f"level indices must lie in [0, {self.t}); got {_show(np.unique(bad))}")
-        if x.size and (x.min() < 0 or x.max() >= self.d):
-            bad = x[(x < 0) | (x >= self.d)]
-            raise DomainError(f"items must lie in [0, {self.d}); out of domain: {_show(np.unique(bad))}")
+        check_index_range(lv, self.t, "level indices")
+        check_index_range(x, self.d, "items")
         return x.astype(np.int64), lv.astype(np.int64)
 
     def _check_cells(self, cells: Any) -> np.ndarray:

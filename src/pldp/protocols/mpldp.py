@@ -31,7 +31,7 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy.optimize import brentq
 
-from pldp._validation import _show, check_epsilon, check_int
+from pldp._validation import check_epsilon, check_index_range, check_int
 from pldp.domain import Domain
 from pldp.errors import EstimationError, ParameterError, TallyError
 from pldp.estimation.combine import combine, data_free_variance, level_sampling_variance, min_variance_weights
@@ -248,12 +248,8 @@ class MPLDP(Protocol):
         if v.size and (v.dtype.kind not in "iu" or lv.dtype.kind not in "iu"):
             raise ParameterError("values and levels must be integer indices")
         for i, ki in enumerate(self.k):
-            if v.size and (v[:, i].min() < 0 or v[:, i].max() >= ki):
-                bad = v[:, i][(v[:, i] < 0) | (v[:, i] >= ki)]
-                raise ParameterError(f"attribute {i} values must lie in [0, {ki}); got {_show(np.unique(bad))}")
-        if lv.size and (lv.min() < 0 or lv.max() >= self.n_levels):
-            bad = lv[(lv < 0) | (lv >= self.n_levels)]
-            raise ParameterError(f"levels must lie in [0, {self.n_levels}); got {_show(np.unique(bad))}")
+            check_index_range(v[:, i], ki, f"attribute {i} values", ParameterError)
+        check_index_range(lv, self.n_levels, "levels", ParameterError)
         return v.astype(np.int64), lv.astype(np.int64)
 
     def assign_levels(self, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -369,7 +365,7 @@ class MPLDP(Protocol):
     def _estimate_attribute(self, tally: MPLDPTally, i: int, method: str) -> Estimate:
         n = tally.n
         mechs = self.mechanisms[i]
-        H, n_tau = self.level_estimates(tally, i)
+        n_tau = tally.sizes[i]
         if method == "mle":
             tallies = [
                 Tally(int(nt), c, "unary", m.fingerprint)
@@ -378,6 +374,7 @@ class MPLDP(Protocol):
             freq = joint_mle(mechs, tallies)
             var = joint_mle_variance(mechs, tallies, freq)
             return Estimate(freq, var, n, method, mechs[0].domain, info={"n_tau": n_tau}, on_simplex=True)
+        H, _ = self.level_estimates(tally, i)
         f_tau = H / np.where(n_tau > 0, n_tau, 1)[:, None]
         var_tau = np.array([data_free_variance(m, int(nt)) for m, nt in zip(mechs, n_tau, strict=True)])
         w = n_tau / n if method == "sum" else oc_weights(n_tau, self.level_eps[i])
