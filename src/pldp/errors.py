@@ -13,7 +13,9 @@ __all__ = [
     "EstimationError",
     "PLDPError",
     "ParameterError",
+    "ReportError",
     "SolverError",
+    "SpecError",
     "TallyError",
 ]
 
@@ -44,3 +46,21 @@ class EstimationError(PLDPError, ValueError):
 
 class SolverError(PLDPError, RuntimeError):
     """A numerical solver found no acceptable (e.g. feasible) solution; the message holds its diagnostics."""
+
+
+class SpecError(PLDPError, ValueError):
+    """A campaign spec that is malformed, altered (its id does not match), or fails its privacy claim."""
+
+
+class ReportError(PLDPError, ValueError):
+    """Wire reports that cannot be decoded; the message names the first bad report and why.
+
+    Attributes
+    ----------
+    index : int or None
+        Position of the first bad report in its batch.
+    """
+
+    def __init__(self, message: str, index: int | None = None) -> None:
+        super().__init__(message)
+        self.index = index

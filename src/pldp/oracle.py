@@ -78,6 +78,16 @@ class FrequencyOracle(ABC):
         """32 hex digits identifying this exact oracle (the hash of :meth:`params`)."""
         return fingerprint(self.params())
 
+    def bind_fingerprint(self, fingerprint: str) -> None:
+        """Identify this oracle (and every tally it makes) by ``fingerprint`` instead of the hash of
+        its parameters: how an oracle rebuilt from a campaign spec carries the spec's id
+        (:meth:`pldp.deploy.Spec.mechanism`), so tallies of different campaigns never mix."""
+        from pldp.fingerprint import is_fingerprint
+
+        if not is_fingerprint(fingerprint):
+            raise TallyError(f"not a fingerprint: {fingerprint!r}")
+        self.__dict__["fingerprint"] = fingerprint
+
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self) or not isinstance(other, FrequencyOracle):
             return False

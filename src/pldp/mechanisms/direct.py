@@ -23,12 +23,18 @@ so the honest probability of a sensitive item is :math:`q_y = e^{\\varepsilon_y}
 and that of a non-sensitive item is :math:`\\tilde q = S`. KRR is the case of one budget
 on every item and URR the case of one budget on :math:`D_S`.
 
-Sampling uses the mixture form of the channel: with probability :math:`\\delta` the user
-reports her item, otherwise she reports a draw from :math:`q / \\sum q` (which may be her
-own item). Both steps are vectorised (a Bernoulli mask and Walker's alias method), O(1)
-work per user. Count-level simulation follows from the same form exactly: honest counts are
-independent binomials ``Bin(n_x, delta)`` and the dishonest users' reports are one
-multinomial over ``q / sum(q)``.
+Exact sampling on the integer grid. The channel actually run is stated on the ``2**32`` grid
+(:func:`grid_weights`): integer weights ``W_y`` (the dishonest probabilities rounded *up*) and a
+keep threshold ``K = 2**32 - sum(W)``, so :math:`q_y = W_y / 2^{32}` and :math:`\\delta = K /
+2^{32}` exactly, and every privacy ratio :math:`1 + K / W_y` is checked against
+:math:`e^{\\varepsilon_y}` with exact arithmetic. A user draws one uniform 32-bit word ``w``:
+``w < K`` reports her item, otherwise she reports the smallest ``y`` with
+``w - K < W_0 + ... + W_y`` (:func:`pldp.sampling.direct_draw`, the same code the device
+clients of :mod:`pldp.client` run). The exposed ``q``, ``delta``, the privacy check, the
+simulation and the estimators all use these grid values: what is checked is what runs.
+Count-level simulation follows from the mixture form exactly: honest counts are independent
+binomials ``Bin(n_x, delta)`` and the dishonest users' reports are one multinomial over
+``q / sum(q)``.
 """
 
 from __future__ import annotations
@@ -43,37 +49,53 @@ from pldp._validation import as_counts, as_indices, check_epsilon, check_index_r
 from pldp.budgets import ItemBudgets
 from pldp.domain import Domain
 from pldp.errors import BudgetError, ParameterError, TallyError
+from pldp.exact import ratio_within
 from pldp.mechanisms.base import Mechanism
 from pldp.privacy import PrivacyReport, report_from_columns
+from pldp.sampling import GRID, GRID_BITS, direct_draw, generator_words
 from pldp.tally import Tally
 
-__all__ = ["IPRR", "KRR", "URR", "DirectEncoding", "alias_table"]
+__all__ = ["IPRR", "KRR", "URR", "DirectEncoding", "grid_weights"]
 
 #: Largest finite budget accepted: beyond it exp(eps) overflows a double.
 MAX_EPSILON = 700.0
 
 
-def alias_table(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Walker/Vose alias table for sampling from ``weights / weights.sum()``.
+def grid_weights(q: np.ndarray, epsilons: np.ndarray) -> tuple[int, np.ndarray]:
+    """The channel ``q`` on the ``2**32`` grid, rounded towards more privacy, checked exactly.
 
-    Returns ``(prob, alias)``: draw ``k`` uniform on ``0..K-1`` and ``u`` uniform on [0, 1);
-    the sample is ``k`` if ``u < prob[k]`` else ``alias[k]``.
+    Every dishonest probability is rounded *up* (``weights[y] = ceil(q[y] 2**32)``) and the keep
+    threshold is what is left, ``keep = 2**32 - sum(weights)``, so every ratio
+    ``(weights[y] + keep) / weights[y]`` can only fall. Each is then checked against
+    ``e**epsilons[y]`` with exact arithmetic (:func:`pldp.exact.ratio_within`); a weight that
+    floating-point error left one step short is raised by one.
+
+    Returns
+    -------
+    keep : int
+    weights : ndarray of int64
+
+    Raises
+    ------
+    BudgetError
+        When the budgets are so small for this many items that nothing is left to keep.
     """
-    w = np.asarray(weights, dtype=float)
-    k = w.size
-    scaled = w * (k / w.sum())
-    prob = np.ones(k)
-    alias = np.arange(k)
-    small = [i for i in range(k) if scaled[i] < 1.0]
-    large = [i for i in range(k) if scaled[i] >= 1.0]
-    while small and large:
-        s, g = small.pop(), large.pop()
-        prob[s] = scaled[s]
-        alias[s] = g
-        scaled[g] = (scaled[g] + scaled[s]) - 1.0
-        (small if scaled[g] < 1.0 else large).append(g)
-    # leftovers are 1 up to rounding
-    return prob, alias
+    weights = np.where(q > 0, np.ceil(q * GRID), 0.0).astype(np.int64)
+    sensitive = np.isfinite(epsilons)
+    for _ in range(4):
+        keep = GRID - int(weights.sum())
+        if keep < 1:
+            raise BudgetError(
+                f"the budgets are too small for {q.size} items on the 2^-{GRID_BITS} grid: "
+                "the probability of reporting one's own item rounds to zero"
+            )
+        pairs = {(int(w), float(e)) for w, e in zip(weights[sensitive], epsilons[sensitive], strict=True)}
+        short = {pair for pair in pairs if not ratio_within(pair[0] + keep, pair[0], pair[1])}
+        if not short:
+            return keep, weights
+        for w, e in short:
+            weights[sensitive & (weights == w) & (epsilons == e)] += 1
+    raise BudgetError("could not round the channel onto the grid within its budgets")  # pragma: no cover
 
 
 class DirectEncoding(Mechanism):
@@ -104,15 +126,17 @@ class DirectEncoding(Mechanism):
         sens = np.isfinite(eps)
         r = np.zeros(eps.size)
         r[sens] = 1.0 / np.expm1(eps[sens])  # Li et al., Sec. 5.3
-        s = 1.0 / (1.0 + r.sum())
-        q = r * s
-        q.setflags(write=False)
-        r.setflags(write=False)
+        keep, weights = grid_weights(r / (1.0 + r.sum()), eps)
+        q = weights / GRID  # exact: integers below 2**53 over a power of two
+        for arr in (q, r, weights):
+            arr.setflags(write=False)
         self._budgets = budgets
         self._notion = notion
         self._r = r
         self._q = q
-        self._delta = float(s)
+        self._keep = keep
+        self._weights = weights
+        self._delta = keep / GRID
 
     # ------------------------------------------------------------------ parameters
     @property
@@ -147,9 +171,25 @@ class DirectEncoding(Mechanism):
     def support(self) -> tuple[np.ndarray, np.ndarray]:
         return self.diagonal, self._q
 
+    @property
+    def keep_threshold(self) -> int:
+        """``K``: a word below it reports the user's own item (``delta = K / 2**32``)."""
+        return self._keep
+
+    @property
+    def weights(self) -> np.ndarray:
+        """``W_y``: the dishonest probabilities on the grid (``q = W / 2**32``), read-only."""
+        return self._weights
+
     def params(self) -> dict[str, Any]:
-        """Canonical parameters: the class, the notion, the labels and every item's budget."""
-        return {**self._budget_params(), "notion": self._notion}
+        """Canonical parameters: the class, the notion, the labels, every item's budget and the
+        grid thresholds (``keep_threshold``, ``weights``) that the clients run."""
+        return {
+            **self._budget_params(),
+            "notion": self._notion,
+            "keep_threshold": self._keep,
+            "weights": self._weights,
+        }
 
     def channel(self) -> np.ndarray:
         """The ``d x d`` channel, rows = inputs: ``Q[x, y] = Pr(y | x)`` (``8 d^2`` bytes)."""
@@ -166,94 +206,37 @@ class DirectEncoding(Mechanism):
     _BLOCK = 1 << 16
 
     @cached_property
-    def _alias(self) -> tuple[np.ndarray, np.ndarray] | None:
-        """``(k + prob[k], alias[k])`` of the alias table of ``q``; None when ``q`` is uniform."""
-        q = self._q
-        if np.all(q == q[0]):
-            return None  # uniform: plain integer draw
-        prob, alias = alias_table(q)
-        return np.arange(q.size) + prob, alias
-
-    def _dishonest(self, size: int, rng: np.random.Generator) -> np.ndarray:
-        """``size`` draws from ``q / sum(q)``.
-
-        Alias method with one uniform per draw: ``v = d u`` gives the column ``k = floor(v)``
-        and, in its fractional part, the coin ``v - k < prob[k]``, i.e. ``v < k + prob[k]``
-        (resolution ``d * 2**-53``).
-        """
-        if self._alias is None:
-            return rng.integers(0, self.d, size=size)
-        v = rng.random(size)
-        v *= self.d
-        return self._alias_draw(v)
-
-    def _alias_draw(self, v: np.ndarray) -> np.ndarray:
-        """Alias-method draws from ``q / sum(q)`` driven by ``v``, uniform on ``[0, d)``.
-
-        Column ``k = floor(v)``, kept when ``v < k + prob[k]``, else its alias. ``take(...,
-        mode="clip")`` keeps out-of-range columns in range: a ``v`` rounded up to ``d`` (once in
-        2**53; then ``v >= k + prob[k]``, the alias) and the negative ``v`` of users that
-        :meth:`_perturb_one_uniform` overwrites anyway.
-        """
-        table = self._alias
-        if table is None:  # uniform q: the column itself
-            return np.minimum(v.astype(np.intp), self.d - 1)
-        threshold, alias = table
-        k = v.astype(np.intp)
-        out = np.take(alias, k, mode="clip")
-        np.copyto(out, k, where=v < np.take(threshold, k, mode="clip"))
-        return out
+    def _draw_table(self) -> tuple[np.ndarray, int]:
+        """``(cum, uniform)`` for :func:`pldp.sampling.direct_draw`."""
+        w = self._weights
+        uniform = int(w[0]) if np.all(w == w[0]) else 0
+        return np.cumsum(w), uniform
 
     def perturb(self, x: Any, rng: np.random.Generator) -> np.ndarray:
-        """Randomize item indices, one report per user (vectorised, O(1) per user).
+        """Randomize item indices, one report per user (vectorised, one 32-bit word per user).
 
         Parameters
         ----------
         x : array_like of int, shape (n,)
             Item indices in ``[0, d)`` (see :meth:`pldp.Domain.encode`), one per user.
         rng : numpy.random.Generator
-            Source of randomness.
+            Source of randomness (its bit generator supplies the words).
 
         Returns
         -------
         ndarray of int, shape (n,)
-            Reported item indices.
+            Reported item indices (see :func:`pldp.sampling.direct_draw`).
         """
         arr = as_indices(x, "x")
         out = np.empty(arr.shape, dtype=np.int64 if arr.dtype.itemsize > 4 else np.int32)
         flat_x, flat = arr.reshape(-1), out.reshape(-1)
-        one_uniform = self._delta <= 0.5
+        cum, uniform = self._draw_table
         for start in range(0, flat.size, self._BLOCK):  # blocks: every pass runs in cache
             xb = flat_x[start : start + self._BLOCK]
             check_index_range(xb, self.d, "x")
-            block = flat[start : start + self._BLOCK]
-            block[...] = xb
-            if one_uniform:
-                self._perturb_one_uniform(block, rng)
-                continue
-            lie = rng.random(block.size) >= self._delta
-            block[lie] = self._dishonest(int(np.count_nonzero(lie)), rng)
+            words = generator_words(rng, xb.size)
+            flat[start : start + self._BLOCK] = direct_draw(xb, words, self._keep, cum, uniform)
         return out
-
-    def _perturb_one_uniform(self, block: np.ndarray, rng: np.random.Generator) -> None:
-        """Perturb ``block`` in place with one uniform per user (used when most users lie).
-
-        ``u < delta`` keeps the item; otherwise ``w = (u - delta) d / (1 - delta)`` is uniform on
-        ``[0, d)`` and drives the alias draw as in :meth:`_dishonest` (column ``floor(w)``, coin
-        ``w < k + prob[k]``, :meth:`_alias_draw`; for a uniform ``q``, the column itself). With
-        ``delta <= 1/2`` the draw keeps a resolution of ``2 d 2**-53``: one bit less than with a
-        second uniform, and there is no boolean scatter.
-        """
-        u = rng.random(block.size)
-        lie = u >= self._delta
-        u -= self._delta
-        u *= self.d / (1.0 - self._delta)
-        if self._alias is None:  # uniform q: the column is the report
-            y = u.astype(np.intp)
-            np.minimum(y, self.d - 1, out=y)
-        else:
-            y = self._alias_draw(u)
-        np.copyto(block, y, where=lie)
 
     # ---------------------------------------------------------------------- server
     def tally(self, reports: Any) -> Tally:

@@ -70,6 +70,9 @@ class UnaryEncoding(Mechanism):
         Budget of each item (all finite).
     pair_rule : {"min", "avg", "ldp"}
         The notion claimed: MinID-LDP, AvgID-LDP, or plain LDP with the smallest budget.
+    coin_bits : {16, 32}, optional
+        The coin grid; by default chosen by :func:`coin_width` (pass it to rebuild a mechanism
+        from its stated thresholds exactly).
     """
 
     family = "unary"
@@ -81,7 +84,9 @@ class UnaryEncoding(Mechanism):
     _BLOCK_COINS = 1 << 18
     _MIN_BLOCK_COINS = 1 << 14
 
-    def __init__(self, a: Any, b: Any, budgets: ItemBudgets, pair_rule: str = "min") -> None:
+    def __init__(
+        self, a: Any, b: Any, budgets: ItemBudgets, pair_rule: str = "min", coin_bits: int | None = None
+    ) -> None:
         budgets = self._check_budgets(budgets, all_sensitive=True)
         a_arr = np.asarray(a, dtype=float).reshape(-1)
         b_arr = np.asarray(b, dtype=float).reshape(-1)
@@ -92,7 +97,9 @@ class UnaryEncoding(Mechanism):
             raise ParameterError(f"need 0 < b < a < 1 for every item; bad items: {_show(np.flatnonzero(bad))}")
         if pair_rule not in ("min", "avg", "ldp"):
             raise ParameterError(f"pair_rule must be 'min', 'avg' or 'ldp', got {pair_rule!r}")
-        width = coin_width(a_arr, b_arr)
+        if coin_bits not in (None, 16, 32):
+            raise ParameterError(f"coin_bits must be 16 or 32, got {coin_bits!r}")
+        width = coin_width(a_arr, b_arr) if coin_bits is None else coin_bits
         scale = 2.0**width
         a_q = np.floor(a_arr * scale) / scale
         b_q = np.ceil(b_arr * scale) / scale

@@ -1,0 +1,255 @@
+"""Campaign specs (``pldp.spec/1``): one JSON document that fully defines a collection.
+
+A spec holds the question, the answer labels, the oracle's canonical parameters (for the server's
+estimator) and the sampler (the client program, every probability an integer threshold over
+``2**32``; :mod:`pldp.deploy.sampler`). Its :attr:`Spec.id` is the SHA-256 of its JCS text
+(:mod:`pldp.deploy.jcs`), so any change is a new id, and every tally decoded from its reports
+carries that id as its fingerprint. The format is documented in ``docs/wire-format.md``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from functools import cached_property
+from typing import Any
+
+from pldp.deploy.jcs import jcs
+from pldp.deploy.oracles import oracle_from_params, relabel
+from pldp.deploy.sampler import AttributesNode, Node, parse_node, sampler_of
+from pldp.errors import SpecError
+from pldp.fingerprint import FINGERPRINT_LENGTH, canonical, is_fingerprint
+from pldp.oracle import FrequencyOracle
+from pldp.sampling import GRID_BITS
+
+__all__ = ["FORMAT", "Spec", "read_spec", "spec_id"]
+
+#: The version tag of the spec format.
+FORMAT = "pldp.spec/1"
+
+
+def spec_id(content: dict[str, Any]) -> str:
+    """The id of a spec's content (every member but ``id``): 32 hex digits of SHA-256 of its JCS text."""
+    body = {k: v for k, v in content.items() if k != "id"}
+    return hashlib.sha256(jcs(body).encode("utf-8")).hexdigest()[:FINGERPRINT_LENGTH]
+
+
+def _labels(value: Any, path: str) -> list[str]:
+    if not isinstance(value, list) or len(value) < 2 or not all(isinstance(v, str) for v in value):
+        raise SpecError(f"{path} must be a list of at least 2 strings")
+    seen: set[str] = set()
+    dup = [v for v in value if v in seen or seen.add(v)]  # type: ignore[func-returns-value]
+    if dup:
+        raise SpecError(f"{path} has duplicate labels: {dup[:5]}")
+    return value
+
+
+def _check_answers(root: Node, labels: Any, question: Any) -> None:
+    """Labels (and, for several attributes, questions) that fit the sampler's inputs."""
+    if isinstance(root, AttributesNode):
+        if not isinstance(labels, list) or len(labels) != len(root.parts):
+            raise SpecError(f"labels must hold one list per attribute ({len(root.parts)})")
+        if not isinstance(question, list) or len(question) != len(root.parts):
+            raise SpecError(f"question must hold one question per attribute ({len(root.parts)})")
+        for i, (lab, part) in enumerate(zip(labels, root.parts, strict=True)):
+            if len(_labels(lab, f"labels[{i}]")) != part.d:
+                raise SpecError(f"labels[{i}] has {len(lab)} answers but attribute {i} takes {part.d}")
+        return
+    if not isinstance(question, str):
+        raise SpecError("question must be a string")
+    n = len(_labels(labels, "labels"))
+    if n != root.d:
+        raise SpecError(f"labels has {n} answers but the sampler takes {root.d}")
+
+
+def read_spec(data: Any) -> tuple[Node, str]:
+    """The sampler root and id of a spec's JSON (text or parsed), after checking its format, its
+    id, its labels and the sampler's structure; the oracle is not rebuilt (:func:`verify` needs
+    only the sampler)."""
+    if isinstance(data, (str, bytes)):
+        try:
+            data = json.loads(data)
+        except json.JSONDecodeError as exc:
+            raise SpecError(f"the spec is not valid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise SpecError("a spec must be a JSON object")
+    if data.get("format") != FORMAT:
+        raise SpecError(f"unknown spec format {data.get('format')!r}; this pldp reads {FORMAT!r}")
+    missing = {"id", "question", "labels", "oracle", "sampler"} - data.keys()
+    if missing:
+        raise SpecError(f"the spec lacks {sorted(missing)}")
+    extra = data.keys() - {"format", "id", "question", "labels", "oracle", "sampler"}
+    if extra:
+        raise SpecError(f"the spec has unknown members {sorted(extra)}")
+    if not is_fingerprint(data["id"]):
+        raise SpecError(f"the spec id must be {FINGERPRINT_LENGTH} lower-case hex digits, got {data['id']!r}")
+    actual = spec_id(data)
+    if actual != data["id"]:
+        raise SpecError(
+            f"the spec id {data['id']} does not match its content (which hashes to {actual}): it was altered"
+        )
+    sampler = data["sampler"]
+    if not isinstance(sampler, dict) or set(sampler) != {"grid_bits", "root"}:
+        raise SpecError("sampler must be an object with exactly 'grid_bits' and 'root'")
+    if sampler["grid_bits"] != GRID_BITS:
+        raise SpecError(f"sampler.grid_bits must be {GRID_BITS}, got {sampler['grid_bits']!r}")
+    root = parse_node(sampler["root"])
+    _check_answers(root, data["labels"], data["question"])
+    return root, data["id"]
+
+
+class Spec:
+    """A campaign spec: question, labels, oracle parameters and the sampler, with a content id.
+
+    Build one with :meth:`from_mechanism`; read one with :meth:`from_json`, which refuses a
+    malformed or altered spec and one whose privacy claim fails. Specs are immutable; equality is
+    by id.
+
+    Examples
+    --------
+    >>> import pldp
+    >>> spec = Spec.from_mechanism(pldp.KRR(1.0, 3), question="Your OS?", labels=["linux", "mac", "windows"])
+    >>> Spec.from_json(spec.to_json()) == spec
+    True
+    >>> spec.mechanism().fingerprint == spec.id
+    True
+    """
+
+    def __init__(self, data: dict[str, Any], root: Node) -> None:
+        self._data = data
+        self._root = root
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_mechanism(cls, oracle: FrequencyOracle, *, question: Any, labels: Any = None) -> Spec:
+        """The spec of a pldp mechanism or protocol.
+
+        Parameters
+        ----------
+        oracle : FrequencyOracle
+            Any pldp mechanism or protocol.
+        question : str (MPLDP: one per attribute)
+            What respondents are asked.
+        labels : list of str, optional (MPLDP: one list per attribute)
+            The answers, in index order; default the oracle's labels as strings. The spec's
+            oracle uses these labels.
+        """
+        if not isinstance(oracle, FrequencyOracle):
+            raise SpecError(f"expected a pldp mechanism or protocol, got {type(oracle).__name__}")
+        from pldp.protocols import MPLDP
+
+        params = canonical(oracle.params())
+        if isinstance(oracle, MPLDP):
+            if labels is None:
+                labels = [[str(v) for v in range(k)] for k in oracle.k]
+            labels = [list(map(str, lab)) for lab in labels]
+        else:
+            labels = [str(v) for v in (oracle.domain.labels if labels is None else labels)]
+            if "labels" in params or "base" in params:
+                params = relabel(params, labels)
+                oracle = oracle_from_params(params) if params != canonical(oracle.params()) else oracle
+        root = sampler_of(oracle)
+        data = {
+            "format": FORMAT,
+            "question": canonical(question),
+            "labels": labels,
+            "oracle": params,
+            "sampler": {"grid_bits": GRID_BITS, "root": root.to_json()},
+        }
+        data = json.loads(jcs(data))  # the JSON values exactly as a reader will see them
+        data["id"] = spec_id(data)
+        return cls._load(data, check_privacy=True)
+
+    @classmethod
+    def from_json(cls, text: str | bytes | dict[str, Any]) -> Spec:
+        """Read a spec; :class:`~pldp.errors.SpecError` when it is malformed, altered (id), not
+        pldp's own oracle with its own thresholds, or when a privacy claim fails."""
+        if isinstance(text, (str, bytes)):
+            try:
+                text = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise SpecError(f"the spec is not valid JSON: {exc}") from None
+        if not isinstance(text, dict):
+            raise SpecError("a spec must be a JSON object")
+        return cls._load(json.loads(jcs(text)) if _jsonable(text) else text, check_privacy=True)
+
+    @classmethod
+    def _load(cls, data: dict[str, Any], *, check_privacy: bool) -> Spec:
+        root, _ = read_spec(data)
+        spec = cls(data, root)
+        if check_privacy:
+            from pldp.deploy.verify import verify
+
+            result = verify(spec)
+            if not result.holds:
+                bad = result.failures[0]
+                raise SpecError(
+                    f"the spec's privacy claim fails: {bad.part}, {bad.subject}: realised epsilon "
+                    f"{bad.realised:.9g} > claimed {bad.claimed:.9g} ({len(result.failures)} failing check(s))"
+                )
+        rebuilt = spec.mechanism()
+        if sampler_of(rebuilt) != root:
+            raise SpecError("the sampler's thresholds are not those of the spec's oracle")
+        return spec
+
+    # ------------------------------------------------------------------ accessors
+    @property
+    def id(self) -> str:
+        """The content hash: 32 hex digits; the fingerprint of every tally of this campaign."""
+        return str(self._data["id"])
+
+    @property
+    def question(self) -> Any:
+        """The question (one per attribute for MPLDP)."""
+        return self._data["question"]
+
+    @property
+    def labels(self) -> list[Any]:
+        """The answer labels (one list per attribute for MPLDP)."""
+        return list(self._data["labels"])
+
+    @property
+    def root(self) -> Node:
+        """The sampler's root node."""
+        return self._root
+
+    @property
+    def oracle_params(self) -> dict[str, Any]:
+        """The oracle's canonical parameters."""
+        return dict(self._data["oracle"])
+
+    @cached_property
+    def _oracle(self) -> FrequencyOracle:
+        oracle = oracle_from_params(self._data["oracle"])
+        oracle.bind_fingerprint(self.id)
+        return oracle
+
+    def mechanism(self) -> FrequencyOracle:
+        """The oracle this spec runs, identified by the spec's id: its tallies carry :attr:`id`."""
+        return self._oracle
+
+    def to_dict(self) -> dict[str, Any]:
+        """The spec as JSON values (a deep copy)."""
+        return json.loads(jcs(self._data))
+
+    def to_json(self, indent: int | None = 2) -> str:
+        """The spec's JSON text (members in a fixed order; ``indent=None`` for one line)."""
+        order = ["format", "id", "question", "labels", "oracle", "sampler"]
+        return json.dumps({k: self._data[k] for k in order}, indent=indent, ensure_ascii=False)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Spec) and other.id == self.id
+
+    def __hash__(self) -> int:
+        return hash(self.id)
+
+    def __repr__(self) -> str:
+        return f"Spec(id={self.id!r}, kind={self._root.kind!r}, question={self.question!r})"
+
+
+def _jsonable(data: Any) -> bool:
+    try:
+        jcs(data)
+    except (TypeError, ValueError):
+        return False
+    return True

@@ -1,0 +1,315 @@
+"""The wire format: reports as JSON or as an Arrow table, held column by column.
+
+:class:`ReportBatch` is a batch of reports of one spec in columnar form: the 16-byte report ids
+and one array per payload column (``item``, ``bits``, ``level``; prefixed ``a{i}.`` per attribute
+of MPLDP). It converts to and from the JSON forms (one report, ``pldp.report/1``; a batch,
+``pldp.batch/1``) and the Arrow schema of report files (``docs/wire-format.md`` §4-5). Clients
+build batches (:class:`pldp.client.Client`); :func:`pldp.deploy.decode` validates them and tallies.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from pldp.deploy.sampler import AttributesNode, DirectNode, LeveledNode, Node, PaddingNode, UnaryNode
+from pldp.errors import ReportError
+
+__all__ = ["BATCH_FORMAT", "REPORT_FORMAT", "Column", "ReportBatch", "columns_of"]
+
+#: Version tag of one report.
+REPORT_FORMAT = "pldp.report/1"
+#: Version tag of a batch.
+BATCH_FORMAT = "pldp.batch/1"
+_HEX = set("0123456789abcdef")
+
+
+@dataclass(frozen=True)
+class Column:
+    """One payload column: its ``name``, ``kind`` (``"item"``, ``"bits"`` or ``"level"``), the range
+    of an item or level (``size``) or the bits of a packed row (``size`` bits, ``nbytes`` bytes)."""
+
+    name: str
+    kind: str
+    size: int
+
+    @property
+    def nbytes(self) -> int:
+        return (self.size + 7) // 8
+
+
+def columns_of(node: Node, prefix: str = "") -> list[Column]:
+    """The payload columns of a sampler node, in the order of the wire format."""
+    if isinstance(node, DirectNode):
+        return [Column(prefix + "item", "item", node.d)]
+    if isinstance(node, UnaryNode):
+        return [Column(prefix + "bits", "bits", node.d)]
+    if isinstance(node, PaddingNode):
+        return [Column(prefix + "bits", "bits", node.inner.d)]
+    if isinstance(node, LeveledNode):
+        cols = [] if node.level_report == "hidden" else [Column(prefix + "level", "level", node.t)]
+        direct = [n for n in node.items if isinstance(n, DirectNode)]
+        unary = [n for n in node.items if isinstance(n, UnaryNode)]
+        if direct:
+            cols.append(Column(prefix + "item", "item", max(n.d for n in direct)))
+        if unary:
+            cols.append(Column(prefix + "bits", "bits", max(n.d for n in unary)))
+        return cols
+    if isinstance(node, AttributesNode):
+        return [c for i, part in enumerate(node.parts) for c in columns_of(part, f"{prefix}a{i}.")]
+    raise TypeError(type(node).__name__)  # pragma: no cover
+
+
+def _payload(node: Node, cols: dict[str, np.ndarray], row: int, prefix: str = "") -> Any:
+    if isinstance(node, DirectNode):
+        return int(cols[prefix + "item"][row])
+    if isinstance(node, (UnaryNode, PaddingNode)):
+        return base64.b64encode(cols[prefix + "bits"][row].tobytes()).decode("ascii")
+    if isinstance(node, LeveledNode):
+        if node.level_report == "hidden":
+            return {"data": _payload(node.items[0], cols, row, prefix)}
+        level = int(cols[prefix + "level"][row])
+        return {"level": level, "data": _payload(node.items[level], cols, row, prefix)}
+    assert isinstance(node, AttributesNode)
+    return [_payload(p, cols, row, f"{prefix}a{i}.") for i, p in enumerate(node.parts)]
+
+
+class _Reader:
+    """Parses JSON payloads into columns, refusing the first bad report with its index."""
+
+    def __init__(self, root: Node, n: int) -> None:
+        self.root = root
+        self.cols: dict[str, np.ndarray] = {}
+        for c in columns_of(root):
+            if c.kind == "bits":
+                self.cols[c.name] = np.zeros((n, c.nbytes), dtype=np.uint8)
+            else:
+                self.cols[c.name] = np.full(n, -1, dtype=np.int64)
+
+    def read(self, node: Node, payload: Any, row: int, prefix: str = "") -> None:
+        if isinstance(node, DirectNode):
+            if isinstance(payload, bool) or not isinstance(payload, int):
+                raise ReportError(f"report {row}: the payload must be an item index, got {payload!r}", row)
+            self.cols[prefix + "item"][row] = payload  # range checked by decode, with the others
+        elif isinstance(node, (UnaryNode, PaddingNode)):
+            if not isinstance(payload, str):
+                raise ReportError(f"report {row}: the payload must be base64 text, got {type(payload).__name__}", row)
+            try:
+                raw = base64.b64decode(payload, validate=True)
+            except (binascii.Error, ValueError):
+                raise ReportError(f"report {row}: bad base64 in the payload", row) from None
+            target = self.cols[prefix + "bits"]
+            if len(raw) != target.shape[1]:
+                raise ReportError(f"report {row}: {len(raw)} bytes of bits, expected {target.shape[1]}", row)
+            target[row] = np.frombuffer(raw, dtype=np.uint8)
+        elif isinstance(node, LeveledNode):
+            want = {"data"} if node.level_report == "hidden" else {"level", "data"}
+            if not isinstance(payload, dict) or set(payload) != want:
+                raise ReportError(f"report {row}: the payload must be an object with exactly {sorted(want)}", row)
+            level = 0
+            if node.level_report != "hidden":
+                level = payload["level"]
+                if isinstance(level, bool) or not isinstance(level, int) or not 0 <= level < node.t:
+                    raise ReportError(f"report {row}: level {level!r} is not in [0, {node.t})", row)
+                self.cols[prefix + "level"][row] = level
+            self.read(node.items[level], payload["data"], row, prefix)
+        else:
+            assert isinstance(node, AttributesNode)
+            if not isinstance(payload, list) or len(payload) != len(node.parts):
+                raise ReportError(f"report {row}: the payload must be a list of {len(node.parts)} parts", row)
+            for i, (part, p) in enumerate(zip(node.parts, payload, strict=True)):
+                self.read(part, p, row, f"{prefix}a{i}.")
+
+
+@dataclass(frozen=True)
+class ReportBatch:
+    """Reports of one spec in columnar form.
+
+    Attributes
+    ----------
+    spec : str
+        The spec id every report names.
+    ids : ndarray of uint8, shape (n, 16)
+        The report ids' bytes.
+    columns : dict of str to ndarray
+        The payload columns (:func:`columns_of`): item and level indices as int64 (``-1`` where a
+        row has none), packed bits as uint8 rows.
+    root : Node
+        The spec's sampler root (how to read the columns).
+    """
+
+    spec: str
+    ids: np.ndarray
+    columns: dict[str, np.ndarray]
+    root: Node
+
+    def __len__(self) -> int:
+        return int(self.ids.shape[0])
+
+    @property
+    def hex_ids(self) -> list[str]:
+        """The report ids as 32 lower-case hex digits."""
+        text = self.ids.tobytes().hex()
+        return [text[32 * i : 32 * i + 32] for i in range(len(self))]
+
+    def reports(self) -> Iterator[dict[str, Any]]:
+        """Every report as its JSON object (``pldp.report/1``), keys in the wire order."""
+        for i, rid in enumerate(self.hex_ids):
+            yield {
+                "format": REPORT_FORMAT,
+                "spec": self.spec,
+                "id": rid,
+                "payload": _payload(self.root, self.columns, i),
+            }
+
+    def to_json(self) -> dict[str, Any]:
+        """The batch form ``{"format": "pldp.batch/1", "spec": ..., "reports": [{"id", "payload"}, ...]}``."""
+        return {
+            "format": BATCH_FORMAT,
+            "spec": self.spec,
+            "reports": [{"id": r["id"], "payload": r["payload"]} for r in self.reports()],
+        }
+
+    def to_json_lines(self) -> str:
+        """One compact report per line, as the clients serialize them."""
+        return "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in self.reports())
+
+    # ------------------------------------------------------------------ reading JSON
+    @classmethod
+    def from_json(cls, data: Any, root: Node, spec: str) -> ReportBatch:
+        """Parse reports: a batch object, a list of report objects, one report, or their text.
+
+        Raises :class:`~pldp.errors.ReportError` naming the first bad report: an unknown format,
+        another spec's id, a malformed or repeated report id, or a payload of the wrong shape
+        (ranges and padding bits are checked by :func:`pldp.deploy.decode`).
+        """
+        if isinstance(data, (str, bytes)):
+            try:
+                data = json.loads(data)
+            except json.JSONDecodeError as exc:
+                raise ReportError(f"the reports are not valid JSON: {exc}") from None
+        if isinstance(data, dict) and data.get("format") == BATCH_FORMAT:
+            if data.get("spec") != spec:
+                raise ReportError(f"the batch names spec {data.get('spec')!r}, not {spec}", None)
+            items = data.get("reports")
+            if not isinstance(items, list):
+                raise ReportError("a batch needs a list of reports")
+            full = False
+        elif isinstance(data, dict):
+            items, full = [data], True
+        elif isinstance(data, list):
+            items, full = data, True
+        else:
+            raise ReportError(f"expected a report, a list of reports or a batch, got {type(data).__name__}")
+        n = len(items)
+        reader = _Reader(root, n)
+        ids = np.zeros((n, 16), dtype=np.uint8)
+        seen: set[str] = set()
+        for row, rep in enumerate(items):
+            want = {"format", "spec", "id", "payload"} if full else {"id", "payload"}
+            if not isinstance(rep, dict) or set(rep) != want:
+                raise ReportError(f"report {row}: must be an object with exactly {sorted(want)}", row)
+            if full and rep["format"] != REPORT_FORMAT:
+                raise ReportError(f"report {row}: unknown format {rep['format']!r}", row)
+            if full and rep["spec"] != spec:
+                raise ReportError(f"report {row}: it names spec {rep['spec']!r}, not {spec}", row)
+            rid = rep["id"]
+            if not isinstance(rid, str) or len(rid) != 32 or not set(rid) <= _HEX:
+                raise ReportError(f"report {row}: the id must be 32 lower-case hex digits", row)
+            if rid in seen:
+                raise ReportError(f"report {row}: duplicate report id {rid} within the batch", row)
+            seen.add(rid)
+            ids[row] = np.frombuffer(bytes.fromhex(rid), dtype=np.uint8)
+            reader.read(root, rep["payload"], row)
+        return cls(spec, ids, reader.cols, root)
+
+    # ------------------------------------------------------------------ Arrow
+    def arrow_schema(self) -> Any:
+        """The Arrow schema of report files (needs ``pyarrow``: ``pip install pldp[deploy]``)."""
+        import pyarrow as pa
+
+        fields = [pa.field("spec", pa.string()), pa.field("id", pa.binary(16))]
+        for c in columns_of(self.root):
+            fields.append(pa.field(c.name, pa.binary(c.nbytes) if c.kind == "bits" else pa.int32()))
+        return pa.schema(fields, metadata={"pldp.spec": self.spec, "pldp.format": REPORT_FORMAT})
+
+    def to_arrow(self) -> Any:
+        """The batch as an Arrow table (``docs/wire-format.md`` §5); rows without a value are null."""
+        import pyarrow as pa
+
+        schema = self.arrow_schema()
+        n = len(self)
+        arrays: list[Any] = [
+            pa.DictionaryArray.from_arrays(np.zeros(n, dtype=np.int8), pa.array([self.spec])).cast(pa.string()),
+            pa.FixedSizeBinaryArray.from_buffers(pa.binary(16), n, [None, pa.py_buffer(self.ids.tobytes())]),
+        ]
+        for c in columns_of(self.root):
+            values = self.columns[c.name]
+            if c.kind == "bits":
+                valid = self._bits_valid(c.name)
+                mask = None if valid is None else pa.array(valid).buffers()[1]
+                arrays.append(
+                    pa.FixedSizeBinaryArray.from_buffers(
+                        pa.binary(c.nbytes), n, [mask, pa.py_buffer(np.ascontiguousarray(values).tobytes())]
+                    )
+                )
+            else:
+                arrays.append(pa.array(values.astype(np.int32), mask=values < 0))
+        return pa.Table.from_arrays(arrays, schema=schema)
+
+    def _bits_valid(self, name: str) -> np.ndarray | None:
+        """Rows that carry bits in a mixed leveled column (APLDP), else None (all rows)."""
+        prefix = name[: -len("bits")]
+        level = self.columns.get(prefix + "level")
+        node = _part(self.root, prefix)
+        if level is None or not isinstance(node, LeveledNode) or all(isinstance(n, UnaryNode) for n in node.items):
+            return None
+        unary = np.array([isinstance(n, UnaryNode) for n in node.items])
+        return unary[level]
+
+    @classmethod
+    def from_arrow(cls, table: Any, root: Node, spec: str) -> ReportBatch:
+        """Read an Arrow table of reports (vectorised; checks the columns' names and types)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        n = table.num_rows
+        names = set(table.column_names)
+        want = ["spec", "id"] + [c.name for c in columns_of(root)]
+        if set(want) != names:
+            raise ReportError(f"the table's columns {sorted(names)} are not {sorted(want)}")
+        specs = table.column("spec")
+        if n and (specs.null_count or not pc.all(pc.equal(specs, spec)).as_py()):
+            bad = int(np.flatnonzero(~np.asarray(pc.fill_null(pc.equal(specs, spec), False)))[0])
+            raise ReportError(f"report {bad}: it names another spec, not {spec}", bad)
+        idcol = table.column("id").combine_chunks()
+        if idcol.type != pa.binary(16) or idcol.null_count:
+            raise ReportError("the id column must be fixed_size_binary(16) without nulls")
+        ids = np.frombuffer(idcol.buffers()[1], dtype=np.uint8, count=16 * n, offset=16 * idcol.offset).reshape(n, 16)
+        cols: dict[str, np.ndarray] = {}
+        for c in columns_of(root):
+            arr = table.column(c.name).combine_chunks()
+            if c.kind == "bits":
+                if arr.type != pa.binary(c.nbytes):
+                    raise ReportError(f"column {c.name} must be fixed_size_binary({c.nbytes}), got {arr.type}")
+                buf = np.frombuffer(arr.buffers()[1], dtype=np.uint8, count=c.nbytes * n, offset=c.nbytes * arr.offset)
+                cols[c.name] = buf.reshape(n, c.nbytes)
+            else:
+                if not pa.types.is_integer(arr.type):
+                    raise ReportError(f"column {c.name} must hold integers, got {arr.type}")
+                cols[c.name] = np.asarray(arr.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
+        return cls(spec, ids, cols, root)
+
+
+def _part(root: Node, prefix: str) -> Node:
+    """The node whose columns carry ``prefix`` (``""`` or ``"a{i}."``)."""
+    if not prefix:
+        return root
+    assert isinstance(root, AttributesNode)
+    return root.parts[int(prefix[1:-1])]
