@@ -43,8 +43,9 @@ def _mechanism(params: dict[str, Any]) -> FrequencyOracle:
     name = params["mechanism"]
     if name in ("KRR", "RAPPOR", "OUE"):
         eps = _eps(params["epsilons"])
-        cls = {"KRR": KRR, "RAPPOR": RAPPOR, "OUE": OUE}[name]
-        return cls(float(eps[0]), _domain(params["labels"]))
+        if name == "KRR":
+            return KRR(float(eps[0]), _domain(params["labels"]))
+        return (RAPPOR if name == "RAPPOR" else OUE)(float(eps[0]), _domain(params["labels"]))
     if name == "URR":
         eps = _eps(params["epsilons"])
         sens = np.isfinite(eps)
@@ -57,11 +58,11 @@ def _mechanism(params: dict[str, Any]) -> FrequencyOracle:
         bits = int(params["coin_bits"])
         a = np.asarray(params["a_threshold"], dtype=float) / 2.0**bits
         b = np.asarray(params["b_threshold"], dtype=float) / 2.0**bits
-        mech = UnaryEncoding.__new__(IDUE) if name == "IDUE" else UnaryEncoding.__new__(UnaryEncoding)
+        mech = object.__new__(IDUE if name == "IDUE" else UnaryEncoding)
         UnaryEncoding.__init__(mech, a, b, _budgets(params), params["pair_rule"], coin_bits=bits)
         if isinstance(mech, IDUE):
             mech.model = params["model"]
-            mech.solution = None  # rebuilt from its thresholds; the solver's diagnostics are not kept
+            mech.solution = None  # type: ignore[assignment]  # rebuilt from its thresholds; the solver's diagnostics are not kept
         return mech
     raise SpecError(f"unknown mechanism {name!r}")
 

@@ -243,8 +243,9 @@ class LeveledNode:
         items_json = obj["items"]
         if not isinstance(items_json, list) or len(items_json) != len(lv):
             raise SpecError(f"{path}.items must hold one node per level ({len(lv)})")
-        items = tuple(parse_node(o, f"{path}.items[{i}]") for i, o in enumerate(items_json))
-        if not all(isinstance(node, (DirectNode, UnaryNode)) for node in items):
+        parsed = [parse_node(o, f"{path}.items[{i}]") for i, o in enumerate(items_json)]
+        items = tuple(node for node in parsed if isinstance(node, (DirectNode, UnaryNode)))
+        if len(items) != len(parsed):
             raise SpecError(f"{path}.items must be direct or unary nodes")
         d = _int(obj["d"], f"{path}.d", 2, min(node.d for node in items))
         mode = obj["level_report"]
@@ -256,9 +257,10 @@ class LeveledNode:
         if mode == "perturbed":
             if "level_sampler" not in obj:
                 raise SpecError(f"{path} needs a level_sampler to perturb the level")
-            sampler = parse_node(obj["level_sampler"], f"{path}.level_sampler")
-            if not isinstance(sampler, DirectNode) or sampler.d != len(lv):
+            node = parse_node(obj["level_sampler"], f"{path}.level_sampler")
+            if not isinstance(node, DirectNode) or node.d != len(lv):
                 raise SpecError(f"{path}.level_sampler must be a direct node over the {len(lv)} levels")
+            sampler = node
         elif "level_sampler" in obj:
             raise SpecError(f"{path}.level_sampler is only for a perturbed level")
         level_eps = None

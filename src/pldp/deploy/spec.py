@@ -52,6 +52,7 @@ def _check_answers(root: Node, labels: Any, question: Any) -> None:
         if not isinstance(question, list) or len(question) != len(root.parts):
             raise SpecError(f"question must hold one question per attribute ({len(root.parts)})")
         for i, (lab, part) in enumerate(zip(labels, root.parts, strict=True)):
+            assert not isinstance(part, AttributesNode)  # parse_node refuses nested attributes
             if len(_labels(lab, f"labels[{i}]")) != part.d:
                 raise SpecError(f"labels[{i}] has {len(lab)} answers but attribute {i} takes {part.d}")
         return

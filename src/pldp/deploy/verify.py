@@ -215,8 +215,7 @@ def verify_node(node: Node, part: str = "root") -> tuple[list[Row], float]:
     if isinstance(node, UnaryNode):
         return _unary_rows(node, part), max(node.epsilons)
     if isinstance(node, PaddingNode):
-        rows, eps = verify_node(node.inner, f"{part}: sampled item")
-        return rows, eps
+        return verify_node(node.inner, f"{part}: sampled item")
     if isinstance(node, LeveledNode):
         rows: list[Row] = []
         for i, (e, item) in enumerate(zip(node.levels, node.items, strict=True)):
@@ -241,12 +240,13 @@ def verify_node(node: Node, part: str = "root") -> tuple[list[Row], float]:
             )
         return rows, total
     if isinstance(node, AttributesNode):
-        rows, total = [], 0.0
+        all_rows: list[Row] = []
+        total_eps = 0.0
         for i, p in enumerate(node.parts):
             r, e = verify_node(p, f"attribute {i}")
-            rows += r
-            total += e
-        return rows, total
+            all_rows += r
+            total_eps += e
+        return all_rows, total_eps
     raise TypeError(f"not a sampler node: {type(node).__name__}")  # pragma: no cover
 
 
