@@ -1,0 +1,405 @@
+"""Campaign specs, exact verification, the wire format, decoding and the Python client."""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import pldp
+from pldp.client import Client, _Stream
+from pldp.deploy import ReportBatch, Spec, decode, spec_id, verify
+from pldp.deploy.sampler import parse_node
+from pldp.errors import EstimationError, ParameterError, ReportError, SpecError, TallyError
+from pldp.exact import epsilon_ceiling, exp_bounds, ratio_within
+from pldp.protocols import APLDP, FEBSF, MPLDP, PBP, PPDA, RCF, PaddingSampling
+from pldp.sampling import GRID, os_words
+
+LEVELS = np.arange(1, 11) / 10
+
+
+def _cases() -> dict[str, pldp.FrequencyOracle]:
+    b5 = pldp.ItemBudgets.from_array([0.5, 0.5, 1.0, 2.0, 2.0])
+    return {
+        "krr": pldp.KRR(1.0, 4),
+        "urr": pldp.URR(1.0, np.array([True, True, False, False])),
+        "iprr": pldp.IPRR(pldp.ItemBudgets.from_array([0.1, 0.5, 1.0, np.inf, np.inf])),
+        "rappor": pldp.RAPPOR(1.0, 6),
+        "oue": pldp.OUE(1.0, 5),
+        "idue-opt0": pldp.IDUE(b5, model="opt0"),
+        "idue-opt1-avg": pldp.IDUE(b5, model="opt1", pair_rule="avg"),
+        "idue-opt2": pldp.IDUE(b5, model="opt2"),
+        "idue-ps": PaddingSampling(pldp.IDUE(b5, model="opt2", same_level="always"), 2),
+        "oue-ps": PaddingSampling(pldp.OUE(1.0, 5), 2),
+        "febsf-krr": FEBSF(LEVELS, 0.3, 16, "krr"),
+        "febsf-oue": FEBSF(LEVELS, 0.3, 16, "oue"),
+        "febsf-rappor": FEBSF([0.5, 1.0, 2.0], 0.5, 6, "rappor"),
+        "rcf": RCF([0.5, 1.0, 2.0], 6),
+        "apldp": APLDP([0.5, 4.0], 16),
+        "pbp": PBP([0.5, 1.0, 2.0], [0.3, 0.3, 0.4], 6),
+        "ppda": PPDA([0.5, 1.0, 2.0], 6),
+        "mpldp": MPLDP([3, 4], [1.0, 2.0]),
+    }
+
+
+CASES = _cases()
+
+
+def _spec(name: str) -> Spec:
+    oracle = CASES[name]
+    question = ["first?", "second?"] if name == "mpldp" else f"{name}?"
+    return Spec.from_mechanism(oracle, question=question)
+
+
+def _answers(name: str, n: int, rng: np.random.Generator) -> tuple[list | np.ndarray, dict]:
+    oracle = CASES[name]
+    if name.endswith("-ps"):
+        return [list(rng.choice(5, size=int(rng.integers(0, 4)), replace=False)) for _ in range(n)], {}
+    if name == "mpldp":
+        return rng.integers(0, 3, size=(n, 2)).tolist(), {"levels": rng.integers(0, 3, size=(n, 2))}
+    kw = {"level": rng.integers(0, len(oracle.levels), n)} if hasattr(oracle, "levels") else {}
+    return rng.integers(0, oracle.d, n), kw
+
+
+def _words(seed: int):
+    rng = np.random.default_rng(seed)
+    return lambda n: rng.integers(0, GRID, size=n, dtype=np.uint64).astype(np.uint32)
+
+
+# ------------------------------------------------------------------------- exact arithmetic
+@pytest.mark.parametrize("x", [Fraction(1, 3), Fraction(1), Fraction(22, 7), Fraction(700)])
+def test_exp_bounds_bracket_e_to_the_x_tightly(x: Fraction) -> None:
+    lo, hi = exp_bounds(x, 64)
+    assert lo <= hi and (hi - lo) / lo < Fraction(1, 2**60)
+    assert math.isclose(float(lo), math.exp(float(x)), rel_tol=1e-15)
+
+
+def test_ratio_within_decides_at_the_last_bit() -> None:
+    lo, hi = exp_bounds(Fraction(1), 200)
+    below = math.floor(lo * 2**120)
+    assert ratio_within(below, 2**120, 1.0)
+    assert not ratio_within(below + 2, 2**120, 1.0) or (below + 2) / Fraction(2**120) <= lo
+    assert not ratio_within(math.ceil(hi * 2**120), 2**120, 1.0)
+    assert ratio_within(5, 0, math.inf) and not ratio_within(5, 0, 3.0)
+    assert epsilon_ceiling(3, 1) == 1.098613 and ratio_within(3, 1, 1.098613) and not ratio_within(3, 1, 1.098612)
+
+
+# ------------------------------------------------------------------------------- the spec
+@pytest.mark.parametrize("name", list(CASES))
+def test_every_oracle_has_a_spec_that_round_trips_and_verifies(name: str) -> None:
+    spec = _spec(name)
+    again = Spec.from_json(spec.to_json())
+    assert again == spec and again.to_json() == spec.to_json()
+    assert Spec.from_json(spec.to_json(indent=None)).id == spec.id
+    assert spec.mechanism().fingerprint == spec.id
+    result = verify(spec)
+    assert result.holds and result.rows
+    assert all(r.realised <= r.claimed for r in result.rows)
+    assert verify(spec.to_json()).holds
+
+
+def test_a_new_parameter_or_question_is_a_new_id() -> None:
+    a = Spec.from_mechanism(pldp.KRR(1.0, 3), question="q", labels=["x", "y", "z"])
+    assert Spec.from_mechanism(pldp.KRR(1.0, 3), question="q2", labels=["x", "y", "z"]).id != a.id
+    assert Spec.from_mechanism(pldp.KRR(1.01, 3), question="q", labels=["x", "y", "z"]).id != a.id
+    assert Spec.from_mechanism(pldp.KRR(1.0, 3), question="q", labels=["x", "y", "w"]).id != a.id
+    assert spec_id(a.to_dict()) == a.id
+
+
+def test_the_spec_states_exactly_the_thresholds_the_library_runs() -> None:
+    spec = _spec("iprr")
+    mech = spec.mechanism()
+    root = spec.root
+    assert root.keep == mech.keep_threshold and list(root.weights) == mech.weights.tolist()
+    assert mech.delta == root.keep / GRID and np.array_equal(mech.q, np.array(root.weights) / GRID)
+    oue = _spec("oue")
+    assert np.array_equal(np.array(oue.root.a) / GRID, oue.mechanism().a)
+
+
+def test_febsf_level_protection_is_the_errata_value_not_eps_p() -> None:
+    """ERRATA FEBSF-6: levels 0.1..1.0, eps_p = 0.3: 1.10 (k-RR, |D| = 16), 8.83 (OUE, 16), 23.6 (OUE, 42)."""
+    for oracle, expected in (("krr", 1.10), ("oue", 8.83)):
+        rows = [r for r in verify(_spec(f"febsf-{oracle}")).rows if "the level itself" in r.part]
+        assert len(rows) == 1 and abs(rows[0].realised - expected) < 0.006 and rows[0].holds
+        assert rows[0].realised > 0.3
+    big = Spec.from_mechanism(FEBSF(LEVELS, 0.3, 42, "oue"), question="q")
+    (row,) = [r for r in verify(big).rows if "the level itself" in r.part]
+    assert abs(row.realised - 23.6) < 0.05
+    # a spec that claims eps_p for the level is refused
+    data = big.to_dict()
+    data["sampler"]["root"]["level_epsilon"] = 0.3
+    data["id"] = spec_id(data)
+    assert not verify(data).holds
+    with pytest.raises(SpecError, match="privacy claim fails"):
+        Spec.from_json(data)
+
+
+def _resigned(data: dict) -> dict:
+    data["id"] = spec_id(data)
+    return data
+
+
+def test_hand_edited_specs_are_refused_with_a_reason() -> None:
+    spec = Spec.from_mechanism(pldp.KRR(1.0, 3), question="q", labels=["a", "b", "c"])
+    raised = spec.to_dict()
+    root = raised["sampler"]["root"]
+    root["keep"] += 3000
+    root["weights"] = [w - 1000 for w in root["weights"]]
+    _resigned(raised)
+    result = verify(raised)
+    assert not result.holds and result.failures[0].realised > 1.0
+    with pytest.raises(SpecError, match="privacy claim fails"):
+        Spec.from_json(raised)
+    with pytest.raises(SpecError, match="privacy claim fails"):
+        Client(raised)
+    dup = spec.to_dict()
+    dup["labels"] = ["a", "a", "c"]
+    with pytest.raises(SpecError, match="duplicate labels"):
+        verify(_resigned(dup))
+    off_grid = spec.to_dict()
+    off_grid["sampler"]["root"]["keep"] -= 1
+    with pytest.raises(SpecError, match="must be 2\\*\\*32"):
+        Spec.from_json(_resigned(off_grid))
+    altered = spec.to_dict()
+    altered["question"] = "another question"
+    with pytest.raises(SpecError, match="does not match its content"):
+        Client(altered)
+    unary = _spec("oue").to_dict()
+    unary["sampler"]["root"]["a"][0] += 2**28
+    with pytest.raises(SpecError, match="privacy claim fails"):
+        Spec.from_json(_resigned(unary))
+    consistent_but_not_pldp = spec.to_dict()
+    consistent_but_not_pldp["sampler"]["root"]["keep"] -= 5
+    consistent_but_not_pldp["sampler"]["root"]["weights"][0] += 5  # more private, but not what KRR runs
+    with pytest.raises(SpecError, match="not those of the spec's oracle"):
+        Spec.from_json(_resigned(consistent_but_not_pldp))
+    with pytest.raises(SpecError, match="format"):
+        Spec.from_json({**spec.to_dict(), "format": "pldp.spec/9"})
+
+
+# --------------------------------------------------------------------------- client + decode
+@pytest.mark.parametrize("name", list(CASES))
+def test_client_reports_decode_to_the_same_tally_from_json_and_arrow(name: str) -> None:
+    spec = _spec(name)
+    answers, kw = _answers(name, 500, np.random.default_rng(1))
+    batch = Client(spec, random=_words(2)).reports(answers, **kw)
+    tally = decode(spec, batch)
+    assert tally.n == 500 and tally.fingerprint == spec.id
+    assert decode(spec, batch.to_json()) == tally
+    assert decode(spec, json.dumps(batch.to_json())) == tally
+    assert decode(spec, [json.loads(line) for line in batch.to_json_lines().splitlines()]) == tally
+    pytest.importorskip("pyarrow")
+    assert decode(spec, batch.to_arrow()) == tally
+    for method in spec.mechanism().methods[:1]:
+        assert spec.mechanism().estimate(tally, method).n == 500
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_a_batch_is_the_same_bytes_as_reports_made_one_by_one(name: str) -> None:
+    spec = _spec(name)
+    answers, kw = _answers(name, 12, np.random.default_rng(3))
+    batch = Client(spec, random=_words(4)).reports(answers, **kw)
+    single = Client(spec, random=_words(4))
+    one_by_one = []
+    for i, a in enumerate(answers):
+        extra = {}
+        if "level" in kw:
+            extra["level"] = int(kw["level"][i])
+        if "levels" in kw:
+            extra["levels"] = [int(v) for v in kw["levels"][i]]
+        one_by_one.append(single.report(a, **extra))
+    assert [json.dumps(r) for r in batch.reports()] == [json.dumps(r) for r in one_by_one]
+
+
+def test_padding_rejects_words_beyond_the_last_whole_multiple() -> None:
+    spec = _spec("oue-ps")
+    # slot word for L = 3: 2**32 mod 3 = 1, so the word 2**32 - 1 is rejected and the next one used
+    stream = [1, 2, 3, 4, GRID - 1, 5, 7] + [0] * 7 + [9] * 20
+    it = iter(stream)
+    client = Client(spec, random=lambda n: np.array([next(it) for _ in range(n)], dtype=np.uint32))
+    report = client.report([0, 2, 4])
+    assert report["id"] == "00000001000000020000000300000004"
+    bits = np.unpackbits(np.frombuffer(base64.b64decode(report["payload"]), np.uint8))[:7]
+    # slot 5 mod 3 = 2 -> item 4 of {0, 2, 4}; every coin is the word 0 < threshold, so all bits are 1
+    assert bits.tolist() == [1] * 7
+
+
+def _bad(spec: Spec, mutate) -> ReportError:
+    batch = Client(spec, random=_words(5)).reports([0, 1, 2, 0]).to_json()
+    mutate(batch)
+    with pytest.raises(ReportError) as info:
+        decode(spec, batch)
+    return info.value
+
+
+def test_decode_refuses_each_malformed_report_by_index_and_reason() -> None:
+    spec = Spec.from_mechanism(pldp.KRR(1.0, 3), question="q", labels=["a", "b", "c"])
+    err = _bad(spec, lambda b: b["reports"][2].update(payload=3))
+    assert err.index == 2 and "out of range" in str(err)
+    err = _bad(spec, lambda b: b["reports"][3].update(id=b["reports"][1]["id"]))
+    assert err.index == 3 and "duplicate" in str(err)
+    err = _bad(spec, lambda b: b["reports"][1].update(id="XYZ"))
+    assert err.index == 1 and "hex" in str(err)
+    err = _bad(spec, lambda b: b.update(spec="0" * 32))
+    assert "names spec" in str(err)
+    err = _bad(spec, lambda b: b["reports"][0].update(payload="1"))
+    assert err.index == 0
+    oue = _spec("oue")  # 5 bits in one byte: 3 padding bits
+
+    def mutate_bits(payload: str):
+        def f(b):
+            b["reports"][1]["payload"] = payload
+
+        return f
+
+    for payload, reason in (("/w==", "padding bits"), ("AAA=", "bytes"), ("!!", "base64")):
+        batch = Client(oue, random=_words(6)).reports([0, 1, 2]).to_json()
+        mutate_bits(payload)(batch)
+        with pytest.raises(ReportError, match=reason) as info:
+            decode(oue, batch)
+        assert info.value.index == 1
+    full = list(Client(spec, random=_words(7)).reports([0, 1]).reports())
+    full[1]["format"] = "pldp.report/0"
+    with pytest.raises(ReportError, match="unknown format"):
+        decode(spec, full)
+
+
+def test_a_tally_of_another_campaign_is_refused() -> None:
+    a = Spec.from_mechanism(pldp.KRR(1.0, 3), question="q", labels=["a", "b", "c"])
+    b = Spec.from_mechanism(pldp.KRR(1.0, 3), question="other", labels=["a", "b", "c"])
+    ta = decode(a, Client(a).reports(["a", "b"]))
+    tb = decode(b, Client(b).reports(["a", "c"]))
+    with pytest.raises(EstimationError):
+        b.mechanism().estimate(ta)
+    with pytest.raises(TallyError):
+        ta.merge(tb)
+    with pytest.raises(ReportError):
+        decode(b, Client(a).reports(["a"]))
+    assert (ta + decode(a, Client(a).reports(["c"]))).n == 3
+
+
+def test_client_refuses_answers_outside_the_spec() -> None:
+    spec = _spec("febsf-krr")
+    client = Client(spec)
+    with pytest.raises(ParameterError, match="level"):
+        client.report(3)
+    with pytest.raises(ParameterError, match="level"):
+        client.report(3, level=10)
+    with pytest.raises(ParameterError, match="not one of"):
+        Client(Spec.from_mechanism(pldp.KRR(1.0, 2), question="q", labels=["y", "n"])).report("maybe")
+    with pytest.raises(ParameterError, match="repeats"):
+        Client(_spec("oue-ps")).report([1, 1])
+
+
+def test_os_randomness_by_default_gives_distinct_ids() -> None:
+    spec = _spec("krr")
+    ids = Client(spec).reports(np.zeros(1000, dtype=int)).hex_ids
+    assert len(set(ids)) == 1000
+
+
+# ------------------------------------------------------------------------ goodness of fit
+N_FIT = 100_000
+ALPHA = 1e-6
+
+
+def _direct_pvalue(counts: np.ndarray, expected: np.ndarray) -> float:
+    keep = expected > 0
+    assert np.all(counts[~keep] == 0)
+    return float(stats.chisquare(counts[keep], expected[keep]).pvalue)
+
+
+def _unary_pvalue(counts: np.ndarray, n: int, p: np.ndarray) -> float:
+    z = (counts - n * p) / np.sqrt(n * p * (1 - p))
+    return float(stats.chi2.sf(np.sum(z**2), df=z.size))
+
+
+def _fit_direct(spec: Spec, answers: np.ndarray, source) -> float:
+    tally = decode(spec, Client(spec, random=source).reports(answers))
+    mech = spec.mechanism()
+    expected = np.bincount(answers, minlength=mech.d) @ mech.channel()
+    return _direct_pvalue(tally.counts, expected)
+
+
+def _fit_unary(spec: Spec, answers: np.ndarray, source) -> float:
+    tally = decode(spec, Client(spec, random=source).reports(answers))
+    mech = spec.mechanism()
+    t = np.bincount(answers, minlength=mech.d)
+    p = (t * mech.a + (answers.size - t) * mech.b) / answers.size
+    return _unary_pvalue(tally.counts, answers.size, p)
+
+
+def _answer_mix(d: int, heavy: int = 0) -> np.ndarray:
+    """Half the users on item ``heavy``, the rest spread: the keep probability shows in its count."""
+    rng = np.random.default_rng(11)
+    return np.where(rng.random(N_FIT) < 0.5, heavy, rng.integers(0, d, N_FIT))
+
+
+def _tampered(spec: Spec, change) -> Spec:
+    """A spec whose claimed budgets are raised so that a 5 %-stronger keep threshold verifies."""
+    data = spec.to_dict()
+    change(data["sampler"]["root"])
+    return Spec(_resigned(data), parse_node(data["sampler"]["root"]))
+
+
+@pytest.mark.slow
+def test_python_client_direct_fits_the_channel_and_detects_a_5pct_keep() -> None:
+    spec = Spec.from_mechanism(pldp.IPRR(pldp.ItemBudgets.from_array([1.0, 2.0, 3.0, np.inf])), question="q")
+    answers = _answer_mix(4, heavy=3)  # a non-sensitive item: Pr(report it | hold it) is the keep probability
+    assert _fit_direct(spec, answers, None) > ALPHA
+    # the power check: a client whose keep threshold is 5 % higher, tested against the true channel
+
+    def more_keep(root):
+        extra = int(root["keep"] * 0.05)
+        root["keep"] += extra
+        heaviest = int(np.argmax(root["weights"]))
+        root["weights"][heaviest] -= extra
+
+    bad = _tampered(spec, more_keep)
+    tally = decode(bad, _raw(bad, answers))
+    expected = np.bincount(answers, minlength=4) @ spec.mechanism().channel()
+    assert _direct_pvalue(tally.counts, expected) < ALPHA
+
+
+def _raw(spec: Spec, answers: np.ndarray) -> ReportBatch:
+    """Reports from a spec without verifying it (only for the power checks)."""
+    client = object.__new__(Client)
+    client.spec = spec
+    client._stream = _Stream(os_words)
+    client._index = [{lab: i for i, lab in enumerate(spec.labels)}]
+    return client.reports(answers)
+
+
+@pytest.mark.slow
+def test_python_client_unary_fits_the_channel_and_detects_a_5pct_keep() -> None:
+    spec = _spec("idue-opt2")
+    answers = _answer_mix(5)
+    assert _fit_unary(spec, answers, None) > ALPHA
+
+    def more_keep(root):
+        root["a"] = [int(a * 1.05) for a in root["a"]]
+
+    bad = _tampered(spec, more_keep)
+    tally = decode(bad, _raw(bad, answers))
+    mech = spec.mechanism()
+    t = np.bincount(answers, minlength=5)
+    p = (t * mech.a + (answers.size - t) * mech.b) / answers.size
+    assert _unary_pvalue(tally.counts, answers.size, p) < ALPHA
+
+
+@pytest.mark.slow
+def test_python_client_febsf_joint_report_fits_the_joint_channel() -> None:
+    spec = Spec.from_mechanism(FEBSF([0.5, 1.0, 2.0], 0.5, 6, "krr"), question="q")
+    rng = np.random.default_rng(12)
+    items, levels = rng.integers(0, 6, N_FIT), rng.integers(0, 3, N_FIT)
+    tally = decode(spec, Client(spec).reports(items, level=levels))
+    mech = spec.mechanism()
+    expected = np.zeros((3, 6))
+    for t, m in enumerate(mech.mechanisms):
+        item_part = np.bincount(items[levels == t], minlength=6) @ m.channel()  # (6,) reported items
+        expected += np.outer(mech.pi[t], item_part)
+    assert _direct_pvalue(tally.table.reshape(-1), expected.reshape(-1)) > ALPHA
