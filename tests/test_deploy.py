@@ -403,3 +403,25 @@ def test_python_client_febsf_joint_report_fits_the_joint_channel() -> None:
         item_part = np.bincount(items[levels == t], minlength=6) @ m.channel()  # (6,) reported items
         expected += np.outer(mech.pi[t], item_part)
     assert _direct_pvalue(tally.table.reshape(-1), expected.reshape(-1)) > ALPHA
+
+
+# ------------------------------------------------------------------------------------- CLI
+def test_cli_writes_verifies_and_simulates(tmp_path, capsys) -> None:
+    from pldp.cli import main
+
+    assert main(["spec", "new", "iprr", "--labels", "a,b,c", "--budgets", "0.5,1,inf", "--question", "q"]) == 0
+    spec_path = tmp_path / "spec.json"
+    spec_path.write_text(capsys.readouterr().out)
+    assert main(["spec", "verify", str(spec_path)]) == 0
+    assert "every claim holds" in capsys.readouterr().out
+    (tmp_path / "a.csv").write_text("answer\na\nc\nc\n")
+    out = tmp_path / "r.jsonl"
+    assert main(["clients", "simulate", str(spec_path), "--answers", str(tmp_path / "a.csv"), "--out", str(out)]) == 0
+    spec = Spec.from_json(spec_path.read_text())
+    assert decode(spec, [json.loads(x) for x in out.read_text().splitlines()]).n == 3
+    data = json.loads(spec_path.read_text())
+    data["sampler"]["root"]["keep"] += 10**6
+    data["sampler"]["root"]["weights"][0] -= 10**6
+    spec_path.write_text(json.dumps(_resigned(data)))
+    assert main(["spec", "verify", str(spec_path)]) == 1
+    assert "FAIL" in capsys.readouterr().out

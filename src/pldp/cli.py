@@ -289,6 +289,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     show.add_argument("--json", action="store_true", help="machine-readable output")
     show.set_defaults(func=_mechanism_show)
+
+    from pldp.deploy.cli import add_commands
+
+    add_commands(sub)
     return parser
 
 

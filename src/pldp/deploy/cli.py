@@ -1,0 +1,179 @@
+"""The ``pldp spec`` and ``pldp clients`` commands: write, verify and exercise campaign specs."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pldp.errors import ParameterError
+
+__all__ = ["add_commands"]
+
+MECHANISMS = ("krr", "urr", "iprr", "rappor", "oue", "idue", "ps", "febsf", "rcf", "apldp", "pbp", "ppda", "mpldp")
+
+
+def _floats(text: str | None, name: str) -> list[float]:
+    if not text:
+        raise ParameterError(f"--{name} is required for this mechanism")
+    return [float(v) for v in text.split(",")]
+
+
+def _one(text: float | None, name: str) -> float:
+    if text is None:
+        raise ParameterError(f"--{name} is required for this mechanism")
+    return float(text)
+
+
+def _oracle(args: argparse.Namespace, d: int) -> Any:
+    import pldp
+    from pldp.protocols import APLDP, FEBSF, MPLDP, PBP, PPDA, RCF, PaddingSampling
+
+    name = args.name
+    if name == "krr":
+        return pldp.KRR(_one(args.eps, "eps"), d)
+    if name == "rappor":
+        return pldp.RAPPOR(_one(args.eps, "eps"), d)
+    if name == "oue":
+        return pldp.OUE(_one(args.eps, "eps"), d)
+    if name == "urr":
+        flags = np.array([v.strip() == "1" for v in (args.sensitive or "").split(",")])
+        if flags.size != d:
+            raise ParameterError(f"--sensitive needs {d} comma-separated 0/1 flags")
+        return pldp.URR(_one(args.eps, "eps"), flags)
+    if name in ("iprr", "idue"):
+        budgets = pldp.ItemBudgets.from_array(_floats(args.budgets, "budgets"))
+        if len(budgets.epsilons) != d:
+            raise ParameterError(f"--budgets needs one budget per label ({d})")
+        if name == "iprr":
+            return pldp.IPRR(budgets)
+        return pldp.IDUE(budgets, model=args.model, pair_rule=args.pair_rule)
+    if name == "ps":
+        base_args = argparse.Namespace(**{**vars(args), "name": args.base})
+        base = _oracle(base_args, d)
+        if args.base == "idue":
+            base = pldp.IDUE(base.budgets, model=args.model, pair_rule=args.pair_rule, same_level="always")
+        return PaddingSampling(base, args.ell)
+    if name == "mpldp":
+        return MPLDP([int(k) for k in args.k.split(",")], _floats(args.eps_list, "eps-list"))
+    levels = _floats(args.levels, "levels")
+    if name == "febsf":
+        return FEBSF(levels, _one(args.eps_p, "eps-p"), d, args.oracle)
+    if name == "rcf":
+        return RCF(levels, d, args.oracle)
+    if name == "apldp":
+        return APLDP(levels, d)
+    if name == "pbp":
+        return PBP(levels, _floats(args.rho, "rho"), d, args.oracle)
+    return PPDA(levels, d, oracle=args.oracle if args.oracle != "krr" else "rappor")
+
+
+def _spec_new(args: argparse.Namespace) -> int:
+    from pldp.deploy import Spec
+
+    if args.name == "mpldp":
+        labels = [part.split(",") for part in args.labels.split(";")]
+        question: Any = args.question.split(";")
+        spec = Spec.from_mechanism(_oracle(args, 0), question=question, labels=labels)
+    else:
+        labels = args.labels.split(",")
+        spec = Spec.from_mechanism(_oracle(args, len(labels)), question=args.question, labels=labels)
+    print(spec.to_json())
+    return 0
+
+
+def _spec_verify(args: argparse.Namespace) -> int:
+    from pldp.deploy import verify
+
+    result = verify(Path(args.spec).read_text())
+    print(result.to_json() if args.json else result.table())
+    return 0 if result.holds else 1
+
+
+def _read_answers(path: str, spec: Any) -> tuple[list[Any], dict[str, Any]]:
+    """answers.csv: a column ``answer`` (labels; ``;`` between the items of a set), optionally
+    ``level``; for several attributes ``answer0, answer1, ...`` and ``level0, level1, ...``."""
+    from pldp.deploy.sampler import AttributesNode, PaddingNode
+
+    with open(path, newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    if not rows:
+        raise ParameterError(f"{path} holds no answers")
+    root = spec.root
+    kw: dict[str, Any] = {}
+    if isinstance(root, AttributesNode):
+        k = len(root.parts)
+        answers: list[Any] = [[r[f"answer{i}"] for i in range(k)] for r in rows]
+        if "level0" in rows[0]:
+            kw["levels"] = np.array([[int(r[f"level{i}"]) for i in range(k)] for r in rows])
+        return answers, kw
+    if "answer" not in rows[0]:
+        raise ParameterError(f"{path} needs a column named 'answer'")
+    if isinstance(root, PaddingNode):
+        answers = [[v for v in r["answer"].split(";") if v] for r in rows]
+    else:
+        answers = [r["answer"] for r in rows]
+    if "level" in rows[0]:
+        kw["level"] = np.array([int(r["level"]) for r in rows])
+    return answers, kw
+
+
+def _clients_simulate(args: argparse.Namespace) -> int:
+    from pldp.client import Client
+    from pldp.deploy import Spec
+
+    spec = Spec.from_json(Path(args.spec).read_text())
+    answers, kw = _read_answers(args.answers, spec)
+    batch = Client(spec).reports(answers, **kw)
+    out = Path(args.out)
+    if out.suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        pq.write_table(batch.to_arrow(), out)
+    elif out.suffix == ".jsonl":
+        out.write_text(batch.to_json_lines())
+    else:
+        out.write_text(json.dumps(batch.to_json()))
+    print(f"{len(batch)} reports of spec {spec.id} -> {out}", file=sys.stderr)
+    return 0
+
+
+def add_commands(sub: Any) -> None:
+    """Add ``spec new``, ``spec verify`` and ``clients simulate`` to the ``pldp`` parser."""
+    spec = sub.add_parser("spec", help="campaign specs: write one, verify one exactly")
+    spec_sub = spec.add_subparsers(dest="action", required=True)
+    new = spec_sub.add_parser("new", help="print the spec of a mechanism or protocol (JSON)")
+    new.add_argument("name", choices=MECHANISMS)
+    new.add_argument("--labels", required=True, help="answers, comma-separated (mpldp: ';' between attributes)")
+    new.add_argument("--question", required=True, help="the question (mpldp: ';' between attributes)")
+    new.add_argument("--eps", type=float, default=None, help="budget (krr, urr, rappor, oue; ps with those bases)")
+    new.add_argument("--budgets", default=None, help="iprr/idue: one budget per label, inf = non-sensitive")
+    new.add_argument("--sensitive", default=None, help="urr: comma-separated 0/1 flags per label")
+    new.add_argument("--model", default="opt0", choices=["opt0", "opt1", "opt2"], help="idue model")
+    new.add_argument("--pair-rule", default="min", choices=["min", "avg"], help="idue notion")
+    new.add_argument("--base", default="oue", choices=["oue", "rappor", "idue"], help="ps: the unary mechanism")
+    new.add_argument("--ell", type=int, default=2, help="ps: padding length")
+    new.add_argument("--levels", default=None, help="leveled protocols: budget levels, comma-separated")
+    new.add_argument("--eps-p", type=float, default=None, help="febsf: budget of the level report")
+    new.add_argument("--oracle", default="krr", choices=["krr", "oue", "rappor"], help="item oracle of the levels")
+    new.add_argument("--rho", default=None, help="pbp: public level shares")
+    new.add_argument("--k", default=None, help="mpldp: values per attribute")
+    new.add_argument("--eps-list", default=None, help="mpldp: budget per attribute")
+    new.set_defaults(func=_spec_new)
+    ver = spec_sub.add_parser("verify", help="check every privacy claim exactly; exit 1 when one fails")
+    ver.add_argument("spec", help="spec.json")
+    ver.add_argument("--json", action="store_true", help="machine-readable output")
+    ver.set_defaults(func=_spec_verify)
+
+    cl = sub.add_parser("clients", help="run the spec's clients")
+    cl_sub = cl.add_subparsers(dest="action", required=True)
+    sim = cl_sub.add_parser("simulate", help="the reports a population's clients would send (OS randomness)")
+    sim.add_argument("spec", help="spec.json")
+    sim.add_argument("--answers", required=True, help="answers.csv (column 'answer', optionally 'level')")
+    sim.add_argument("--out", required=True, help="reports.parquet, reports.jsonl or reports.json (a batch)")
+    sim.set_defaults(func=_clients_simulate)
