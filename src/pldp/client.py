@@ -39,7 +39,7 @@ WordSource = Callable[[int], np.ndarray]
 ID_WORDS = 4
 
 
-class _Rejected(Exception):
+class _RejectedError(Exception):
     """A rejection-sampling draw needed another word: redo the batch one report at a time."""
 
 
@@ -85,7 +85,7 @@ def _count(node: Node, inp: Any) -> np.ndarray:
     if isinstance(node, PaddingNode):
         return np.full(n, 2 + node.inner.d, dtype=np.int64)
     if isinstance(node, LeveledNode):
-        x, level = inp
+        _, level = inp
         per = np.array([1 if isinstance(m, DirectNode) else m.d for m in node.items], dtype=np.int64)
         return per[level] + (1 if node.level_sampler is not None else 0)
     assert isinstance(node, AttributesNode)
@@ -116,7 +116,7 @@ def _draw(node: Node, inp: Any, cur: _Cursor, rows: np.ndarray, out: dict[str, n
         slot, ok1 = uniform_below(w[:, 0], np.maximum(sizes, node.ell))
         dummy, ok2 = uniform_below(w[:, 1], np.full(rows.size, node.ell))
         if not (ok1.all() and ok2.all()):
-            raise _Rejected
+            raise _RejectedError
         own = slot < sizes
         item = np.where(
             own, flat[np.minimum(offsets + slot, max(flat.size - 1, 0))] if flat.size else 0, node.d + dummy
@@ -247,7 +247,7 @@ class Client:
         cur = _Cursor(words, starts + ID_WORDS)
         try:
             _draw(root, inp, cur, np.arange(n), cols, "")
-        except _Rejected:  # a rejected draw shifts the words of every later report: one at a time
+        except _RejectedError:  # a rejected draw shifts the words of every later report: one at a time
             return self._one_by_one(answers, level, levels)
         self._stream.advance(total)
         ids = words[starts[:, None] + np.arange(ID_WORDS)].astype(">u4").view(np.uint8).reshape(n, 16)
