@@ -182,7 +182,8 @@ def _same_rows(js: dict[str, Any], spec: Any) -> None:
     assert js["ldp_epsilon"] == ("inf" if py["ldp_epsilon"] == math.inf else py["ldp_epsilon"])
     assert len(js["rows"]) == len(py["rows"])
     for a, b in zip(js["rows"], py["rows"], strict=True):
-        assert (a["part"], a["subject"], a["claimed"], a["holds"]) == (b["part"], b["subject"], b["claimed"], b["holds"])
+        keys = ("part", "subject", "claimed", "holds")
+        assert [a[k] for k in keys] == [b[k] for k in keys]
         if b["realised"] == "inf":
             assert a["realised"] == "inf"
         else:
