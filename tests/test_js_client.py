@@ -233,3 +233,17 @@ def test_js_refuses_the_hand_edited_specs_python_refuses(tmp_path: Path) -> None
         js = json.loads(line)
         assert not js["holds"]
         _same_rows(js, data)
+
+
+def test_the_js_unit_tests_pass() -> None:
+    """``node --test clients/js/test/`` (the JS client's own tests) passes, so CI runs them too."""
+    proc = subprocess.run(
+        [str(NODE), "--test", str(ROOT / "clients" / "js" / "test")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        cwd=ROOT,
+    )
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert re.search(r"^# fail 0$", proc.stdout, re.M), proc.stdout[-2000:]

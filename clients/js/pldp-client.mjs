@@ -1078,7 +1078,8 @@ export class Client {
    * @throws {AnswerError} For an answer or level the spec does not take (no word is drawn then).
    */
   report(answer, choices = {}) {
-    const input = this.#input(this.#prog.root, answer, choices.level, choices.levels);
+    const { level, levels } = choices ?? {};
+    const input = this.#input(this.#prog.root, answer, level, levels);
     const { id, payload } = this.#one(input);
     return { format: REPORT_FORMAT, spec: this.#prog.id, id, payload };
   }
@@ -1108,7 +1109,7 @@ export class Client {
   reports(answers, choices = {}) {
     if (!Array.isArray(answers)) throw new AnswerError("answers must be an array (one answer per report)");
     const n = answers.length;
-    const { level, levels } = choices;
+    const { level, levels } = choices ?? {};
     const perLevel = Array.isArray(level);
     const perLevels = Array.isArray(levels) && levels.length > 0 && levels.every(Array.isArray);
     if (perLevel && level.length !== n) throw new AnswerError(`level must hold one index per answer (${n})`);
