@@ -41,14 +41,19 @@ def _first(bad: np.ndarray) -> int:
 
 def _validate(batch: ReportBatch) -> None:
     n = len(batch)
-    if n > 1:  # duplicate ids: sort the 128-bit ids as two 64-bit halves
-        halves = batch.ids.view(">u8").reshape(n, 2)
-        order = np.lexsort((halves[:, 1], halves[:, 0]))
-        same = np.all(halves[order[1:]] == halves[order[:-1]], axis=1)
-        if same.any():
-            j = _first(same)
-            row = int(max(order[j], order[j + 1]))
-            raise ReportError(f"report {row}: duplicate report id {batch.hex_ids[row]} within the batch", row)
+    if n > 1:  # duplicate ids: sort the first 64 bits, then compare the few candidates in full
+        halves = np.ascontiguousarray(batch.ids).view(np.uint64).reshape(n, 2)
+        order = np.argsort(halves[:, 0], kind="stable")
+        first = halves[order, 0]
+        same = first[1:] == first[:-1]
+        if same.any():  # rows sharing their first 64 bits (never, for honest random ids): check in full
+            rows = np.unique(np.concatenate([order[1:][same], order[:-1][same]]))
+            seen: dict[bytes, int] = {}
+            for row in sorted(int(r) for r in rows):
+                key = batch.ids[row].tobytes()
+                if key in seen:
+                    raise ReportError(f"report {row}: duplicate report id {key.hex()} within the batch", row)
+                seen[key] = row
     for prefix, node in _parts(batch.root):
         _check_part(batch, node, prefix)
 
