@@ -16,6 +16,7 @@ from pldp.estimation.combine import (
     min_variance_weights,
 )
 from pldp.estimation.unbiased import invert, plugin_variance
+from tests.conftest import grid_rtol
 
 K = 4.0  # Monte Carlo checks: a statistic may lie K standard errors from its expectation
 
@@ -57,7 +58,11 @@ def test_weights_match_mpldp_theorem_2() -> None:
 def test_data_free_variance_closed_forms() -> None:
     """q(1-q)/(n delta^2): (e + d - 2)/(e - 1)^2 for KRR, 4e/(e - 1)^2 for OUE (Wang et al. 2017)."""
     e = math.exp(1.3)
-    np.testing.assert_allclose(data_free_variance(pldp.KRR(1.3, 7), 10), (e + 5) / (e - 1) ** 2 / 10, rtol=1e-12)
+    krr = pldp.KRR(1.3, 7)
+    q, delta = krr.q[0], krr.delta  # on the 2^-32 grid
+    np.testing.assert_allclose(data_free_variance(krr, 10), q * (1 - q) / delta**2 / 10, rtol=1e-14)
+    # the textbook value to within the grid's rounding (q up by < 2 steps, delta down by < 14: ~3e-8 here)
+    np.testing.assert_allclose(data_free_variance(krr, 10), (e + 5) / (e - 1) ** 2 / 10, rtol=grid_rtol(krr))
     oue = pldp.OUE(1.3, 7)
     b = oue.b[0]  # on the coin grid
     np.testing.assert_allclose(data_free_variance(oue, 10), b * (1 - b) / (0.5 - b) ** 2 / 10, rtol=1e-14)

@@ -344,13 +344,18 @@ def test_fingerprints_are_the_same_in_another_process() -> None:
 
 def test_fingerprints_do_not_change_across_versions() -> None:
     """Pinned values: a change here changes every stored tally's identity, so make it on purpose."""
-    assert pldp.KRR(1.0, 5).fingerprint == PINNED["krr"]
+    krr = pldp.KRR(1.0, 5)
+    # the thresholds the clients run are part of the identity (see PINNED): W = ceil(2^32 / (e + 4)), K = 2^32 - 5 W
+    assert krr.params()["keep_threshold"] == 1098489826 and krr.params()["weights"].tolist() == [639295494] * 5
+    assert krr.fingerprint == PINNED["krr"]
     assert pldp.OUE(1.0, 5).fingerprint == PINNED["oue"]
     assert RCF(LEVELS, 5).fingerprint == PINNED["rcf"]
 
 
 PINNED = {
-    "krr": "f1d3bea2bcae931757292e52b8797690",
+    # direct-encoding fingerprints changed with the 2^-32 grid thresholds (840a1e8): the params of
+    # KRR, URR, IPRR now include ``keep_threshold`` and ``weights``; before: f1d3bea2bcae931757292e52b8797690
+    "krr": "64016c300942d325f60d548000e8de62",
     "oue": "131bd707e0ebf1062387778c3f14e90b",
     "rcf": "8530807191ae9cc636846e5984a0facc",
 }

@@ -11,6 +11,7 @@ import pytest
 
 import pldp
 from pldp.protocols.febsf import FEBSF, FEBSFReports, FEBSFTally, auem, em
+from tests.conftest import assert_grid_budgets
 from tests.test_statistics import _homogeneity_pvalue
 
 RHO = np.array([0.3, 0.3, 0.4])
@@ -214,26 +215,34 @@ def test_paper_em_is_far_worse_than_auem_and_the_joint_em_under_rappor() -> None
 def test_paper_em_settles_its_item_estimate_after_one_step() -> None:
     """As documented in pldp.experiments.febsf (PAPER_EM_STEPS): in the setting of Figs. 3-4 (Job,
     levels 0.1..1.0, eps_p = 0.3, RAPPOR) the printed EM's first step moves the item estimate
-    far from its AUEM start (MSE 20x AUEM's), later steps change its MSE by < 0.1 % while rho
-    drifts towards the lowest level."""
+    far from its AUEM start, later steps change its MSE by ~0.1 % while rho drifts towards the
+    lowest level.
+
+    How far the first step goes varies a lot between draws (MSE 1x-26x AUEM's over 40 seeds,
+    median 5.6x; 0.8x-49x, median 7.6x, before the 2^-32 grid changed the random stream), so it
+    is asserted on the mean of 5 draws (measured 6.9x); the MSE change from step 1 to step 5 is
+    at most 0.13 % in all 40."""
     from pldp.experiments import febsf as experiment
 
     counts = experiment.dataset_counts("job")
     levels = experiment.levels_for(10)
     proto = FEBSF(levels, 0.3, counts.size, oracle="rappor")
-    rng = np.random.default_rng(3)
-    cells = np.stack([rng.multinomial(c, experiment.level_shares(10, "uniform")) for c in counts], axis=1)
-    tally = proto.simulate(cells, rng)
     truth = counts / counts.sum()
+    ratios = []
+    for seed in range(3, 8):
+        rng = np.random.default_rng(seed)
+        cells = np.stack([rng.multinomial(c, experiment.level_shares(10, "uniform")) for c in counts], axis=1)
+        tally = proto.simulate(cells, rng)
 
-    def run(steps: int) -> tuple[float, np.ndarray]:
-        e = em(proto, tally, variant="paper", max_iter=steps, tol=0.0)
-        return float(np.mean((e.frequencies - truth) ** 2)), e.info["rho"]
+        def run(steps: int, tally: FEBSFTally = tally) -> tuple[float, np.ndarray]:
+            e = em(proto, tally, variant="paper", max_iter=steps, tol=0.0)
+            return float(np.mean((e.frequencies - truth) ** 2)), e.info["rho"]
 
-    (mse1, rho1), (mse5, rho5), (_, rho30) = run(1), run(experiment.PAPER_EM_STEPS), run(30)
-    assert mse1 > 10 * np.mean((auem(proto, tally).frequencies - truth) ** 2)
-    assert abs(mse5 / mse1 - 1) < 1e-3
-    assert rho1[0] < rho5[0] < rho30[0]
+        (mse1, rho1), (mse5, rho5), (_, rho30) = run(1), run(experiment.PAPER_EM_STEPS), run(30)
+        ratios.append(mse1 / np.mean((auem(proto, tally).frequencies - truth) ** 2))
+        assert abs(mse5 / mse1 - 1) < 2e-3, seed
+        assert rho1[0] < rho5[0] < rho30[0], seed
+    assert np.mean(ratios) > 4, ratios
 
 
 def test_per_user_path_and_simulation_agree_for_krr() -> None:
@@ -258,7 +267,9 @@ def test_privacy_of_each_report() -> None:
     reps = proto.privacy()
     for key, rep in reps.items():
         assert rep.holds, key
-    assert reps["level report"].ldp_epsilon == pytest.approx(0.3, abs=1e-12)
+    # the level report is KRR(0.3, 3) on the 2^-32 grid: within 0.3 exactly, below it only by the rounding
+    assert reps["level report"].ldp_epsilon <= 0.3
+    assert_grid_budgets(proto.level_mechanism)
     assert reps["item report"]["level 2 (eps=2)"].ldp_epsilon <= 2.0 + 1e-12
     assert reps.ldp_epsilon <= 2.0 + 0.3 + 1e-12  # sequential composition: item report + level report
 

@@ -14,6 +14,7 @@ import pldp
 from pldp.estimation.combine import combine
 from pldp.estimation.mle import log_likelihood_direct, mle_unary
 from pldp.protocols import APLDP, PBP, PPDA, RCF, GroupedReports, GroupedTally, select_mechanism
+from tests.conftest import grid_rtol
 from tests.test_statistics import _homogeneity_pvalue
 
 LEVELS = [0.5, 1.0, 3.0]
@@ -286,8 +287,10 @@ def test_apldp_selection() -> None:
     assert APLDP([1.0], 64, candidates=("krr", "rappor")).choices == ("rappor",)
     name, scores = select_mechanism(2.0, 10)
     e, d = math.exp(2.0), 10
-    q, gap = 1 / (e + d - 1), (e - 1) / (e + d - 1)
-    assert scores["krr"] == pytest.approx(d * q * (1 - q) / gap**2 + (1 - 2 * q) / gap - 1 / d, rel=1e-12)
+    criterion = lambda q, gap: d * q * (1 - q) / gap**2 + (1 - 2 * q) / gap - 1 / d  # noqa: E731
+    krr = pldp.KRR(2.0, d)  # on the 2^-32 grid: the criterion at its own q and delta, and the textbook one to the grid
+    assert scores["krr"] == pytest.approx(criterion(krr.q[0], krr.delta), rel=1e-12)
+    assert scores["krr"] == pytest.approx(criterion(1 / (e + d - 1), (e - 1) / (e + d - 1)), rel=grid_rtol(krr))
     assert name == min(scores, key=scores.get)  # type: ignore[arg-type]
     assert scores["oue"] < scores["rappor"]
     with pytest.raises(pldp.ParameterError, match="candidates"):

@@ -1,4 +1,11 @@
-"""Closed forms of pldp.theory against the paper's formulas by hand, the exact worst case and Monte Carlo."""
+"""Closed forms of pldp.theory against the paper's formulas by hand, the exact worst case and Monte Carlo.
+
+The direct mechanisms run on the 2^-32 grid: their ``q`` and ``delta`` are the textbook ones rounded
+towards more privacy by a few steps of 2^-32 (``assert_grid_channel``). So the paper's formulas are
+checked tightly at the mechanism's own parameters (``r_y = q_y / delta``, ``S = delta``: Li et al.
+Sec. 5.3 read backwards) and against the textbook budgets to the tolerance the grid implies
+(``grid_rtol``).
+"""
 
 from __future__ import annotations
 
@@ -10,21 +17,39 @@ from scipy import optimize
 
 import pldp
 from pldp import theory
-from tests.conftest import fig1_budgets, zipf_iprr
+from tests.conftest import assert_grid_channel, fig1_budgets, grid_rtol, zipf_iprr
 
 
 def _r_and_s(eps: np.ndarray) -> tuple[np.ndarray, float]:
+    """Li et al.'s r and S from the budgets (the textbook channel)."""
     r = np.where(np.isfinite(eps), 1.0 / (np.exp(eps) - 1.0), 0.0)
     return r, 1.0 / (1.0 + r.sum())
+
+
+class _Textbook:
+    """The real-valued IPRR channel of the budgets (Li et al. Sec. 5.3), off the grid: what the
+    theorems are about. Only ``d`` and ``support`` are needed by ``theory.worst_case``."""
+
+    def __init__(self, budgets: pldp.ItemBudgets) -> None:
+        r, s = _r_and_s(budgets.epsilons)
+        self.d = budgets.d
+        self.support = (r * s + s, r * s)
+
+
+def _grid_r_and_s(mech: pldp.DirectEncoding) -> tuple[np.ndarray, float]:
+    """r and S of the channel the mechanism runs: q_y = r_y S and delta = S, so r = q / delta."""
+    assert_grid_channel(mech)
+    return mech.q / mech.delta, mech.delta
 
 
 def test_expected_losses_match_eq13_and_eq14() -> None:
     mech, counts = zipf_iprr()
     n, p = int(counts.sum()), counts / counts.sum()
-    r, s = _r_and_s(mech.budgets.epsilons)
-    f = (p + r) * (1 / s - (p + r))  # Li et al. Definition 6
-    assert theory.expected_l2(mech, p, n) == pytest.approx(f.sum() / n, rel=1e-10)
-    assert theory.expected_l1(mech, p, n) == pytest.approx(math.sqrt(2 / (n * math.pi)) * np.sqrt(f).sum(), rel=1e-10)
+    for (r, s), rtol in ((_grid_r_and_s(mech), 1e-10), (_r_and_s(mech.budgets.epsilons), grid_rtol(mech))):
+        f = (p + r) * (1 / s - (p + r))  # Li et al. Definition 6
+        assert theory.expected_l2(mech, p, n) == pytest.approx(f.sum() / n, rel=rtol)
+        l1 = math.sqrt(2 / (n * math.pi)) * np.sqrt(f).sum()
+        assert theory.expected_l1(mech, p, n) == pytest.approx(l1, rel=rtol)
 
 
 def test_fixed_population_formula_of_errata_ipprr1() -> None:
@@ -51,15 +76,16 @@ def test_worst_case_is_the_maximizer_of_lemma2(eps: list[float]) -> None:
     mech = pldp.IPRR(pldp.ItemBudgets.from_array(e))
     n = 1000
     wc = theory.worst_case(mech, n)
-    r, s = _r_and_s(e)
-    # p*_x = max(lambda - r_x, 0) (ERRATA IPRR-3), summing to one
-    lam = brentq_level(r)
-    np.testing.assert_allclose(wc.p, np.maximum(lam - r, 0), atol=1e-12)
-    # eq. 19 written out
-    dstar = wc.p > 0
-    s_star = 1 / (1 + r[dstar].sum())
-    eq19 = (1 / s**2 - 1 / (dstar.sum() * s_star**2) - np.sum(r[~dstar] ** 2)) / n
-    assert wc.l2 == pytest.approx(eq19, rel=1e-9)
+    # at the channel's own r and S (tight), and at the budgets' (to the grid's rounding)
+    for (r, s), rtol in ((_grid_r_and_s(mech), 1e-9), (_r_and_s(e), grid_rtol(mech))):
+        # p*_x = max(lambda - r_x, 0) (ERRATA IPRR-3), summing to one
+        lam = brentq_level(r)
+        np.testing.assert_allclose(wc.p, np.maximum(lam - r, 0), rtol=0, atol=max(1e-12, rtol * r.max()))
+        # eq. 19 written out
+        dstar = wc.p > 0
+        s_star = 1 / (1 + r[dstar].sum())
+        eq19 = (1 / s**2 - 1 / (dstar.sum() * s_star**2) - np.sum(r[~dstar] ** 2)) / n
+        assert wc.l2 == pytest.approx(eq19, rel=rtol)
     assert wc.l2 == pytest.approx(theory.expected_l2(mech, wc.p, n), rel=1e-12)
     assert wc.l1 == pytest.approx(theory.expected_l1(mech, wc.p, n), rel=1e-12)
     # no other distribution does worse (random points and a numerical optimiser)
@@ -126,7 +152,11 @@ def test_high_privacy_losses_converge_to_the_worst_case_at_their_rates() -> None
     prev = (np.inf, np.inf)
     for scale in (1e-2, 1e-3, 1e-4, 1e-5):
         b = pldp.ItemBudgets.from_array(base * scale)
-        wc = theory.worst_case(pldp.IPRR(b), n)
+        # the limit is a statement about the real-valued channel: at scale 1e-5 the grid channel's
+        # worst case is off it by ~1e-4 (its rounding, grid_rtol), more than the rate's 7e-6
+        mech = pldp.IPRR(b)
+        wc = theory.worst_case(_Textbook(b), n)
+        assert theory.worst_case(mech, n).l2 == pytest.approx(wc.l2, rel=grid_rtol(mech))
         assert np.all(wc.p[4:] == 0.5)  # D* = D_N
         l2, l1 = theory.high_privacy_losses(b, n)
         rel = (abs(l2 / wc.l2 - 1), abs(l1 / wc.l1 - 1))
@@ -164,10 +194,14 @@ def test_low_privacy_regime_theorem6_with_errata() -> None:
     n = 1000
     b = pldp.ItemBudgets.from_array([6.0, 7.0, 8.0, np.inf])
     assert theory.low_privacy_is_exact(b)
-    wc = theory.worst_case(pldp.IPRR(b), n)
+    wc = theory.worst_case(_Textbook(b), n)  # of the real-valued channel: the theorem's
     l2, l1 = theory.low_privacy_losses(b, n)
     assert l2 == pytest.approx(wc.l2, rel=1e-10)  # with the 1/n of ERRATA IPRR-3
     assert l1 == pytest.approx(wc.l1, rel=1e-10)
+    mech = pldp.IPRR(b)  # the grid channel's worst case: the same to its rounding (2.8e-6 here)
+    wc_grid = theory.worst_case(mech, n)
+    assert (wc_grid.l2, wc_grid.l1) == pytest.approx((wc.l2, wc.l1), rel=grid_rtol(mech))
+    np.testing.assert_array_equal(wc_grid.support, wc.support)
     np.testing.assert_allclose(wc.p[:3] > 0, True)
     # counter-example of ERRATA IPRR-3: eps_min > ln(|D_N| + 1) yet D* != D
     ce = pldp.ItemBudgets.from_array([1.1, 5.0, 5.0, np.inf, np.inf])
@@ -187,8 +221,15 @@ def test_krr_variance_is_the_textbook_one() -> None:
     pk, qk = e / (e + d - 1), 1 / (e + d - 1)
     wang = qk * (1 - qk) / (n * (pk - qk) ** 2) + f * (1 - pk - qk) / (n * (pk - qk))
     mech = pldp.KRR(eps, d)
-    np.testing.assert_allclose(theory.item_variance(mech, f, n, model="fixed"), wang, rtol=1e-12)
-    np.testing.assert_allclose(theory.item_variance(mech, f, n, model="iid"), wang + f * (1 - f) / n, rtol=1e-12)
+    # to the grid's rounding (about 5e-8 here); at the mechanism's own p and q to rounding error
+    rtol = grid_rtol(mech)
+    np.testing.assert_allclose(theory.item_variance(mech, f, n, model="fixed"), wang, rtol=rtol)
+    np.testing.assert_allclose(theory.item_variance(mech, f, n, model="iid"), wang + f * (1 - f) / n, rtol=rtol)
+    assert_grid_channel(mech)
+    pk, qk = mech.diagonal[0], mech.q[0]
+    own = qk * (1 - qk) / (n * (pk - qk) ** 2) + f * (1 - pk - qk) / (n * (pk - qk))
+    np.testing.assert_allclose(theory.item_variance(mech, f, n, model="fixed"), own, rtol=1e-12)
+    np.testing.assert_allclose(theory.item_variance(mech, f, n, model="iid"), own + f * (1 - f) / n, rtol=1e-12)
 
 
 def test_iprr_beats_urr_at_eps_min_lemma1() -> None:
