@@ -1,0 +1,249 @@
+"""The JS client (clients/js/pldp-client.mjs) against the Python one, byte for byte.
+
+For a spec of every mechanism and protocol, both clients are fed the same stream of 32-bit words
+and the same answers; their reports (single and batched) must be the same bytes, and the JS
+``verify`` must find the same rows as :func:`pldp.deploy.verify`. The JS side runs in Node through
+``clients/js/test/driver.mjs``; the module is skipped when ``node`` is not on PATH.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import pldp
+import pldp.client
+from pldp.client import Client
+from pldp.deploy import Spec, spec_id, verify
+from pldp.protocols import APLDP, FEBSF, MPLDP, PBP, PPDA, RCF, PaddingSampling
+from pldp.sampling import GRID
+
+NODE = shutil.which("node")
+pytestmark = pytest.mark.skipif(NODE is None, reason="node (Node.js >= 20) is not on PATH: the JS client cannot run")
+
+ROOT = Path(__file__).resolve().parents[1]
+DRIVER = ROOT / "clients" / "js" / "test" / "driver.mjs"
+LEVELS = np.arange(1, 11) / 10
+B5 = pldp.ItemBudgets.from_array([0.5, 0.5, 1.0, 2.0, 2.0])
+
+
+def _cases() -> dict[str, pldp.FrequencyOracle]:
+    return {
+        "krr": pldp.KRR(1.0, 4),
+        "krr-d100": pldp.KRR(2.0, 100),
+        "urr": pldp.URR(1.0, np.array([True, True, False, False])),
+        "iprr": pldp.IPRR(pldp.ItemBudgets.from_array([0.1, 0.5, 1.0, np.inf, np.inf])),
+        "rappor": pldp.RAPPOR(1.0, 6),
+        "oue": pldp.OUE(1.0, 5),
+        "oue-d13": pldp.OUE(0.7, 13),
+        "idue-opt0": pldp.IDUE(B5, model="opt0"),
+        "idue-opt1-avg": pldp.IDUE(B5, model="opt1", pair_rule="avg"),
+        "idue-opt2": pldp.IDUE(B5, model="opt2"),
+        "idue-ps": PaddingSampling(pldp.IDUE(B5, model="opt2", same_level="always"), 2),
+        "oue-ps": PaddingSampling(pldp.OUE(1.0, 5), 2),
+        "rappor-ps": PaddingSampling(pldp.RAPPOR(1.0, 6), 3),
+        "febsf-krr": FEBSF(LEVELS, 0.3, 16, "krr"),
+        "febsf-oue": FEBSF(LEVELS, 0.3, 16, "oue"),
+        "febsf-rappor": FEBSF([0.5, 1.0, 2.0], 0.5, 6, "rappor"),
+        "rcf": RCF([0.5, 1.0, 2.0], 6),
+        "apldp": APLDP([0.5, 4.0], 16),
+        "pbp": PBP([0.5, 1.0, 2.0], [0.3, 0.3, 0.4], 6),
+        "ppda": PPDA([0.5, 1.0, 2.0], 6),
+        "mpldp": MPLDP([3, 4], [1.0, 2.0]),
+    }
+
+
+CASES = _cases()
+
+
+def _spec(name: str) -> Spec:
+    question: Any = ["first?", "second?"] if name == "mpldp" else f"{name}?"
+    return Spec.from_mechanism(CASES[name], question=question)
+
+
+def _words(n: int, seed: int, padding: bool) -> np.ndarray:
+    """Uniform words; for padding specs every 5th word is 2**32 - 1, which uniform(m) rejects for
+    every m that does not divide 2**32 (the rejection branch then runs in both clients)."""
+    w = np.random.default_rng(seed).integers(0, GRID, size=n, dtype=np.uint64).astype(np.uint32)
+    if padding:
+        w[4::5] = GRID - 1
+    return w
+
+
+def _answer(name: str, rng: np.random.Generator, labels: bool) -> tuple[Any, dict[str, Any]]:
+    """One answer as JSON values (labels or indices) and its choices (level / levels)."""
+    oracle = CASES[name]
+    if name == "mpldp":
+        x = [int(rng.integers(0, k)) for k in oracle.k]
+        lv = [int(rng.integers(0, len(e))) for e in oracle.level_eps]
+        return ([str(v) for v in x] if labels else x), {"levels": lv}
+    if name.endswith("-ps"):
+        items = [int(v) for v in rng.choice(oracle.d, size=int(rng.integers(0, 5)), replace=False)]
+        return ([str(v) for v in items] if labels else items), {}
+    x = int(rng.integers(0, oracle.d))
+    choices = {"level": int(rng.integers(0, len(oracle.levels)))} if hasattr(oracle, "levels") else {}
+    return (str(x) if labels else x), choices
+
+
+def _calls(name: str, seed: int) -> list[dict[str, Any]]:
+    """Single reports, a batch with per-answer choices, a batch with one choice for all, singles."""
+    rng = np.random.default_rng(seed)
+    calls: list[dict[str, Any]] = []
+    for i in range(3):
+        a, c = _answer(name, rng, labels=i % 2 == 1)
+        calls.append({"method": "report", "answer": a, "choices": c})
+    batch = [_answer(name, rng, labels=bool(rng.integers(0, 2))) for _ in range(25)]
+    choices: dict[str, Any] = {}
+    if batch[0][1]:
+        key = next(iter(batch[0][1]))
+        choices[key] = [c[key] for _, c in batch]
+    calls.append({"method": "reports", "answers": [a for a, _ in batch], "choices": choices})
+    shared = [_answer(name, rng, labels=False) for _ in range(6)]
+    one = dict(shared[0][1])
+    calls.append({"method": "reports", "answers": [a for a, _ in shared], "choices": one})
+    for _ in range(3):
+        a, c = _answer(name, rng, labels=False)
+        calls.append({"method": "report", "answer": a, "choices": c})
+    return calls
+
+
+def _python_lines(spec: Spec, words: np.ndarray, calls: list[dict[str, Any]]) -> list[str]:
+    pos = 0
+
+    def source(n: int) -> np.ndarray:
+        nonlocal pos
+        assert pos + n <= words.size, "the word stream ran out"
+        out = words[pos : pos + n]
+        pos += n
+        return out
+
+    client = Client(spec, random=source)
+    lines = []
+    for call in calls:
+        kw = call["choices"]
+        if call["method"] == "report":
+            rep = client.report(call["answer"], **kw)
+            lines.append(json.dumps(rep, separators=(",", ":")))
+        else:
+            lv = kw.get("levels")
+            if lv is not None and not isinstance(lv[0], list):  # one levels list for all (the JS API)
+                kw = {**kw, "levels": [lv] * len(call["answers"])}
+            batch = client.reports(call["answers"], **kw)
+            lines.append(json.dumps(batch.to_json(), separators=(",", ":")))
+    return lines
+
+
+def _node(tmp: Path, spec_json: str, words: np.ndarray, calls: list[dict[str, Any]], raw: bool = False) -> list[str]:
+    (tmp / "spec.json").write_text(spec_json, encoding="utf-8")
+    words.astype("<u4").tofile(tmp / "words.u32")
+    task = {"spec": "spec.json", "words": "words.u32", "calls": calls, "raw": raw}
+    (tmp / "task.json").write_text(json.dumps(task))
+    proc = subprocess.run(
+        [str(NODE), str(DRIVER), str(tmp / "task.json")], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert proc.returncode in (0, 2), proc.stderr
+    return proc.stdout.splitlines()
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_js_and_python_clients_write_the_same_bytes(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    rejected = []
+    below = pldp.client.uniform_below
+
+    def counting(words: np.ndarray, m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        v, ok = below(words, m)
+        rejected.append(int(np.sum(~ok)))
+        return v, ok
+
+    monkeypatch.setattr(pldp.client, "uniform_below", counting)
+    spec = _spec(name)
+    calls = _calls(name, seed=len(name))
+    words = _words(40_000, seed=7, padding=name.endswith("-ps"))
+    want = _python_lines(spec, words, calls)
+    got = _node(tmp_path, spec.to_json(), words, calls)
+    assert len(got) == len(want), got[-1:]
+    for i, (g, w) in enumerate(zip(got, want, strict=True)):
+        assert g == w, f"call {i} ({calls[i]['method']}) differs"
+    if name.endswith("-ps"):  # the rejection branch of uniform(m) ran in these streams
+        assert sum(rejected) > 0
+
+
+def _same_rows(js: dict[str, Any], spec: Any) -> None:
+    py = verify(spec).to_dict()
+    assert js["holds"] == py["holds"]
+    assert js["ldp_epsilon"] == ("inf" if py["ldp_epsilon"] == math.inf else py["ldp_epsilon"])
+    assert len(js["rows"]) == len(py["rows"])
+    for a, b in zip(js["rows"], py["rows"], strict=True):
+        keys = ("part", "subject", "claimed", "holds")
+        assert [a[k] for k in keys] == [b[k] for k in keys]
+        if b["realised"] == "inf":
+            assert a["realised"] == "inf"
+        else:
+            assert math.isclose(a["realised"], b["realised"], rel_tol=1e-12, abs_tol=1e-12)
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_js_verify_finds_the_rows_python_finds(name: str, tmp_path: Path) -> None:
+    spec = _spec(name)
+    (line,) = _node(tmp_path, spec.to_json(indent=None), np.zeros(1, np.uint32), [{"method": "verify"}])
+    _same_rows(json.loads(line), spec)
+
+
+def _resigned(data: dict[str, Any]) -> dict[str, Any]:
+    data["id"] = spec_id(data)
+    return data
+
+
+def test_js_refuses_the_hand_edited_specs_python_refuses(tmp_path: Path) -> None:
+    spec = Spec.from_mechanism(pldp.KRR(1.0, 3), question="q", labels=["a", "b", "c"])
+    raised = spec.to_dict()
+    raised["sampler"]["root"]["keep"] += 3000
+    raised["sampler"]["root"]["weights"] = [w - 1000 for w in raised["sampler"]["root"]["weights"]]
+    altered = spec.to_dict()
+    altered["question"] = "another question"
+    dup = spec.to_dict()
+    dup["labels"] = ["a", "a", "c"]
+    off_grid = spec.to_dict()
+    off_grid["sampler"]["root"]["keep"] -= 1
+    febsf = Spec.from_mechanism(FEBSF(LEVELS, 0.3, 16, "oue"), question="q").to_dict()
+    febsf["sampler"]["root"]["level_epsilon"] = 0.3  # claims eps_p for the level (ERRATA FEBSF-6)
+    cases = [
+        (_resigned(raised), r"privacy claim fails: root, output 0 \(\+2\)"),
+        (altered, "does not match its content"),
+        (_resigned(dup), "duplicate labels"),
+        (_resigned(off_grid), r"sampler\.root: keep \+ sum\(weights\) = 4294967295 must be 2\*\*32"),
+        (_resigned(febsf), "privacy claim fails: root the level itself"),
+        ({**spec.to_dict(), "format": "pldp.spec/9"}, "unknown spec format"),
+    ]
+    for data, reason in cases:
+        (line,) = _node(tmp_path, json.dumps(data), np.zeros(1, np.uint32), [{"method": "verify"}])
+        out = json.loads(line)
+        assert out["error"] == "SpecError" and re.search(reason, out["message"]), out
+    # verified without loading (no id check), the failing claims are the rows Python finds
+    for data in (_resigned(raised), _resigned(febsf)):
+        (line,) = _node(tmp_path, json.dumps(data), np.zeros(1, np.uint32), [], raw=True)
+        js = json.loads(line)
+        assert not js["holds"]
+        _same_rows(js, data)
+
+
+def test_the_js_unit_tests_pass() -> None:
+    """``node --test clients/js/test/`` (the JS client's own tests) passes, so CI runs them too."""
+    proc = subprocess.run(
+        [str(NODE), "--test", str(ROOT / "clients" / "js" / "test")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        cwd=ROOT,
+    )
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert re.search(r"^# fail 0$", proc.stdout, re.M), proc.stdout[-2000:]
