@@ -17,43 +17,15 @@ from pldp.deploy import ReportBatch, Spec, decode, spec_id, verify
 from pldp.deploy.sampler import parse_node
 from pldp.errors import EstimationError, ParameterError, ReportError, SpecError, TallyError
 from pldp.exact import epsilon_ceiling, exp_bounds, ratio_within
-from pldp.protocols import APLDP, FEBSF, MPLDP, PBP, PPDA, RCF, PaddingSampling
+from pldp.protocols import FEBSF
 from pldp.sampling import GRID, os_words
+from tests.deploy_cases import LEVELS, oracle_cases, spec_of
 
-LEVELS = np.arange(1, 11) / 10
-
-
-def _cases() -> dict[str, pldp.FrequencyOracle]:
-    b5 = pldp.ItemBudgets.from_array([0.5, 0.5, 1.0, 2.0, 2.0])
-    return {
-        "krr": pldp.KRR(1.0, 4),
-        "urr": pldp.URR(1.0, np.array([True, True, False, False])),
-        "iprr": pldp.IPRR(pldp.ItemBudgets.from_array([0.1, 0.5, 1.0, np.inf, np.inf])),
-        "rappor": pldp.RAPPOR(1.0, 6),
-        "oue": pldp.OUE(1.0, 5),
-        "idue-opt0": pldp.IDUE(b5, model="opt0"),
-        "idue-opt1-avg": pldp.IDUE(b5, model="opt1", pair_rule="avg"),
-        "idue-opt2": pldp.IDUE(b5, model="opt2"),
-        "idue-ps": PaddingSampling(pldp.IDUE(b5, model="opt2", same_level="always"), 2),
-        "oue-ps": PaddingSampling(pldp.OUE(1.0, 5), 2),
-        "febsf-krr": FEBSF(LEVELS, 0.3, 16, "krr"),
-        "febsf-oue": FEBSF(LEVELS, 0.3, 16, "oue"),
-        "febsf-rappor": FEBSF([0.5, 1.0, 2.0], 0.5, 6, "rappor"),
-        "rcf": RCF([0.5, 1.0, 2.0], 6),
-        "apldp": APLDP([0.5, 4.0], 16),
-        "pbp": PBP([0.5, 1.0, 2.0], [0.3, 0.3, 0.4], 6),
-        "ppda": PPDA([0.5, 1.0, 2.0], 6),
-        "mpldp": MPLDP([3, 4], [1.0, 2.0]),
-    }
-
-
-CASES = _cases()
+CASES = oracle_cases()
 
 
 def _spec(name: str) -> Spec:
-    oracle = CASES[name]
-    question = ["first?", "second?"] if name == "mpldp" else f"{name}?"
-    return Spec.from_mechanism(oracle, question=question)
+    return spec_of(CASES[name], name)
 
 
 def _answers(name: str, n: int, rng: np.random.Generator) -> tuple[list | np.ndarray, dict]:

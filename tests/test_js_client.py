@@ -23,41 +23,24 @@ import pldp
 import pldp.client
 from pldp.client import Client
 from pldp.deploy import Spec, spec_id, verify
-from pldp.protocols import APLDP, FEBSF, MPLDP, PBP, PPDA, RCF, PaddingSampling
+from pldp.protocols import FEBSF, PaddingSampling
 from pldp.sampling import GRID
+from tests.deploy_cases import LEVELS, oracle_cases, spec_of
 
 NODE = shutil.which("node")
 pytestmark = pytest.mark.skipif(NODE is None, reason="node (Node.js >= 20) is not on PATH: the JS client cannot run")
 
 ROOT = Path(__file__).resolve().parents[1]
 DRIVER = ROOT / "clients" / "js" / "test" / "driver.mjs"
-LEVELS = np.arange(1, 11) / 10
-B5 = pldp.ItemBudgets.from_array([0.5, 0.5, 1.0, 2.0, 2.0])
 
 
 def _cases() -> dict[str, pldp.FrequencyOracle]:
+    """The shared cases, and three more that exercise wider reports and padding."""
     return {
-        "krr": pldp.KRR(1.0, 4),
+        **oracle_cases(),
         "krr-d100": pldp.KRR(2.0, 100),
-        "urr": pldp.URR(1.0, np.array([True, True, False, False])),
-        "iprr": pldp.IPRR(pldp.ItemBudgets.from_array([0.1, 0.5, 1.0, np.inf, np.inf])),
-        "rappor": pldp.RAPPOR(1.0, 6),
-        "oue": pldp.OUE(1.0, 5),
         "oue-d13": pldp.OUE(0.7, 13),
-        "idue-opt0": pldp.IDUE(B5, model="opt0"),
-        "idue-opt1-avg": pldp.IDUE(B5, model="opt1", pair_rule="avg"),
-        "idue-opt2": pldp.IDUE(B5, model="opt2"),
-        "idue-ps": PaddingSampling(pldp.IDUE(B5, model="opt2", same_level="always"), 2),
-        "oue-ps": PaddingSampling(pldp.OUE(1.0, 5), 2),
         "rappor-ps": PaddingSampling(pldp.RAPPOR(1.0, 6), 3),
-        "febsf-krr": FEBSF(LEVELS, 0.3, 16, "krr"),
-        "febsf-oue": FEBSF(LEVELS, 0.3, 16, "oue"),
-        "febsf-rappor": FEBSF([0.5, 1.0, 2.0], 0.5, 6, "rappor"),
-        "rcf": RCF([0.5, 1.0, 2.0], 6),
-        "apldp": APLDP([0.5, 4.0], 16),
-        "pbp": PBP([0.5, 1.0, 2.0], [0.3, 0.3, 0.4], 6),
-        "ppda": PPDA([0.5, 1.0, 2.0], 6),
-        "mpldp": MPLDP([3, 4], [1.0, 2.0]),
     }
 
 
@@ -65,8 +48,7 @@ CASES = _cases()
 
 
 def _spec(name: str) -> Spec:
-    question: Any = ["first?", "second?"] if name == "mpldp" else f"{name}?"
-    return Spec.from_mechanism(CASES[name], question=question)
+    return spec_of(CASES[name], name)
 
 
 def _words(n: int, seed: int, padding: bool) -> np.ndarray:

@@ -1,0 +1,46 @@
+"""The oracles whose campaign specs the deployment tests run: every mechanism and protocol."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import pldp
+from pldp.deploy import Spec
+from pldp.protocols import APLDP, FEBSF, MPLDP, PBP, PPDA, RCF, PaddingSampling
+
+#: PLDP-FEBSF's budget levels 0.1, ..., 1.0 (ERRATA FEBSF-6).
+LEVELS = np.arange(1, 11) / 10
+#: Five item budgets in three levels, for IDUE.
+B5 = pldp.ItemBudgets.from_array([0.5, 0.5, 1.0, 2.0, 2.0])
+
+
+def oracle_cases() -> dict[str, pldp.FrequencyOracle]:
+    """One small configuration of every pldp mechanism and protocol, by name."""
+    return {
+        "krr": pldp.KRR(1.0, 4),
+        "urr": pldp.URR(1.0, np.array([True, True, False, False])),
+        "iprr": pldp.IPRR(pldp.ItemBudgets.from_array([0.1, 0.5, 1.0, np.inf, np.inf])),
+        "rappor": pldp.RAPPOR(1.0, 6),
+        "oue": pldp.OUE(1.0, 5),
+        "idue-opt0": pldp.IDUE(B5, model="opt0"),
+        "idue-opt1-avg": pldp.IDUE(B5, model="opt1", pair_rule="avg"),
+        "idue-opt2": pldp.IDUE(B5, model="opt2"),
+        "idue-ps": PaddingSampling(pldp.IDUE(B5, model="opt2", same_level="always"), 2),
+        "oue-ps": PaddingSampling(pldp.OUE(1.0, 5), 2),
+        "febsf-krr": FEBSF(LEVELS, 0.3, 16, "krr"),
+        "febsf-oue": FEBSF(LEVELS, 0.3, 16, "oue"),
+        "febsf-rappor": FEBSF([0.5, 1.0, 2.0], 0.5, 6, "rappor"),
+        "rcf": RCF([0.5, 1.0, 2.0], 6),
+        "apldp": APLDP([0.5, 4.0], 16),
+        "pbp": PBP([0.5, 1.0, 2.0], [0.3, 0.3, 0.4], 6),
+        "ppda": PPDA([0.5, 1.0, 2.0], 6),
+        "mpldp": MPLDP([3, 4], [1.0, 2.0]),
+    }
+
+
+def spec_of(oracle: pldp.FrequencyOracle, name: str) -> Spec:
+    """The spec of a case, with a question (one per attribute for MPLDP)."""
+    question: Any = ["first?", "second?"] if name == "mpldp" else f"{name}?"
+    return Spec.from_mechanism(oracle, question=question)
