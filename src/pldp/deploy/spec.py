@@ -63,10 +63,8 @@ def _check_answers(root: Node, labels: Any, question: Any) -> None:
         raise SpecError(f"labels has {n} answers but the sampler takes {root.d}")
 
 
-def read_spec(data: Any) -> tuple[Node, str]:
-    """The sampler root and id of a spec's JSON (text or parsed), after checking its format, its
-    id, its labels and the sampler's structure; the oracle is not rebuilt (:func:`verify` needs
-    only the sampler)."""
+def _json_object(data: Any) -> dict[str, Any]:
+    """A spec's JSON object from its text (or the object itself)."""
     if isinstance(data, (str, bytes)):
         try:
             data = json.loads(data)
@@ -74,6 +72,14 @@ def read_spec(data: Any) -> tuple[Node, str]:
             raise SpecError(f"the spec is not valid JSON: {exc}") from None
     if not isinstance(data, dict):
         raise SpecError("a spec must be a JSON object")
+    return data
+
+
+def read_spec(data: Any) -> tuple[Node, str]:
+    """The sampler root and id of a spec's JSON (text or parsed), after checking its format, its
+    id, its labels and the sampler's structure; the oracle is not rebuilt (:func:`verify` needs
+    only the sampler)."""
+    data = _json_object(data)
     if data.get("format") != FORMAT:
         raise SpecError(f"unknown spec format {data.get('format')!r}; this pldp reads {FORMAT!r}")
     missing = {"id", "question", "labels", "oracle", "sampler"} - data.keys()
@@ -159,35 +165,29 @@ class Spec:
         }
         data = json.loads(jcs(data))  # the JSON values exactly as a reader will see them
         data["id"] = spec_id(data)
-        return cls._load(data, check_privacy=True)
+        return cls._load(data)
 
     @classmethod
     def from_json(cls, text: str | bytes | dict[str, Any]) -> Spec:
         """Read a spec; :class:`~pldp.errors.SpecError` when it is malformed, altered (id), not
         pldp's own oracle with its own thresholds, or when a privacy claim fails."""
-        if isinstance(text, (str, bytes)):
-            try:
-                text = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise SpecError(f"the spec is not valid JSON: {exc}") from None
-        if not isinstance(text, dict):
-            raise SpecError("a spec must be a JSON object")
-        return cls._load(json.loads(jcs(text)) if _jsonable(text) else text, check_privacy=True)
+        data = _json_object(text)
+        return cls._load(json.loads(jcs(data)) if _jsonable(data) else data)
 
     @classmethod
-    def _load(cls, data: dict[str, Any], *, check_privacy: bool) -> Spec:
+    def _load(cls, data: dict[str, Any]) -> Spec:
+        """The spec of checked JSON: format, id, structure, every privacy claim, and the oracle."""
+        from pldp.deploy.verify import verify
+
         root, _ = read_spec(data)
         spec = cls(data, root)
-        if check_privacy:
-            from pldp.deploy.verify import verify
-
-            result = verify(spec)
-            if not result.holds:
-                bad = result.failures[0]
-                raise SpecError(
-                    f"the spec's privacy claim fails: {bad.part}, {bad.subject}: realised epsilon "
-                    f"{bad.realised:.9g} > claimed {bad.claimed:.9g} ({len(result.failures)} failing check(s))"
-                )
+        result = verify(spec)
+        if not result.holds:
+            bad = result.failures[0]
+            raise SpecError(
+                f"the spec's privacy claim fails: {bad.part}, {bad.subject}: realised epsilon "
+                f"{bad.realised:.9g} > claimed {bad.claimed:.9g} ({len(result.failures)} failing check(s))"
+            )
         rebuilt = spec.mechanism()
         if sampler_of(rebuilt) != root:
             raise SpecError("the sampler's thresholds are not those of the spec's oracle")
