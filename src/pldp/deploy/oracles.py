@@ -54,16 +54,20 @@ def _mechanism(params: dict[str, Any]) -> FrequencyOracle:
         return IPRR(_budgets(params))
     if name == "DirectEncoding":
         return DirectEncoding(_budgets(params), params["notion"])
-    if name in ("IDUE", "UnaryEncoding"):
-        bits = int(params["coin_bits"])
-        a = np.asarray(params["a_threshold"], dtype=float) / 2.0**bits
-        b = np.asarray(params["b_threshold"], dtype=float) / 2.0**bits
-        mech = object.__new__(IDUE if name == "IDUE" else UnaryEncoding)
-        UnaryEncoding.__init__(mech, a, b, _budgets(params), params["pair_rule"], coin_bits=bits)
-        if isinstance(mech, IDUE):
-            mech.model = params["model"]
-            mech.solution = None  # type: ignore[assignment]  # rebuilt from its thresholds; the solver's diagnostics are not kept
-        return mech
+    if name == "IDUE":
+        return IDUE.from_thresholds(
+            params["a_threshold"],
+            params["b_threshold"],
+            int(params["coin_bits"]),
+            _budgets(params),
+            params["model"],
+            params["pair_rule"],
+        )
+    if name == "UnaryEncoding":
+        scale = 2.0 ** int(params["coin_bits"])
+        a = np.asarray(params["a_threshold"], dtype=float) / scale
+        b = np.asarray(params["b_threshold"], dtype=float) / scale
+        return UnaryEncoding(a, b, _budgets(params), params["pair_rule"], coin_bits=int(params["coin_bits"]))
     raise SpecError(f"unknown mechanism {name!r}")
 
 

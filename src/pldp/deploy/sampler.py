@@ -331,7 +331,7 @@ def sampler_of(oracle: Any) -> Node:
         )
     if isinstance(oracle, UnaryEncoding):
         shift = GRID_BITS - oracle.coin_bits
-        a, b = (tuple(int(v) << shift for v in arr) for arr in (oracle._a_thr, oracle._b_thr))
+        a, b = (tuple(int(v) << shift for v in arr) for arr in oracle.thresholds)
         return UnaryNode(oracle.d, a, b, oracle.notion, tuple(float(e) for e in oracle.budgets.epsilons))
     if isinstance(oracle, PaddingSampling):
         inner = sampler_of(oracle.inner)

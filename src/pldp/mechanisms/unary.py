@@ -33,7 +33,7 @@ item, ``ceil(d / 8)`` bytes per user.
 from __future__ import annotations
 
 import math
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -44,6 +44,9 @@ from pldp.errors import ParameterError, TallyError
 from pldp.mechanisms.base import Mechanism
 from pldp.privacy import PairPrivacyReport, pair_budgets
 from pldp.tally import Tally
+
+if TYPE_CHECKING:
+    from pldp.mechanisms.idue_solver import IDUESolution
 
 __all__ = ["IDUE", "OUE", "RAPPOR", "UnaryEncoding"]
 
@@ -156,6 +159,11 @@ class UnaryEncoding(Mechanism):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._budgets!r}, notion={self.notion})"
+
+    @property
+    def thresholds(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(a_threshold, b_threshold)``: the integer coin thresholds, ``a = a_threshold / 2**coin_bits``."""
+        return self._a_thr, self._b_thr
 
     @property
     def coin_bits(self) -> int:
@@ -350,9 +358,12 @@ class IDUE(UnaryEncoding):
 
     Attributes
     ----------
-    solution : IDUESolution
-        The solver's result: per-level ``a``, ``b``, objective, active constraints, margin.
+    solution : IDUESolution or None
+        The solver's result: per-level ``a``, ``b``, objective, active constraints, margin (None
+        for an IDUE rebuilt by :meth:`from_thresholds`).
     """
+
+    solution: IDUESolution | None
 
     _name = "IDUE"
 
@@ -379,6 +390,27 @@ class IDUE(UnaryEncoding):
         self.model = model
         self.solution = sol
         super().__init__(a, b, budgets, pair_rule)
+
+    @classmethod
+    def from_thresholds(
+        cls,
+        a_threshold: Any,
+        b_threshold: Any,
+        coin_bits: int,
+        budgets: ItemBudgets,
+        model: Literal["opt0", "opt1", "opt2"],
+        pair_rule: Literal["min", "avg"],
+    ) -> IDUE:
+        """The IDUE with these solved coin thresholds, without solving again (how a campaign spec's
+        IDUE is rebuilt: :mod:`pldp.deploy.oracles`). :attr:`solution` is None."""
+        scale = 2.0**coin_bits
+        mech = cls.__new__(cls)
+        a = np.asarray(a_threshold, dtype=float) / scale
+        b = np.asarray(b_threshold, dtype=float) / scale
+        UnaryEncoding.__init__(mech, a, b, budgets, pair_rule, coin_bits=coin_bits)
+        mech.model = model
+        mech.solution = None
+        return mech
 
     def __repr__(self) -> str:
         return f"IDUE({self.budgets!r}, model={self.model!r}, notion={self.notion})"
