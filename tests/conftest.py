@@ -28,43 +28,63 @@ def zipf_iprr(d: int = 20, n: int = 10_000, seed: int = 7) -> tuple[pldp.IPRR, n
 
 
 # ----------------------------------------------------------------------------- the 2^-32 grid
-#: Grid steps a weight can lie above the exact ``q_y 2**32``: ``grid_weights`` rounds up (< 1 step)
-#: and raises a weight by one more step when floating-point error left it short, so
-#: ``W_y < q*_y 2**32 + 2`` for the exact (real-valued) channel ``q*``, ``delta*``.
-WEIGHT_STEPS = 2
+# A direct mechanism runs keep threshold K and weights W_y with K + sum(W) = G = 2**32 (see
+# pldp.mechanisms.direct.grid_weights). Its exact (real-valued) textbook channel is
+# delta* = 1 / (1 + sum(r)), q*_y = r_y delta*, r_y = 1 / (e**eps_y - 1) (0 if non-sensitive).
+# Output y is within its budget exactly when W_y >= K r_y, so s_y = W_y - K r_y >= 0 are the
+# steps spread beyond the minimum; they sum to S = G - K (1 + sum(r)).
+
+#: Steps of 2^-32 a weight may lie above ``K r_y`` besides its share of the spread: rounding up
+#: (< 1), a step for floating-point error, and a step of the largest-remainder rounding.
+SPREAD_STEPS = 3
+
+
+def _grid_terms(mech: pldp.DirectEncoding) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """``r`` (textbook), the sensitive mask, the number ``n`` of sensitive outputs, and ``K``."""
+    eps = mech.budgets.epsilons
+    sens = np.isfinite(eps)
+    r = np.where(sens, 1.0 / np.expm1(np.where(sens, eps, 1.0)), 0.0)
+    return r, sens, int(np.count_nonzero(sens)), mech.keep_threshold
 
 
 def grid_rtol(mech: pldp.DirectEncoding) -> float:
     """Relative distance, allowed by the grid, between a closed form at the textbook ``q*``,
     ``delta*`` and the same at the mechanism's ``q = W / 2**32``, ``delta = K / 2**32``.
 
-    Every ``q_y`` moves up by less than ``WEIGHT_STEPS`` steps (relative ``< 2 / W_y``) and
-    ``delta = 1 - sum(q)`` down by less than ``2 n`` steps (relative ``< 2 n / K``), ``n`` the
-    number of positive weights. A variance ``m (1 - m) / delta**2`` (``m = q + delta p``) moves by at
-    most the first plus twice the second to first order; a factor 2 covers the second order and
-    the ``(1 - m)`` factor of the closed forms used in the tests (none has ``m`` near 1).
+    The grid channel is first checked to be the textbook one rounded by the grid only
+    (:func:`assert_grid_channel`); the tolerance is then twice the largest relative move of a
+    ``q_y`` plus four times that of ``delta`` (a variance ``m (1 - m) / delta**2``, ``m = q +
+    delta p``, moves by at most the first plus twice the second to first order; the factor 2
+    covers the second order and the ``(1 - m)`` factor of the closed forms used in the tests).
     """
-    w = mech.weights[mech.weights > 0]
-    k = mech.keep_threshold
-    return 2.0 * (WEIGHT_STEPS / float(w.min()) + 2.0 * WEIGHT_STEPS * w.size / k)
+    from pldp.sampling import GRID
+
+    assert_grid_channel(mech)
+    r, sens, _, k = _grid_terms(mech)
+    q_star = r / (1.0 + r.sum())
+    w = mech.weights[sens].astype(float)
+    move_q = float(np.max(np.abs(w - q_star[sens] * GRID) / w))
+    move_delta = abs((1.0 - math.fsum(q_star)) * GRID - k) / k
+    return 2.0 * move_q + 4.0 * move_delta + 1e-12
 
 
 def assert_grid_budgets(mech: pldp.DirectEncoding) -> None:
     """The realised epsilon of every sensitive output of a direct mechanism is within its budget
-    *exactly*, and below it by no more than the 2^-32 grid implies.
+    *exactly*, and the keep threshold is as large as the grid allows.
 
-    With ``W = mech.weights``, ``K = mech.keep_threshold``, ``G = 2**32`` and ``n`` positive
-    weights, the realised epsilon of output ``y`` is ``ln((W_y + K) / W_y)``.
+    With ``W = mech.weights``, ``K = mech.keep_threshold`` and ``G = 2**32``, the realised epsilon
+    of output ``y`` is ``ln((W_y + K) / W_y)``.
 
     * Within budget (the privacy claim): ``(W_y + K) / W_y <= e**eps_y``, decided exactly by
       :func:`pldp.exact.ratio_within`; the float ``realised`` of the report is ``<= eps_y`` with no
       tolerance upward.
-    * Not further below than the grid: the exact channel has ``q*_y G > W_y - 2`` and
-      ``delta* G = G - sum(q* G) < K + 2 n`` (every weight is at most 2 steps above its exact value,
-      and ``K`` takes what the weights took), so ``e**eps_y = 1 + delta* / q*_y < 1 + (K + 2 n) / (W_y - 2)``:
-      one realised ratio with 2 steps given back to ``W_y`` and ``2 n`` to ``K`` exceeds
-      ``e**eps_y`` (checked exactly). A mechanism that spends less than it may by more than its
-      rounding (a wrong ``r``, ``S`` or a halved budget) fails this.
+    * Not further below than the grid: no grid channel within the budgets keeps ``K + t``, where
+      ``t = 1`` (unequal weights: ``K`` is the largest) or ``t = 2 n + 1`` (equal weights, ``n``
+      sensitive outputs: the smallest common weight costs ``K`` fewer than ``2 n`` steps). Such a
+      channel needs ``W_y >= (K + t) r_y`` (decided exactly) and at least one step on every
+      sensitive output, more than ``G`` in all. And no weight takes more
+      than its share of the spread (:func:`assert_grid_channel`). A mechanism that spends less
+      than it may by more than its rounding (a wrong ``r``, ``S`` or a halved budget) fails this.
     * The cap: when ``e**eps_y - 1 > G`` the exact ``q*_y = r_y S <= 1 / (e**eps_y - 1)`` is below one
       step, so ``W_y = 1`` (the smallest positive weight) and the realised epsilon is
       ``ln(1 + K) <= ln(G) ~ 22.18 < eps_y``.
@@ -73,10 +93,8 @@ def assert_grid_budgets(mech: pldp.DirectEncoding) -> None:
     from pldp.sampling import GRID
 
     w_all = np.asarray(mech.weights)
-    k = mech.keep_threshold
+    _, sens, n, k = _grid_terms(mech)
     eps_all = mech.budgets.epsilons
-    sens = np.isfinite(eps_all)
-    n = int(np.count_nonzero(w_all))
     # the exposed channel is the grid channel
     assert w_all.dtype.kind == "i" and np.all(w_all >= 0) and 1 <= k
     assert k == GRID - int(w_all.sum())
@@ -90,28 +108,40 @@ def assert_grid_budgets(mech: pldp.DirectEncoding) -> None:
         assert ratio_within(w + k, w, e), f"weight {w}, keep {k}: ln((W+K)/W) > eps = {e!r}"
         if math.expm1(e) > GRID:  # the cap
             assert w == 1, f"eps = {e!r} beyond ln(2^32 + 1) must leave the smallest weight, got {w}"
-            continue
-        if w > WEIGHT_STEPS:
-            s = WEIGHT_STEPS
-            assert not ratio_within(w - s + k + s * n, w - s, e), (
-                f"weight {w}, keep {k}: realised {math.log1p(k / w)!r} is further below eps = {e!r} "
-                "than the 2^-32 grid explains"
-            )
+    t = 2 * n + 1 if np.unique(w_all[sens]).size == 1 else 1
+    budgets, per_budget = np.unique(eps_all[sens], return_counts=True)
+    needed = k + t
+    for e, count in zip(budgets.tolist(), per_budget.tolist(), strict=True):
+        w = max(math.ceil((k + t) / math.expm1(e)) - 1, 1)
+        while not ratio_within(w + k + t, w, e):  # the smallest weight for keep K + t, exactly
+            w += 1
+        needed += count * w
+    assert needed > GRID, f"keep {k} could be {k + t}: the budgets are spent less than the grid allows"
+    assert_grid_channel(mech)
 
 
 def assert_grid_channel(mech: pldp.DirectEncoding) -> None:
     """The grid channel is the textbook one (Li et al. Sec. 5.3) rounded towards more privacy by
-    at most its rounding: in steps of 2^-32, every ``W_y - q*_y 2**32`` is in ``[0, WEIGHT_STEPS)`` and
-    ``delta* 2**32 - K`` in ``[0, WEIGHT_STEPS n)``, ``n`` the number of positive weights (``1e-5``
-    of a step allowed the other way for the float evaluation of ``q*``)."""
+    its rounding only.
+
+    * ``K <= delta* G``: a channel within the budgets has every ``W_y >= K r_y``, so ``G = K + sum(W)
+      >= K (1 + sum(r))`` (``1e-5`` of a step allowed for the float evaluation of ``delta*``).
+    * No weight takes more than its share of the spread: ``s_y = W_y - K r_y`` is below
+      ``SPREAD_STEPS + (S + n (1 + sum(r))) r_y / sum(r)``, with ``S = G - K (1 + sum(r))`` the
+      steps beyond every minimum and ``n (1 + sum(r))`` what the last fewer-than-``n`` steps given to
+      ``K`` took from it.
+    * Non-sensitive outputs have weight 0.
+    """
     from pldp.sampling import GRID
 
-    eps = mech.budgets.epsilons
-    sens = np.isfinite(eps)
-    r = np.where(sens, 1.0 / np.expm1(np.where(sens, eps, 1.0)), 0.0)
-    q_star = r / (1.0 + r.sum())
-    up = mech.weights - q_star * GRID  # steps each dishonest probability was raised
-    assert np.all(up[~sens] == 0)
-    assert np.all((up[sens] > -1e-5) & (up[sens] < WEIGHT_STEPS)), up
-    down = (1.0 - math.fsum(q_star)) * GRID - mech.keep_threshold  # steps the honesty gap lost
-    assert -1e-5 < down < WEIGHT_STEPS * np.count_nonzero(sens), down
+    r, sens, n, k = _grid_terms(mech)
+    w = mech.weights.astype(float)
+    assert np.all(mech.weights[~sens] == 0)
+    total = 1.0 + r.sum()
+    assert k <= GRID / total * (1 + 1e-15) + 1e-5, (k, GRID / total)
+    spread = w - k * r
+    assert np.all(spread[sens] > -1e-5 * np.maximum(1.0, k * r[sens] * 1e-12)), spread[sens].min()
+    room = GRID - k * total
+    share = (room + n * total) * r / r.sum()
+    over = spread[sens] - (SPREAD_STEPS + share[sens])
+    assert np.all(over < 0), f"a weight exceeds its share of the spread by {over.max()} steps"

@@ -12,26 +12,7 @@ from pldp.sampling import GRID
 from tests.conftest import assert_grid_budgets, assert_grid_channel
 
 
-@pytest.mark.parametrize(
-    "eps",
-    [
-        pytest.param(
-            1e-3,
-            marks=pytest.mark.xfail(
-                raises=pldp.BudgetError,
-                strict=True,
-                reason=(
-                    "grid_weights rounds each of the 100,000 weights up independently, which takes up to "
-                    "100,000 steps of 2^-32 from K* = delta* 2^32 = 79.4 and leaves nothing to keep; yet a "
-                    "grid channel within these budgets exists (K = 79, W_y = ceil(79 r_y), the rest added "
-                    "to the weights). A refusal of the rounding, not of the budgets."
-                ),
-            ),
-        ),
-        1.0,
-        50.0,
-    ],
-)
+@pytest.mark.parametrize("eps", [1e-3, 1.0, 50.0])
 def test_large_domain_end_to_end(eps: float) -> None:
     rng = np.random.default_rng(1)
     d = 100_000
@@ -39,10 +20,20 @@ def test_large_domain_end_to_end(eps: float) -> None:
     mech = pldp.IPRR(b)
     rep = mech.privacy()
     assert rep.holds
-    # every budget met exactly on the 2^-32 grid, below it only by the rounding: at this d that is
-    # far from negligible (eps = 1: the 2.0 items realise 1.846, as K loses a step per weight)
+    # every budget met exactly on the 2^-32 grid, the keep threshold as large as the grid allows
     assert_grid_channel(mech)
     assert_grid_budgets(mech)
+    k_star = GRID / (1.0 + float(np.sum(1.0 / np.expm1(b.epsilons))))  # delta* 2^32
+    if eps == 1e-3:  # delta* 2^32 = 79.4: K = 79, and the budgets are met to within 1 / 79
+        assert mech.keep_threshold == math.floor(k_star) == 79
+        assert np.all(rep.realised > b.epsilons * (1 - 1 / 79))
+    if eps == 1.0:
+        # rounding K r_y up costs K at most d / (1 + sum r) steps (5.2 here) and the integer one more;
+        # the realised epsilons move relatively by no more than K does (ln(1 + x) is concave)
+        lost = d * k_star / GRID + 1
+        assert k_star - lost < mech.keep_threshold <= k_star
+        np.testing.assert_allclose(rep.realised, b.epsilons, rtol=2 * lost / k_star)
+        assert np.all(rep.realised > b.epsilons * (1 - 3e-5))  # rounding each weight up alone: 1.846 for the 2.0s
     if eps == 50.0:  # the cap: budgets 50..100 are beyond ln(2^32 + 1), every weight is 1
         assert np.all(mech.weights == 1) and mech.keep_threshold == GRID - d
         np.testing.assert_allclose(rep.realised, math.log(GRID - d + 1), rtol=1e-15)

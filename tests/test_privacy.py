@@ -3,8 +3,9 @@
 The budgets of IPRR are checked on the full channel matrix, computed independently of the
 mechanism's own report, and the definitions are written out here from the papers.
 
-The channels run on the 2^-32 grid (:func:`pldp.mechanisms.direct.grid_weights`): every dishonest
-probability is the textbook one rounded *up* to a multiple of 2^-32, so every realised epsilon is
+The channels run on the 2^-32 grid (:func:`pldp.mechanisms.direct.grid_weights`): the keep
+probability is the textbook one rounded *down* to a multiple of 2^-32, as far as the budgets require
+and no further, and every dishonest probability at least what it must be, so every realised epsilon is
 within its budget exactly and below it by no more than the rounding (``assert_grid_budgets``), and
 the channel entries are the textbook ones to within the steps the rounding moved them (``_grid_atol``).
 """
@@ -22,7 +23,7 @@ import pldp
 from pldp.exact import ratio_within
 from pldp.privacy import check_channel
 from pldp.sampling import GRID
-from tests.conftest import WEIGHT_STEPS, assert_grid_budgets, fig1_budgets
+from tests.conftest import SPREAD_STEPS, assert_grid_budgets, fig1_budgets
 
 
 @st.composite
@@ -39,10 +40,11 @@ def budget_sets(draw: st.DrawFn) -> np.ndarray:
 
 
 def _grid_atol(n_sensitive: int) -> float:
-    """Largest move of a channel entry from its textbook value on the grid: each ``q_y`` rises by
-    < ``WEIGHT_STEPS`` steps and ``delta = 1 - sum(q)`` falls by < ``WEIGHT_STEPS * n_sensitive``, so
-    ``q_y + delta`` moves by less than their sum."""
-    return WEIGHT_STEPS * (n_sensitive + 1) / GRID
+    """Largest move of a channel entry from its textbook value on the grid, for the small budget
+    sets of these tests: each ``q_y`` moves by fewer than ``SPREAD_STEPS + 1`` steps and ``delta`` falls
+    by fewer than ``2 n_sensitive + 1`` (see ``assert_grid_budgets``), so ``q_y + delta`` moves by
+    less than their sum."""
+    return (SPREAD_STEPS + 2 * n_sensitive + 2) / GRID
 
 
 def _ipldp_ratios(Q: np.ndarray) -> np.ndarray:
@@ -125,8 +127,8 @@ def test_urr_is_uldp_and_not_ldp() -> None:
 def test_fig1_probabilities_from_definition_5() -> None:
     """q, q-bar, q-tilde computed by hand from Li et al. Def. 5 for E = {0.1, 0.5, 1.0}, |D_N| = 2.
 
-    The grid moves every q-bar up by < 2 steps of 2^-32 and q-tilde down by < 2 * 3 steps, so
-    the entries match the definition to ``_grid_atol(3)`` (1.9e-9), and q-tilde is exactly
+    The grid moves q-tilde (the keep probability) down and every q-bar by a few steps of 2^-32, so
+    the entries match the definition to ``_grid_atol(3)`` (2.1e-9), and q-tilde is exactly
     ``1 - sum(q-bar)`` of the grid channel."""
     e = [0.1, 0.5, 1.0]
     total = 1.0 + sum(1.0 / (math.exp(x) - 1.0) for x in e)
@@ -137,13 +139,13 @@ def test_fig1_probabilities_from_definition_5() -> None:
     tol = _grid_atol(3)
     for y in range(3):
         assert Q[y, y] == pytest.approx(q[y], rel=0, abs=tol)
-        assert Q[y, y] <= q[y]  # rounding towards more privacy: the honest report is less likely
         for x in range(5):
             if x != y:
                 assert Q[x, y] == pytest.approx(qbar[y], rel=0, abs=tol)
-                assert Q[x, y] >= qbar[y]  # ... and every lie more likely
+                assert Q[y, y] / Q[x, y] <= math.exp(e[y])  # rounded towards more privacy
     for y in (3, 4):
         assert Q[y, y] == pytest.approx(qtilde, rel=0, abs=tol)
+        assert Q[y, y] <= qtilde  # the keep probability is rounded down
         assert Q[y, y] == 1 - Q[4 if y == 3 else 3, :3].sum()  # 1 - sum of the grid's q-bar (another row's), exactly
     # ERRATA IPRR-5: a non-sensitive user reports the most sensitive item with probability 0.75
     assert Q[3, 0] == pytest.approx(0.7527, abs=1e-4)
