@@ -9,16 +9,14 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from scipy import stats
 
 import pldp
-from pldp.client import Client, _Stream
-from pldp.deploy import ReportBatch, Spec, decode, spec_id, verify
-from pldp.deploy.sampler import parse_node
+from pldp.client import Client
+from pldp.deploy import Spec, decode, spec_id, verify
 from pldp.errors import EstimationError, ParameterError, ReportError, SpecError, TallyError
 from pldp.exact import epsilon_ceiling, exp_bounds, ratio_within
 from pldp.protocols import FEBSF
-from pldp.sampling import GRID, os_words
+from pldp.sampling import GRID
 from tests.deploy_cases import LEVELS, oracle_cases, spec_of
 
 CASES = oracle_cases()
@@ -272,109 +270,6 @@ def test_os_randomness_by_default_gives_distinct_ids() -> None:
     spec = _spec("krr")
     ids = Client(spec).reports(np.zeros(1000, dtype=int)).hex_ids
     assert len(set(ids)) == 1000
-
-
-# ------------------------------------------------------------------------ goodness of fit
-N_FIT = 100_000
-ALPHA = 1e-6
-
-
-def _direct_pvalue(counts: np.ndarray, expected: np.ndarray) -> float:
-    keep = expected > 0
-    assert np.all(counts[~keep] == 0)
-    return float(stats.chisquare(counts[keep], expected[keep]).pvalue)
-
-
-def _unary_pvalue(counts: np.ndarray, n: int, p: np.ndarray) -> float:
-    z = (counts - n * p) / np.sqrt(n * p * (1 - p))
-    return float(stats.chi2.sf(np.sum(z**2), df=z.size))
-
-
-def _fit_direct(spec: Spec, answers: np.ndarray, source) -> float:
-    tally = decode(spec, Client(spec, random=source).reports(answers))
-    mech = spec.mechanism()
-    expected = np.bincount(answers, minlength=mech.d) @ mech.channel()
-    return _direct_pvalue(tally.counts, expected)
-
-
-def _fit_unary(spec: Spec, answers: np.ndarray, source) -> float:
-    tally = decode(spec, Client(spec, random=source).reports(answers))
-    mech = spec.mechanism()
-    t = np.bincount(answers, minlength=mech.d)
-    p = (t * mech.a + (answers.size - t) * mech.b) / answers.size
-    return _unary_pvalue(tally.counts, answers.size, p)
-
-
-def _answer_mix(d: int, heavy: int = 0) -> np.ndarray:
-    """Half the users on item ``heavy``, the rest spread: the keep probability shows in its count."""
-    rng = np.random.default_rng(11)
-    return np.where(rng.random(N_FIT) < 0.5, heavy, rng.integers(0, d, N_FIT))
-
-
-def _tampered(spec: Spec, change) -> Spec:
-    """A spec whose claimed budgets are raised so that a 5 %-stronger keep threshold verifies."""
-    data = spec.to_dict()
-    change(data["sampler"]["root"])
-    return Spec(_resigned(data), parse_node(data["sampler"]["root"]))
-
-
-@pytest.mark.slow
-def test_python_client_direct_fits_the_channel_and_detects_a_5pct_keep() -> None:
-    spec = Spec.from_mechanism(pldp.IPRR(pldp.ItemBudgets.from_array([1.0, 2.0, 3.0, np.inf])), question="q")
-    answers = _answer_mix(4, heavy=3)  # a non-sensitive item: Pr(report it | hold it) is the keep probability
-    assert _fit_direct(spec, answers, None) > ALPHA
-    # the power check: a client whose keep threshold is 5 % higher, tested against the true channel
-
-    def more_keep(root):
-        extra = int(root["keep"] * 0.05)
-        root["keep"] += extra
-        heaviest = int(np.argmax(root["weights"]))
-        root["weights"][heaviest] -= extra
-
-    bad = _tampered(spec, more_keep)
-    tally = decode(bad, _raw(bad, answers))
-    expected = np.bincount(answers, minlength=4) @ spec.mechanism().channel()
-    assert _direct_pvalue(tally.counts, expected) < ALPHA
-
-
-def _raw(spec: Spec, answers: np.ndarray) -> ReportBatch:
-    """Reports from a spec without verifying it (only for the power checks)."""
-    client = object.__new__(Client)
-    client.spec = spec
-    client._stream = _Stream(os_words)
-    client._index = [{lab: i for i, lab in enumerate(spec.labels)}]
-    return client.reports(answers)
-
-
-@pytest.mark.slow
-def test_python_client_unary_fits_the_channel_and_detects_a_5pct_keep() -> None:
-    spec = _spec("idue-opt2")
-    answers = _answer_mix(5)
-    assert _fit_unary(spec, answers, None) > ALPHA
-
-    def more_keep(root):
-        root["a"] = [int(a * 1.05) for a in root["a"]]
-
-    bad = _tampered(spec, more_keep)
-    tally = decode(bad, _raw(bad, answers))
-    mech = spec.mechanism()
-    t = np.bincount(answers, minlength=5)
-    p = (t * mech.a + (answers.size - t) * mech.b) / answers.size
-    assert _unary_pvalue(tally.counts, answers.size, p) < ALPHA
-
-
-@pytest.mark.slow
-def test_python_client_febsf_joint_report_fits_the_joint_channel() -> None:
-    spec = Spec.from_mechanism(FEBSF([0.5, 1.0, 2.0], 0.5, 6, "krr"), question="q")
-    rng = np.random.default_rng(12)
-    items, levels = rng.integers(0, 6, N_FIT), rng.integers(0, 3, N_FIT)
-    tally = decode(spec, Client(spec).reports(items, level=levels))
-    mech = spec.mechanism()
-    expected = np.zeros((3, 6))
-    for t, m in enumerate(mech.mechanisms):
-        item_part = np.bincount(items[levels == t], minlength=6) @ m.channel()  # (6,) reported items
-        expected += np.outer(mech.pi[t], item_part)
-    assert _direct_pvalue(tally.table.reshape(-1), expected.reshape(-1)) > ALPHA
 
 
 # ------------------------------------------------------------------------------------- CLI

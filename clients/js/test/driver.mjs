@@ -3,7 +3,8 @@
 //   node clients/js/test/driver.mjs TASK.json
 //
 // TASK.json: {"spec": "spec.json", "words": "words.u32", "calls": [CALL, ...]} with paths relative
-// to the task file; words.u32 holds little-endian uint32 words, the whole random stream. Each CALL
+// to the task file; words.u32 holds little-endian uint32 words, the whole random stream (without
+// "words", the client draws from the operating system's CSPRNG, as it does in a browser). Each CALL
 // is {"method": "report", "answer": A, "choices": {...}} or {"method": "reports", "answers": [...],
 // "choices": {...}} or {"method": "verify"}, run in order on one Client fed from the stream. Writes
 // one line per call: reportJSON(...) for "report", JSON.stringify(batch) for "reports", the
@@ -40,15 +41,18 @@ export async function runTask(task, base) {
   };
   if (task.raw) return [verification(text)]; // verify without loading: no id check, failures as rows
   const spec = await loadSpec(text);
-  const words = readWords(resolve(base, task.words));
-  let pos = 0;
-  const random = (n) => {
-    if (pos + n > words.length) throw new Error(`the word stream ran out (${words.length} words)`);
-    const out = words.slice(pos, pos + n);
-    pos += n;
-    return out;
-  };
-  const client = new Client(spec, { random });
+  let client = new Client(spec); // the operating system's CSPRNG (crypto.getRandomValues)
+  if (task.words) {
+    const words = readWords(resolve(base, task.words));
+    let pos = 0;
+    const random = (n) => {
+      if (pos + n > words.length) throw new Error(`the word stream ran out (${words.length} words)`);
+      const out = words.slice(pos, pos + n);
+      pos += n;
+      return out;
+    };
+    client = new Client(spec, { random });
+  }
   return task.calls.map((call) => {
     if (call.method === "report") return client.reportJSON(call.answer, call.choices ?? {});
     if (call.method === "reports") return JSON.stringify(client.reports(call.answers, call.choices ?? {}));
