@@ -23,7 +23,8 @@ import pldp
 import pldp.client
 from pldp.client import Client
 from pldp.deploy import Spec, spec_id, verify
-from pldp.protocols import FEBSF, PaddingSampling
+from pldp.errors import SpecError
+from pldp.protocols import FEBSF, RCF, PaddingSampling
 from pldp.sampling import GRID
 from tests.deploy_cases import LEVELS, oracle_cases, spec_of
 
@@ -197,7 +198,13 @@ def test_js_refuses_the_hand_edited_specs_python_refuses(tmp_path: Path) -> None
     off_grid["sampler"]["root"]["keep"] -= 1
     febsf = Spec.from_mechanism(FEBSF(LEVELS, 0.3, 16, "oue"), question="q").to_dict()
     febsf["sampler"]["root"]["level_epsilon"] = 0.3  # claims eps_p for the level (ERRATA FEBSF-6)
+    mixed = Spec.from_mechanism(RCF([0.5, 1.0, 2.0], 6), question="q").to_dict()
+    wider = Spec.from_mechanism(pldp.KRR(2.0, 7), question="q").to_dict()["sampler"]["root"]
+    mixed["sampler"]["root"]["items"][2] = wider  # level 2 over 7 items, the others over 6
+    with pytest.raises(SpecError, match="nodes of one kind must have the same size"):
+        Spec.from_json(json.dumps(_resigned(mixed)))  # a report file has one item column of fixed width
     cases = [
+        (_resigned(mixed), r"root: the levels' nodes of one kind must have the same size"),
         (_resigned(raised), r"privacy claim fails: root, output 0 \(\+2\)"),
         (altered, "does not match its content"),
         (_resigned(dup), "duplicate labels"),

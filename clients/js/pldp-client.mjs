@@ -437,6 +437,9 @@ function parseLeveled(obj, path) {
   if (mode !== "clear" && new Set(items.map((n) => `${n.kind}/${n.d}`)).size > 1) {
     throw new SpecError(`${path}: with the level ${mode}, every level's node must have the same kind and size`);
   }
+  if (["direct", "unary"].some((k) => new Set(items.filter((n) => n.kind === k).map((n) => n.d)).size > 1)) {
+    throw new SpecError(`${path}: the levels' nodes of one kind must have the same size (one payload column each)`);
+  }
   let levelSampler = null;
   if (mode === "perturbed") {
     if (!("level_sampler" in obj)) throw new SpecError(`${path} needs a level_sampler to perturb the level`);

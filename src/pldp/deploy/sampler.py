@@ -253,6 +253,8 @@ class LeveledNode:
             raise SpecError(f"{path}.level_report must be one of {LEVEL_REPORTS}, got {mode!r}")
         if mode != "clear" and len({(type(node), node.d) for node in items}) > 1:
             raise SpecError(f"{path}: with the level {mode}, every level's node must have the same kind and size")
+        if any(len({node.d for node in items if isinstance(node, k)}) > 1 for k in (DirectNode, UnaryNode)):
+            raise SpecError(f"{path}: the levels' nodes of one kind must have the same size (one payload column each)")
         sampler = None
         if mode == "perturbed":
             if "level_sampler" not in obj:
