@@ -105,7 +105,7 @@ def _draw(node: Node, inp: Any, cur: _Cursor, rows: np.ndarray, out: dict[str, n
     """Run ``node`` for the reports ``rows`` (their inputs ``inp``), writing payload columns."""
     if isinstance(node, DirectNode):
         w = cur.take(rows, 1)[:, 0]
-        out[prefix + "item"][rows] = direct_draw(inp, w, node.keep, node.cum, node.uniform)
+        out[prefix + "item"][rows] = direct_draw(inp, w, node.table)
     elif isinstance(node, UnaryNode):
         a, b = node.thresholds
         bits = unary_bits(inp, cur.take(rows, node.d), a, b)
@@ -131,8 +131,7 @@ def _draw(node: Node, inp: Any, cur: _Cursor, rows: np.ndarray, out: dict[str, n
         if node.level_report == "perturbed":
             assert node.level_sampler is not None
             w = cur.take(rows, 1)[:, 0]
-            s = node.level_sampler
-            out[prefix + "level"][rows] = direct_draw(level, w, s.keep, s.cum, s.uniform)
+            out[prefix + "level"][rows] = direct_draw(level, w, node.level_sampler.table)
         elif node.level_report == "clear":
             out[prefix + "level"][rows] = level
     else:

@@ -9,7 +9,8 @@ use, given arrays of random words from any source: a :class:`numpy.random.Genera
 for clients).
 
 * :func:`direct_draw`: a direct-encoding report, one 32-bit word per user: keep the item when
-  ``w < keep``, else the smallest ``y`` with ``w - keep < weights[0] + ... + weights[y]``.
+  ``w < keep``, else the smallest ``y`` with ``w - keep < weights[0] + ... + weights[y]``, found
+  through a guide table (:class:`DirectTable`).
 * :func:`unary_bits`: unary-encoding bits, one coin per bit compared with ``a[x]`` on the user's
   own bit and ``b[k]`` elsewhere.
 * :func:`uniform_below`: exact uniform integers below ``m`` by rejection.
@@ -20,13 +21,16 @@ The wire-level contract (which word is used for what, in which order) is ``docs/
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 
 import numpy as np
 
 __all__ = [
     "GRID",
     "GRID_BITS",
+    "DirectTable",
     "direct_draw",
+    "direct_table",
     "generator_words",
     "os_words",
     "unary_bits",
@@ -50,8 +54,53 @@ def os_words(n: int) -> np.ndarray:
     return np.frombuffer(os.urandom(4 * n), dtype="<u4").astype(np.uint32, copy=False)
 
 
-def direct_draw(x: np.ndarray, words: np.ndarray, keep: int, cum: np.ndarray, uniform: int = 0) -> np.ndarray:
+#: Buckets of the guide table of :class:`DirectTable`: ``2**GUIDE_BITS`` (a few KiB, kept in cache).
+GUIDE_BITS = 12
+
+
+@dataclass(frozen=True, eq=False)
+class DirectTable:
+    """How :func:`direct_draw` maps a word to an output: a direct node's thresholds, prepared.
+
+    The outputs split ``[0, 2**32)`` at the *bounds* ``keep, keep + W_0, keep + W_0 + W_1, ...``
+    (the last is ``2**32``); a word's output is the number ``c`` of bounds ``<= w``: ``c = 0`` keeps
+    the user's item, ``c = y + 1`` reports ``y``. A guide table (Chen & Asau, 1974; Devroye,
+    *Non-Uniform Random Variate Generation*, 1986, Sec. III.2.4) stores ``c`` at the start of each of
+    ``2**GUIDE_BITS`` equal buckets of the words, so for a bucket with at most one bound inside,
+    ``c`` is one lookup by the word's top bits and one exact comparison with the next bound. The
+    few words that fall in a *crowded* bucket (several bounds inside: many small weights in a row)
+    get a binary search over the bounds. Equal weights need no table: ``y = (w - keep) // W``.
+    Every decision is an exact integer comparison of the word with a bound; the table only
+    chooses where to start comparing.
+
+    Build with :func:`direct_table`.
+    """
+
+    keep: int
+    bounds: np.ndarray  # int64, keep + [0, cumsum(weights)]
+    uniform: int  # the common weight when all are equal, else 0
+    guide: np.ndarray  # int64, c at the start of each bucket
+    crowded: np.ndarray  # bool, buckets with more than one bound inside (None of them: size 0)
+
+
+def direct_table(keep: int, weights: np.ndarray | tuple[int, ...]) -> DirectTable:
+    """The :class:`DirectTable` of keep threshold ``keep`` and integer ``weights`` (summing to ``2**32 - keep``)."""
+    w = np.asarray(weights, dtype=np.int64)
+    bounds = keep + np.concatenate([[0], np.cumsum(w)])
+    uniform = int(w[0]) if w.size and np.all(w == w[0]) else 0
+    width = 1 << (GRID_BITS - GUIDE_BITS)
+    starts = np.arange(1 << GUIDE_BITS, dtype=np.int64) * width
+    guide = np.searchsorted(bounds, starts, side="right")
+    inside = np.searchsorted(bounds, starts + (width - 1), side="right") - guide
+    crowded = inside > 1
+    return DirectTable(keep, bounds, uniform, guide.astype(np.int64), crowded if crowded.any() else crowded[:0])
+
+
+def direct_draw(x: np.ndarray, words: np.ndarray, table: DirectTable) -> np.ndarray:
     """Direct-encoding reports of items ``x`` driven by one ``uint32`` word each.
+
+    A word ``w < keep`` reports ``x``; otherwise the report is the smallest ``y`` with ``w - keep <
+    weights[0] + ... + weights[y]`` (see :class:`DirectTable` for how it is found).
 
     Parameters
     ----------
@@ -59,24 +108,25 @@ def direct_draw(x: np.ndarray, words: np.ndarray, keep: int, cum: np.ndarray, un
         Item indices.
     words : ndarray of uint32, same shape
         Uniform words.
-    keep : int
-        Threshold of honesty: ``w < keep`` reports ``x`` (probability ``keep / 2**32``).
-    cum : ndarray of int64
-        Cumulative weights, ``cum[y] = weights[0] + ... + weights[y]``, ending at ``2**32 - keep``.
-    uniform : int
-        The common weight when every weight is equal (then ``y = (w - keep) // uniform``), else 0.
+    table : DirectTable
+        The node's thresholds (:func:`direct_table`).
 
     Returns
     -------
     ndarray, the dtype of ``x``
     """
-    w = words.astype(np.int64)
-    w -= keep
-    if uniform:
-        y = w // uniform
-    else:
-        y = np.searchsorted(cum, w, side="right")
-    return np.where(w < 0, x, y).astype(x.dtype, copy=False)
+    if table.uniform:
+        v = words.astype(np.int64)
+        v -= table.keep
+        return np.where(v < 0, x, v // table.uniform).astype(x.dtype, copy=False)
+    bucket = (words >> (GRID_BITS - GUIDE_BITS)).astype(np.intp)
+    c = np.take(table.guide, bucket)
+    c += words >= np.take(table.bounds, c)
+    if table.crowded.size:
+        hard = np.flatnonzero(np.take(table.crowded, bucket))
+        c[hard] = np.searchsorted(table.bounds, words[hard], side="right")
+    c -= 1
+    return np.where(c < 0, x, c).astype(x.dtype, copy=False)
 
 
 def unary_bits(x: np.ndarray, coins: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from pldp.errors import SpecError
-from pldp.sampling import GRID, GRID_BITS
+from pldp.sampling import GRID, GRID_BITS, DirectTable, direct_table
 
 __all__ = [
     "AttributesNode",
@@ -100,14 +100,9 @@ class DirectNode:
     epsilons: tuple[float, ...]
 
     @cached_property
-    def cum(self) -> np.ndarray:
-        """Cumulative weights (int64)."""
-        return np.cumsum(np.asarray(self.weights, dtype=np.int64))
-
-    @cached_property
-    def uniform(self) -> int:
-        """The common weight when all are equal, else 0 (see :func:`pldp.sampling.direct_draw`)."""
-        return self.weights[0] if len(set(self.weights)) == 1 else 0
+    def table(self) -> DirectTable:
+        """The thresholds prepared for :func:`pldp.sampling.direct_draw`."""
+        return direct_table(self.keep, self.weights)
 
     def to_json(self) -> dict[str, Any]:
         return {

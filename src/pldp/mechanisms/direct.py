@@ -52,7 +52,7 @@ from pldp.errors import BudgetError, ParameterError, TallyError
 from pldp.exact import ratio_within
 from pldp.mechanisms.base import Mechanism
 from pldp.privacy import PrivacyReport, report_from_columns
-from pldp.sampling import GRID, GRID_BITS, direct_draw, generator_words
+from pldp.sampling import GRID, GRID_BITS, DirectTable, direct_draw, direct_table, generator_words
 from pldp.tally import Tally
 
 __all__ = ["IPRR", "KRR", "URR", "DirectEncoding", "grid_weights"]
@@ -283,11 +283,9 @@ class DirectEncoding(Mechanism):
     _BLOCK = 1 << 16
 
     @cached_property
-    def _draw_table(self) -> tuple[np.ndarray, int]:
-        """``(cum, uniform)`` for :func:`pldp.sampling.direct_draw`."""
-        w = self._weights
-        uniform = int(w[0]) if np.all(w == w[0]) else 0
-        return np.cumsum(w), uniform
+    def _draw_table(self) -> DirectTable:
+        """The grid thresholds prepared for :func:`pldp.sampling.direct_draw`."""
+        return direct_table(self._keep, self._weights)
 
     def perturb(self, x: Any, rng: np.random.Generator) -> np.ndarray:
         """Randomize item indices, one report per user (vectorised, one 32-bit word per user).
@@ -307,12 +305,12 @@ class DirectEncoding(Mechanism):
         arr = as_indices(x, "x")
         out = np.empty(arr.shape, dtype=np.int64 if arr.dtype.itemsize > 4 else np.int32)
         flat_x, flat = arr.reshape(-1), out.reshape(-1)
-        cum, uniform = self._draw_table
+        table = self._draw_table
         for start in range(0, flat.size, self._BLOCK):  # blocks: every pass runs in cache
             xb = flat_x[start : start + self._BLOCK]
             check_index_range(xb, self.d, "x")
             words = generator_words(rng, xb.size)
-            flat[start : start + self._BLOCK] = direct_draw(xb, words, self._keep, cum, uniform)
+            flat[start : start + self._BLOCK] = direct_draw(xb, words, table)
         return out
 
     # ---------------------------------------------------------------------- server
