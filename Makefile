@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: demo test bench bench-quick bench-deploy lint format clean
+.PHONY: demo test bench bench-quick lint format clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -28,9 +28,6 @@ bench: $(VENV)/.bench-installed  ## speed benchmarks, pldp and its peers -> benc
 
 bench-quick: $(VENV)/.bench-installed
 	$(PY) benchmarks/run.py --quick
-
-bench-deploy: $(STAMP)  ## the deployment path: Python client and decode speeds
-	$(PY) benchmarks/deploy.py
 
 lint: $(STAMP)  ## ruff check, format check, and the mypy type check of src/
 	$(VENV)/bin/ruff check src tests benchmarks

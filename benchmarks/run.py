@@ -5,6 +5,7 @@ Rows (see ``benchmarks/README.md``), in the order of the table:
 * ``direct_rows.py``: per-user ``perturb`` + ``tally`` of KRR and IPRR at n = 10^6, d = 100
   and the bare-numpy references, Monte Carlo trials, the MLE (exact and EM solvers);
 * ``unary_rows.py``: unary encoding (OUE, IDUE), the IDUE solvers and the PLDP-FEBSF EM;
+* ``deploy_rows.py``: the Python client with OS randomness, ``decode`` from Arrow, the JS client;
 * ``peers.py``: pldp beside pure-ldp and multi-freq-ldpy (needs the ``bench`` extra).
 
 Shared by all of them: ``harness.py`` (modes, timing, the row type, the table) and
@@ -42,6 +43,7 @@ from typing import Any
 import numpy as np
 
 import pldp
+from deploy_rows import bench_deploy
 from direct_rows import bench_mle, bench_perturb, bench_trials
 from peers import bench_peers
 from report import cpu_model, fmt_time, git_revision
@@ -71,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     rng = np.random.default_rng(SEED)
     rows: list[Row] = []
-    for part in (bench_perturb, bench_trials, bench_mle, bench_unary, bench_solvers, bench_peers):
+    for part in (bench_perturb, bench_trials, bench_mle, bench_unary, bench_solvers, bench_deploy, bench_peers):
         t0 = time.perf_counter()
         rows += part(mode, rng)
         print(f"[{part.__name__}: {time.perf_counter() - t0:.1f} s]", file=sys.stderr, flush=True)
