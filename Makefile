@@ -9,7 +9,7 @@ STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@$(PY) -m pip install -q --upgrade pip
-	@$(PY) -m pip install -q -e ".[dev,experiments,distributed,deploy]"
+	@$(PY) -m pip install -q -e ".[dev,experiments,distributed,deploy,service]"
 	@rm -f $(VENV)/.installed-*
 	@touch $@
 

@@ -291,8 +291,10 @@ def build_parser() -> argparse.ArgumentParser:
     show.set_defaults(func=_mechanism_show)
 
     from pldp.deploy.cli import add_commands
+    from pldp.service.cli import add_commands as add_service_commands
 
     add_commands(sub)
+    add_service_commands(sub)
     return parser
 
 

@@ -1,0 +1,19 @@
+"""The collector service: ``pldp serve`` (needs the ``service`` extra: FastAPI, uvicorn, pyarrow).
+
+How a report travels, and which module holds each step::
+
+    client --HTTP batch--> app (API, roles: auth) --validate: collect.prepare_batch-->
+    writer (group commit) --collect.store_batch--> store (SQLite, WAL: reports + running tally)
+    store --tally--> app: estimate, export (Parquet)
+
+* :mod:`pldp.service.store`: the SQLite schema, its migrations, durable settings, reads.
+* :mod:`pldp.service.writer`: the one writing thread; many requests per durable transaction.
+* :mod:`pldp.service.collect`: what a request does to the store (validate, dedupe, count).
+* :mod:`pldp.service.auth`: tokens (hashed, constant-time) and roles.
+* :mod:`pldp.service.app`: the HTTP API (``/v1``, OpenAPI at ``/openapi.json``).
+* :mod:`pldp.service.server`: running it; :mod:`pldp.service.cli`: ``pldp serve`` and
+  ``pldp campaign ...``; :mod:`pldp.service.remote`: a standard-library client of the API.
+
+Trust boundaries: the collector sees reports, never answers; analysts see estimates and, when
+granted, raw reports; the admin manages campaigns and tokens but reads no data.
+"""

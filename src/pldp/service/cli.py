@@ -1,0 +1,120 @@
+"""``pldp serve`` and ``pldp campaign create|list|estimate|export|close|token``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["add_commands"]
+
+
+def _serve(args: Any) -> int:
+    from pldp.service.app import Limits
+    from pldp.service.server import serve
+
+    serve(args.db, args.host, args.port, args.admin_token_file, Limits(args.max_body, args.max_reports))
+    return 0
+
+
+def _collector(args: Any) -> Any:
+    from pldp.service.auth import read_token_file
+    from pldp.service.remote import Collector
+
+    return Collector(args.server, read_token_file(args.token_file) if args.token_file else None)
+
+
+def _run(fn: Any) -> Any:
+    def wrapped(args: Any) -> int:
+        from pldp.service.remote import RemoteError
+
+        try:
+            return int(fn(args) or 0)
+        except RemoteError as exc:
+            print(f"pldp: the collector refused: {exc}", file=sys.stderr)
+            return 1
+
+    return wrapped
+
+
+def _create(args: Any) -> int:
+    out = _collector(args).create_campaign(Path(args.spec).read_text(encoding="utf-8"))
+    print(json.dumps(out, indent=2))
+    return 0
+
+
+def _list(args: Any) -> int:
+    for c in _collector(args).campaigns():
+        state = "closed" if c["closed"] else "open"
+        print(f"{c['id']}  {c['kind']:<10} n={c['n']:<10} {state:<6} {c['question']}")
+    return 0
+
+
+def _estimate(args: Any) -> int:
+    out = _collector(args).estimate(args.campaign, args.method, args.level)
+    if args.json:
+        print(json.dumps(out, indent=2))
+        return 0
+    print(f"campaign {out['campaign']}: n = {out['n']}, method {out['method']}, {out['level']:.0%} intervals")
+    for part in out["attributes"]:
+        if part["name"]:
+            print(f"\n{part['name']}")
+        width = max(len(str(lab)) for lab in part["labels"])
+        for lab, f, lo, hi in zip(part["labels"], part["frequencies"], part["ci_low"], part["ci_high"], strict=True):
+            print(f"  {lab!s:<{width}}  {f:8.4f}  [{lo:8.4f}, {hi:8.4f}]")
+    return 0
+
+
+def _export(args: Any) -> int:
+    data = _collector(args).export(args.campaign)
+    Path(args.out).write_bytes(data)
+    print(f"{len(data)} bytes -> {args.out}", file=sys.stderr)
+    return 0
+
+
+def _close(args: Any) -> int:
+    print(json.dumps(_collector(args).close_campaign(args.campaign)))
+    return 0
+
+
+def _token(args: Any) -> int:
+    print(json.dumps(_collector(args).create_token(args.label, args.campaigns), indent=2))
+    return 0
+
+
+def add_commands(sub: Any) -> None:
+    """Add ``serve`` and ``campaign`` to the ``pldp`` parser."""
+    srv = sub.add_parser("serve", help="run the collector (needs the service extra)")
+    srv.add_argument("--db", default="pldp.db", help="the SQLite store (created if missing)")
+    srv.add_argument("--host", default="127.0.0.1")
+    srv.add_argument("--port", type=int, default=8000)
+    srv.add_argument("--admin-token-file", default=None, help="a file holding the admin token to accept")
+    srv.add_argument("--max-body", type=int, default=8 * 2**20, help="largest request body, bytes")
+    srv.add_argument("--max-reports", type=int, default=10_000, help="most reports in one request")
+    srv.set_defaults(func=_serve)
+
+    camp = sub.add_parser("campaign", help="manage and read campaigns on a running collector")
+    camp_sub = camp.add_subparsers(dest="action", required=True)
+
+    def command(name: str, help_: str, fn: Any) -> Any:
+        p = camp_sub.add_parser(name, help=help_)
+        p.add_argument("--server", default="http://127.0.0.1:8000", help="the collector's URL")
+        p.add_argument("--token-file", default=None, help="a file holding your token")
+        p.set_defaults(func=_run(fn))
+        return p
+
+    command("create", "create a campaign from a spec (admin)", _create).add_argument("spec", help="spec.json")
+    command("list", "the campaigns you may see", _list)
+    est = command("estimate", "estimated frequencies with intervals (analyst)", _estimate)
+    est.add_argument("campaign")
+    est.add_argument("--method", default="unbiased")
+    est.add_argument("--level", type=float, default=0.95)
+    est.add_argument("--json", action="store_true")
+    exp = command("export", "the raw reports as Parquet (analyst)", _export)
+    exp.add_argument("campaign")
+    exp.add_argument("--out", required=True, help="reports.parquet")
+    command("close", "close a campaign (admin)", _close).add_argument("campaign")
+    tok = command("token", "a new analyst token granted some campaigns (admin)", _token)
+    tok.add_argument("campaigns", nargs="*")
+    tok.add_argument("--label", default="analyst")

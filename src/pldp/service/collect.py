@@ -1,0 +1,161 @@
+"""What the collector does to its store: the jobs of :class:`pldp.service.writer.Writer`.
+
+A batch of reports is validated in the request's thread (:func:`prepare_batch`: JSON, spec id,
+report ids, payload ranges, via :func:`pldp.deploy.decode`, which refuses the whole batch on the
+first bad report and names it), then stored by :func:`store_batch` in the writer's transaction:
+
+* a report whose id is already stored with the *same* payload is a retry and counts once (the
+  response says how many were duplicates);
+* the same id with another payload is a conflict: the whole batch is refused (409) and nothing of
+  it is stored;
+* the new reports are inserted and their tally merged into the campaign's, in one transaction.
+
+A closed campaign takes no reports (409). Every refusal is a :class:`CollectError` with an HTTP
+status and a reason, turned into a JSON error by the API.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from pldp.deploy import ReportBatch, Spec, decode
+from pldp.errors import ReportError
+from pldp.service import auth, store
+from pldp.service.writer import Context
+
+__all__ = ["CollectError", "Prepared", "prepare_batch", "store_batch"]
+
+#: Report ids looked up per query (below SQLite's limit on bound parameters).
+_LOOKUP = 500
+
+
+class CollectError(Exception):
+    """A request the collector refuses: an HTTP ``status``, a short ``code`` and a ``reason``."""
+
+    def __init__(self, status: int, code: str, reason: str) -> None:
+        super().__init__(reason)
+        self.status = status
+        self.code = code
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A validated batch: its reports' ids and payloads, and the tally of all of them."""
+
+    spec: Spec
+    batch: ReportBatch
+    ids: list[bytes]
+    payloads: list[str]
+    tally: Any
+
+
+def prepare_batch(spec: Spec, body: bytes, max_reports: int) -> Prepared:
+    """Parse and validate a request body of reports for ``spec`` (all or nothing).
+
+    Raises
+    ------
+    CollectError
+        400 for malformed JSON or reports (the reason names the first bad report), 413 for more
+        than ``max_reports`` reports.
+    """
+    try:
+        data = json.loads(body)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CollectError(400, "malformed_json", f"the body is not JSON: {exc}") from None
+    reports = data.get("reports") if isinstance(data, dict) and "reports" in data else data
+    count = len(reports) if isinstance(reports, list) else 1
+    if count > max_reports:
+        raise CollectError(413, "too_many_reports", f"{count} reports in one request; at most {max_reports}")
+    try:
+        batch = ReportBatch.from_json(data, spec.root, spec.id)
+        if len(batch) == 0:
+            raise ReportError("the batch holds no reports")
+        tally = decode(spec, batch)
+    except ReportError as exc:
+        raise CollectError(400, "bad_report", str(exc)) from None
+    payloads = [json.dumps(r["payload"], separators=(",", ":")) for r in batch.reports()]
+    ids = [bytes(row) for row in batch.ids]
+    return Prepared(spec, batch, ids, payloads, tally)
+
+
+def store_batch(ctx: Context, campaign_id: str, prep: Prepared) -> dict[str, int]:
+    """Store the new reports of a prepared batch and count them (a writer job; see module doc)."""
+    row = ctx.conn.execute("SELECT closed_at FROM campaigns WHERE id = ?", (campaign_id,)).fetchone()
+    if row is None:
+        raise CollectError(404, "unknown_campaign", f"no campaign {campaign_id}")
+    if row[0] is not None:
+        raise CollectError(409, "campaign_closed", f"campaign {campaign_id} is closed and takes no reports")
+    stored: dict[bytes, str] = {}
+    for i in range(0, len(prep.ids), _LOOKUP):
+        chunk = prep.ids[i : i + _LOOKUP]
+        marks = ",".join("?" * len(chunk))
+        stored.update(
+            ctx.conn.execute(
+                f"SELECT report_id, payload FROM reports WHERE campaign_id = ? AND report_id IN ({marks})",
+                (campaign_id, *chunk),
+            ).fetchall()
+        )
+    fresh = np.ones(len(prep.ids), dtype=bool)
+    for i, (rid, payload) in enumerate(zip(prep.ids, prep.payloads, strict=True)):
+        if rid in stored:
+            if stored[rid] != payload:
+                raise CollectError(
+                    409, "conflicting_report", f"report {i}: id {rid.hex()} is stored with another payload"
+                )
+            fresh[i] = False
+    new = np.flatnonzero(fresh)
+    if new.size:
+        day = store.today()
+        ctx.conn.executemany(
+            "INSERT INTO reports (campaign_id, report_id, payload, received_day) VALUES (?, ?, ?, ?)",
+            [(campaign_id, prep.ids[i], prep.payloads[i], day) for i in new.tolist()],
+        )
+        delta = prep.tally if new.size == len(prep.ids) else decode(prep.spec, _subset(prep.batch, new))
+        ctx.add(campaign_id, prep.spec, delta)
+    return {"accepted": int(new.size), "duplicates": len(prep.ids) - int(new.size)}
+
+
+def _subset(batch: ReportBatch, rows: np.ndarray) -> ReportBatch:
+    return ReportBatch(batch.spec, batch.ids[rows], {k: v[rows] for k, v in batch.columns.items()}, batch.root)
+
+
+def create_campaign(ctx: Context, spec: Spec, now: float) -> bool:
+    """Store a verified spec as a campaign with an empty tally; False if it already exists."""
+    if ctx.conn.execute("SELECT 1 FROM campaigns WHERE id = ?", (spec.id,)).fetchone():
+        return False
+    ctx.conn.execute(
+        "INSERT INTO campaigns (id, spec, created_at, closed_at) VALUES (?, ?, ?, NULL)",
+        (spec.id, spec.to_json(indent=None), now),
+    )
+    ctx.set(spec.id, decode(spec, {"format": "pldp.batch/1", "spec": spec.id, "reports": []}))
+    return True
+
+
+def close_campaign(ctx: Context, campaign_id: str, now: float) -> float:
+    """Close a campaign (idempotent); returns when it was closed."""
+    row = ctx.conn.execute("SELECT closed_at FROM campaigns WHERE id = ?", (campaign_id,)).fetchone()
+    if row is None:
+        raise CollectError(404, "unknown_campaign", f"no campaign {campaign_id}")
+    if row[0] is not None:
+        return float(row[0])
+    ctx.conn.execute("UPDATE campaigns SET closed_at = ? WHERE id = ?", (now, campaign_id))
+    return now
+
+
+def add_token(ctx: Context, token: str, role: str, label: str, campaigns: list[str], now: float) -> None:
+    """Store a token's hash with its role and grants (every granted campaign must exist)."""
+    for cid in campaigns:
+        if not ctx.conn.execute("SELECT 1 FROM campaigns WHERE id = ?", (cid,)).fetchone():
+            raise CollectError(404, "unknown_campaign", f"no campaign {cid} to grant")
+    digest = auth.token_hash(token)
+    ctx.conn.execute(
+        "INSERT INTO tokens (hash, role, label, created_at) VALUES (?, ?, ?, ?)", (digest, role, label, now)
+    )
+    ctx.conn.executemany(
+        "INSERT OR IGNORE INTO grants (token_hash, campaign_id) VALUES (?, ?)", [(digest, c) for c in campaigns]
+    )

@@ -1,0 +1,173 @@
+"""The collector's single writer: group commit of many requests in one durable transaction.
+
+Every change to the store (a batch of reports, a new campaign, a closed one, a token) is a *job*:
+a function run by one thread that owns the only writing connection. The thread takes every job
+waiting (up to :data:`MAX_GROUP`), runs them in one ``BEGIN IMMEDIATE`` transaction, each inside its
+own ``SAVEPOINT`` (a job that fails is rolled back alone and its caller gets the error), writes the
+running tallies that changed, and commits. Only then are the callers' futures resolved: a report is
+acknowledged after the transaction that stores it, and its tally update, is on disk
+(``synchronous=FULL``). Many single-report requests thus share one ``fsync`` (group commit, as in
+database servers' write-ahead logs), which is what lets a collector acknowledge thousands of
+durable requests per second.
+
+The writer keeps each campaign's tally in memory (loaded from the store on first use) so that a
+job merges its reports' tally without reading or parsing the stored one; the tally rows are
+rewritten once per transaction. If a transaction fails to commit, the cache is dropped and every
+job of the group fails: nothing was acknowledged, and the clients retry.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import sqlite3
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pldp.deploy import Spec, decode
+from pldp.service import store
+
+__all__ = ["MAX_GROUP", "Context", "Writer"]
+
+#: Most jobs committed in one transaction.
+MAX_GROUP = 512
+
+
+class StoreUnavailableError(RuntimeError):
+    """The transaction of a group of jobs could not be committed (disk full, I/O error)."""
+
+
+@dataclass
+class Context:
+    """What a job sees: the writing connection and the running tallies.
+
+    A job stages a tally change with :meth:`add`; it takes effect with the job (not if the job
+    raises afterwards) and is written to the store before the group's ``COMMIT``.
+    """
+
+    conn: sqlite3.Connection
+    tallies: dict[str, Any]  # campaign id -> tally, as committed
+    pending: dict[str, Any] = field(default_factory=dict)  # campaign id -> tally, this group so far
+    _job: dict[str, Any] = field(default_factory=dict)  # campaign id -> tally, this job so far
+
+    def tally(self, campaign_id: str, spec: Spec) -> Any:
+        """The campaign's current tally, including jobs earlier in this group."""
+        for layer in (self._job, self.pending, self.tallies):
+            if campaign_id in layer:
+                return layer[campaign_id]
+        row = self.conn.execute("SELECT tally FROM tallies WHERE campaign_id = ?", (campaign_id,)).fetchone()
+        empty = decode(spec, {"format": "pldp.batch/1", "spec": spec.id, "reports": []})
+        loaded = empty if row is None else type(empty).from_dict(_loads(row[0]), spec.id)
+        self.tallies[campaign_id] = loaded
+        return loaded
+
+    def add(self, campaign_id: str, spec: Spec, delta: Any) -> None:
+        """Stage ``delta`` (a tally of the same spec) onto the campaign's tally."""
+        self._job[campaign_id] = self.tally(campaign_id, spec).merge(delta)
+
+    def set(self, campaign_id: str, tally: Any) -> None:
+        """Stage a campaign's whole tally (a new campaign's empty one)."""
+        self._job[campaign_id] = tally
+
+
+class Writer:
+    """The thread that owns the store's writing connection (see module doc).
+
+    Parameters
+    ----------
+    path : str or Path
+        The store's file (migrated to :data:`pldp.service.store.SCHEMA_VERSION` on start).
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.conn = store.connect(path)
+        store.migrate(self.conn)
+        self._tallies: dict[str, Any] = {}
+        self._queue: queue.Queue[tuple[Callable[[Context], Any], Future[Any]] | None] = queue.Queue()
+        self._thread = threading.Thread(target=self._run, name="pldp-writer", daemon=True)
+        self._thread.start()
+
+    def submit(self, job: Callable[[Context], Any]) -> Future[Any]:
+        """Queue ``job``; the future resolves after the transaction that ran it has committed."""
+        fut: Future[Any] = Future()
+        self._queue.put((job, fut))
+        return fut
+
+    def run(self, job: Callable[[Context], Any], timeout: float | None = 60.0) -> Any:
+        """:meth:`submit` and wait for the result (or the job's exception)."""
+        return self.submit(job).result(timeout)
+
+    def close(self) -> None:
+        """Finish the queued jobs, stop the thread and close the connection."""
+        self._queue.put(None)
+        self._thread.join()
+        self.conn.close()
+
+    # ------------------------------------------------------------------ the thread
+    def _run(self) -> None:
+        while True:
+            first = self._queue.get()
+            if first is None:
+                return
+            group = [first]
+            while len(group) < MAX_GROUP:
+                try:
+                    nxt = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if nxt is None:
+                    self._queue.put(None)  # stop after this group
+                    break
+                group.append(nxt)
+            self._commit(group)
+
+    def _commit(self, group: list[tuple[Callable[[Context], Any], Future[Any]]]) -> None:
+        ctx = Context(self.conn, self._tallies)
+        outcomes: list[tuple[Future[Any], Any, BaseException | None]] = []
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+            for job, fut in group:
+                self.conn.execute("SAVEPOINT job")
+                ctx._job = {}
+                try:
+                    result = job(ctx)
+                except Exception as exc:  # the job's own failure: undo it alone
+                    self.conn.execute("ROLLBACK TO job")
+                    self.conn.execute("RELEASE job")
+                    outcomes.append((fut, None, exc))
+                    continue
+                self.conn.execute("RELEASE job")
+                ctx.pending.update(ctx._job)
+                outcomes.append((fut, result, None))
+            for campaign_id, tally in ctx.pending.items():
+                self.conn.execute(
+                    "INSERT INTO tallies (campaign_id, n, tally) VALUES (?, ?, ?) "
+                    "ON CONFLICT (campaign_id) DO UPDATE SET n = excluded.n, tally = excluded.tally",
+                    (campaign_id, int(tally.n), _dumps(tally.to_dict())),
+                )
+            self.conn.execute("COMMIT")
+        except Exception as exc:  # nothing of the group is stored, nothing acknowledged
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            self._tallies.clear()
+            for _, fut in group:
+                fut.set_exception(StoreUnavailableError(f"the store could not commit: {exc}"))
+            return
+        self._tallies.update(ctx.pending)
+        for fut, result, error in outcomes:
+            if error is None:
+                fut.set_result(result)
+            else:
+                fut.set_exception(error)
+
+
+def _dumps(obj: Any) -> str:
+    return json.dumps(obj, separators=(",", ":"))
+
+
+def _loads(text: str) -> Any:
+    return json.loads(text)
