@@ -47,12 +47,10 @@ def _campaign(server: Server, spec: Spec) -> tuple[Collector, Collector]:
 def _recount(db: Path, spec: Spec) -> tuple[object, object]:
     """The stored tally and a recount of the stored reports, read from the file itself."""
     conn = store.connect(db)
-    rows = [{"id": rid.hex(), "payload": json.loads(p)} for rid, p, _ in store.stored_reports(conn, spec.id)]
-    empty = decode(spec, {"format": "pldp.batch/1", "spec": spec.id, "reports": []})
-    stored = type(empty).from_dict(store.tally_json(conn, spec.id), spec.id)
-    conn.close()
-    recount = decode(spec, {"format": "pldp.batch/1", "spec": spec.id, "reports": rows}) if rows else empty
-    return stored, recount
+    try:
+        return store.stored_tally(conn, spec), decode(spec, store.stored_batch(conn, spec))
+    finally:
+        conn.close()
 
 
 def test_reports_in_estimate_out_equal_to_the_library(server: Server) -> None:

@@ -63,7 +63,9 @@ def _stream(server: Server, spec: Spec, batches: list, acked: list[int], stop: t
 def _stored_ids(db: Path, campaign_id: str) -> set[bytes]:
     conn = sqlite3.connect(db)  # as the crash left it (WAL replayed on open)
     try:
-        rows = conn.execute("SELECT report_id FROM reports WHERE campaign_id = ?", (campaign_id,)).fetchall()
+        rows = conn.execute(
+            "SELECT report_id FROM reports r JOIN campaigns c ON c.key = r.campaign_key WHERE c.id = ?", (campaign_id,)
+        ).fetchall()
     finally:
         conn.close()
     return {bytes(r[0]) for r in rows}
@@ -129,9 +131,8 @@ def test_sigkill_mid_stream_loses_no_acknowledged_report(tmp_path: Path) -> None
     for c in range(CLIENTS):
         assert _whole_or_nothing(stored, streams[c]) == (BATCHES, 0)
     conn = store.connect(server.db)
-    rows = [{"id": rid.hex(), "payload": json.loads(p)} for rid, p, _ in store.stored_reports(conn, spec.id)]
-    tally = decode(spec, {"format": "pldp.batch/1", "spec": spec.id, "reports": rows})
-    stored_tally = pldp.Tally.from_dict(store.tally_json(conn, spec.id), spec.id)
+    tally = decode(spec, store.stored_batch(conn, spec))
+    stored_tally = store.stored_tally(conn, spec)
     conn.close()
     local = decode(spec, streams[0][0])
     for c in range(CLIENTS):

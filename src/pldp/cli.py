@@ -1,6 +1,7 @@
 """Command-line interface.
 
 ``pldp demo``                      the Fig. 1 comparison of KRR, URR and IPRR
+``pldp demo-collection``           the same campaign through a real collector, over HTTP
 ``pldp reproduce PAPER [options]`` run a paper's experiments: tables, figures, report
 ``pldp datasets list``             the bundled datasets
 ``pldp mechanism show NAME ...``   a mechanism's probabilities and its exact privacy check
@@ -28,6 +29,13 @@ __all__ = ["PAPERS", "build_parser", "main"]
 
 #: Papers with an experiment module ``pldp.experiments.<name>``.
 PAPERS = ("iprr", "idue", "febsf", "mpldp")
+
+
+def _demo_collection(args: argparse.Namespace) -> int:
+    from pldp.service.demo import run_collection_demo
+
+    print(run_collection_demo(n=args.n, batch=args.batch, seed=args.seed))
+    return 0
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -245,6 +253,11 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--trials", type=int, default=1000, help="simulated repeats (default 1000)")
     demo.add_argument("--seed", type=int, default=2024, help="root seed (default 2024)")
     demo.set_defaults(func=_demo)
+    dc = sub.add_parser("demo-collection", help="a campaign end to end through a real collector (service extra)")
+    dc.add_argument("--n", type=int, default=100_000, help="respondents (default 100,000)")
+    dc.add_argument("--batch", type=int, default=1_000, help="reports per request (default 1,000)")
+    dc.add_argument("--seed", type=int, default=2024, help="seed of the answers (default 2024)")
+    dc.set_defaults(func=_demo_collection)
 
     rep = sub.add_parser("reproduce", help="run a paper's experiments: tidy tables, figures and a report")
     rep.add_argument("paper", choices=[*PAPERS, "all"])

@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -27,7 +28,7 @@ __all__ = ["BATCH_FORMAT", "REPORT_FORMAT", "Column", "ReportBatch", "columns_of
 REPORT_FORMAT = "pldp.report/1"
 #: Version tag of a batch.
 BATCH_FORMAT = "pldp.batch/1"
-_HEX = set("0123456789abcdef")
+_HEX_ID = re.compile("[0-9a-f]{32}")
 
 
 @dataclass(frozen=True)
@@ -96,7 +97,9 @@ class _Reader:
         if isinstance(node, DirectNode):
             if isinstance(payload, bool) or not isinstance(payload, int):
                 raise ReportError(f"report {row}: the payload must be an item index, got {payload!r}", row)
-            self.cols[prefix + "item"][row] = payload  # range checked by decode, with the others
+            if not -(2**31) <= payload < 2**31:  # the rest of the range is checked by decode, with the others
+                raise ReportError(f"report {row}: item {payload} is not in [0, {node.d})", row)
+            self.cols[prefix + "item"][row] = payload
         elif isinstance(node, (UnaryNode, PaddingNode)):
             if not isinstance(payload, str):
                 raise ReportError(f"report {row}: the payload must be base64 text, got {type(payload).__name__}", row)
@@ -209,24 +212,24 @@ class ReportBatch:
             raise ReportError(f"expected a report, a list of reports or a batch, got {type(data).__name__}")
         n = len(items)
         reader = _Reader(root, n)
-        ids = np.zeros((n, 16), dtype=np.uint8)
         seen: set[str] = set()
+        want = {"format", "spec", "id", "payload"} if full else {"id", "payload"}
         for row, rep in enumerate(items):
-            want = {"format", "spec", "id", "payload"} if full else {"id", "payload"}
-            if not isinstance(rep, dict) or set(rep) != want:
+            if not isinstance(rep, dict) or rep.keys() != want:
                 raise ReportError(f"report {row}: must be an object with exactly {sorted(want)}", row)
             if full and rep["format"] != REPORT_FORMAT:
                 raise ReportError(f"report {row}: unknown format {rep['format']!r}", row)
             if full and rep["spec"] != spec:
                 raise ReportError(f"report {row}: it names spec {rep['spec']!r}, not {spec}", row)
             rid = rep["id"]
-            if not isinstance(rid, str) or len(rid) != 32 or not set(rid) <= _HEX:
+            if not isinstance(rid, str) or _HEX_ID.fullmatch(rid) is None:
                 raise ReportError(f"report {row}: the id must be 32 lower-case hex digits", row)
             if rid in seen:
                 raise ReportError(f"report {row}: duplicate report id {rid} within the batch", row)
             seen.add(rid)
-            ids[row] = np.frombuffer(bytes.fromhex(rid), dtype=np.uint8)
             reader.read(root, rep["payload"], row)
+        hex_ids = "".join(rep["id"] for rep in items)
+        ids = np.frombuffer(bytes.fromhex(hex_ids), dtype=np.uint8).reshape(n, 16).copy()
         return cls(spec, ids, reader.cols, root)
 
     # ------------------------------------------------------------------ Arrow

@@ -45,7 +45,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 import pldp
-from pldp.deploy import ReportBatch, Spec, decode
+from pldp.deploy import Spec
 from pldp.errors import PLDPError, SpecError
 from pldp.service import auth, collect, store
 from pldp.service.collect import CollectError
@@ -255,8 +255,7 @@ def create_app(db: str | Path, limits: Limits | None = None) -> FastAPI:
         if not 0.0 < level < 1.0:
             raise CollectError(400, "bad_level", f"level must lie in (0, 1), got {level}")
         mech = spec.mechanism()
-        empty = decode(spec, {"format": "pldp.batch/1", "spec": spec.id, "reports": []})
-        tally = type(empty).from_dict(store.tally_json(conn(), campaign_id), spec.id)
+        tally = store.stored_tally(conn(), spec)
         if tally_n(tally) == 0:
             raise CollectError(409, "no_reports", f"campaign {campaign_id} has no reports yet")
         try:
@@ -281,8 +280,7 @@ def create_app(db: str | Path, limits: Limits | None = None) -> FastAPI:
             import pyarrow.parquet as pq
         except ImportError:  # pragma: no cover - the service extra installs it
             raise CollectError(501, "no_parquet", "export needs pyarrow (pip install 'pldp[service]')") from None
-        rows = [{"id": rid.hex(), "payload": json.loads(p)} for rid, p, _ in store.stored_reports(conn(), campaign_id)]
-        batch = ReportBatch.from_json({"format": "pldp.batch/1", "spec": spec.id, "reports": rows}, spec.root, spec.id)
+        batch = store.stored_batch(conn(), spec)
         sink = io.BytesIO()
         pq.write_table(batch.to_arrow(), sink)
         return Response(

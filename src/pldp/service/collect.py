@@ -45,12 +45,13 @@ class CollectError(Exception):
 
 @dataclass(frozen=True)
 class Prepared:
-    """A validated batch: its reports' ids and payloads, and the tally of all of them."""
+    """A validated batch: its reports' ids and stored rows (:func:`pldp.service.store.rows_of`), and
+    the tally of all of them."""
 
     spec: Spec
     batch: ReportBatch
     ids: list[bytes]
-    payloads: list[str]
+    rows: list[bytes]
     tally: Any
 
 
@@ -78,46 +79,55 @@ def prepare_batch(spec: Spec, body: bytes, max_reports: int) -> Prepared:
         tally = decode(spec, batch)
     except ReportError as exc:
         raise CollectError(400, "bad_report", str(exc)) from None
-    payloads = [json.dumps(r["payload"], separators=(",", ":")) for r in batch.reports()]
-    ids = [bytes(row) for row in batch.ids]
-    return Prepared(spec, batch, ids, payloads, tally)
+    buf = batch.ids.tobytes()
+    ids = [buf[16 * i : 16 * i + 16] for i in range(len(batch))]
+    return Prepared(spec, batch, ids, store.rows_of(batch), tally)
 
 
 def store_batch(ctx: Context, campaign_id: str, prep: Prepared) -> dict[str, int]:
-    """Store the new reports of a prepared batch and count them (a writer job; see module doc)."""
-    row = ctx.conn.execute("SELECT closed_at FROM campaigns WHERE id = ?", (campaign_id,)).fetchone()
+    """Store the new reports of a prepared batch and count them (a writer job; see module doc).
+
+    The common case, no report stored before, is one ``INSERT OR IGNORE`` of the whole batch; when
+    it inserts fewer rows than it was given, it is undone and the batch is split into retries
+    (same id, same row: counted once), conflicts (same id, another row: the batch is refused) and
+    new reports.
+    """
+    row = ctx.conn.execute("SELECT key, closed_at FROM campaigns WHERE id = ?", (campaign_id,)).fetchone()
     if row is None:
         raise CollectError(404, "unknown_campaign", f"no campaign {campaign_id}")
-    if row[0] is not None:
+    if row[1] is not None:
         raise CollectError(409, "campaign_closed", f"campaign {campaign_id} is closed and takes no reports")
-    stored: dict[bytes, str] = {}
-    for i in range(0, len(prep.ids), _LOOKUP):
+    key, day, n = int(row[0]), store.today(), len(prep.ids)
+    insert = "INSERT OR IGNORE INTO reports (campaign_key, report_id, row, received_day) VALUES (?, ?, ?, ?)"
+    ctx.conn.execute("SAVEPOINT fresh")
+    inserted = ctx.conn.executemany(insert, [(key, rid, r, day) for rid, r in zip(prep.ids, prep.rows, strict=True)])
+    if inserted.rowcount == n:
+        ctx.conn.execute("RELEASE fresh")
+        ctx.add(campaign_id, prep.spec, prep.tally)
+        return {"accepted": n, "duplicates": 0}
+    ctx.conn.execute("ROLLBACK TO fresh")
+    ctx.conn.execute("RELEASE fresh")
+    stored: dict[bytes, bytes] = {}
+    for i in range(0, n, _LOOKUP):
         chunk = prep.ids[i : i + _LOOKUP]
         marks = ",".join("?" * len(chunk))
-        stored.update(
-            ctx.conn.execute(
-                f"SELECT report_id, payload FROM reports WHERE campaign_id = ? AND report_id IN ({marks})",
-                (campaign_id, *chunk),
-            ).fetchall()
+        found = ctx.conn.execute(
+            f"SELECT report_id, row FROM reports WHERE campaign_key = ? AND report_id IN ({marks})", (key, *chunk)
         )
-    fresh = np.ones(len(prep.ids), dtype=bool)
-    for i, (rid, payload) in enumerate(zip(prep.ids, prep.payloads, strict=True)):
+        stored.update((bytes(a), bytes(b)) for a, b in found)
+    fresh = np.ones(n, dtype=bool)
+    for i, (rid, r) in enumerate(zip(prep.ids, prep.rows, strict=True)):
         if rid in stored:
-            if stored[rid] != payload:
+            if stored[rid] != r:
                 raise CollectError(
                     409, "conflicting_report", f"report {i}: id {rid.hex()} is stored with another payload"
                 )
             fresh[i] = False
     new = np.flatnonzero(fresh)
     if new.size:
-        day = store.today()
-        ctx.conn.executemany(
-            "INSERT INTO reports (campaign_id, report_id, payload, received_day) VALUES (?, ?, ?, ?)",
-            [(campaign_id, prep.ids[i], prep.payloads[i], day) for i in new.tolist()],
-        )
-        delta = prep.tally if new.size == len(prep.ids) else decode(prep.spec, _subset(prep.batch, new))
-        ctx.add(campaign_id, prep.spec, delta)
-    return {"accepted": int(new.size), "duplicates": len(prep.ids) - int(new.size)}
+        ctx.conn.executemany(insert, [(key, prep.ids[i], prep.rows[i], day) for i in new.tolist()])
+        ctx.add(campaign_id, prep.spec, decode(prep.spec, _subset(prep.batch, new)))
+    return {"accepted": int(new.size), "duplicates": n - int(new.size)}
 
 
 def _subset(batch: ReportBatch, rows: np.ndarray) -> ReportBatch:
@@ -132,7 +142,7 @@ def create_campaign(ctx: Context, spec: Spec, now: float) -> bool:
         "INSERT INTO campaigns (id, spec, created_at, closed_at) VALUES (?, ?, ?, NULL)",
         (spec.id, spec.to_json(indent=None), now),
     )
-    ctx.set(spec.id, decode(spec, {"format": "pldp.batch/1", "spec": spec.id, "reports": []}))
+    ctx.set(spec.id, store.empty_tally(spec))
     return True
 
 

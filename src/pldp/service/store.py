@@ -2,15 +2,19 @@
 
 Tables (schema version :data:`SCHEMA_VERSION`, kept in ``PRAGMA user_version``):
 
-``campaigns(id, spec, created_at, closed_at)``
+``campaigns(key, id, spec, created_at, closed_at)``
     A campaign is a verified spec; its id is the spec id, so a campaign's parameters can never
-    change under it (a new parameter is a new spec, hence a new campaign).
+    change under it (a new parameter is a new spec, hence a new campaign). ``key`` is a small
+    integer that the reports table uses instead of the 32-digit id.
 ``tokens(hash, role, label, created_at)`` and ``grants(token_hash, campaign_id)``
     Bearer tokens, stored only as SHA-256 hashes (:mod:`pldp.service.auth`); an analyst token
     reads the campaigns it is granted.
-``reports(campaign_id, report_id, payload, received_day)``
+``reports(campaign_key, report_id, row, received_day)``
     Every accepted report: its 16-byte id (the primary key with the campaign, which makes a
-    retried report count once) and its payload as compact JSON (``docs/wire-format.md`` §4).
+    retried report count once) and its payload as one fixed-width *row*: the payload columns of
+    the wire format's Arrow schema (``docs/wire-format.md`` §5, :func:`pldp.deploy.wire.columns_of`)
+    in order, an item or level as a little-endian int32 (-1: none), bits as their packed bytes
+    (:func:`rows_of`, :func:`batch_of`). Export and recount read them back without any JSON.
 ``tallies(campaign_id, n, tally)``
     Each campaign's running tally (:meth:`pldp.tally.BaseTally.to_dict` as JSON), updated in the
     same transaction as the reports it counts, so an estimate never scans reports and always
@@ -32,9 +36,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pldp.deploy import Spec
+import numpy as np
 
-__all__ = ["SCHEMA_VERSION", "CampaignRow", "SchemaError", "connect", "migrate"]
+from pldp.deploy import ReportBatch, Spec, decode
+from pldp.deploy.wire import columns_of
+
+__all__ = ["SCHEMA_VERSION", "CampaignRow", "SchemaError", "batch_of", "connect", "migrate", "rows_of", "stored_batch"]
 
 #: The schema version this code writes; older files are migrated forward on open.
 SCHEMA_VERSION = 1
@@ -43,7 +50,8 @@ SCHEMA_VERSION = 1
 MIGRATIONS: tuple[str, ...] = (
     """
     CREATE TABLE campaigns (
-        id TEXT PRIMARY KEY,
+        key INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
         spec TEXT NOT NULL,
         created_at REAL NOT NULL,
         closed_at REAL
@@ -60,11 +68,11 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (token_hash, campaign_id)
     ) WITHOUT ROWID;
     CREATE TABLE reports (
-        campaign_id TEXT NOT NULL REFERENCES campaigns(id),
+        campaign_key INTEGER NOT NULL REFERENCES campaigns(key),
         report_id BLOB NOT NULL,
-        payload TEXT NOT NULL,
+        row BLOB NOT NULL,
         received_day INTEGER NOT NULL,
-        PRIMARY KEY (campaign_id, report_id)
+        PRIMARY KEY (campaign_key, report_id)
     ) WITHOUT ROWID;
     CREATE TABLE tallies (
         campaign_id TEXT PRIMARY KEY REFERENCES campaigns(id),
@@ -166,11 +174,25 @@ def campaigns(conn: sqlite3.Connection, ids: list[str] | None = None) -> list[Ca
     return out if ids is None else [c for c in out if c.id in set(ids)]
 
 
-def tally_json(conn: sqlite3.Connection, campaign_id: str) -> dict[str, Any]:
-    row = conn.execute("SELECT tally FROM tallies WHERE campaign_id = ?", (campaign_id,)).fetchone()
+def empty_tally(spec: Spec) -> Any:
+    """The tally of no reports of ``spec`` (its type is the oracle's tally type)."""
+    return decode(spec, {"format": "pldp.batch/1", "spec": spec.id, "reports": []})
+
+
+def stored_tally(conn: sqlite3.Connection, spec: Spec) -> Any:
+    """The campaign's running tally as committed."""
+    row = conn.execute("SELECT tally FROM tallies WHERE campaign_id = ?", (spec.id,)).fetchone()
     if row is None:
-        raise KeyError(campaign_id)
-    return json.loads(row[0])
+        raise KeyError(spec.id)
+    return type(empty_tally(spec)).from_dict(json.loads(row[0]), spec.id)
+
+
+def stored_count(conn: sqlite3.Connection, campaign_id: str) -> int:
+    """Reports stored for the campaign (a scan of its rows; :func:`report_count` reads the tally)."""
+    row = conn.execute(
+        "SELECT COUNT(*) FROM reports r JOIN campaigns c ON c.key = r.campaign_key WHERE c.id = ?", (campaign_id,)
+    ).fetchone()
+    return int(row[0])
 
 
 def report_count(conn: sqlite3.Connection, campaign_id: str) -> int:
@@ -178,9 +200,49 @@ def report_count(conn: sqlite3.Connection, campaign_id: str) -> int:
     return 0 if row is None else int(row[0])
 
 
-def stored_reports(conn: sqlite3.Connection, campaign_id: str) -> Iterator[tuple[bytes, str, int]]:
-    """``(report id, payload JSON, received day)`` of every stored report, in report-id order."""
-    yield from conn.execute(
-        "SELECT report_id, payload, received_day FROM reports WHERE campaign_id = ? ORDER BY report_id",
-        (campaign_id,),
-    )
+def campaign_key(conn: sqlite3.Connection, campaign_id: str) -> int | None:
+    row = conn.execute("SELECT key FROM campaigns WHERE id = ?", (campaign_id,)).fetchone()
+    return None if row is None else int(row[0])
+
+
+def _widths(root: Any) -> list[tuple[str, str, int]]:
+    return [(c.name, c.kind, c.nbytes if c.kind == "bits" else 4) for c in columns_of(root)]
+
+
+def rows_of(batch: ReportBatch) -> list[bytes]:
+    """Each report's payload columns as one fixed-width row (see module doc)."""
+    n = len(batch)
+    parts = []
+    for name, kind, _ in _widths(batch.root):
+        col = batch.columns[name]
+        parts.append(col if kind == "bits" else col.astype("<i4").view(np.uint8).reshape(n, 4))
+    table = np.ascontiguousarray(np.concatenate(parts, axis=1) if parts else np.zeros((n, 0), np.uint8))
+    width = table.shape[1]
+    buf = table.tobytes()
+    return [buf[i * width : (i + 1) * width] for i in range(n)]
+
+
+def batch_of(spec: Spec, ids: list[bytes], rows: list[bytes]) -> ReportBatch:
+    """The :class:`ReportBatch` of stored report ids and rows (inverse of :func:`rows_of`)."""
+    n = len(ids)
+    layout = _widths(spec.root)
+    width = sum(w for _, _, w in layout)
+    table = np.frombuffer(b"".join(rows), dtype=np.uint8).reshape(n, width)
+    cols: dict[str, np.ndarray] = {}
+    at = 0
+    for name, kind, w in layout:
+        block = table[:, at : at + w]
+        cols[name] = block.copy() if kind == "bits" else block.copy().view("<i4").reshape(n).astype(np.int64)
+        at += w
+    id_arr = np.frombuffer(b"".join(ids), dtype=np.uint8).reshape(n, 16).copy()
+    return ReportBatch(spec.id, id_arr, cols, spec.root)
+
+
+def stored_batch(conn: sqlite3.Connection, spec: Spec) -> ReportBatch:
+    """Every stored report of the campaign of ``spec``, in report-id order."""
+    rows = conn.execute(
+        "SELECT r.report_id, r.row FROM reports r JOIN campaigns c ON c.key = r.campaign_key "
+        "WHERE c.id = ? ORDER BY r.report_id",
+        (spec.id,),
+    ).fetchall()
+    return batch_of(spec, [bytes(r[0]) for r in rows], [bytes(r[1]) for r in rows])

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pldp.deploy import Spec, decode
+from pldp.deploy import Spec
 from pldp.service import store
 
 __all__ = ["MAX_GROUP", "Context", "Writer"]
@@ -59,9 +59,10 @@ class Context:
         for layer in (self._job, self.pending, self.tallies):
             if campaign_id in layer:
                 return layer[campaign_id]
-        row = self.conn.execute("SELECT tally FROM tallies WHERE campaign_id = ?", (campaign_id,)).fetchone()
-        empty = decode(spec, {"format": "pldp.batch/1", "spec": spec.id, "reports": []})
-        loaded = empty if row is None else type(empty).from_dict(_loads(row[0]), spec.id)
+        try:
+            loaded = store.stored_tally(self.conn, spec)
+        except KeyError:
+            loaded = store.empty_tally(spec)
         self.tallies[campaign_id] = loaded
         return loaded
 
@@ -167,7 +168,3 @@ class Writer:
 
 def _dumps(obj: Any) -> str:
     return json.dumps(obj, separators=(",", ":"))
-
-
-def _loads(text: str) -> Any:
-    return json.loads(text)
