@@ -17,8 +17,9 @@ $(VENV)/.bench-installed: $(STAMP)
 	@$(PY) -m pip install -q -e ".[dev,experiments,distributed,bench]"
 	@touch $@
 
-demo: $(STAMP)  ## run the main job: every paper's experiments at quick scale -> results/
+demo: $(STAMP)  ## run the main job: every paper's experiments at quick scale -> results/, then a collection
 	$(VENV)/bin/pldp reproduce all --quick --out results
+	$(VENV)/bin/pldp demo-collection
 
 test: $(STAMP)  ## run the test suite (doctests included) on both cores
 	$(PY) -m pytest -n 2 -q src tests

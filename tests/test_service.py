@@ -261,3 +261,52 @@ def test_a_restart_on_the_same_file_keeps_everything(tmp_path: Path) -> None:
         with sqlite3.connect(db) as conn:
             assert conn.execute("PRAGMA user_version").fetchone()[0] == store.SCHEMA_VERSION
             assert conn.execute("SELECT COUNT(*) FROM tokens WHERE role = 'admin'").fetchone()[0] == 1
+
+
+def test_the_campaign_commands_drive_a_running_collector(server: Server, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    def pldp_cli(*args: str) -> subprocess.CompletedProcess[str]:
+        cmd = [sys.executable, "-m", "pldp.cli", "campaign", *args, "--server", server.url]
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=False)
+
+    spec = Spec.from_mechanism(pldp.URR(1.0, np.array([True, True, False])), question="cli?", labels=["x", "y", "z"])
+    (tmp_path / "spec.json").write_text(spec.to_json())
+    admin = str(server.token_file)
+    made = pldp_cli("create", str(tmp_path / "spec.json"), "--token-file", admin)
+    assert made.returncode == 0 and json.loads(made.stdout)["id"] == spec.id, made.stderr
+    tok = pldp_cli("token", spec.id, "--label", "cli", "--token-file", admin)
+    assert tok.returncode == 0, tok.stderr
+    (tmp_path / "analyst.token").write_text(tok.stdout.strip())
+    analyst = str(tmp_path / "analyst.token")
+    server.client().submit(spec.id, Client(spec).reports(["x", "y", "z", "z"] * 50))
+    listed = pldp_cli("list", "--token-file", analyst)
+    assert listed.returncode == 0 and spec.id in listed.stdout and "n=200" in listed.stdout
+    est = pldp_cli("estimate", spec.id, "--json", "--token-file", analyst)
+    assert est.returncode == 0 and json.loads(est.stdout)["n"] == 200
+    table = pldp_cli("estimate", spec.id, "--method", "norm_sub", "--token-file", analyst)
+    assert table.returncode == 0 and "n = 200" in table.stdout and "[" in table.stdout
+    exported = pldp_cli("export", spec.id, "--out", str(tmp_path / "r.parquet"), "--token-file", analyst)
+    assert exported.returncode == 0
+    pq = pytest.importorskip("pyarrow.parquet")
+    assert decode(spec, pq.read_table(tmp_path / "r.parquet")).n == 200
+    refused = pldp_cli("close", spec.id, "--token-file", analyst)  # an analyst may not close
+    assert refused.returncode == 1 and "403" in refused.stderr
+    closed = pldp_cli("close", spec.id, "--token-file", admin)
+    assert closed.returncode == 0 and json.loads(closed.stdout)["closed"] is True
+
+
+def test_the_schema_migrates_forward_and_a_newer_file_is_refused(tmp_path: Path) -> None:
+    conn = store.connect(tmp_path / "s.db")
+    assert store.migrate(conn) == 0  # a new file: every migration ran
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == store.SCHEMA_VERSION
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert {"campaigns", "tokens", "grants", "reports", "tallies"} <= tables
+    assert store.migrate(conn) == store.SCHEMA_VERSION  # already current: nothing to do
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL: a commit is on disk when it returns
+    conn.execute(f"PRAGMA user_version = {store.SCHEMA_VERSION + 1}")
+    with pytest.raises(store.SchemaError, match="newer|reads up to"):
+        store.migrate(conn)
+    conn.close()

@@ -79,7 +79,9 @@ def _close(args: Any) -> int:
 
 
 def _token(args: Any) -> int:
-    print(json.dumps(_collector(args).create_token(args.label, args.campaigns), indent=2))
+    out = _collector(args).create_token(args.label, args.campaigns)
+    print(out["token"])  # alone on stdout, so that "> analyst.token" keeps it
+    print(f"analyst token {out['label']!r} granted {out['campaigns']} (shown once)", file=sys.stderr)
     return 0
 
 
