@@ -6,6 +6,7 @@ Rows (see ``benchmarks/README.md``), in the order of the table:
   and the bare-numpy references, Monte Carlo trials, the MLE (exact and EM solvers);
 * ``unary_rows.py``: unary encoding (OUE, IDUE), the IDUE solvers and the PLDP-FEBSF EM;
 * ``deploy_rows.py``: the Python client with OS randomness, ``decode`` from Arrow, the JS client;
+* ``service_rows.py``: the collector under load on loopback (``loadgen.py``), needs the service extra;
 * ``peers.py``: pldp beside pure-ldp and multi-freq-ldpy (needs the ``bench`` extra).
 
 Shared by all of them: ``harness.py`` (modes, timing, the row type, the table) and
@@ -47,6 +48,7 @@ from deploy_rows import bench_deploy
 from direct_rows import bench_mle, bench_perturb, bench_trials
 from peers import bench_peers
 from report import cpu_model, fmt_time, git_revision
+from service_rows import bench_service
 from unary_rows import bench_solvers, bench_unary
 
 
@@ -73,7 +75,9 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     rng = np.random.default_rng(SEED)
     rows: list[Row] = []
-    for part in (bench_perturb, bench_trials, bench_mle, bench_unary, bench_solvers, bench_deploy, bench_peers):
+    suites = (bench_perturb, bench_trials, bench_mle, bench_unary, bench_solvers)
+    suites += (bench_deploy, bench_service, bench_peers)
+    for part in suites:
         t0 = time.perf_counter()
         rows += part(mode, rng)
         print(f"[{part.__name__}: {time.perf_counter() - t0:.1f} s]", file=sys.stderr, flush=True)

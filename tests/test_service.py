@@ -307,6 +307,6 @@ def test_the_schema_migrates_forward_and_a_newer_file_is_refused(tmp_path: Path)
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL: a commit is on disk when it returns
     conn.execute(f"PRAGMA user_version = {store.SCHEMA_VERSION + 1}")
-    with pytest.raises(store.SchemaError, match="newer|reads up to"):
+    with pytest.raises(store.SchemaError, match="reads up to"):
         store.migrate(conn)
     conn.close()

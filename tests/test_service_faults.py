@@ -84,11 +84,14 @@ def _whole_or_nothing(stored: set[bytes], batches: list) -> tuple[int, int]:
 
 
 @pytest.mark.slow
-def test_sigkill_mid_stream_loses_no_acknowledged_report(tmp_path: Path) -> None:
-    rng = np.random.default_rng(17)
-    random.seed(17)
+@pytest.mark.parametrize("workers", [1, 2])
+def test_sigkill_mid_stream_loses_no_acknowledged_report(workers: int, tmp_path: Path) -> None:
+    """With two worker processes as well: they share the file, and each one's cached tally must
+    not overwrite what the other committed (the writer reloads it when ``PRAGMA data_version`` moves)."""
+    rng = np.random.default_rng(17 + workers)
+    random.seed(17 + workers)
     spec = Spec.from_mechanism(pldp.KRR(1.0, 10), question="faults?")
-    server = Server(tmp_path / "faults.db").start()
+    server = Server(tmp_path / "faults.db", "--workers", str(workers)).start()
     try:
         server.admin().create_campaign(spec)
         streams = [

@@ -14,7 +14,7 @@ def _serve(args: Any) -> int:
     from pldp.service.app import Limits
     from pldp.service.server import serve
 
-    serve(args.db, args.host, args.port, args.admin_token_file, Limits(args.max_body, args.max_reports))
+    serve(args.db, args.host, args.port, args.admin_token_file, Limits(args.max_body, args.max_reports), args.workers)
     return 0
 
 
@@ -94,6 +94,7 @@ def add_commands(sub: Any) -> None:
     srv.add_argument("--admin-token-file", default=None, help="a file holding the admin token to accept")
     srv.add_argument("--max-body", type=int, default=8 * 2**20, help="largest request body, bytes")
     srv.add_argument("--max-reports", type=int, default=10_000, help="most reports in one request")
+    srv.add_argument("--workers", type=int, default=1, help="server processes on the same store (default 1)")
     srv.set_defaults(func=_serve)
 
     camp = sub.add_parser("campaign", help="manage and read campaigns on a running collector")

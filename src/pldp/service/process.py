@@ -48,8 +48,10 @@ class CollectorProcess:
     def start(self, timeout: float = 30.0) -> CollectorProcess:
         cmd = [sys.executable, "-m", "pldp.cli", "serve", "--db", str(self.db), "--port", str(self.port)]
         cmd += ["--admin-token-file", str(self.token_file), *self.extra]
-        log = open(self.db.with_suffix(".log"), "ab")
-        self.proc = subprocess.Popen(cmd, stdout=log, stderr=log, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        with open(self.db.with_suffix(".log"), "ab") as log:  # the child keeps its own descriptor
+            self.proc = subprocess.Popen(  # its own session: kill() reaches its worker processes too
+                cmd, stdout=log, stderr=log, env={**os.environ, "PYTHONUNBUFFERED": "1"}, start_new_session=True
+            )
         deadline = time.monotonic() + timeout
         probe = Collector(self.url, timeout=2.0)
         while time.monotonic() < deadline:
@@ -74,14 +76,15 @@ class CollectorProcess:
         return Collector(self.url, self.admin_token)
 
     def kill(self) -> None:
-        """SIGKILL: no shutdown handler runs, no buffer is flushed."""
+        """SIGKILL to the server and its worker processes: no shutdown code runs, nothing is flushed."""
         if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)
+            os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait(10)
 
     def stop(self) -> None:
+        """SIGTERM (a graceful shutdown), SIGKILL after 10 s."""
         if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
+            os.killpg(self.proc.pid, signal.SIGTERM)
             try:
                 self.proc.wait(10)
             except subprocess.TimeoutExpired:

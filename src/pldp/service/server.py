@@ -8,41 +8,42 @@ here and printed once on standard output (the store keeps only its hash).
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
-from pldp.service import auth, collect, store
+from pldp.service import auth, collect
 from pldp.service.app import Limits, create_app
+from pldp.service.writer import Writer
 
-__all__ = ["bootstrap_admin", "serve"]
+__all__ = ["app_from_env", "bootstrap_admin", "serve"]
 
 
-def bootstrap_admin(app: object, token_file: str | Path | None) -> str | None:
+def bootstrap_admin(writer: Writer, token_file: str | Path | None) -> str | None:
     """Make sure the store has an admin token; return a token this call created and must show.
 
     With ``token_file`` the token in it becomes an admin token (if not one already) and ``None``
     is returned; without it a new token is made only when the store has no admin.
     """
-    writer = app.state.writer  # type: ignore[attr-defined]
-    conn = store.connect(writer_path(writer))
-    try:
-        if token_file is not None:
-            token = auth.read_token_file(token_file)
-            if auth.identify(conn, f"Bearer {token}") is None:
-                writer.run(lambda ctx: collect.add_token(ctx, token, "admin", "admin (token file)", [], time.time()))
-            return None
-        if auth.has_admin(conn):
-            return None
-    finally:
-        conn.close()
+    conn = writer.conn
+    if token_file is not None:
+        token = auth.read_token_file(token_file)
+        if auth.identify(conn, f"Bearer {token}") is None:
+            writer.run(lambda ctx: collect.add_token(ctx, token, "admin", "admin (token file)", [], time.time()))
+        return None
+    if auth.has_admin(conn):
+        return None
     token = auth.new_token()
     writer.run(lambda ctx: collect.add_token(ctx, token, "admin", "admin (first start)", [], time.time()))
     return token
 
 
-def writer_path(writer: object) -> str:
-    return writer.conn.execute("PRAGMA database_list").fetchone()[2]  # type: ignore[attr-defined]
+def app_from_env() -> Any:
+    """The application of a worker process started by uvicorn (``--workers N``), from the environment."""
+    limits = Limits(int(os.environ["PLDP_MAX_BODY"]), int(os.environ["PLDP_MAX_REPORTS"]))
+    return create_app(os.environ["PLDP_DB"], limits)
 
 
 def serve(
@@ -51,13 +52,39 @@ def serve(
     port: int = 8000,
     admin_token_file: str | Path | None = None,
     limits: Limits | None = None,
+    workers: int = 1,
 ) -> None:
-    """Start the collector on ``host:port`` with the store ``db`` (blocks until interrupted)."""
+    """Start the collector on ``host:port`` with the store ``db`` (blocks until interrupted).
+
+    ``workers > 1`` runs that many processes on the same file (uvicorn's process manager): each
+    takes connections and group-commits its own requests; SQLite serializes their transactions.
+    """
     import uvicorn
 
-    app = create_app(db, limits)
-    token = bootstrap_admin(app, admin_token_file)
+    limits = limits or Limits()
+    writer = Writer(db)  # creates and migrates the file, once, before any worker starts
+    try:
+        token = bootstrap_admin(writer, admin_token_file)
+    finally:
+        writer.close()
     if token is not None:
         print(f"admin token (shown once; the store keeps only its hash): {token}", flush=True)
-    print(f"pldp collector on http://{host}:{port} (store {Path(db).resolve()})", file=sys.stderr, flush=True)
-    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+    where = f"http://{host}:{port} (store {Path(db).resolve()}, {workers} worker{'s' * (workers > 1)})"
+    print(f"pldp collector on {where}", file=sys.stderr, flush=True)
+    if workers > 1:
+        os.environ.update(
+            PLDP_DB=str(Path(db).resolve()),
+            PLDP_MAX_BODY=str(limits.max_body),
+            PLDP_MAX_REPORTS=str(limits.max_reports),
+        )
+        uvicorn.run(
+            "pldp.service.server:app_from_env",
+            factory=True,
+            workers=workers,
+            host=host,
+            port=port,
+            log_level="warning",
+            access_log=False,
+        )
+    else:
+        uvicorn.run(create_app(db, limits), host=host, port=port, log_level="warning", access_log=False)

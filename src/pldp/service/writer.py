@@ -12,8 +12,11 @@ durable requests per second.
 
 The writer keeps each campaign's tally in memory (loaded from the store on first use) so that a
 job merges its reports' tally without reading or parsing the stored one; the tally rows are
-rewritten once per transaction. If a transaction fails to commit, the cache is dropped and every
-job of the group fails: nothing was acknowledged, and the clients retry.
+rewritten once per transaction. Several collector processes may share one file (``pldp serve
+--workers N``): SQLite's write lock serializes their transactions, and a writer drops its cached
+tallies whenever ``PRAGMA data_version`` shows that another connection committed since its own
+last commit, so a tally is never updated from a stale copy. If a transaction fails to commit, the
+cache is dropped and every job of the group fails: nothing was acknowledged, and the clients retry.
 """
 
 from __future__ import annotations
@@ -88,6 +91,7 @@ class Writer:
         self.conn = store.connect(path)
         store.migrate(self.conn)
         self._tallies: dict[str, Any] = {}
+        self._version = -1  # PRAGMA data_version after our last commit
         self._queue: queue.Queue[tuple[Callable[[Context], Any], Future[Any]] | None] = queue.Queue()
         self._thread = threading.Thread(target=self._run, name="pldp-writer", daemon=True)
         self._thread.start()
@@ -131,6 +135,9 @@ class Writer:
         outcomes: list[tuple[Future[Any], Any, BaseException | None]] = []
         try:
             self.conn.execute("BEGIN IMMEDIATE")
+            version = self.conn.execute("PRAGMA data_version").fetchone()[0]
+            if version != self._version:  # another process committed since our last commit: reload
+                self._tallies.clear()
             for job, fut in group:
                 self.conn.execute("SAVEPOINT job")
                 ctx._job = {}
@@ -151,6 +158,9 @@ class Writer:
                     (campaign_id, int(tally.n), _dumps(tally.to_dict())),
                 )
             self.conn.execute("COMMIT")
+            # our own commit leaves our data_version as it was; read after COMMIT, it could already
+            # include another process's later commit, whose tally we would then never reload
+            self._version = version
         except Exception as exc:  # nothing of the group is stored, nothing acknowledged
             if self.conn.in_transaction:
                 self.conn.execute("ROLLBACK")
