@@ -268,12 +268,16 @@ def create_app(db: str | Path, limits: Limits | None = None) -> FastAPI:
             raise CollectError(400, "bad_method", str(exc)) from None
         parts = list(est) if isinstance(est, pldp.estimation.EstimateSet) else [est]
         names = list(est.names) if isinstance(est, pldp.estimation.EstimateSet) else [None]
+        # the answers as the spec names them (an MPLDP oracle's attributes have index labels)
+        labels = spec.labels if spec.root.kind == "attributes" else [spec.labels]
         return {
             "campaign": campaign_id,
             "n": int(est.n),
             "method": est.method,
             "level": level,
-            "attributes": [estimate_json(e, name, level) for e, name in zip(parts, names, strict=True)],
+            "attributes": [
+                estimate_json(e, name, level, labs) for e, name, labs in zip(parts, names, labels, strict=True)
+            ],
         }
 
     @app.get("/v1/campaigns/{campaign_id}/export", tags=["reports"], response_class=Response)
@@ -333,12 +337,14 @@ def tally_n(tally: Any) -> int:
     return int(getattr(tally, "n", 0))
 
 
-def estimate_json(est: Any, name: str | None, level: float) -> dict[str, Any]:
-    """One estimate as JSON: per label the frequency, standard error and interval."""
+def estimate_json(est: Any, name: str | None, level: float, labels: list[str] | None = None) -> dict[str, Any]:
+    """One estimate as JSON: per label (the spec's ``labels`` when given) the frequency, standard error and interval."""
     lo, hi = est.ci(level)
+    if labels is None or len(labels) != len(est.frequencies):
+        labels = list(est.domain.labels)
     return {
         "name": name,
-        "labels": list(est.domain.labels),
+        "labels": list(labels),
         "frequencies": est.frequencies.tolist(),
         "std_error": est.std_error.tolist(),
         "ci_low": lo.tolist(),
