@@ -13,6 +13,12 @@ How a report travels, and which module holds each step::
 * :mod:`pldp.service.app`: the HTTP API (``/v1``, OpenAPI at ``/openapi.json``).
 * :mod:`pldp.service.server`: running it; :mod:`pldp.service.cli`: ``pldp serve`` and
   ``pldp campaign ...``; :mod:`pldp.service.remote`: a standard-library client of the API.
+* :mod:`pldp.service.pages`: the web pages, served by the same process from ``static/``: the
+  survey page ``/c/{id}``, where the browser randomizes the answer with ``pldp-client.mjs`` (the
+  same file as ``clients/js/pldp-client.mjs``) and sends only the report; the analyst's dashboard
+  ``/dashboard/{id}`` (estimates as SVG charts with intervals, refreshed every 2 s, beside the
+  spec's exact privacy table); and ``/static/...``. They load nothing from any other origin
+  (``Content-Security-Policy: default-src 'self'``).
 
 Trust boundaries: the collector sees reports, never answers; analysts see estimates and, when
 granted, raw reports; the admin manages campaigns and tokens but reads no data.

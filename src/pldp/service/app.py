@@ -24,7 +24,8 @@ Every refusal is a JSON object ``{"error": code, "reason": text}`` with a 4xx st
 a valid token where one is needed (or with an invalid one anywhere but ``/v1/health``), 403 when the token's role
 may not do it, 404, 409 (closed campaign, conflicting report id), 413 (body or batch too large),
 400 (anything malformed, with the first bad report named). The interactive documentation pages
-of FastAPI load scripts from a CDN and are therefore off; the schema itself is served.
+of FastAPI load scripts from a CDN and are therefore off; the schema itself is served. The web
+pages (``/c/{id}``, ``/dashboard/{id}``, ``/static/...``) are in :mod:`pldp.service.pages`.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 import pldp
 from pldp.deploy import Spec
 from pldp.errors import PLDPError, SpecError
-from pldp.service import auth, collect, store
+from pldp.service import auth, collect, pages, store
 from pldp.service.collect import CollectError
 from pldp.service.writer import Writer
 
@@ -330,6 +331,7 @@ def create_app(db: str | Path, limits: Limits | None = None) -> FastAPI:
         )
         return {"token": token, "role": "analyst", "label": label, "campaigns": campaigns}
 
+    pages.add_pages(app, lambda campaign_id: spec_of(campaign_id)[1].closed)
     return app
 
 

@@ -1,0 +1,296 @@
+// The survey page (/c/{id}): shows the campaign's question, randomizes the answer in the browser
+// with pldp-client.mjs, and sends only the randomized report (a pldp.batch/1 of one report).
+
+import { Client, loadSpec } from "/static/pldp-client.mjs";
+import { apiError, budget, canVerify, el, fetchSpecText, fetchWithin, formatEps } from "/static/common.mjs";
+
+const main = document.getElementById("survey");
+const campaignId = main.dataset.campaign;
+const form = document.getElementById("answer-form");
+const questions = document.getElementById("questions");
+const submitButton = document.getElementById("submit");
+const statusLine = document.getElementById("status");
+const errorBox = document.getElementById("error");
+
+/** Delays (ms) before the automatic retries of a batch after a network or server error. */
+const RETRY_DELAYS = [500, 1000, 2000, 4000];
+
+const LEVEL_NOTES = {
+  perturbed: "The level you pick is itself randomized before it is sent.",
+  clear: "The level you pick is sent as it is, beside your randomized answer.",
+  hidden: "The level you pick is not sent.",
+};
+
+let client = null;
+let parts = []; // one {kind, node} per question
+let batch = null; // the randomized batch, drawn once; retries send exactly it
+let sending = false;
+
+function setStatus(text) {
+  statusLine.textContent = text;
+  statusLine.hidden = !text;
+}
+
+function showError(text) {
+  errorBox.replaceChildren(el("p", {}, text));
+  errorBox.hidden = false;
+}
+
+function clearError() {
+  errorBox.replaceChildren();
+  errorBox.hidden = true;
+}
+
+function showClosed() {
+  form.hidden = true;
+  setStatus("");
+  const closed = document.getElementById("closed");
+  closed.hidden = false;
+  closed.focus();
+}
+
+// ------------------------------------------------------------------ the form
+
+/** Per-answer notes for a node whose answers have different budgets (IPRR, IDUE). */
+function answerNotes(node) {
+  const eps = node.epsilons.map(budget);
+  if (eps.every((e) => e === eps[0])) return null;
+  return eps.map((e) => (e === Infinity ? "not treated as sensitive: a report naming it may reveal it" : `protected at ε = ${formatEps(e)}`));
+}
+
+function choiceList(name, type, labels, notes, describedBy) {
+  return el(
+    "div",
+    { class: "choices" },
+    ...labels.map((label, i) => {
+      const id = `${name}-${i}`;
+      const noteId = notes ? `${id}-note` : null;
+      return el(
+        "div",
+        { class: "choice" },
+        el("input", { type, id, name, value: i, "aria-describedby": [noteId, describedBy].filter(Boolean).join(" ") || null }),
+        el("label", { for: id }, label, notes ? el("span", { class: "hint", id: noteId }, ` (${notes[i]})`) : null),
+      );
+    }),
+  );
+}
+
+function levelFieldset(index, node, context) {
+  const levels = node.levels.map(budget);
+  const order = [...levels].sort((a, b) => a - b);
+  const name = `level-${index}`;
+  const helpId = `${name}-help`;
+  const describe = (e) => {
+    if (levels.length === 1) return "";
+    if (e === order[0]) return "most private: your answer is randomized the most";
+    if (e === order[order.length - 1]) return "least private: your answer is randomized the least and helps the survey most";
+    return "in between";
+  };
+  return el(
+    "fieldset",
+    { class: "levels" },
+    el("legend", {}, context ? `Your privacy level for “${context}”` : "Your privacy level"),
+    el(
+      "p",
+      { class: "hint", id: helpId },
+      "ε (epsilon) bounds how much your report can tell about your answer: the smaller it is, the more private your answer. ",
+      LEVEL_NOTES[node.level_report] ?? "",
+    ),
+    el(
+      "div",
+      { class: "choices" },
+      ...levels.map((e, t) => {
+        const id = `${name}-${t}`;
+        const note = describe(e);
+        return el(
+          "div",
+          { class: "choice" },
+          el("input", { type: "radio", id, name, value: t, "aria-describedby": helpId }),
+          el("label", { for: id }, `Level ${t + 1}: ε = ${formatEps(e)}`, note ? el("span", { class: "hint" }, ` (${note})`) : null),
+        );
+      }),
+    ),
+  );
+}
+
+function questionFieldset(index, question, labels, node, several) {
+  const name = `answer-${index}`;
+  const pieces = [el("legend", {}, question)];
+  let kind = node.kind;
+  if (kind === "padding") {
+    pieces.push(el("p", { class: "hint", id: `${name}-help` }, "Choose all that apply, or none."));
+    pieces.push(choiceList(name, "checkbox", labels, answerNotes(node.inner), `${name}-help`));
+  } else if (kind === "leveled") {
+    pieces.push(choiceList(name, "radio", labels, null, null));
+  } else {
+    pieces.push(choiceList(name, "radio", labels, answerNotes(node), null));
+  }
+  const block = el("div", { class: "question" }, el("fieldset", {}, ...pieces));
+  if (kind === "leveled") block.append(levelFieldset(index, node, several ? question : null));
+  return { block, part: { kind, name, level: kind === "leveled" ? `level-${index}` : null, question } };
+}
+
+function buildForm(spec) {
+  const root = spec.sampler.root;
+  const built =
+    root.kind === "attributes"
+      ? root.parts.map((node, i) => questionFieldset(i, spec.question[i], spec.labels[i], node, root.parts.length > 1))
+      : [questionFieldset(0, spec.question, spec.labels, root, false)];
+  questions.replaceChildren(...built.map((b) => b.block));
+  parts = built.map((b) => b.part);
+  document.title = root.kind === "attributes" ? "Survey" : `${spec.question} · Survey`;
+  document.getElementById("title").textContent = root.kind === "attributes" ? "Survey" : spec.question;
+  if (root.kind !== "attributes") questions.querySelector("legend").classList.add("visually-hidden");
+}
+
+/** The answers of the form: throws an Error naming the first question left unanswered. */
+function readForm() {
+  const checked = (name) => form.querySelector(`input[name="${name}"]:checked`);
+  const answers = [];
+  const levels = [];
+  parts.forEach((part, i) => {
+    const label = parts.length > 1 ? `question ${i + 1} (${part.question})` : "the question";
+    if (part.kind === "padding") {
+      answers.push([...form.querySelectorAll(`input[name="${part.name}"]:checked`)].map((x) => Number(x.value)));
+    } else {
+      const input = checked(part.name);
+      if (!input) throw Object.assign(new Error(`Please choose an answer to ${label}.`), { field: part.name });
+      answers.push(Number(input.value));
+    }
+    if (part.level) {
+      const input = checked(part.level);
+      if (!input) throw Object.assign(new Error(`Please choose your privacy level for ${label}.`), { field: part.level });
+      levels.push(Number(input.value));
+    } else {
+      levels.push(null);
+    }
+  });
+  return { answers, levels };
+}
+
+/** Randomize the form's answers into a batch of one report (the answers are not kept). */
+function randomize({ answers, levels }) {
+  if (parts.length > 1) return client.reports([answers], { levels });
+  const level = levels[0];
+  return client.reports([answers[0]], level === null ? {} : { level });
+}
+
+// ------------------------------------------------------------------ sending
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * POST the batch, retrying the same bytes (same report ids: the collector stores them once) after
+ * a network error or a 5xx.
+ *
+ * @returns {Promise<{ok: true}|{ok: false, status: number, code: string, reason: string}>}
+ */
+async function send(body) {
+  let last = null;
+  for (let attempt = 0; attempt <= RETRY_DELAYS.length; attempt++) {
+    if (attempt > 0) {
+      setStatus(`The collector could not be reached; trying again (${attempt} of ${RETRY_DELAYS.length})…`);
+      await sleep(RETRY_DELAYS[attempt - 1]);
+    }
+    try {
+      const response = await fetchWithin(`/v1/campaigns/${campaignId}/reports`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body,
+      });
+      if (response.ok) return { ok: true };
+      const err = await apiError(response);
+      if (response.status < 500 && response.status !== 408 && response.status !== 429) return { ok: false, ...err };
+      last = { ok: false, ...err };
+    } catch (exc) {
+      last = { ok: false, status: 0, code: "network", reason: `the collector could not be reached (${exc.message || exc})` };
+    }
+  }
+  return { ...last, retryable: true };
+}
+
+function lockAnswers(locked) {
+  for (const input of form.querySelectorAll("input")) input.disabled = locked;
+}
+
+async function onSubmit(event) {
+  event.preventDefault();
+  if (sending || client === null) return;
+  clearError();
+  if (batch === null) {
+    let choices;
+    try {
+      choices = readForm();
+    } catch (exc) {
+      showError(exc.message);
+      const first = exc.field ? form.querySelector(`input[name="${exc.field}"]`) : null;
+      if (first) first.focus();
+      return;
+    }
+    try {
+      batch = randomize(choices);
+    } catch (exc) {
+      showError(`Your answer could not be randomized: ${exc.message}`);
+      return;
+    }
+    lockAnswers(true); // drawn once: a retry sends this very report, never a second draw
+  }
+  sending = true;
+  submitButton.disabled = true;
+  setStatus("Sending the randomized report…");
+  const result = await send(JSON.stringify(batch));
+  sending = false;
+  if (result.ok) {
+    form.reset();
+    form.hidden = true;
+    setStatus("");
+    document.getElementById("sent").textContent = JSON.stringify(batch, null, 2);
+    const thanks = document.getElementById("thanks");
+    thanks.hidden = false;
+    thanks.focus();
+    return;
+  }
+  if (result.code === "campaign_closed") {
+    showClosed();
+    return;
+  }
+  setStatus("");
+  submitButton.disabled = false;
+  if (result.retryable) {
+    submitButton.textContent = "Try sending again";
+    showError(`Your randomized report could not be sent: ${result.reason}. It is kept on this page; press "Try sending again".`);
+  } else {
+    showError(`The collector refused the report: ${result.reason}.`);
+  }
+}
+
+// ------------------------------------------------------------------ start
+
+async function start() {
+  if (main.dataset.closed === "true") {
+    showClosed();
+    return;
+  }
+  if (!canVerify()) {
+    setStatus("");
+    showError("This browser cannot check the survey here: open the page over HTTPS (secure context needed).");
+    return;
+  }
+  let spec;
+  try {
+    spec = await loadSpec(await fetchSpecText(campaignId));
+    if (spec.id !== campaignId) throw new Error(`the collector sent the definition of another survey (${spec.id})`);
+  } catch (exc) {
+    setStatus("");
+    showError(`The survey cannot be shown: ${exc.message}. Nothing was sent.`);
+    return;
+  }
+  client = new Client(spec);
+  buildForm(spec);
+  form.addEventListener("submit", onSubmit);
+  form.hidden = false;
+  setStatus("");
+  main.dataset.ready = "true";
+}
+
+start();
