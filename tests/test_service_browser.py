@@ -172,7 +172,9 @@ def _stored(db: Path, campaign_id: str) -> list[tuple[str, Any]]:
     """(report id, payload) of every stored report, read from the store's file itself."""
     conn = store.connect(db, readonly=True)
     try:
-        return [(bytes(rid).hex(), json.loads(p)) for rid, p, _ in store.stored_reports(conn, campaign_id)]
+        row = store.campaign(conn, campaign_id)
+        assert row is not None
+        return [(r["id"], r["payload"]) for r in store.stored_batch(conn, row.spec()).reports()]
     finally:
         conn.close()
 
