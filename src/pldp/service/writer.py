@@ -38,6 +38,8 @@ __all__ = ["MAX_GROUP", "Context", "Writer"]
 
 #: Most jobs committed in one transaction.
 MAX_GROUP = 512
+#: Seconds between checkpoints of the write-ahead log (:meth:`Writer._checkpoints`).
+CHECKPOINT_EVERY = 0.5
 
 
 class StoreUnavailableError(RuntimeError):
@@ -90,11 +92,17 @@ class Writer:
     def __init__(self, path: str | Path) -> None:
         self.conn = store.connect(path)
         store.migrate(self.conn)
+        self.conn.execute("PRAGMA wal_autocheckpoint = 0")  # checkpoints run in _checkpoints, not in a COMMIT
         self._tallies: dict[str, Any] = {}
         self._version = -1  # PRAGMA data_version after our last commit
         self._queue: queue.Queue[tuple[Callable[[Context], Any], Future[Any]] | None] = queue.Queue()
         self._thread = threading.Thread(target=self._run, name="pldp-writer", daemon=True)
         self._thread.start()
+        self._stop = threading.Event()
+        self._checkpointer = threading.Thread(
+            target=self._checkpoints, args=(path,), name="pldp-checkpoint", daemon=True
+        )
+        self._checkpointer.start()
 
     def submit(self, job: Callable[[Context], Any]) -> Future[Any]:
         """Queue ``job``; the future resolves after the transaction that ran it has committed."""
@@ -107,10 +115,33 @@ class Writer:
         return self.submit(job).result(timeout)
 
     def close(self) -> None:
-        """Finish the queued jobs, stop the thread and close the connection."""
+        """Finish the queued jobs, stop the threads, checkpoint the log and close the connection."""
         self._queue.put(None)
         self._thread.join()
+        self._stop.set()
+        self._checkpointer.join()
+        try:
+            self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except sqlite3.OperationalError:  # another process is using the file: its checkpoints go on
+            pass
         self.conn.close()
+
+    def _checkpoints(self, path: str | Path) -> None:
+        """Copy the write-ahead log into the database file every :data:`CHECKPOINT_EVERY` seconds.
+
+        A ``PASSIVE`` checkpoint on its own connection never blocks the writer, so a checkpoint
+        (which writes and syncs the database file) no longer stalls the ``COMMIT`` that would
+        otherwise trigger it, and with it every request of that group.
+        """
+        conn = store.connect(path)
+        try:
+            while not self._stop.wait(CHECKPOINT_EVERY):
+                try:
+                    conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+                except sqlite3.OperationalError:  # busy: the next round catches up
+                    continue
+        finally:
+            conn.close()
 
     # ------------------------------------------------------------------ the thread
     def _run(self) -> None:
