@@ -31,6 +31,7 @@ pages (``/c/{id}``, ``/dashboard/{id}``, ``/static/...``) are in :mod:`pldp.serv
 from __future__ import annotations
 
 import asyncio
+import gc
 import io
 import json
 import threading
@@ -102,6 +103,14 @@ def create_app(db: str | Path, limits: Limits | None = None) -> FastAPI:
         redoc_url=None,
     )
     app.state.writer = writer
+
+    @app.on_event("startup")
+    def _startup() -> None:
+        # What is loaded by now (numpy, scipy, pyarrow, FastAPI, the app) lives as long as the
+        # process; frozen, it is no longer traversed by every full collection, which took 55-75 ms
+        # here and stalled the event loop (measured with gc.callbacks under 800 requests/s).
+        gc.collect()
+        gc.freeze()
 
     @app.on_event("shutdown")
     def _shutdown() -> None:
