@@ -61,6 +61,12 @@ __all__ = ["IPRR", "KRR", "URR", "DirectEncoding", "grid_weights"]
 MAX_EPSILON = 700.0
 
 
+def _short(keep: int, weights: np.ndarray, epsilons: np.ndarray, sensitive: np.ndarray) -> set[tuple[int, float]]:
+    """The ``(W_y, eps_y)`` pairs whose ratio ``(W_y + keep) / W_y`` exceeds ``e**eps_y``, decided exactly."""
+    pairs = {(int(w), float(e)) for w, e in zip(weights[sensitive], epsilons[sensitive], strict=True)}
+    return {pair for pair in pairs if not ratio_within(pair[0] + keep, pair[0], pair[1])}
+
+
 def _smallest_weights(keep: int, r: np.ndarray, epsilons: np.ndarray, sensitive: np.ndarray) -> np.ndarray:
     """The smallest weights that keep ``keep`` within the budgets: ``W_y >= keep r_y``, checked exactly.
 
@@ -69,19 +75,12 @@ def _smallest_weights(keep: int, r: np.ndarray, epsilons: np.ndarray, sensitive:
     """
     weights = np.where(sensitive, np.maximum(np.ceil(keep * r), 1.0), 0.0).astype(np.int64)
     for _ in range(4):
-        pairs = {(int(w), float(e)) for w, e in zip(weights[sensitive], epsilons[sensitive], strict=True)}
-        short = {pair for pair in pairs if not ratio_within(pair[0] + keep, pair[0], pair[1])}
+        short = _short(keep, weights, epsilons, sensitive)
         if not short:
             return weights
         for w, e in short:
             weights[sensitive & (weights == w) & (epsilons == e)] += 1
     raise BudgetError("could not round the channel onto the grid within its budgets")  # pragma: no cover
-
-
-def _within(keep: int, weights: np.ndarray, epsilons: np.ndarray, sensitive: np.ndarray) -> bool:
-    """Whether every ratio ``(W_y + keep) / W_y`` is within ``e**eps_y``, decided exactly."""
-    pairs = {(int(w), float(e)) for w, e in zip(weights[sensitive], epsilons[sensitive], strict=True)}
-    return all(ratio_within(w + keep, w, e) for w, e in pairs)
 
 
 def grid_weights(r: np.ndarray, epsilons: np.ndarray) -> tuple[int, np.ndarray]:
@@ -154,7 +153,7 @@ def grid_weights(r: np.ndarray, epsilons: np.ndarray) -> tuple[int, np.ndarray]:
         share[np.argsort(-share, kind="stable")[:over]] -= 1  # spread steps only: the minimum stays
     weights += share
     rest = left - int(share.sum())
-    if rest and _within(keep + rest, weights, epsilons, sensitive):
+    if rest and not _short(keep + rest, weights, epsilons, sensitive):
         keep += rest
     elif rest:
         weights[np.argsort(share - ideal, kind="stable")[:rest]] += 1

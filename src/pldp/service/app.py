@@ -270,7 +270,7 @@ def create_app(db: str | Path, limits: Limits | None = None) -> FastAPI:
             raise CollectError(400, "bad_level", f"level must lie in (0, 1), got {level}")
         mech = spec.mechanism()
         tally = store.stored_tally(conn(), spec)
-        if tally_n(tally) == 0:
+        if tally.n == 0:
             raise CollectError(409, "no_reports", f"campaign {campaign_id} has no reports yet")
         try:
             est = pldp.estimate(mech, tally, method)
@@ -342,10 +342,6 @@ def create_app(db: str | Path, limits: Limits | None = None) -> FastAPI:
 
     pages.add_pages(app, lambda campaign_id: spec_of(campaign_id)[1].closed)
     return app
-
-
-def tally_n(tally: Any) -> int:
-    return int(getattr(tally, "n", 0))
 
 
 def estimate_json(est: Any, name: str | None, level: float, labels: list[str] | None = None) -> dict[str, Any]:

@@ -30,8 +30,6 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -131,18 +129,6 @@ def migrate(conn: sqlite3.Connection) -> int:
     return version
 
 
-@contextmanager
-def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """``BEGIN IMMEDIATE`` ... ``COMMIT`` (``ROLLBACK`` on any exception)."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield conn
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
-
-
 def today() -> int:
     """Days since 1970-01-01 (UTC): the partition of a report received now."""
     return int(time.time() // 86400)
@@ -201,11 +187,6 @@ def stored_count(conn: sqlite3.Connection, campaign_id: str) -> int:
 def report_count(conn: sqlite3.Connection, campaign_id: str) -> int:
     row = conn.execute("SELECT n FROM tallies WHERE campaign_id = ?", (campaign_id,)).fetchone()
     return 0 if row is None else int(row[0])
-
-
-def campaign_key(conn: sqlite3.Connection, campaign_id: str) -> int | None:
-    row = conn.execute("SELECT key FROM campaigns WHERE id = ?", (campaign_id,)).fetchone()
-    return None if row is None else int(row[0])
 
 
 def _widths(root: Any) -> list[tuple[str, str, int]]:

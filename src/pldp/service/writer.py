@@ -199,7 +199,7 @@ class Writer:
                 self.conn.execute(
                     "INSERT INTO tallies (campaign_id, n, tally) VALUES (?, ?, ?) "
                     "ON CONFLICT (campaign_id) DO UPDATE SET n = excluded.n, tally = excluded.tally",
-                    (campaign_id, int(tally.n), _dumps(tally.to_dict())),
+                    (campaign_id, int(tally.n), json.dumps(tally.to_dict(), separators=(",", ":"))),
                 )
             self.conn.execute("COMMIT")
             # our own commit leaves our data_version as it was; read after COMMIT, it could already
@@ -218,7 +218,3 @@ class Writer:
                 fut.set_result(result)
             else:
                 fut.set_exception(error)
-
-
-def _dumps(obj: Any) -> str:
-    return json.dumps(obj, separators=(",", ":"))
