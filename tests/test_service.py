@@ -24,7 +24,7 @@ from pldp.client import Client
 from pldp.deploy import Spec, decode
 from pldp.service import store
 from pldp.service.remote import Collector, RemoteError
-from tests.service_server import Server
+from tests.service_server import Server, stored_and_recount
 
 FIG1 = pldp.ItemBudgets.from_array([0.1, 0.5, 1.0, np.inf, np.inf])
 
@@ -42,15 +42,6 @@ def _campaign(server: Server, spec: Spec) -> tuple[Collector, Collector]:
     admin.create_campaign(spec)
     token = admin.create_token("tests", [spec.id])["token"]
     return admin, server.client(token)
-
-
-def _recount(db: Path, spec: Spec) -> tuple[object, object]:
-    """The stored tally and a recount of the stored reports, read from the file itself."""
-    conn = store.connect(db)
-    try:
-        return store.stored_tally(conn, spec), decode(spec, store.stored_batch(conn, spec))
-    finally:
-        conn.close()
 
 
 def test_reports_in_estimate_out_equal_to_the_library(server: Server) -> None:
@@ -75,7 +66,7 @@ def test_reports_in_estimate_out_equal_to_the_library(server: Server) -> None:
         np.testing.assert_allclose(part["frequencies"], want.frequencies, rtol=1e-12, atol=1e-15)
         np.testing.assert_allclose(part["ci_low"], lo, rtol=1e-12, atol=1e-15)
         np.testing.assert_allclose(part["ci_high"], hi, rtol=1e-12, atol=1e-15)
-    stored, recount = _recount(server.db, spec)
+    stored, recount = stored_and_recount(server.db, spec)
     assert stored == recount == local
     # the export is the stored reports, in the wire format's Arrow schema
     pq = pytest.importorskip("pyarrow.parquet")
@@ -159,7 +150,7 @@ def test_bad_input_gets_a_4xx_with_a_reason_and_changes_nothing(server: Server) 
     path = f"/v1/campaigns/{spec.id}/reports"
     good = Client(spec).reports([0, 1, 2, 3])
     assert server.client().submit(spec.id, good)["accepted"] == 4
-    before = _recount(server.db, spec)[0]
+    before = stored_and_recount(server.db, spec)[0]
 
     def batch(mutate) -> bytes:
         data = Client(spec).reports([0, 1, 2, 3]).to_json()
@@ -201,7 +192,7 @@ def test_bad_input_gets_a_4xx_with_a_reason_and_changes_nothing(server: Server) 
     # unknown campaign
     status, err = _raw_post(server.url, "/v1/campaigns/" + "0" * 32 + "/reports", json.dumps(good.to_json()).encode())
     assert status == 404 and err["error"] == "unknown_campaign"
-    stored, recount = _recount(server.db, spec)
+    stored, recount = stored_and_recount(server.db, spec)
     assert stored == before == recount  # nothing of any refused batch was stored or counted
     # closed
     admin.close_campaign(spec.id)

@@ -10,6 +10,7 @@ equals a recount of the stored reports.
 
 from __future__ import annotations
 
+import functools
 import http.client
 import json
 import random
@@ -27,9 +28,8 @@ pytest.importorskip("uvicorn")
 import pldp
 from pldp.client import Client
 from pldp.deploy import Spec, decode
-from pldp.service import store
 from pldp.service.remote import RemoteError
-from tests.service_server import Server
+from tests.service_server import Server, stored_and_recount
 
 CLIENTS = 4
 BATCHES = 60  # per client
@@ -133,13 +133,6 @@ def test_sigkill_mid_stream_loses_no_acknowledged_report(workers: int, tmp_path:
     assert len(stored) == CLIENTS * BATCHES * PER_BATCH
     for c in range(CLIENTS):
         assert _whole_or_nothing(stored, streams[c]) == (BATCHES, 0)
-    conn = store.connect(server.db)
-    tally = decode(spec, store.stored_batch(conn, spec))
-    stored_tally = store.stored_tally(conn, spec)
-    conn.close()
-    local = decode(spec, streams[0][0])
-    for c in range(CLIENTS):
-        for i, b in enumerate(streams[c]):
-            if (c, i) != (0, 0):
-                local = local.merge(decode(spec, b))
+    stored_tally, tally = stored_and_recount(server.db, spec)
+    local = functools.reduce(lambda a, b: a.merge(b), (decode(spec, b) for stream in streams for b in stream))
     assert stored_tally == tally == local

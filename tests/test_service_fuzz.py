@@ -21,9 +21,9 @@ pytest.importorskip("uvicorn")
 
 import pldp
 from pldp.client import Client
-from pldp.deploy import Spec, decode
+from pldp.deploy import Spec
 from pldp.service import store
-from tests.service_server import Server
+from tests.service_server import Server, stored_and_recount
 
 SPECS = {
     "direct": Spec.from_mechanism(pldp.IPRR(pldp.ItemBudgets.from_array([0.5, 1.0, np.inf])), question="fuzz?"),
@@ -113,8 +113,6 @@ def test_generated_bodies_get_2xx_or_a_4xx_reason_and_change_nothing_when_refuse
         server.stop()
     print(f"{name}: status counts {dict(sorted(outcomes.items()))}")
     assert outcomes.get(200, 0) > 0 and sum(v for k, v in outcomes.items() if 400 <= k < 500) > 0, outcomes
-    conn = store.connect(server.db)
-    stored_tally, recount = store.stored_tally(conn, spec), decode(spec, store.stored_batch(conn, spec))
-    n = store.stored_count(conn, spec.id)
-    conn.close()
+    stored_tally, recount = stored_and_recount(server.db, spec)
+    n = _stored(server.db, spec.id)
     assert stored_tally == recount and recount.n == n > 0
