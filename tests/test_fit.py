@@ -19,9 +19,11 @@ Power: a client whose keep thresholds are 5 % higher (every direct node's ``keep
 node's own-bit threshold ``a``, taken from the other outputs so the rows still sum to ``2**32``)
 must be rejected at the same ``n``. The heavy class is the answer on which that change moves one
 tested probability the most (``_shift``), and ``n`` is raised above ``10**5`` until that class
-carries ``Z_POWER = 8`` standard errors of the shift (at most ``N_MAX``): with a Bonferroni
-threshold near ``6`` standard errors the tampered client is rejected in all but a ``1e-3``
-fraction of runs, and the seeds here are fixed.
+carries ``Z_POWER = 10`` standard errors of the shift (at most ``N_MAX``). The clients draw from
+the OS, so the power is a probability: with up to 90 tests the Bonferroni threshold of one test
+is ``|z| > 5.7``, and a tampered client escapes it only when its own-cell ``z``, distributed about
+``N(10, 1)``, falls 4.3 below its mean: about ``1e-5`` per case. (``Z_POWER = 8`` left a 1 %
+chance per case, and one case failed at ``p = 1.1e-6``.)
 """
 
 from __future__ import annotations
@@ -47,8 +49,8 @@ from tests.deploy_cases import oracle_cases, spec_of
 
 ALPHA = 1e-6
 N_MIN = 100_000
-N_MAX = 1_000_000
-Z_POWER = 8.0
+N_MAX = 1_500_000
+Z_POWER = 10.0
 HEAVY = 0.6
 CASES = oracle_cases()
 ROOT = Path(__file__).resolve().parents[1]
