@@ -3,7 +3,9 @@
 A real ``pldp serve --workers 2`` (two processes on one temporary SQLite file, each with its
 group-committing writer, see ``pldp.service.writer``), driven by ``loadgen.py`` on the same machine:
 
-* batched ingest: k-RR (d = 100) reports in batches of 1,000 on 16 connections (closed loop);
+* batched ingest: k-RR (d = 100) reports in batches of 1,000 on 16 connections (closed loop), until
+  the store holds a million reports (``docs/collector.md``, "Capacity": the rate of a store keyed
+  by random report ids fell with its size);
 * single-report requests on 64 connections (closed loop), each acknowledged after the durable
   commit that stores it (group commit shares the commits);
 * p99 latency of single-report requests at half that rate (open loop, Poisson-free fixed rate);
@@ -57,7 +59,7 @@ def bench_service(mode: Mode, rng: np.random.Generator) -> list[Row]:
         client = Client(spec)
 
         # batched ingest
-        n_batches = 60 if quick else 300
+        n_batches = 60 if quick else 1_000  # the store grows to 10^6 reports: the rate must not fall with it
         batches = [client.reports(rng.integers(0, 100, 1_000)).to_json() for _ in range(n_batches)]
         bodies = [request(host, port, "POST", path, json.dumps(b).encode()) for b in batches]
         res = closed_loop(host, port, [bodies[i::BATCH_CONNECTIONS] for i in range(BATCH_CONNECTIONS)])

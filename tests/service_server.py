@@ -15,9 +15,12 @@ __all__ = ["Server", "free_port", "stored_and_recount"]
 
 
 def stored_and_recount(db: Path, spec: Spec) -> tuple[Any, Any]:
-    """The campaign's stored running tally and a recount of its stored reports, read from the file."""
+    """The campaign's stored running tally and a recount of its stored reports, read from the file
+    (after checking that no report id is stored twice)."""
     conn = store.connect(db)
     try:
-        return store.stored_tally(conn, spec), decode(spec, store.stored_batch(conn, spec))
+        batch = store.stored_batch(conn, spec)
+        assert len({bytes(r) for r in batch.ids}) == len(batch), "a report id is stored twice"
+        return store.stored_tally(conn, spec), decode(spec, batch)
     finally:
         conn.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import copy
 import json
 import math
 from fractions import Fraction
@@ -12,7 +13,7 @@ import pytest
 
 import pldp
 from pldp.client import Client
-from pldp.deploy import Spec, decode, spec_id, verify
+from pldp.deploy import ReportBatch, Spec, decode, spec_id, verify, wire
 from pldp.errors import EstimationError, ParameterError, ReportError, SpecError, TallyError
 from pldp.exact import epsilon_ceiling, exp_bounds, ratio_within
 from pldp.protocols import FEBSF
@@ -184,6 +185,46 @@ def test_a_batch_is_the_same_bytes_as_reports_made_one_by_one(name: str) -> None
             extra["levels"] = [int(v) for v in kw["levels"][i]]
         one_by_one.append(single.report(a, **extra))
     assert [json.dumps(r) for r in batch.reports()] == [json.dumps(r) for r in one_by_one]
+
+
+def _outcome(spec: Spec, data) -> tuple:
+    try:
+        b = ReportBatch.from_json(data, spec.root, spec.id)
+    except ReportError as exc:
+        return ("refused", str(exc), exc.index)
+    return ("read", b.ids.tobytes(), {k: v.tolist() for k, v in sorted(b.columns.items())})
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_the_whole_batch_reader_accepts_and_refuses_exactly_what_the_per_report_reader_does(
+    name: str, monkeypatch
+) -> None:
+    spec = _spec(name)
+    answers, kw = _answers(name, 6, np.random.default_rng(8))
+    good = Client(spec, random=_words(9)).reports(answers, **kw).to_json()
+    first = good["reports"][0]
+    mutations = [
+        lambda r: None,
+        lambda r: r[4].update(payload=True),
+        lambda r: r[4].update(payload=2**31),
+        lambda r: r[4].update(payload=-1),
+        lambda r: r[4].update(payload=first["payload"] if isinstance(first["payload"], int) else "AA=="),
+        lambda r: r[4].update(payload=str(first["payload"]).encode() if isinstance(first["payload"], str) else 1.0),
+        lambda r: r[3].update(id=r[3]["id"].upper()),
+        lambda r: r[3].update(id=r[3]["id"][:31]),
+        lambda r: r[3].update(id=r[1]["id"]),
+        lambda r: r[2].update(extra=1),
+        lambda r: r.__setitem__(5, [r[5]]),
+    ]
+    for mutate in mutations:
+        fast = copy.deepcopy(good)
+        mutate(fast["reports"])
+        slow = copy.deepcopy(fast)
+        got = _outcome(spec, fast)
+        with monkeypatch.context() as m:
+            m.setattr(wire, "_read_fast", lambda *args: None)
+            want = _outcome(spec, slow)
+        assert got == want
 
 
 def test_padding_rejects_words_beyond_the_last_whole_multiple() -> None:

@@ -25,12 +25,10 @@ import numpy as np
 from pldp.deploy import ReportBatch, Spec, decode
 from pldp.errors import ReportError
 from pldp.service import auth, store
+from pldp.service.seen import as_keys
 from pldp.service.writer import Context
 
 __all__ = ["CollectError", "Prepared", "prepare_batch", "store_batch"]
-
-#: Report ids looked up per query (below SQLite's limit on bound parameters).
-_LOOKUP = 500
 
 
 class CollectError(Exception):
@@ -45,14 +43,22 @@ class CollectError(Exception):
 
 @dataclass(frozen=True)
 class Prepared:
-    """A validated batch: its reports' ids and stored rows (:func:`pldp.service.store.rows_of`), and
-    the tally of all of them."""
+    """A validated batch: its reports' ids and stored rows, each concatenated
+    (:func:`pldp.service.store.row_table`), and the tally of all of them."""
 
     spec: Spec
     batch: ReportBatch
-    ids: list[bytes]
-    rows: list[bytes]
+    ids: bytes
+    rows: bytes
+    width: int
     tally: Any
+
+    def __len__(self) -> int:
+        return len(self.ids) // 16
+
+    def report(self, i: int) -> tuple[bytes, bytes]:
+        """The id and row of report ``i``."""
+        return self.ids[16 * i : 16 * i + 16], self.rows[self.width * i : self.width * (i + 1)]
 
 
 def prepare_batch(spec: Spec, body: bytes, max_reports: int) -> Prepared:
@@ -79,54 +85,45 @@ def prepare_batch(spec: Spec, body: bytes, max_reports: int) -> Prepared:
         tally = decode(spec, batch)
     except ReportError as exc:
         raise CollectError(400, "bad_report", str(exc)) from None
-    buf = batch.ids.tobytes()
-    ids = [buf[16 * i : 16 * i + 16] for i in range(len(batch))]
-    return Prepared(spec, batch, ids, store.rows_of(batch), tally)
+    return Prepared(spec, batch, batch.ids.tobytes(), *store.row_table(batch), tally)
 
 
 def store_batch(ctx: Context, campaign_id: str, prep: Prepared) -> dict[str, int]:
     """Store the new reports of a prepared batch and count them (a writer job; see module doc).
 
-    The common case, no report stored before, is one ``INSERT OR IGNORE`` of the whole batch; when
-    it inserts fewer rows than it was given, it is undone and the batch is split into retries
-    (same id, same row: counted once), conflicts (same id, another row: the batch is refused) and
-    new reports.
+    The batch's ids are looked up in the writer's index of stored ids (:meth:`Context.find`); a
+    stored one is a retry if its stored row is the same (counted once) and a conflict otherwise
+    (the batch is refused). The new reports are appended in one insert and their ids staged.
     """
     row = ctx.conn.execute("SELECT key, closed_at FROM campaigns WHERE id = ?", (campaign_id,)).fetchone()
     if row is None:
         raise CollectError(404, "unknown_campaign", f"no campaign {campaign_id}")
     if row[1] is not None:
         raise CollectError(409, "campaign_closed", f"campaign {campaign_id} is closed and takes no reports")
-    key, day, n = int(row[0]), store.today(), len(prep.ids)
-    insert = "INSERT OR IGNORE INTO reports (campaign_key, report_id, row, received_day) VALUES (?, ?, ?, ?)"
-    ctx.conn.execute("SAVEPOINT fresh")
-    inserted = ctx.conn.executemany(insert, [(key, rid, r, day) for rid, r in zip(prep.ids, prep.rows, strict=True)])
-    if inserted.rowcount == n:
-        ctx.conn.execute("RELEASE fresh")
-        ctx.add(campaign_id, prep.spec, prep.tally)
-        return {"accepted": n, "duplicates": 0}
-    ctx.conn.execute("ROLLBACK TO fresh")
-    ctx.conn.execute("RELEASE fresh")
-    stored: dict[bytes, bytes] = {}
-    for i in range(0, n, _LOOKUP):
-        chunk = prep.ids[i : i + _LOOKUP]
-        marks = ",".join("?" * len(chunk))
-        found = ctx.conn.execute(
-            f"SELECT report_id, row FROM reports WHERE campaign_key = ? AND report_id IN ({marks})", (key, *chunk)
-        )
-        stored.update((bytes(a), bytes(b)) for a, b in found)
-    fresh = np.ones(n, dtype=bool)
-    for i, (rid, r) in enumerate(zip(prep.ids, prep.rows, strict=True)):
-        if rid in stored:
-            if stored[rid] != r:
+    key, n = int(row[0]), len(prep)
+    keys = as_keys(prep.ids)
+    where = ctx.find(key, keys)
+    old = np.flatnonzero(where >= 0)
+    if old.size:
+        stored = store.rows_at(ctx.conn, key, where[old].tolist())
+        for i in old.tolist():
+            rid, r = prep.report(i)
+            if stored[int(where[i])] != r:
                 raise CollectError(
                     409, "conflicting_report", f"report {i}: id {rid.hex()} is stored with another payload"
                 )
-            fresh[i] = False
-    new = np.flatnonzero(fresh)
+    new = np.flatnonzero(where < 0)
+    if new.size == n:
+        ids, rows, tally = prep.ids, prep.rows, prep.tally
+    elif new.size:
+        picked = [prep.report(i) for i in new.tolist()]
+        ids, rows = b"".join(p[0] for p in picked), b"".join(p[1] for p in picked)
+        tally = decode(prep.spec, _subset(prep.batch, new))
     if new.size:
-        ctx.conn.executemany(insert, [(key, prep.ids[i], prep.rows[i], day) for i in new.tolist()])
-        ctx.add(campaign_id, prep.spec, decode(prep.spec, _subset(prep.batch, new)))
+        first = ctx.next_seq(key)
+        store.insert_reports(ctx.conn, key, first, ids, rows, prep.width, store.today())
+        ctx.stage_ids(key, keys[new], first + np.arange(new.size, dtype=np.int64))
+        ctx.add(campaign_id, prep.spec, tally)
     return {"accepted": int(new.size), "duplicates": n - int(new.size)}
 
 

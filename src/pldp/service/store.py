@@ -9,12 +9,14 @@ Tables (schema version :data:`SCHEMA_VERSION`, kept in ``PRAGMA user_version``):
 ``tokens(hash, role, label, created_at)`` and ``grants(token_hash, campaign_id)``
     Bearer tokens, stored only as SHA-256 hashes (:mod:`pldp.service.auth`); an analyst token
     reads the campaigns it is granted.
-``reports(campaign_key, report_id, row, received_day)``
-    Every accepted report: its 16-byte id (the primary key with the campaign, which makes a
-    retried report count once) and its payload as one fixed-width *row*: the payload columns of
+``reports(campaign_key, seq, report_id, row, received_day)``
+    Every accepted report in arrival order (``seq`` counts a campaign's reports from 1, so every
+    insert appends to the table's B-tree), with its 16-byte id (unique in a campaign: the writer
+    finds stored ids in memory, :mod:`pldp.service.seen`, which makes a retried report count once)
+    and its payload as one fixed-width *row*: the payload columns of
     the wire format's Arrow schema (``docs/wire-format.md`` §5, :func:`pldp.deploy.wire.columns_of`)
     in order, an item or level as a little-endian int32 (-1: none), bits as their packed bytes
-    (:func:`rows_of`, :func:`batch_of`). Export and recount read them back without any JSON.
+    (:func:`row_table`, :func:`batch_of`). Export and recount read them back without any JSON.
 ``tallies(campaign_id, n, tally)``
     Each campaign's running tally (:meth:`pldp.tally.BaseTally.to_dict` as JSON), updated in the
     same transaction as the reports it counts, so an estimate never scans reports and always
@@ -39,10 +41,20 @@ import numpy as np
 from pldp.deploy import ReportBatch, Spec, decode
 from pldp.deploy.wire import columns_of
 
-__all__ = ["SCHEMA_VERSION", "CampaignRow", "SchemaError", "batch_of", "connect", "migrate", "rows_of", "stored_batch"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "CampaignRow",
+    "SchemaError",
+    "batch_of",
+    "connect",
+    "insert_reports",
+    "migrate",
+    "row_table",
+    "stored_batch",
+]
 
 #: The schema version this code writes; older files are migrated forward on open.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 #: Forward migrations: ``MIGRATIONS[v]`` takes a file from version ``v`` to ``v + 1``.
 MIGRATIONS: tuple[str, ...] = (
@@ -77,6 +89,23 @@ MIGRATIONS: tuple[str, ...] = (
         n INTEGER NOT NULL,
         tally TEXT NOT NULL
     );
+    """,
+    # v2: reports in arrival order (every insert an append; ids are found in memory, pldp.service.seen)
+    """
+    CREATE TABLE reports_by_seq (
+        campaign_key INTEGER NOT NULL REFERENCES campaigns(key),
+        seq INTEGER NOT NULL,
+        report_id BLOB NOT NULL,
+        row BLOB NOT NULL,
+        received_day INTEGER NOT NULL,
+        PRIMARY KEY (campaign_key, seq)
+    ) WITHOUT ROWID;
+    INSERT INTO reports_by_seq
+        SELECT campaign_key, row_number() OVER (PARTITION BY campaign_key ORDER BY received_day, report_id),
+               report_id, row, received_day
+        FROM reports;
+    DROP TABLE reports;
+    ALTER TABLE reports_by_seq RENAME TO reports;
     """,
 )
 
@@ -193,40 +222,86 @@ def _widths(root: Any) -> list[tuple[str, str, int]]:
     return [(c.name, c.kind, c.nbytes if c.kind == "bits" else 4) for c in columns_of(root)]
 
 
-def rows_of(batch: ReportBatch) -> list[bytes]:
-    """Each report's payload columns as one fixed-width row (see module doc)."""
+def row_table(batch: ReportBatch) -> tuple[bytes, int]:
+    """Every report's payload columns as fixed-width rows, concatenated, and the width in bytes
+    (see module doc; report ``i`` is bytes ``[i * width, (i + 1) * width)``)."""
     n = len(batch)
     parts = []
     for name, kind, _ in _widths(batch.root):
         col = batch.columns[name]
         parts.append(col if kind == "bits" else col.astype("<i4").view(np.uint8).reshape(n, 4))
     table = np.ascontiguousarray(np.concatenate(parts, axis=1) if parts else np.zeros((n, 0), np.uint8))
-    width = table.shape[1]
-    buf = table.tobytes()
-    return [buf[i * width : (i + 1) * width] for i in range(n)]
+    return table.tobytes(), table.shape[1]
 
 
-def batch_of(spec: Spec, ids: list[bytes], rows: list[bytes]) -> ReportBatch:
-    """The :class:`ReportBatch` of stored report ids and rows (inverse of :func:`rows_of`)."""
-    n = len(ids)
+def batch_of(spec: Spec, ids: bytes, rows: bytes) -> ReportBatch:
+    """The :class:`ReportBatch` of concatenated report ids and rows (inverse of :func:`row_table`)."""
+    n = len(ids) // 16
     layout = _widths(spec.root)
     width = sum(w for _, _, w in layout)
-    table = np.frombuffer(b"".join(rows), dtype=np.uint8).reshape(n, width)
+    table = np.frombuffer(rows, dtype=np.uint8).reshape(n, width)
     cols: dict[str, np.ndarray] = {}
     at = 0
     for name, kind, w in layout:
         block = table[:, at : at + w]
         cols[name] = block.copy() if kind == "bits" else block.copy().view("<i4").reshape(n).astype(np.int64)
         at += w
-    id_arr = np.frombuffer(b"".join(ids), dtype=np.uint8).reshape(n, 16).copy()
+    id_arr = np.frombuffer(ids, dtype=np.uint8).reshape(n, 16).copy()
     return ReportBatch(spec.id, id_arr, cols, spec.root)
 
 
+#: One statement inserts a whole batch from two blobs (ids, rows): SQLite splits them with
+#: ``substr`` over a counter, so the batch costs one call (one release of Python's GIL) instead of
+#: one bound row per report.
+_INSERT = """
+WITH RECURSIVE i(k) AS (SELECT 0 UNION ALL SELECT k + 1 FROM i WHERE k + 1 < :n)
+INSERT INTO reports (campaign_key, seq, report_id, row, received_day)
+SELECT :key, :first + k, substr(:ids, 16 * k + 1, 16), substr(:rows, :width * k + 1, :width), :day FROM i
+"""
+
+
+def insert_reports(
+    conn: sqlite3.Connection, key: int, first: int, ids: bytes, rows: bytes, width: int, day: int
+) -> None:
+    """Append reports (concatenated 16-byte ids and ``width``-byte rows) to the campaign with
+    ``key``, numbered ``first, first + 1, ...``; a ``seq`` already used is an integrity error."""
+    n = len(ids) // 16
+    if n:
+        conn.execute(
+            _INSERT, {"n": n, "key": key, "first": first, "ids": ids, "rows": rows, "width": width, "day": day}
+        )
+
+
+def ids_since(conn: sqlite3.Connection, key: int, after: int) -> tuple[bytes, np.ndarray]:
+    """The ids (concatenated) and ``seq`` of the campaign's reports numbered above ``after``."""
+    # one row back, not one per report: both lists are concatenated in the same pass over the rows
+    seqs, ids = conn.execute(
+        "SELECT group_concat(seq), group_concat(hex(report_id), '') FROM reports WHERE campaign_key = ? AND seq > ?",
+        (key, after),
+    ).fetchone()
+    if seqs is None:
+        return b"", np.zeros(0, dtype=np.int64)
+    return bytes.fromhex(ids), np.array(seqs.split(","), dtype=np.int64)
+
+
+def rows_at(conn: sqlite3.Connection, key: int, seqs: list[int]) -> dict[int, bytes]:
+    """The stored rows of the campaign's reports numbered ``seqs``."""
+    out: dict[int, bytes] = {}
+    for i in range(0, len(seqs), 500):  # bound parameters per query stay below SQLite's limit
+        chunk = seqs[i : i + 500]
+        found = conn.execute(
+            f"SELECT seq, row FROM reports WHERE campaign_key = ? AND seq IN ({','.join('?' * len(chunk))})",
+            (key, *chunk),
+        )
+        out.update((int(a), bytes(b)) for a, b in found)
+    return out
+
+
 def stored_batch(conn: sqlite3.Connection, spec: Spec) -> ReportBatch:
-    """Every stored report of the campaign of ``spec``, in report-id order."""
+    """Every stored report of the campaign of ``spec``, in arrival order."""
     rows = conn.execute(
         "SELECT r.report_id, r.row FROM reports r JOIN campaigns c ON c.key = r.campaign_key "
-        "WHERE c.id = ? ORDER BY r.report_id",
+        "WHERE c.id = ? ORDER BY r.seq",
         (spec.id,),
     ).fetchall()
-    return batch_of(spec, [bytes(r[0]) for r in rows], [bytes(r[1]) for r in rows])
+    return batch_of(spec, b"".join(r[0] for r in rows), b"".join(r[1] for r in rows))

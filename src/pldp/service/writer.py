@@ -32,8 +32,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from pldp.deploy import Spec
 from pldp.service import store
+from pldp.service.seen import SeenIds, as_keys
 
 __all__ = ["MAX_GROUP", "Context", "Writer"]
 
@@ -49,16 +52,46 @@ class StoreUnavailableError(RuntimeError):
 
 @dataclass
 class Context:
-    """What a job sees: the writing connection and the running tallies.
+    """What a job sees: the writing connection, the running tallies and the stored report ids.
 
-    A job stages a tally change with :meth:`add`; it takes effect with the job (not if the job
-    raises afterwards) and is written to the store before the group's ``COMMIT``.
+    A job stages a tally change with :meth:`add` and the ids of the reports it appends with
+    :meth:`stage_ids`; both take effect with the job (not if the job raises afterwards), the
+    tallies are written to the store before the group's ``COMMIT``, and the ids join the
+    writer's index of stored ids after it.
     """
 
     conn: sqlite3.Connection
     tallies: dict[str, Any]  # campaign id -> tally, as committed
+    seen: dict[int, SeenIds]  # campaign key -> stored report ids, as committed
     pending: dict[str, Any] = field(default_factory=dict)  # campaign id -> tally, this group so far
     _job: dict[str, Any] = field(default_factory=dict)  # campaign id -> tally, this job so far
+    pending_ids: dict[int, SeenIds] = field(default_factory=dict)  # campaign key -> ids, this group so far
+    _job_ids: dict[int, SeenIds] = field(default_factory=dict)  # campaign key -> ids, this job so far
+
+    def _layers(self, key: int) -> list[SeenIds]:
+        if key not in self.seen:
+            loaded = SeenIds()
+            ids, seqs = store.ids_since(self.conn, key, 0)
+            loaded.add(as_keys(ids), seqs)
+            self.seen[key] = loaded
+        return [self.seen[key], *(layer[key] for layer in (self.pending_ids, self._job_ids) if key in layer)]
+
+    def find(self, key: int, keys: np.ndarray) -> np.ndarray:
+        """Where each report id (:func:`pldp.service.seen.as_keys`) is stored in the campaign with
+        ``key`` (its ``seq``), including reports of jobs earlier in this group; -1 where it is new."""
+        layers = self._layers(key)
+        where = layers[0].find(keys)
+        for layer in layers[1:]:
+            where = np.maximum(where, layer.find(keys))
+        return where
+
+    def next_seq(self, key: int) -> int:
+        """The ``seq`` of the campaign's next report."""
+        return max(layer.last for layer in self._layers(key)) + 1
+
+    def stage_ids(self, key: int, keys: np.ndarray, seqs: np.ndarray) -> None:
+        """Stage the ids of reports this job appended (new ones, numbered from :meth:`next_seq`)."""
+        self._job_ids.setdefault(key, SeenIds()).add(keys, seqs)
 
     def tally(self, campaign_id: str, spec: Spec) -> Any:
         """The campaign's current tally, including jobs earlier in this group."""
@@ -99,6 +132,7 @@ class Writer:
         # sleeps in steps of up to 100 ms (the cause of the tail latency with --workers 2).
         self._lock = open(f"{path}-writer.lock", "a+b")
         self._tallies: dict[str, Any] = {}
+        self._seen: dict[int, SeenIds] = {}
         self._version = -1  # PRAGMA data_version after our last commit
         self._queue: queue.Queue[tuple[Callable[[Context], Any], Future[Any]] | None] = queue.Queue()
         self._thread = threading.Thread(target=self._run, name="pldp-writer", daemon=True)
@@ -175,16 +209,19 @@ class Writer:
             fcntl.flock(self._lock, fcntl.LOCK_UN)
 
     def _commit_locked(self, group: list[tuple[Callable[[Context], Any], Future[Any]]]) -> None:
-        ctx = Context(self.conn, self._tallies)
+        ctx = Context(self.conn, self._tallies, self._seen)
         outcomes: list[tuple[Future[Any], Any, BaseException | None]] = []
         try:
             self.conn.execute("BEGIN IMMEDIATE")
             version = self.conn.execute("PRAGMA data_version").fetchone()[0]
-            if version != self._version:  # another process committed since our last commit: reload
+            if version != self._version:  # another process committed since our last commit: catch up
                 self._tallies.clear()
+                for key, seen in self._seen.items():
+                    new_ids, seqs = store.ids_since(self.conn, key, seen.last)
+                    seen.add(as_keys(new_ids), seqs)
             for job, fut in group:
                 self.conn.execute("SAVEPOINT job")
-                ctx._job = {}
+                ctx._job, ctx._job_ids = {}, {}
                 try:
                     result = job(ctx)
                 except Exception as exc:  # the job's own failure: undo it alone
@@ -194,6 +231,8 @@ class Writer:
                     continue
                 self.conn.execute("RELEASE job")
                 ctx.pending.update(ctx._job)
+                for key, staged in ctx._job_ids.items():
+                    ctx.pending_ids.setdefault(key, SeenIds()).absorb(staged)
                 outcomes.append((fut, result, None))
             for campaign_id, tally in ctx.pending.items():
                 self.conn.execute(
@@ -209,10 +248,13 @@ class Writer:
             if self.conn.in_transaction:
                 self.conn.execute("ROLLBACK")
             self._tallies.clear()
+            self._seen.clear()
             for _, fut in group:
                 fut.set_exception(StoreUnavailableError(f"the store could not commit: {exc}"))
             return
         self._tallies.update(ctx.pending)
+        for key, staged in ctx.pending_ids.items():
+            self._seen[key].absorb(staged)
         for fut, result, error in outcomes:
             if error is None:
                 fut.set_result(result)

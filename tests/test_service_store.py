@@ -1,0 +1,125 @@
+"""The collector's store in-process: the in-memory index of stored report ids, the writer's
+dedupe across jobs and processes, and the forward migration of a version-1 file."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import pldp
+from pldp.client import Client
+from pldp.deploy import Spec, decode
+from pldp.service import collect, seen, store
+from pldp.service.seen import SeenIds, as_keys
+from pldp.service.writer import Writer
+
+
+def _ids(rng: np.random.Generator, n: int) -> bytes:
+    raw = rng.integers(0, 256, (n, 16), dtype=np.uint8)
+    raw[: n // 4, 8:] = 0  # ids ending in zero bytes (numpy's byte strings ignore trailing zeros)
+    raw[n // 4 : n // 2, :15] = raw[0, :15]  # ids sharing a 15-byte prefix
+    return raw.tobytes()
+
+
+@pytest.mark.parametrize("cap", [seen.RUN_CAP, 64])
+def test_seen_ids_finds_exactly_the_stored_ids_and_their_seq(cap: int, monkeypatch) -> None:
+    capped = cap < seen.RUN_CAP
+    monkeypatch.setattr(seen, "RUN_CAP", cap)
+    rng = np.random.default_rng(5)
+    index, truth, seq, found = SeenIds(), {}, 0, 0
+    for size in rng.integers(1, 40, 300):
+        ids = _ids(rng, int(size))
+        if truth:  # and some stored ids again, as in a retry
+            stored = list(truth)
+            ids += b"".join(stored[i] for i in rng.integers(0, len(stored), int(size) // 2))
+        keys = as_keys(ids)
+        want = np.array([truth.get(ids[16 * i : 16 * i + 16], -1) for i in range(len(keys))])
+        assert np.array_equal(index.find(keys), want)
+        found += int((want >= 0).sum())
+        new = np.flatnonzero(want < 0)
+        new = new[np.unique(keys[new], return_index=True)[1]]  # one of each id within the batch
+        seqs = seq + 1 + np.arange(new.size)
+        index.add(keys[new], seqs)
+        for i, s in zip(new.tolist(), seqs.tolist(), strict=True):
+            truth[ids[16 * i : 16 * i + 16]] = s
+        seq += new.size
+        assert index.last == seq and len(index) == len(truth)
+    assert len(truth) > 5_000 and found > 2_000
+    # runs: O(log n) when merges are free, and none larger than the cap
+    bound = 2 * np.log2(len(truth)) if not capped else 2 * len(truth) / cap + 2 * np.log2(cap)
+    assert index.runs <= bound
+    assert max(len(r) for r in index._keys) <= cap
+    absent = as_keys(os.urandom(16 * 500))
+    assert (index.find(absent) == -1).all()
+
+
+def _v1_file(path: Path, spec: Spec, batch) -> None:
+    conn = sqlite3.connect(path, isolation_level=None)
+    for statement in store.MIGRATIONS[0].split(";"):
+        if statement.strip():
+            conn.execute(statement)
+    conn.execute("PRAGMA user_version = 1")
+    conn.execute("INSERT INTO campaigns (key, id, spec, created_at) VALUES (1, ?, ?, 0)", (spec.id, spec.to_json()))
+    rows, width = store.row_table(batch)
+    ids = batch.ids.tobytes()
+    conn.executemany(
+        "INSERT INTO reports VALUES (1, ?, ?, 20000)",
+        [(ids[16 * i : 16 * i + 16], rows[width * i : width * (i + 1)]) for i in range(len(batch))],
+    )
+    tally = decode(spec, batch)
+    conn.execute("INSERT INTO tallies VALUES (?, ?, ?)", (spec.id, tally.n, __import__("json").dumps(tally.to_dict())))
+    conn.close()
+
+
+def test_a_version_1_file_migrates_and_its_reports_still_count_once(tmp_path: Path) -> None:
+    spec = Spec.from_mechanism(pldp.KRR(1.0, 5), question="q")
+    client = Client(spec)
+    old = client.reports(np.arange(300) % 5)
+    _v1_file(tmp_path / "v1.db", spec, old)
+    writer = Writer(tmp_path / "v1.db")
+    try:
+        assert writer.conn.execute("PRAGMA user_version").fetchone()[0] == store.SCHEMA_VERSION
+        stored = store.stored_batch(writer.conn, spec)
+        assert sorted(map(bytes, stored.ids)) == sorted(map(bytes, old.ids))
+        new = client.reports(np.arange(200) % 5)
+        both = type(old)(
+            spec.id,
+            np.concatenate([old.ids[:100], new.ids]),
+            {k: np.concatenate([old.columns[k][:100], new.columns[k]]) for k in old.columns},
+            spec.root,
+        )
+        prep = collect.prepare_batch(spec, __import__("json").dumps(both.to_json()).encode(), 10_000)
+        assert writer.run(lambda ctx: collect.store_batch(ctx, spec.id, prep)) == {"accepted": 200, "duplicates": 100}
+        tally = store.stored_tally(writer.conn, spec)
+        assert tally.n == 500 and tally == decode(spec, store.stored_batch(writer.conn, spec))
+        seqs = [r[0] for r in writer.conn.execute("SELECT seq FROM reports ORDER BY seq")]
+        assert seqs == list(range(1, 501))
+    finally:
+        writer.close()
+
+
+def test_two_writers_on_one_file_never_store_an_id_twice(tmp_path: Path) -> None:
+    """Each writer keeps its own index; the second catches up with the first's commits."""
+    spec = Spec.from_mechanism(pldp.KRR(1.0, 5), question="q")
+    db = tmp_path / "two.db"
+    a, b = Writer(db), Writer(db)
+    try:
+        a.run(lambda ctx: collect.create_campaign(ctx, spec, 0.0))
+        batches = [Client(spec).reports(np.arange(50) % 5) for _ in range(6)]
+        preps = [collect.prepare_batch(spec, __import__("json").dumps(x.to_json()).encode(), 10_000) for x in batches]
+        results = []
+        for i, prep in enumerate(preps):  # each batch twice, once through each writer, interleaved
+            first, second = (a, b) if i % 2 else (b, a)
+            results.append(first.run(lambda ctx, p=prep: collect.store_batch(ctx, spec.id, p)))
+            results.append(second.run(lambda ctx, p=prep: collect.store_batch(ctx, spec.id, p)))
+        assert results == [{"accepted": 50, "duplicates": 0}, {"accepted": 0, "duplicates": 50}] * 6
+        stored = store.stored_batch(a.conn, spec)
+        assert len(stored) == 300 == len({bytes(r) for r in stored.ids})
+        assert store.stored_tally(b.conn, spec) == decode(spec, stored)
+    finally:
+        a.close()
+        b.close()
