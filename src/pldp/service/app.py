@@ -31,11 +31,13 @@ pages (``/c/{id}``, ``/dashboard/{id}``, ``/static/...``) are in :mod:`pldp.serv
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import io
 import json
 import threading
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,12 +53,11 @@ from pldp.deploy import Spec
 from pldp.errors import PLDPError, SpecError
 from pldp.service import auth, collect, pages, store
 from pldp.service.collect import CollectError
-from pldp.service.writer import Writer
+from pldp.service.ingest import FastPath, Ingest, read_body
+from pldp.service.writer import StoreUnavailableError, Writer
 
 __all__ = ["Limits", "create_app"]
 
-#: Bodies up to this size are validated on the event loop (tens of microseconds), larger ones in a thread.
-_INLINE_BODY = 16 * 1024
 
 #: The OpenAPI description of an endpoint whose body is one JSON object, read by hand.
 _JSON_BODY: dict[str, Any] = {
@@ -95,26 +96,25 @@ def create_app(db: str | Path, limits: Limits | None = None) -> FastAPI:
             c = readers_local.conn = store.connect(path)
         return c
 
+    @contextlib.asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        # What is loaded by now (numpy, scipy, pyarrow, FastAPI, the app) lives as long as the
+        # process; frozen, it is no longer traversed by every full collection, which took 55-75 ms
+        # here and stalled the event loop (measured with gc.callbacks under 800 requests/s).
+        gc.collect()
+        gc.freeze()
+        yield
+        writer.close()
+
     app = FastAPI(
         title="pldp collector",
         version=pldp.__version__,
         description="Collects randomized reports of personalized-LDP campaigns and serves estimates.",
         docs_url=None,
         redoc_url=None,
+        lifespan=lifespan,
     )
     app.state.writer = writer
-
-    @app.on_event("startup")
-    def _startup() -> None:
-        # What is loaded by now (numpy, scipy, pyarrow, FastAPI, the app) lives as long as the
-        # process; frozen, it is no longer traversed by every full collection, which took 55-75 ms
-        # here and stalled the event loop (measured with gc.callbacks under 800 requests/s).
-        gc.collect()
-        gc.freeze()
-
-    @app.on_event("shutdown")
-    def _shutdown() -> None:
-        writer.close()
 
     # ------------------------------------------------------------------ errors
     def error(status: int, code: str, reason: str, headers: dict[str, str] | None = None) -> JSONResponse:
@@ -136,12 +136,19 @@ def create_app(db: str | Path, limits: Limits | None = None) -> FastAPI:
         where = ".".join(str(p) for p in first.get("loc", ()))
         return error(400, "bad_request", f"{where}: {first.get('msg', 'invalid request')}")
 
+    @app.exception_handler(StoreUnavailableError)
+    async def _store_error(_: Request, exc: StoreUnavailableError) -> JSONResponse:
+        return error(503, "store_unavailable", f"{exc}; nothing was stored, send it again")
+
     # ------------------------------------------------------------------ helpers
-    def who(request: Request) -> auth.Principal:
-        principal = auth.identify(conn(), request.headers.get("authorization"))
+    def who_header(authorization: str | None) -> auth.Principal:
+        principal = auth.identify(conn(), authorization)
         if principal is None:
             raise CollectError(401, "unauthorized", "the bearer token is not valid")
         return principal
+
+    def who(request: Request) -> auth.Principal:
+        return who_header(request.headers.get("authorization"))
 
     def need(request: Request, role: str) -> auth.Principal:
         principal = who(request)
@@ -166,16 +173,12 @@ def create_app(db: str | Path, limits: Limits | None = None) -> FastAPI:
         return spec_of(campaign_id)
 
     async def body(request: Request, limit: int) -> bytes:
-        declared = request.headers.get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > limit:
-            raise CollectError(413, "body_too_large", f"the body has {declared} bytes; at most {limit}")
-        chunks, size = [], 0
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > limit:
-                raise CollectError(413, "body_too_large", f"the body exceeds {limit} bytes")
-            chunks.append(chunk)
-        return b"".join(chunks)
+        return await read_body(request.headers.get("content-length"), request.stream(), limit)
+
+    ingest = Ingest(
+        writer, who_header, lambda c: specs.get(c) or spec_of(c)[0], limits.max_body, limits.max_reports
+    )  # a spec never changes, so a known one is not looked up again
+    app.add_middleware(FastPath, ingest=ingest)
 
     def campaign_json(row: store.CampaignRow, spec: Spec) -> dict[str, Any]:
         return {
@@ -252,15 +255,11 @@ def create_app(db: str | Path, limits: Limits | None = None) -> FastAPI:
 
         Returns how many were new (``accepted``) and how many were retries of stored reports
         (``duplicates``). The response is sent after the reports and the tally are committed.
+        (:class:`pldp.service.ingest.FastPath` answers these requests before they reach this
+        route, with the same :meth:`~pldp.service.ingest.Ingest.accept`.)
         """
-        who(request)
-        spec = specs.get(campaign_id) or spec_of(campaign_id)[0]  # a spec never changes; closing is checked
-        raw = await body(request, limits.max_body)  # by the writer, in the transaction that would store
-        if len(raw) <= _INLINE_BODY:  # a few reports: validating costs less than a hop to a thread
-            prep = collect.prepare_batch(spec, raw, limits.max_reports)
-        else:
-            prep = await run_in_threadpool(collect.prepare_batch, spec, raw, limits.max_reports)
-        return await asyncio.wrap_future(writer.submit(lambda ctx: collect.store_batch(ctx, campaign_id, prep)))
+        auth_header, declared = request.headers.get("authorization"), request.headers.get("content-length")
+        return await ingest.accept(campaign_id, auth_header, declared, request.stream())
 
     @app.get("/v1/campaigns/{campaign_id}/estimate", tags=["estimates"])
     def get_estimate(campaign_id: str, request: Request, method: str = "unbiased", level: float = 0.95) -> Any:

@@ -25,7 +25,6 @@ import numpy as np
 from pldp.deploy import ReportBatch, Spec, decode
 from pldp.errors import ReportError
 from pldp.service import auth, store
-from pldp.service.seen import as_keys
 from pldp.service.writer import Context
 
 __all__ = ["CollectError", "Prepared", "prepare_batch", "store_batch"]
@@ -101,8 +100,7 @@ def store_batch(ctx: Context, campaign_id: str, prep: Prepared) -> dict[str, int
     if row[1] is not None:
         raise CollectError(409, "campaign_closed", f"campaign {campaign_id} is closed and takes no reports")
     key, n = int(row[0]), len(prep)
-    keys = as_keys(prep.ids)
-    where = ctx.find(key, keys)
+    where = ctx.find(key, prep.ids)
     old = np.flatnonzero(where >= 0)
     if old.size:
         stored = store.rows_at(ctx.conn, key, where[old].tolist())
@@ -122,7 +120,7 @@ def store_batch(ctx: Context, campaign_id: str, prep: Prepared) -> dict[str, int
     if new.size:
         first = ctx.next_seq(key)
         store.insert_reports(ctx.conn, key, first, ids, rows, prep.width, store.today())
-        ctx.stage_ids(key, keys[new], first + np.arange(new.size, dtype=np.int64))
+        ctx.stage_ids(key, ids, first)
         ctx.add(campaign_id, prep.spec, tally)
     return {"accepted": int(new.size), "duplicates": n - int(new.size)}
 

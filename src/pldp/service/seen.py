@@ -81,11 +81,6 @@ class SeenIds:
             self._keys[-2:] = [keys_m[order]]
             self._seqs[-2:] = [seqs_m[order]]
 
-    def absorb(self, other: SeenIds) -> None:
-        """Add every id of ``other`` (none of them stored here)."""
-        for keys, seqs in zip(other._keys, other._seqs, strict=True):
-            self.add(keys, seqs)
-
     @property
     def runs(self) -> int:
         """How many sorted runs the index holds (O(log n) below :data:`RUN_CAP`)."""

@@ -65,33 +65,38 @@ class Context:
     seen: dict[int, SeenIds]  # campaign key -> stored report ids, as committed
     pending: dict[str, Any] = field(default_factory=dict)  # campaign id -> tally, this group so far
     _job: dict[str, Any] = field(default_factory=dict)  # campaign id -> tally, this job so far
-    pending_ids: dict[int, SeenIds] = field(default_factory=dict)  # campaign key -> ids, this group so far
-    _job_ids: dict[int, SeenIds] = field(default_factory=dict)  # campaign key -> ids, this job so far
+    pending_ids: dict[int, dict[bytes, int]] = field(default_factory=dict)  # key -> {id: seq}, this group
+    _job_ids: dict[int, dict[bytes, int]] = field(default_factory=dict)  # key -> {id: seq}, this job
 
-    def _layers(self, key: int) -> list[SeenIds]:
+    def _stored(self, key: int) -> SeenIds:
         if key not in self.seen:
             loaded = SeenIds()
             ids, seqs = store.ids_since(self.conn, key, 0)
             loaded.add(as_keys(ids), seqs)
             self.seen[key] = loaded
-        return [self.seen[key], *(layer[key] for layer in (self.pending_ids, self._job_ids) if key in layer)]
+        return self.seen[key]
 
-    def find(self, key: int, keys: np.ndarray) -> np.ndarray:
-        """Where each report id (:func:`pldp.service.seen.as_keys`) is stored in the campaign with
+    def _staged(self, key: int) -> list[dict[bytes, int]]:
+        return [layer[key] for layer in (self.pending_ids, self._job_ids) if key in layer]
+
+    def find(self, key: int, ids: bytes) -> np.ndarray:
+        """Where each report id (``ids``: concatenated 16-byte ids) is stored in the campaign with
         ``key`` (its ``seq``), including reports of jobs earlier in this group; -1 where it is new."""
-        layers = self._layers(key)
-        where = layers[0].find(keys)
-        for layer in layers[1:]:
-            where = np.maximum(where, layer.find(keys))
+        where = self._stored(key).find(as_keys(ids))
+        for staged in self._staged(key):  # a group's own appends, looked up one by one
+            for i in range(len(where)):
+                where[i] = staged.get(ids[16 * i : 16 * i + 16], where[i])
         return where
 
     def next_seq(self, key: int) -> int:
-        """The ``seq`` of the campaign's next report."""
-        return max(layer.last for layer in self._layers(key)) + 1
+        """The ``seq`` of the campaign's next report (a group's appends are numbered in turn)."""
+        return self._stored(key).last + sum(len(staged) for staged in self._staged(key)) + 1
 
-    def stage_ids(self, key: int, keys: np.ndarray, seqs: np.ndarray) -> None:
-        """Stage the ids of reports this job appended (new ones, numbered from :meth:`next_seq`)."""
-        self._job_ids.setdefault(key, SeenIds()).add(keys, seqs)
+    def stage_ids(self, key: int, ids: bytes, first: int) -> None:
+        """Stage the ids of reports this job appended, numbered from ``first`` (:meth:`next_seq`)."""
+        staged = self._job_ids.setdefault(key, {})
+        for i in range(len(ids) // 16):
+            staged[ids[16 * i : 16 * i + 16]] = first + i
 
     def tally(self, campaign_id: str, spec: Spec) -> Any:
         """The campaign's current tally, including jobs earlier in this group."""
@@ -232,7 +237,7 @@ class Writer:
                 self.conn.execute("RELEASE job")
                 ctx.pending.update(ctx._job)
                 for key, staged in ctx._job_ids.items():
-                    ctx.pending_ids.setdefault(key, SeenIds()).absorb(staged)
+                    ctx.pending_ids.setdefault(key, {}).update(staged)
                 outcomes.append((fut, result, None))
             for campaign_id, tally in ctx.pending.items():
                 self.conn.execute(
@@ -254,7 +259,7 @@ class Writer:
             return
         self._tallies.update(ctx.pending)
         for key, staged in ctx.pending_ids.items():
-            self._seen[key].absorb(staged)
+            self._seen[key].add(as_keys(b"".join(staged)), np.fromiter(staged.values(), np.int64, len(staged)))
         for fut, result, error in outcomes:
             if error is None:
                 fut.set_result(result)
