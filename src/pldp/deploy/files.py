@@ -1,0 +1,99 @@
+"""Report files: Parquet in the wire format's Arrow schema, partitioned by campaign and day.
+
+A campaign's reports leave a collector as files (``pldp campaign export --out-dir``, ``pldp serve
+--export-dir``) and are tallied where they lie (``pldp aggregate``). The layout is Hive-style,
+so pyarrow's datasets, DuckDB and Spark read it as a table partitioned by ``spec`` and ``day``::
+
+    ROOT/spec=<spec id>/day=<YYYY-MM-DD>/<name>.parquet
+
+A campaign's id is its spec's id (the hash of its content), so the campaign and its spec id are
+one partition level. Every file holds the reports of one spec. Its columns are those of
+``docs/wire-format.md`` §5, and its schema metadata names the spec. :func:`write_reports` writes a
+file atomically: a temporary name, ``fsync``, then a rename. A reader never sees half a file, and a
+collector may delete the reports it exported once the call has returned.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+import uuid
+from pathlib import Path
+
+from pldp.deploy.wire import ReportBatch
+from pldp.errors import ParameterError
+
+__all__ = ["day_label", "partition_dir", "report_files", "write_reports"]
+
+#: Reports per Parquet row group: the unit of work of an aggregation task.
+ROW_GROUP = 1 << 20
+
+_EPOCH = dt.date(1970, 1, 1)
+_SPEC_ID = re.compile(r"[0-9a-f]{32}")
+
+
+def day_label(day: int) -> str:
+    """The ISO date of ``day`` (days since 1970-01-01, UTC; :func:`pldp.service.store.today`)."""
+    return (_EPOCH + dt.timedelta(days=int(day))).isoformat()
+
+
+def partition_dir(root: str | Path, spec_id: str, day: int) -> Path:
+    """The directory of a campaign's reports received on ``day``."""
+    if _SPEC_ID.fullmatch(spec_id) is None:
+        raise ParameterError(f"a spec id is 32 lower-case hex digits, got {spec_id!r}")
+    return Path(root) / f"spec={spec_id}" / f"day={day_label(day)}"
+
+
+def write_reports(
+    batch: ReportBatch, root: str | Path, day: int, name: str | None = None, row_group: int = ROW_GROUP
+) -> Path:
+    """Write ``batch`` as one Parquet file in its partition under ``root``; return its path.
+
+    Parameters
+    ----------
+    batch : ReportBatch
+        The reports (of one spec).
+    root : str or Path
+        The top of the layout (created if missing).
+    day : int
+        The day the reports were received (days since 1970-01-01).
+    name : str, optional
+        The file's name without suffix (default: a random UUID). An existing file is never
+        overwritten.
+    row_group : int
+        Reports per row group.
+
+    Raises
+    ------
+    FileExistsError
+        When a file of that name already exists.
+    """
+    import pyarrow.parquet as pq
+
+    folder = partition_dir(root, batch.spec, day)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name or uuid.uuid4().hex}.parquet"
+    if path.exists():
+        raise FileExistsError(path)
+    tmp = folder / f".{path.name}.{uuid.uuid4().hex}.tmp"
+    try:
+        with open(tmp, "wb") as sink:
+            pq.write_table(batch.to_arrow(), sink, row_group_size=max(1, int(row_group)))
+            sink.flush()
+            os.fsync(sink.fileno())
+        os.link(tmp, path)  # fails if the name was taken meanwhile: never overwrite a file
+    finally:
+        tmp.unlink(missing_ok=True)
+    directory = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(directory)  # the new name is durable too
+    finally:
+        os.close(directory)
+    return path
+
+
+def report_files(root: str | Path, spec_id: str | None = None) -> list[Path]:
+    """The report files under ``root`` (of one spec if given), sorted by partition and name."""
+    pattern = f"spec={spec_id or '*'}/day=*/*.parquet"
+    return sorted(p for p in Path(root).glob(pattern) if not p.name.startswith("."))
