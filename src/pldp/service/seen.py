@@ -16,9 +16,11 @@ so there are O(log n) runs and each id is merged O(log n) times; runs stop growi
 :data:`RUN_CAP` ids, which bounds the pause of one merge. A lookup is one binary search per run.
 Memory is 24 bytes per stored report (the id and its ``seq``).
 
-The writer loads a campaign's ids on first use and, when another process has committed since its
-own last commit (``pldp serve --workers N``), reads the rows appended since the last ``seq`` it
-knows, so under the write lock the index always equals the stored ids.
+The writer loads a campaign's ids on first use, outside its write lock (about a second per
+million reports; the job that needed them waits, the other writers go on), and, when another
+process has committed since its own last commit (``pldp serve --workers N``), reads the rows
+appended since the last ``seq`` it knows, so under the write lock the index always equals the
+stored ids.
 """
 
 from __future__ import annotations

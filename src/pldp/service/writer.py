@@ -50,6 +50,14 @@ class StoreUnavailableError(RuntimeError):
     """The transaction of a group of jobs could not be committed (disk full, I/O error)."""
 
 
+class _ColdCampaignError(Exception):
+    """A job needs the stored ids of a campaign this writer has not loaded yet (:meth:`Writer._commit`)."""
+
+    def __init__(self, key: int) -> None:
+        super().__init__(key)
+        self.key = key
+
+
 @dataclass
 class Context:
     """What a job sees: the writing connection, the running tallies and the stored report ids.
@@ -69,11 +77,8 @@ class Context:
     _job_ids: dict[int, dict[bytes, int]] = field(default_factory=dict)  # key -> {id: seq}, this job
 
     def _stored(self, key: int) -> SeenIds:
-        if key not in self.seen:
-            loaded = SeenIds()
-            ids, seqs = store.ids_since(self.conn, key, 0)
-            loaded.add(ids, seqs)
-            self.seen[key] = loaded
+        if key not in self.seen:  # loading could take seconds: not while holding the write lock
+            raise _ColdCampaignError(key)
         return self.seen[key]
 
     def _staged(self, key: int) -> list[dict[bytes, int]]:
@@ -207,15 +212,34 @@ class Writer:
             self._commit(group)
 
     def _commit(self, group: list[tuple[Callable[[Context], Any], Future[Any]]]) -> None:
-        fcntl.flock(self._lock, fcntl.LOCK_EX)  # the writers of other processes wait here, woken at once
-        try:
-            self._commit_locked(group)
-        finally:
-            fcntl.flock(self._lock, fcntl.LOCK_UN)
+        """Run ``group`` in one transaction under the write lock.
 
-    def _commit_locked(self, group: list[tuple[Callable[[Context], Any], Future[Any]]]) -> None:
+        A job that needs a campaign whose stored ids are not loaded is set aside (its savepoint
+        undone). After the commit, with the lock released, the ids are loaded (about a second per
+        million reports, during which every other writer goes on), and the set-aside jobs run
+        again at once. The first transaction after the load catches up with what other processes
+        appended meanwhile.
+        """
+        while group:
+            fcntl.flock(self._lock, fcntl.LOCK_EX)  # the writers of other processes wait here, woken at once
+            try:
+                cold = self._commit_locked(group)
+            finally:
+                fcntl.flock(self._lock, fcntl.LOCK_UN)
+            for key in {key for key, _ in cold}:
+                loaded = SeenIds()
+                loaded.add(*store.ids_since(self.conn, key, 0))  # one read of committed rows, no lock
+                self._seen[key] = loaded
+                self._version = -1  # whatever was appended since is caught up in the next transaction
+            group = [entry for _, entry in cold]
+
+    def _commit_locked(
+        self, group: list[tuple[Callable[[Context], Any], Future[Any]]]
+    ) -> list[tuple[int, tuple[Callable[[Context], Any], Future[Any]]]]:
+        """Run and commit ``group``; return the jobs set aside for a campaign not loaded (see :meth:`_commit`)."""
         ctx = Context(self.conn, self._tallies, self._seen)
         outcomes: list[tuple[Future[Any], Any, BaseException | None]] = []
+        cold: list[tuple[int, tuple[Callable[[Context], Any], Future[Any]]]] = []
         try:
             self.conn.execute("BEGIN IMMEDIATE")
             version = self.conn.execute("PRAGMA data_version").fetchone()[0]
@@ -229,6 +253,11 @@ class Writer:
                 ctx._job, ctx._job_ids = {}, {}
                 try:
                     result = job(ctx)
+                except _ColdCampaignError as exc:  # set aside until the campaign's ids are loaded
+                    self.conn.execute("ROLLBACK TO job")
+                    self.conn.execute("RELEASE job")
+                    cold.append((exc.key, (job, fut)))
+                    continue
                 except Exception as exc:  # the job's own failure: undo it alone
                     self.conn.execute("ROLLBACK TO job")
                     self.conn.execute("RELEASE job")
@@ -256,7 +285,7 @@ class Writer:
             self._seen.clear()
             for _, fut in group:
                 fut.set_exception(StoreUnavailableError(f"the store could not commit: {exc}"))
-            return
+            return []
         self._tallies.update(ctx.pending)
         for key, staged in ctx.pending_ids.items():
             self._seen[key].add(b"".join(staged), np.fromiter(staged.values(), np.int64, len(staged)))
@@ -265,3 +294,4 @@ class Writer:
                 fut.set_result(result)
             else:
                 fut.set_exception(error)
+        return cold
