@@ -31,6 +31,8 @@ __all__ = ["RUN_CAP", "SeenIds"]
 
 #: Largest run built by a merge (ids); beyond it runs are kept side by side.
 RUN_CAP = 1 << 20
+#: Lookups of at most this many ids use scalar searches, which cost less than numpy's per-call overhead.
+_FEW = 4
 
 
 def _halves(ids: bytes) -> tuple[np.ndarray, np.ndarray]:
@@ -58,6 +60,8 @@ class SeenIds:
     def find(self, ids: bytes) -> np.ndarray:
         """The ``seq`` of each of ``ids`` (concatenated 16-byte ids), -1 where it is not stored."""
         q_hi, q_lo = _halves(ids)
+        if len(q_hi) <= _FEW:
+            return np.array([self._find_one(h, lo) for h, lo in zip(q_hi, q_lo, strict=True)], dtype=np.int64)
         order = np.argsort(q_hi)  # sorted queries walk each run in one direction: 3x fewer cache misses
         q_hi, q_lo = q_hi[order], q_lo[order]
         out = np.full(len(q_hi), -1, dtype=np.int64)
@@ -79,6 +83,16 @@ class SeenIds:
         found = np.empty_like(out)
         found[order] = out
         return found
+
+    def _find_one(self, h: np.uint64, lo_q: np.uint64) -> int:
+        """:meth:`find` of one id with scalar searches (a single-report request's lookup)."""
+        for hi, lo, seqs in self._runs:
+            j = int(hi.searchsorted(h))
+            while j < len(hi) and hi[j] == h:
+                if lo[j] == lo_q:
+                    return int(seqs[j])
+                j += 1
+        return -1
 
     def add(self, ids: bytes, seqs: np.ndarray) -> None:
         """Add ids not stored before (concatenated 16-byte ids), with their ``seq`` (all above
