@@ -30,7 +30,7 @@ import numpy as np
 __all__ = ["RUN_CAP", "SeenIds"]
 
 #: Largest run built by a merge (ids); beyond it runs are kept side by side.
-RUN_CAP = 1 << 20
+RUN_CAP = 1 << 18
 #: Lookups of at most this many ids use scalar searches, which cost less than numpy's per-call overhead.
 _FEW = 4
 

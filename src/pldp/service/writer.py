@@ -223,9 +223,13 @@ class Writer:
         while group:
             fcntl.flock(self._lock, fcntl.LOCK_EX)  # the writers of other processes wait here, woken at once
             try:
-                cold = self._commit_locked(group)
+                cold, appended = self._commit_locked(group)
             finally:
                 fcntl.flock(self._lock, fcntl.LOCK_UN)
+            # the committed ids join the index after the answers went out and the lock is free: a
+            # merge of large runs (tens of milliseconds) then delays neither
+            for key, staged in appended.items():
+                self._seen[key].add(b"".join(staged), np.fromiter(staged.values(), np.int64, len(staged)))
             for key in {key for key, _ in cold}:
                 loaded = SeenIds()
                 loaded.add(*store.ids_since(self.conn, key, 0))  # one read of committed rows, no lock
@@ -235,8 +239,9 @@ class Writer:
 
     def _commit_locked(
         self, group: list[tuple[Callable[[Context], Any], Future[Any]]]
-    ) -> list[tuple[int, tuple[Callable[[Context], Any], Future[Any]]]]:
-        """Run and commit ``group``; return the jobs set aside for a campaign not loaded (see :meth:`_commit`)."""
+    ) -> tuple[list[tuple[int, tuple[Callable[[Context], Any], Future[Any]]]], dict[int, dict[bytes, int]]]:
+        """Run and commit ``group`` and answer its jobs; return the jobs set aside for a campaign not
+        loaded and the ids of the reports appended (see :meth:`_commit`)."""
         ctx = Context(self.conn, self._tallies, self._seen)
         outcomes: list[tuple[Future[Any], Any, BaseException | None]] = []
         cold: list[tuple[int, tuple[Callable[[Context], Any], Future[Any]]]] = []
@@ -285,13 +290,11 @@ class Writer:
             self._seen.clear()
             for _, fut in group:
                 fut.set_exception(StoreUnavailableError(f"the store could not commit: {exc}"))
-            return []
+            return [], {}
         self._tallies.update(ctx.pending)
-        for key, staged in ctx.pending_ids.items():
-            self._seen[key].add(b"".join(staged), np.fromiter(staged.values(), np.int64, len(staged)))
         for fut, result, error in outcomes:
             if error is None:
                 fut.set_result(result)
             else:
                 fut.set_exception(error)
-        return cold
+        return cold, ctx.pending_ids
