@@ -293,7 +293,8 @@ def test_the_schema_migrates_forward_and_a_newer_file_is_refused(tmp_path: Path)
     assert store.migrate(conn) == 0  # a new file: every migration ran
     assert conn.execute("PRAGMA user_version").fetchone()[0] == store.SCHEMA_VERSION
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    assert {"campaigns", "tokens", "grants", "reports", "tallies"} <= tables
+    assert {"campaigns", "tokens", "grants", "reports", "tallies", "exports", "retention", "settings"} <= tables
+    assert len(store.store_id(conn)) == 16
     assert store.migrate(conn) == store.SCHEMA_VERSION  # already current: nothing to do
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL: a commit is on disk when it returns

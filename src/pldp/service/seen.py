@@ -20,7 +20,9 @@ The writer loads a campaign's ids on first use, outside its write lock (about a 
 million reports; the job that needed them waits, the other writers go on), and, when another
 process has committed since its own last commit (``pldp serve --workers N``), reads the rows
 appended since the last ``seq`` it knows, so under the write lock the index always equals the
-stored ids.
+stored ids. Retention (``pldp serve --retain-days``) deletes reports instead of appending them. The
+index has no way to remove ids, so a writer drops the whole index of that campaign and loads it
+again (:mod:`pldp.service.writer`).
 """
 
 from __future__ import annotations

@@ -20,7 +20,19 @@ Tables (schema version :data:`SCHEMA_VERSION`, kept in ``PRAGMA user_version``):
 ``tallies(campaign_id, n, tally)``
     Each campaign's running tally (:meth:`pldp.tally.BaseTally.to_dict` as JSON), updated in the
     same transaction as the reports it counts, so an estimate never scans reports and always
-    equals a recount of them.
+    equals a recount of them (of every report accepted: retention deletes reports, never counts).
+``exports(campaign_key, first_seq, upto_seq, day, path, n, written_at)``
+    The report files the rollover wrote (:mod:`pldp.service.rollover`): each holds the campaign's
+    reports numbered ``first_seq`` to ``upto_seq``, all received on ``day``. The largest
+    ``upto_seq`` is the campaign's export watermark (:func:`watermark`): every report at or below
+    it is in exactly one recorded file.
+``retention(campaign_key, generation, upto_seq, deleted, at)``
+    What ``--retain-days`` deleted from a campaign: ``generation`` counts the deletions (a writer
+    that sees it move drops its index of the campaign's ids, :mod:`pldp.service.writer`),
+    ``upto_seq`` is the largest ``seq`` ever deleted (new reports are numbered above it).
+``settings(name, value)``
+    ``store_id``: 16 random hex digits made when the file is created; the names of report files
+    carry it, so the files of several collectors can share one directory.
 
 Durability: ``journal_mode=WAL`` with ``synchronous=FULL``, so a transaction is on disk when
 ``COMMIT`` returns; the collector acknowledges a batch only after that (:mod:`pldp.service.writer`).
@@ -29,7 +41,9 @@ Readers use their own connections and never block the writer (WAL).
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import os
 import sqlite3
 import time
 from dataclasses import dataclass
@@ -43,18 +57,27 @@ from pldp.deploy.wire import columns_of
 
 __all__ = [
     "SCHEMA_VERSION",
+    "TODAY_ENV",
     "CampaignRow",
     "SchemaError",
     "batch_of",
     "connect",
+    "days",
     "insert_reports",
+    "load_ids",
     "migrate",
+    "next_run",
+    "parse_day",
+    "retention_generations",
     "row_table",
+    "store_id",
     "stored_batch",
+    "today",
+    "watermark",
 ]
 
 #: The schema version this code writes; older files are migrated forward on open.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 #: Forward migrations: ``MIGRATIONS[v]`` takes a file from version ``v`` to ``v + 1``.
 MIGRATIONS: tuple[str, ...] = (
@@ -107,6 +130,31 @@ MIGRATIONS: tuple[str, ...] = (
     DROP TABLE reports;
     ALTER TABLE reports_by_seq RENAME TO reports;
     """,
+    # v3: report files written by the rollover, what retention deleted, the store's id
+    """
+    CREATE TABLE exports (
+        campaign_key INTEGER NOT NULL REFERENCES campaigns(key),
+        first_seq INTEGER NOT NULL,
+        upto_seq INTEGER NOT NULL,
+        day INTEGER NOT NULL,
+        path TEXT NOT NULL,
+        n INTEGER NOT NULL,
+        written_at REAL NOT NULL,
+        PRIMARY KEY (campaign_key, first_seq)
+    ) WITHOUT ROWID;
+    CREATE TABLE retention (
+        campaign_key INTEGER PRIMARY KEY REFERENCES campaigns(key),
+        generation INTEGER NOT NULL,
+        upto_seq INTEGER NOT NULL,
+        deleted INTEGER NOT NULL,
+        at REAL NOT NULL
+    );
+    CREATE TABLE settings (
+        name TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    );
+    INSERT INTO settings (name, value) VALUES ('store_id', lower(hex(randomblob(8))));
+    """,
 )
 
 
@@ -158,8 +206,37 @@ def migrate(conn: sqlite3.Connection) -> int:
     return version
 
 
+#: An ISO date (``YYYY-MM-DD``) in this environment variable is taken as the current day by
+#: :func:`today`: how tests and drills of retention make days pass without waiting for them.
+TODAY_ENV = "PLDP_TODAY"
+
+_EPOCH = dt.date(1970, 1, 1)
+
+
+def parse_day(label: str) -> int:
+    """Days since 1970-01-01 of an ISO date (``YYYY-MM-DD``; the inverse of
+    :func:`pldp.deploy.files.day_label`).
+
+    Raises
+    ------
+    ValueError
+        When ``label`` is not such a date.
+    """
+    if not isinstance(label, str) or len(label) != 10:
+        raise ValueError(f"expected a day as YYYY-MM-DD, got {label!r}")
+    return (dt.date.fromisoformat(label) - _EPOCH).days
+
+
 def today() -> int:
-    """Days since 1970-01-01 (UTC): the partition of a report received now."""
+    """Days since 1970-01-01 (UTC): the partition of a report received now.
+
+    The day is read from the clock unless the environment variable :data:`TODAY_ENV` holds an ISO
+    date, which is then the current day (for tests and drills of ``--retain-days``; it is read at
+    every call, so a collector started with it keeps that day until restarted).
+    """
+    fixed = os.environ.get(TODAY_ENV)
+    if fixed:
+        return parse_day(fixed)
     return int(time.time() // 86400)
 
 
@@ -297,11 +374,100 @@ def rows_at(conn: sqlite3.Connection, key: int, seqs: list[int]) -> dict[int, by
     return out
 
 
-def stored_batch(conn: sqlite3.Connection, spec: Spec) -> ReportBatch:
-    """Every stored report of the campaign of ``spec``, in arrival order."""
+def stored_batch(
+    conn: sqlite3.Connection, spec: Spec, day: int | None = None, seqs: tuple[int, int] | None = None
+) -> ReportBatch:
+    """The stored reports of the campaign of ``spec``, in arrival order: every one, or those
+    received on ``day`` (days since 1970-01-01), or those numbered ``seqs[0]`` to ``seqs[1]``."""
+    where = "c.id = ?"
+    args: list[Any] = [spec.id]
+    if day is not None:
+        where, args = where + " AND r.received_day = ?", [*args, int(day)]
+    if seqs is not None:
+        where, args = where + " AND r.seq BETWEEN ? AND ?", [*args, int(seqs[0]), int(seqs[1])]
     rows = conn.execute(
-        "SELECT r.report_id, r.row FROM reports r JOIN campaigns c ON c.key = r.campaign_key "
-        "WHERE c.id = ? ORDER BY r.seq",
-        (spec.id,),
+        f"SELECT r.report_id, r.row FROM reports r JOIN campaigns c ON c.key = r.campaign_key "
+        f"WHERE {where} ORDER BY r.seq",
+        args,
     ).fetchall()
     return batch_of(spec, b"".join(r[0] for r in rows), b"".join(r[1] for r in rows))
+
+
+def days(conn: sqlite3.Connection, campaign_id: str) -> list[tuple[int, int]]:
+    """``(day, reports)`` of every day on which the campaign's stored reports were received, in order."""
+    rows = conn.execute(
+        "SELECT r.received_day, COUNT(*) FROM reports r JOIN campaigns c ON c.key = r.campaign_key "
+        "WHERE c.id = ? GROUP BY r.received_day ORDER BY r.received_day",
+        (campaign_id,),
+    ).fetchall()
+    return [(int(d), int(n)) for d, n in rows]
+
+
+def campaign_key(conn: sqlite3.Connection, campaign_id: str) -> int | None:
+    """The small integer that keys the campaign's rows (None for an unknown campaign)."""
+    row = conn.execute("SELECT key FROM campaigns WHERE id = ?", (campaign_id,)).fetchone()
+    return None if row is None else int(row[0])
+
+
+def store_id(conn: sqlite3.Connection) -> str:
+    """The store's random id (16 hex digits, made with the file), which names its report files."""
+    return str(conn.execute("SELECT value FROM settings WHERE name = 'store_id'").fetchone()[0])
+
+
+def watermark(conn: sqlite3.Connection, key: int) -> int:
+    """The campaign's export watermark: the largest ``seq`` in a recorded report file (0: none)."""
+    return int(
+        conn.execute("SELECT COALESCE(MAX(upto_seq), 0) FROM exports WHERE campaign_key = ?", (key,)).fetchone()[0]
+    )
+
+
+def next_run(conn: sqlite3.Connection, key: int, after: int, cap: int) -> tuple[int, int, int] | None:
+    """The campaign's next run of reports above ``seq`` ``after``: ``(day, first, last)``.
+
+    A run starts at the first report numbered above ``after`` and goes on while the reports were
+    received on the same day, over at most ``cap`` numbers; it holds every stored report numbered
+    ``first`` to ``last``. None when there is no report above ``after``. Reports above the export
+    watermark are never deleted, so the same ``after`` always gives the same ``first``, and the
+    same ``last`` unless reports of that day were appended since (the run can only grow).
+    """
+    head = conn.execute(
+        "SELECT seq, received_day FROM reports WHERE campaign_key = ? AND seq > ? ORDER BY seq LIMIT 1", (key, after)
+    ).fetchone()
+    if head is None:
+        return None
+    first, day = int(head[0]), int(head[1])
+    other = conn.execute(
+        "SELECT MIN(seq) FROM reports WHERE campaign_key = ? AND seq > ? AND seq < ? AND received_day != ?",
+        (key, first, first + cap, day),
+    ).fetchone()[0]
+    end = first + cap if other is None else int(other)
+    last = conn.execute(
+        "SELECT MAX(seq) FROM reports WHERE campaign_key = ? AND seq >= ? AND seq < ?", (key, first, end)
+    ).fetchone()[0]
+    return day, first, int(last)
+
+
+def retention_generations(conn: sqlite3.Connection) -> dict[int, int]:
+    """How many deletions retention has made in each campaign it deleted from (campaign key -> count)."""
+    return {int(k): int(g) for k, g in conn.execute("SELECT campaign_key, generation FROM retention")}
+
+
+def load_ids(conn: sqlite3.Connection, key: int) -> tuple[bytes, np.ndarray, int, int]:
+    """The campaign's stored ids and their ``seq`` (:func:`ids_since` from 0), the largest ``seq``
+    retention ever deleted, and retention's generation, all read in one snapshot.
+
+    The writer loads a campaign's index from this: the ``seq`` floor keeps new reports numbered
+    above deleted ones (a campaign whose every report was deleted still continues its numbering),
+    and the generation tells it later whether reports were deleted after the load.
+    """
+    owned = not conn.in_transaction
+    if owned:
+        conn.execute("BEGIN")  # a read transaction: the three reads see the same commit
+    try:
+        ids, seqs = ids_since(conn, key, 0)
+        row = conn.execute("SELECT upto_seq, generation FROM retention WHERE campaign_key = ?", (key,)).fetchone()
+    finally:
+        if owned:
+            conn.execute("COMMIT")
+    floor, generation = (0, 0) if row is None else (int(row[0]), int(row[1]))
+    return ids, seqs, floor, generation

@@ -17,6 +17,15 @@ rewritten once per transaction. Several collector processes may share one file (
 tallies whenever ``PRAGMA data_version`` shows that another connection committed since its own
 last commit, so a tally is never updated from a stale copy. If a transaction fails to commit, the
 cache is dropped and every job of the group fails: nothing was acknowledged, and the clients retry.
+
+The writer's index of a campaign's stored ids (:mod:`pldp.service.seen`) must equal the stored ids
+under the write lock. Other connections only append, which the writer catches up with, except
+retention (``pldp serve --retain-days``, :mod:`pldp.service.rollover`), which deletes old
+reports and counts its deletions in ``retention.generation``. When ``PRAGMA data_version`` has
+moved, the writer also compares each campaign's generation with the one it read when it loaded
+the index, and drops the index of a campaign whose reports were deleted since: the next job that
+needs it reloads it outside the lock, as after a start. Every process learns of a deletion this
+way, the one that made it included (retention commits through a connection of its own).
 """
 
 from __future__ import annotations
@@ -131,9 +140,12 @@ class Writer:
     ----------
     path : str or Path
         The store's file (migrated to :data:`pldp.service.store.SCHEMA_VERSION` on start).
+    checkpoints : bool
+        Whether to run a checkpointing thread (:meth:`_checkpoints`); a second writer in a process
+        that has one already (the rollover's) needs none of its own.
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, checkpoints: bool = True) -> None:
         self.conn = store.connect(path)
         store.migrate(self.conn)
         self.conn.execute("PRAGMA wal_autocheckpoint = 0")  # checkpoints run in _checkpoints, not in a COMMIT
@@ -143,15 +155,18 @@ class Writer:
         self._lock = open(f"{path}-writer.lock", "a+b")
         self._tallies: dict[str, Any] = {}
         self._seen: dict[int, SeenIds] = {}
+        self._generation: dict[int, int] = {}  # campaign key -> retention's generation when its ids were loaded
         self._version = -1  # PRAGMA data_version after our last commit
         self._queue: queue.Queue[tuple[Callable[[Context], Any], Future[Any]] | None] = queue.Queue()
         self._thread = threading.Thread(target=self._run, name="pldp-writer", daemon=True)
         self._thread.start()
         self._stop = threading.Event()
-        self._checkpointer = threading.Thread(
-            target=self._checkpoints, args=(path,), name="pldp-checkpoint", daemon=True
-        )
-        self._checkpointer.start()
+        self._checkpointer: threading.Thread | None = None
+        if checkpoints:
+            self._checkpointer = threading.Thread(
+                target=self._checkpoints, args=(path,), name="pldp-checkpoint", daemon=True
+            )
+            self._checkpointer.start()
 
     def submit(self, job: Callable[[Context], Any]) -> Future[Any]:
         """Queue ``job``; the future resolves after the transaction that ran it has committed."""
@@ -168,7 +183,8 @@ class Writer:
         self._queue.put(None)
         self._thread.join()
         self._stop.set()
-        self._checkpointer.join()
+        if self._checkpointer is not None:
+            self._checkpointer.join()
         try:
             self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         except sqlite3.OperationalError:  # another process is using the file: its checkpoints go on
@@ -229,12 +245,16 @@ class Writer:
             # the committed ids join the index after the answers went out and the lock is free: a
             # merge of large runs (tens of milliseconds) then delays neither
             for key, staged in appended.items():
-                self._seen[key].add(b"".join(staged), np.fromiter(staged.values(), np.int64, len(staged)))
+                if key in self._seen:  # (else dropped for a deletion: the reload reads these ids too)
+                    self._seen[key].add(b"".join(staged), np.fromiter(staged.values(), np.int64, len(staged)))
             for key in {key for key, _ in cold}:
+                ids, seqs, floor, generation = store.load_ids(self.conn, key)  # one snapshot, no lock
                 loaded = SeenIds()
-                loaded.add(*store.ids_since(self.conn, key, 0))  # one read of committed rows, no lock
-                self._seen[key] = loaded
-                self._version = -1  # whatever was appended since is caught up in the next transaction
+                loaded.add(ids, seqs)
+                loaded.last = max(loaded.last, floor)  # never renumber reports that retention deleted
+                self._seen[key], self._generation[key] = loaded, generation
+                # whatever was appended (or deleted) since is caught up in the next transaction
+                self._version = -1
             group = [entry for _, entry in cold]
 
     def _commit_locked(
@@ -250,6 +270,8 @@ class Writer:
             version = self.conn.execute("PRAGMA data_version").fetchone()[0]
             if version != self._version:  # another process committed since our last commit: catch up
                 self._tallies.clear()
+                if self._seen:
+                    self._forget_deleted()
                 for key, seen in self._seen.items():
                     new_ids, seqs = store.ids_since(self.conn, key, seen.last)
                     seen.add(new_ids, seqs)
@@ -288,6 +310,7 @@ class Writer:
                 self.conn.execute("ROLLBACK")
             self._tallies.clear()
             self._seen.clear()
+            self._generation.clear()
             for _, fut in group:
                 fut.set_exception(StoreUnavailableError(f"the store could not commit: {exc}"))
             return [], {}
@@ -298,3 +321,11 @@ class Writer:
             else:
                 fut.set_exception(error)
         return cold, ctx.pending_ids
+
+    def _forget_deleted(self) -> None:
+        """Drop the index of every campaign whose reports retention deleted since the index was
+        loaded (its generation moved; see module doc). Runs under the write lock, in the transaction."""
+        for key, generation in store.retention_generations(self.conn).items():
+            if key in self._seen and generation != self._generation.get(key, 0):
+                del self._seen[key]
+                self._generation.pop(key, None)
