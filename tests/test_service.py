@@ -84,6 +84,8 @@ def _endpoints(cid: str, spec: Spec, batch: dict) -> list[tuple[str, str, bytes 
         ("POST", f"/v1/campaigns/{cid}/reports", json.dumps(batch).encode(), {"anyone"}),
         ("GET", f"/v1/campaigns/{cid}/estimate", None, {"analyst"}),
         ("GET", f"/v1/campaigns/{cid}/export", None, {"analyst"}),
+        ("GET", f"/v1/campaigns/{cid}/export?day=2026-01-01", None, {"analyst"}),
+        ("GET", f"/v1/campaigns/{cid}/days", None, {"analyst"}),
         ("POST", "/v1/tokens", b'{"label": "x", "campaigns": []}', {"admin"}),
     ]
 
@@ -128,7 +130,7 @@ def test_every_endpoint_checks_its_role(server: Server) -> None:
             callers[name].close_campaign(spec.id)
         assert info.value.status == (403 if name == "analyst" else 401)
     assert admin.close_campaign(spec.id)["closed"]
-    assert seen == 8 * 5
+    assert seen == 10 * 5
 
 
 def _raw_post(url: str, path: str, body: bytes, headers: dict[str, str] | None = None) -> tuple[int, dict]:
@@ -282,6 +284,15 @@ def test_the_campaign_commands_drive_a_running_collector(server: Server, tmp_pat
     assert exported.returncode == 0
     pq = pytest.importorskip("pyarrow.parquet")
     assert decode(spec, pq.read_table(tmp_path / "r.parquet")).n == 200
+    # one file per day into the report files' layout; a second export there is refused
+    by_day = pldp_cli("export", spec.id, "--out-dir", str(tmp_path / "files"), "--token-file", analyst)
+    assert by_day.returncode == 0, by_day.stderr
+    (path,) = [Path(line) for line in by_day.stdout.split()]
+    sid = server.client(tmp_path.joinpath("analyst.token").read_text().strip()).days(spec.id)["store"]
+    assert path.parent.parent.name == f"spec={spec.id}" and path.name == f"{sid}-day.parquet"
+    assert decode(spec, pq.read_table(path)).n == 200
+    again = pldp_cli("export", spec.id, "--out-dir", str(tmp_path / "files"), "--token-file", analyst)
+    assert again.returncode == 1 and "refusing to overwrite" in again.stderr
     refused = pldp_cli("close", spec.id, "--token-file", analyst)  # an analyst may not close
     assert refused.returncode == 1 and "403" in refused.stderr
     closed = pldp_cli("close", spec.id, "--token-file", admin)

@@ -14,8 +14,11 @@ endpoint                               who         what
                                                    durable commit
 ``GET /v1/campaigns/{id}/estimate``    analyst     frequencies, intervals, ``n``, method and
                                                    solver diagnostics (``?method=&level=``)
-``GET /v1/campaigns/{id}/export``      analyst     the raw reports as Parquet (the wire format's
-                                                   Arrow schema)
+``GET /v1/campaigns/{id}/export``      analyst     the stored reports as Parquet (the wire format's
+                                                   Arrow schema); ``?day=YYYY-MM-DD``: only those
+                                                   received that day
+``GET /v1/campaigns/{id}/days``        analyst     the days of the stored reports, with how many
+                                                   each, and the store's id (which names files)
 ``POST /v1/campaigns/{id}/close``      admin       no reports accepted afterwards
 ``POST /v1/tokens``                    admin       a new analyst token and its grants (shown once)
 =====================================  ==========  ===============================================
@@ -50,6 +53,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 import pldp
 from pldp.deploy import Spec
+from pldp.deploy.files import day_label
 from pldp.errors import PLDPError, SpecError
 from pldp.service import auth, collect, pages, store
 from pldp.service.collect import CollectError
@@ -193,6 +197,7 @@ def create_app(db: str | Path, limits: Limits | None = None) -> FastAPI:
                 "reports": f"/v1/campaigns/{row.id}/reports",
                 "estimate": f"/v1/campaigns/{row.id}/estimate",
                 "export": f"/v1/campaigns/{row.id}/export",
+                "days": f"/v1/campaigns/{row.id}/days",
             },
         }
 
@@ -290,21 +295,44 @@ def create_app(db: str | Path, limits: Limits | None = None) -> FastAPI:
         }
 
     @app.get("/v1/campaigns/{campaign_id}/export", tags=["reports"], response_class=Response)
-    def export(campaign_id: str, request: Request) -> Response:
-        """The stored reports as one Parquet file in the wire format's Arrow schema."""
+    def export(campaign_id: str, request: Request, day: str | None = None) -> Response:
+        """The stored reports as one Parquet file in the wire format's Arrow schema; with
+        ``day=YYYY-MM-DD`` only those received that day (none: an empty file).
+
+        Reports that retention deleted (``pldp serve --retain-days``) are in the rollover's files only.
+        """
         spec, _ = readable(request, campaign_id)
+        number = None
+        if day is not None:
+            try:
+                number = store.parse_day(day)
+            except ValueError:
+                raise CollectError(400, "bad_day", f"day must be a date as YYYY-MM-DD, got {day!r}") from None
         try:
             import pyarrow.parquet as pq
         except ImportError:  # pragma: no cover - the service extra installs it
             raise CollectError(501, "no_parquet", "export needs pyarrow (pip install 'pldp[service]')") from None
-        batch = store.stored_batch(conn(), spec)
+        batch = store.stored_batch(conn(), spec, day=number)
         sink = io.BytesIO()
         pq.write_table(batch.to_arrow(), sink)
+        name = campaign_id if day is None else f"{campaign_id}-{day}"
         return Response(
             sink.getvalue(),
             media_type="application/vnd.apache.parquet",
-            headers={"Content-Disposition": f'attachment; filename="{campaign_id}.parquet"'},
+            headers={"Content-Disposition": f'attachment; filename="{name}.parquet"'},
         )
+
+    @app.get("/v1/campaigns/{campaign_id}/days", tags=["reports"])
+    def list_days(campaign_id: str, request: Request) -> dict[str, Any]:
+        """The days on which the stored reports were received (UTC), with how many on each, and the
+        store's id (``pldp campaign export --out-dir`` names its files with it)."""
+        readable(request, campaign_id)
+        c = conn()
+        return {
+            "campaign": campaign_id,
+            "store": store.store_id(c),
+            "days": [{"day": day_label(d), "n": n} for d, n in store.days(c, campaign_id)],
+        }
 
     @app.post("/v1/campaigns/{campaign_id}/close", tags=["campaigns"])
     async def close(campaign_id: str, request: Request) -> dict[str, Any]:

@@ -67,7 +67,20 @@ def _estimate(args: Any) -> int:
 
 
 def _export(args: Any) -> int:
-    data = _collector(args).export(args.campaign)
+    if args.out_dir is not None:
+        from pldp.service.dayfiles import export_days
+
+        try:
+            written = export_days(
+                _collector(args), args.campaign, args.out_dir, None if args.day is None else [args.day]
+            )
+        except FileExistsError as exc:
+            print(f"pldp: {exc}", file=sys.stderr)
+            return 1
+        for path in written:
+            print(path)
+        return 0
+    data = _collector(args).export(args.campaign, args.day)
     Path(args.out).write_bytes(data)
     print(f"{len(data)} bytes -> {args.out}", file=sys.stderr)
     return 0
@@ -116,7 +129,10 @@ def add_commands(sub: Any) -> None:
     est.add_argument("--json", action="store_true")
     exp = command("export", "the raw reports as Parquet (analyst)", _export)
     exp.add_argument("campaign")
-    exp.add_argument("--out", required=True, help="reports.parquet")
+    where = exp.add_mutually_exclusive_group(required=True)
+    where.add_argument("--out", help="one file: reports.parquet")
+    where.add_argument("--out-dir", help="one file per day: DIR/spec=<id>/day=<date>/<store id>-day.parquet")
+    exp.add_argument("--day", default=None, help="only the reports received on this day (YYYY-MM-DD, UTC)")
     command("close", "close a campaign (admin)", _close).add_argument("campaign")
     tok = command("token", "a new analyst token granted some campaigns (admin)", _token)
     tok.add_argument("campaigns", nargs="*")

@@ -119,9 +119,16 @@ class Collector:
         query = urlencode({"method": method, "level": level})
         return self._json("GET", f"/v1/campaigns/{campaign_id}/estimate?{query}")
 
-    def export(self, campaign_id: str) -> bytes:
-        """The campaign's reports as Parquet bytes."""
-        return self.request("GET", f"/v1/campaigns/{campaign_id}/export")[2]
+    def export(self, campaign_id: str, day: str | None = None) -> bytes:
+        """The campaign's stored reports as Parquet bytes; with ``day`` (``YYYY-MM-DD``) only those
+        received that day."""
+        query = "" if day is None else "?" + urlencode({"day": day})
+        return self.request("GET", f"/v1/campaigns/{campaign_id}/export{query}")[2]
+
+    def days(self, campaign_id: str) -> dict[str, Any]:
+        """``{"campaign", "store", "days": [{"day": "YYYY-MM-DD", "n": reports}, ...]}``: the days of
+        the campaign's stored reports and the store's id."""
+        return self._json("GET", f"/v1/campaigns/{campaign_id}/days")
 
     def close_campaign(self, campaign_id: str) -> dict[str, Any]:
         return self._json("POST", f"/v1/campaigns/{campaign_id}/close", b"")

@@ -1,0 +1,69 @@
+"""A campaign's stored reports as report files, one per day: ``pldp campaign export ID --out-dir DIR``.
+
+The files go into the layout of :mod:`pldp.deploy.files`
+(``DIR/spec=<id>/day=<YYYY-MM-DD>/<name>.parquet``). Every file of one collector has the same
+name, :func:`day_file_name` of the store's id (``GET /v1/campaigns/{id}/days`` gives it), so:
+
+* the files of several collectors can share ``DIR`` (each store has its own id);
+* a second export of the same campaign into the same ``DIR`` is refused before anything is
+  written, instead of leaving two files whose reports overlap. Export a day that is still
+  receiving reports into a new directory, or remove its old file first.
+
+The rollover of ``pldp serve --export-dir`` (:mod:`pldp.service.rollover`) writes the same layout
+under other names (a range of report numbers): point the two at different directories, or read
+them together with :func:`pldp.deploy.dedupe.read_unique`, which counts every report id once.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from pldp.deploy import ReportBatch
+from pldp.deploy import files as report_files
+from pldp.service import store
+from pldp.service.remote import Collector
+
+__all__ = ["day_file_name", "export_days"]
+
+
+def day_file_name(store_id: str) -> str:
+    """The name (without ``.parquet``) of a collector's file of one day."""
+    return f"{store_id}-day"
+
+
+def export_days(collector: Collector, campaign_id: str, root: str | Path, days: list[str] | None = None) -> list[Path]:
+    """Write the campaign's stored reports under ``root``, one file per day; return the files.
+
+    Parameters
+    ----------
+    collector : Collector
+        A client of the collector with an analyst token granted the campaign.
+    campaign_id : str
+        The campaign.
+    root : str or Path
+        The top of the layout (created if missing).
+    days : list of str, optional
+        Only these days (``YYYY-MM-DD``); default every day with stored reports.
+
+    Raises
+    ------
+    FileExistsError
+        When a file to be written exists already (nothing is written then).
+    """
+    import pyarrow.parquet as pq
+
+    listing = collector.days(campaign_id)
+    wanted = [d["day"] for d in listing["days"]] if days is None else list(days)
+    name = day_file_name(listing["store"])
+    spec = collector.spec(campaign_id)
+    targets = [(day, store.parse_day(day)) for day in wanted]
+    taken = [p for _, n in targets if (p := report_files.partition_dir(root, spec.id, n) / f"{name}.parquet").exists()]
+    if taken:
+        raise FileExistsError(f"refusing to overwrite report files: {', '.join(map(str, taken))}")
+    out = []
+    for day, number in targets:
+        table = pq.read_table(io.BytesIO(collector.export(campaign_id, day)))
+        batch = ReportBatch.from_arrow(table, spec.root, spec.id)
+        out.append(report_files.write_reports(batch, root, number, name))
+    return out
