@@ -28,7 +28,9 @@ a valid token where one is needed (or with an invalid one anywhere but ``/v1/hea
 may not do it, 404, 409 (closed campaign, conflicting report id), 413 (body or batch too large),
 400 (anything malformed, with the first bad report named). The interactive documentation pages
 of FastAPI load scripts from a CDN and are therefore off; the schema itself is served. The web
-pages (``/c/{id}``, ``/dashboard/{id}``, ``/static/...``) are in :mod:`pldp.service.pages`.
+pages (``/c/{id}``, ``/dashboard/{id}``, ``/static/...``) are in :mod:`pldp.service.pages`. With a
+:class:`~pldp.service.rollover.Rollover`, the process also runs the report rollover
+(:class:`~pldp.service.rollover.Exporter`; one process of a store exports).
 """
 
 from __future__ import annotations
@@ -58,6 +60,7 @@ from pldp.errors import PLDPError, SpecError
 from pldp.service import auth, collect, pages, store
 from pldp.service.collect import CollectError
 from pldp.service.ingest import FastPath, Ingest, read_body
+from pldp.service.rollover import Exporter, Rollover
 from pldp.service.writer import StoreUnavailableError, Writer
 
 __all__ = ["Limits", "create_app"]
@@ -78,7 +81,7 @@ class Limits:
     max_spec: int = 2**20
 
 
-def create_app(db: str | Path, limits: Limits | None = None) -> FastAPI:
+def create_app(db: str | Path, limits: Limits | None = None, rollover: Rollover | None = None) -> FastAPI:
     """The collector application on the store ``db`` (created and migrated if needed).
 
     Parameters
@@ -87,10 +90,13 @@ def create_app(db: str | Path, limits: Limits | None = None) -> FastAPI:
         The SQLite file.
     limits : Limits, optional
         Request bounds (defaults: 8 MiB bodies, 10,000 reports per request).
+    rollover : Rollover, optional
+        Export report files (and apply retention) in the background while the app runs.
     """
     path = Path(db)
     limits = limits or Limits()
     writer = Writer(path)
+    exporter = None if rollover is None else Exporter(path, rollover)
     readers_local = threading.local()
     specs: dict[str, Spec] = {}
 
@@ -107,7 +113,11 @@ def create_app(db: str | Path, limits: Limits | None = None) -> FastAPI:
         # here and stalled the event loop (measured with gc.callbacks under 800 requests/s).
         gc.collect()
         gc.freeze()
+        if exporter is not None:
+            exporter.start()
         yield
+        if exporter is not None:
+            exporter.close()
         writer.close()
 
     app = FastAPI(

@@ -12,9 +12,21 @@ __all__ = ["add_commands"]
 
 def _serve(args: Any) -> int:
     from pldp.service.app import Limits
+    from pldp.service.rollover import Rollover, parse_duration
     from pldp.service.server import serve
 
-    serve(args.db, args.host, args.port, args.admin_token_file, Limits(args.max_body, args.max_reports), args.workers)
+    rollover = None
+    if args.export_dir is not None:
+        try:
+            rollover = Rollover(Path(args.export_dir).resolve(), parse_duration(args.export_every), args.retain_days)
+        except ValueError as exc:
+            print(f"pldp serve: {exc}", file=sys.stderr)
+            return 2
+    elif args.retain_days is not None:
+        print("pldp serve: --retain-days deletes exported reports only; it needs --export-dir", file=sys.stderr)
+        return 2
+    limits = Limits(args.max_body, args.max_reports)
+    serve(args.db, args.host, args.port, args.admin_token_file, limits, args.workers, rollover)
     return 0
 
 
@@ -108,6 +120,16 @@ def add_commands(sub: Any) -> None:
     srv.add_argument("--max-body", type=int, default=8 * 2**20, help="largest request body, bytes")
     srv.add_argument("--max-reports", type=int, default=10_000, help="most reports in one request")
     srv.add_argument("--workers", type=int, default=1, help="server processes on the same store (default 1)")
+    srv.add_argument(
+        "--export-dir", default=None, help="write the reports to report files here (DIR/spec=<id>/day=<date>/)"
+    )
+    srv.add_argument("--export-every", default="1h", help="how often to write report files: 30s, 5m, 1h (default 1h)")
+    srv.add_argument(
+        "--retain-days",
+        type=int,
+        default=None,
+        help="delete exported reports received more than N days ago (default: keep every report)",
+    )
     srv.set_defaults(func=_serve)
 
     camp = sub.add_parser("campaign", help="manage and read campaigns on a running collector")

@@ -30,12 +30,15 @@ class CollectorProcess:
     """``pldp serve --db DB`` in a subprocess; :meth:`start`, :meth:`kill` (SIGKILL), :meth:`stop`.
 
     The admin token is written to a file beside the database and given with
-    ``--admin-token-file``; ``extra`` are further command-line arguments.
+    ``--admin-token-file``; ``extra`` are further command-line arguments. ``env`` is added to the
+    child's environment at each :meth:`start` (tests set ``PLDP_TODAY`` there, and may change it
+    or :attr:`extra` between a stop and the next start).
     """
 
-    def __init__(self, db: Path, *extra: str) -> None:
+    def __init__(self, db: Path, *extra: str, env: dict[str, str] | None = None) -> None:
         self.db = Path(db)
-        self.extra = extra
+        self.extra: tuple[str, ...] = extra
+        self.env = dict(env or {})
         token_file = self.db.with_suffix(".admin-token")
         if not token_file.exists():
             token_file.write_text(new_token())
@@ -50,7 +53,11 @@ class CollectorProcess:
         cmd += ["--admin-token-file", str(self.token_file), *self.extra]
         with open(self.db.with_suffix(".log"), "ab") as log:  # the child keeps its own descriptor
             self.proc = subprocess.Popen(  # its own session: kill() reaches its worker processes too
-                cmd, stdout=log, stderr=log, env={**os.environ, "PYTHONUNBUFFERED": "1"}, start_new_session=True
+                cmd,
+                stdout=log,
+                stderr=log,
+                env={**os.environ, "PYTHONUNBUFFERED": "1", **self.env},
+                start_new_session=True,
             )
         deadline = time.monotonic() + timeout
         probe = Collector(self.url, timeout=2.0)

@@ -16,6 +16,7 @@ from typing import Any
 
 from pldp.service import auth, collect
 from pldp.service.app import Limits, create_app
+from pldp.service.rollover import Rollover
 from pldp.service.writer import Writer
 
 __all__ = ["app_from_env", "bootstrap_admin", "serve"]
@@ -43,7 +44,15 @@ def bootstrap_admin(writer: Writer, token_file: str | Path | None) -> str | None
 def app_from_env() -> Any:
     """The application of a worker process started by uvicorn (``--workers N``), from the environment."""
     limits = Limits(int(os.environ["PLDP_MAX_BODY"]), int(os.environ["PLDP_MAX_REPORTS"]))
-    return create_app(os.environ["PLDP_DB"], limits)
+    rollover = None
+    if os.environ.get("PLDP_EXPORT_DIR"):
+        retain = os.environ.get("PLDP_RETAIN_DAYS")
+        rollover = Rollover(
+            Path(os.environ["PLDP_EXPORT_DIR"]),
+            float(os.environ["PLDP_EXPORT_EVERY"]),
+            int(retain) if retain else None,
+        )
+    return create_app(os.environ["PLDP_DB"], limits, rollover)
 
 
 def serve(
@@ -53,11 +62,14 @@ def serve(
     admin_token_file: str | Path | None = None,
     limits: Limits | None = None,
     workers: int = 1,
+    rollover: Rollover | None = None,
 ) -> None:
     """Start the collector on ``host:port`` with the store ``db`` (blocks until interrupted).
 
     ``workers > 1`` runs that many processes on the same file (uvicorn's process manager): each
     takes connections and group-commits its own requests; SQLite serializes their transactions.
+    With ``rollover``, reports are exported to files (and old ones deleted) in the background by
+    one of the processes (:mod:`pldp.service.rollover`).
     """
     import uvicorn
 
@@ -71,11 +83,19 @@ def serve(
         print(f"admin token (shown once; the store keeps only its hash): {token}", flush=True)
     where = f"http://{host}:{port} (store {Path(db).resolve()}, {workers} worker{'s' * (workers > 1)})"
     print(f"pldp collector on {where}", file=sys.stderr, flush=True)
+    if rollover is not None:
+        keep = "every report" if rollover.retain_days is None else f"exported reports for {rollover.retain_days} days"
+        print(
+            f"report files to {rollover.root} every {rollover.every:g} s; keeping {keep}", file=sys.stderr, flush=True
+        )
     if workers > 1:
         os.environ.update(
             PLDP_DB=str(Path(db).resolve()),
             PLDP_MAX_BODY=str(limits.max_body),
             PLDP_MAX_REPORTS=str(limits.max_reports),
+            PLDP_EXPORT_DIR="" if rollover is None else str(rollover.root.resolve()),
+            PLDP_EXPORT_EVERY="" if rollover is None else str(rollover.every),
+            PLDP_RETAIN_DAYS="" if rollover is None or rollover.retain_days is None else str(rollover.retain_days),
         )
         uvicorn.run(
             "pldp.service.server:app_from_env",
@@ -87,4 +107,5 @@ def serve(
             access_log=False,
         )
     else:
-        uvicorn.run(create_app(db, limits), host=host, port=port, log_level="warning", access_log=False)
+        app = create_app(db, limits, rollover)
+        uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
