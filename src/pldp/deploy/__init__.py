@@ -4,8 +4,9 @@
 * :func:`verify`: its privacy claims re-checked from the spec alone with exact arithmetic;
 * :class:`ReportBatch`, :func:`decode`: wire reports (JSON or Arrow) to a tally of the spec.
 
-The device side is :class:`pldp.client.Client` (and ``clients/js/pldp-client.mjs``); the format is
-documented in ``docs/wire-format.md``.
+Report files (:mod:`pldp.deploy.files`) from several collectors are merged with each report id
+counted once by :mod:`pldp.deploy.dedupe`. The device side is :class:`pldp.client.Client` (and
+``clients/js/pldp-client.mjs``); the format is documented in ``docs/wire-format.md``.
 """
 
 from pldp.deploy.decode import decode

@@ -13,6 +13,9 @@ How a report travels, and which module holds each step::
 * :mod:`pldp.service.app`: the HTTP API (``/v1``, OpenAPI at ``/openapi.json``).
 * :mod:`pldp.service.server`: running it; :mod:`pldp.service.cli`: ``pldp serve`` and
   ``pldp campaign ...``; :mod:`pldp.service.remote`: a standard-library client of the API.
+* :mod:`pldp.service.rollover`: report files written on a schedule (crash-safe, one exporter per
+  store) and retention; :mod:`pldp.service.dayfiles`: a campaign's reports as one file per day
+  (``pldp campaign export --out-dir``).
 * :mod:`pldp.service.pages`: the web pages, served by the same process from ``static/``: the
   survey page ``/c/{id}``, where the browser randomizes the answer with ``pldp-client.mjs`` (the
   same file as ``clients/js/pldp-client.mjs``) and sends only the report; the analyst's dashboard
