@@ -18,7 +18,7 @@ from pldp.deploy.spec import Spec
 from pldp.deploy.wire import ReportBatch, columns_of
 from pldp.errors import ReportError
 
-__all__ = ["as_batch", "decode", "native_reports"]
+__all__ = ["as_batch", "check_payload", "decode", "native_reports", "tally_columns"]
 
 
 def as_batch(spec: Spec, reports: Any) -> ReportBatch:
@@ -54,8 +54,23 @@ def _validate(batch: ReportBatch) -> None:
                 if key in seen:
                     raise ReportError(f"report {row}: duplicate report id {key.hex()} within the batch", row)
                 seen[key] = row
-    for prefix, node in _parts(batch.root):
-        _check_part(batch, node, prefix)
+    check_payload(batch.root, batch.columns, n)
+
+
+def check_payload(root: Node, columns: dict[str, np.ndarray], n: int) -> None:
+    """Refuse the first of ``n`` reports whose payload columns are out of range.
+
+    Items and levels in range, no padding bits set, no item or bits where a report's level sends
+    none: everything :func:`decode` checks except the report ids, for readers that tally payload
+    columns without reading the ids (:mod:`pldp.aggregate`).
+
+    Raises
+    ------
+    ReportError
+        Naming the first bad report (``.index``) and why.
+    """
+    for prefix, node in _parts(root):
+        _check_part(columns, n, node, prefix)
 
 
 def _parts(root: Node) -> list[tuple[str, Node]]:
@@ -83,8 +98,7 @@ def _check_items(items: np.ndarray, d: np.ndarray | int, rows: np.ndarray | None
         raise ReportError(f"report {row}: {name} {int(items[row])} is out of range", row)
 
 
-def _check_part(batch: ReportBatch, node: Node, prefix: str) -> None:
-    cols = batch.columns
+def _check_part(cols: dict[str, np.ndarray], n: int, node: Node, prefix: str) -> None:
     if isinstance(node, DirectNode):
         _check_items(cols[prefix + "item"], node.d, None, "item")
     elif isinstance(node, (UnaryNode, PaddingNode)):
@@ -96,13 +110,13 @@ def _check_part(batch: ReportBatch, node: Node, prefix: str) -> None:
         if level is not None:
             _check_items(level, node.t, None, "level")
         else:
-            level = np.zeros(len(batch), dtype=np.int64)
+            level = np.zeros(n, dtype=np.int64)
         for kind in ("item", "bits"):
             if prefix + kind not in cols:
                 continue
             cls = DirectNode if kind == "item" else UnaryNode
-            uses = np.array([isinstance(n, cls) for n in node.items])
-            sizes = np.array([n.d for n in node.items])
+            uses = np.array([isinstance(item_node, cls) for item_node in node.items])
+            sizes = np.array([item_node.d for item_node in node.items])
             rows = uses[level]
             if kind == "item":
                 _check_items(cols[prefix + "item"], sizes[level], rows, "item")
@@ -118,13 +132,16 @@ def _check_part(batch: ReportBatch, node: Node, prefix: str) -> None:
 
 def native_reports(spec: Spec, batch: ReportBatch) -> tuple[Any, ...]:
     """The arguments of the spec oracle's ``tally`` for a validated batch."""
+    return _native(spec, batch.columns)
+
+
+def _native(spec: Spec, cols: dict[str, np.ndarray]) -> tuple[Any, ...]:
     from pldp.protocols import FEBSF, MPLDP, RCF
     from pldp.protocols.febsf.tally import FEBSFReports
     from pldp.protocols.mpldp import MPLDPReports
     from pldp.protocols.rcf import GroupedReports
 
     oracle = spec.mechanism()
-    cols = batch.columns
     data_name = columns_of(spec.root)[-1].name
     if isinstance(oracle, MPLDP):
         levels = np.stack([cols[f"a{i}.level"] for i in range(oracle.n_attributes)], axis=1)
@@ -171,4 +188,9 @@ def decode(spec: Spec, reports: Any) -> Any:
     (4, True)
     """
     batch = as_batch(spec, reports)
-    return spec.mechanism().tally(*native_reports(spec, batch))
+    return tally_columns(spec, batch.columns)
+
+
+def tally_columns(spec: Spec, columns: dict[str, np.ndarray]) -> Any:
+    """The tally of payload columns that :func:`check_payload` accepted (no report ids needed)."""
+    return spec.mechanism().tally(*_native(spec, columns))

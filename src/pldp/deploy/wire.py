@@ -22,7 +22,7 @@ import numpy as np
 from pldp.deploy.sampler import AttributesNode, DirectNode, LeveledNode, Node, PaddingNode, UnaryNode
 from pldp.errors import ReportError
 
-__all__ = ["BATCH_FORMAT", "REPORT_FORMAT", "Column", "ReportBatch", "columns_of"]
+__all__ = ["BATCH_FORMAT", "REPORT_FORMAT", "Column", "ReportBatch", "arrow_columns", "columns_of"]
 
 #: Version tag of one report.
 REPORT_FORMAT = "pldp.report/1"
@@ -337,19 +337,35 @@ class ReportBatch:
         if idcol.type != pa.binary(16) or idcol.null_count:
             raise ReportError("the id column must be fixed_size_binary(16) without nulls")
         ids = np.frombuffer(idcol.buffers()[1], dtype=np.uint8, count=16 * n, offset=16 * idcol.offset).reshape(n, 16)
-        cols: dict[str, np.ndarray] = {}
-        for c in columns_of(root):
-            arr = table.column(c.name).combine_chunks()
-            if c.kind == "bits":
-                if arr.type != pa.binary(c.nbytes):
-                    raise ReportError(f"column {c.name} must be fixed_size_binary({c.nbytes}), got {arr.type}")
-                buf = np.frombuffer(arr.buffers()[1], dtype=np.uint8, count=c.nbytes * n, offset=c.nbytes * arr.offset)
-                cols[c.name] = buf.reshape(n, c.nbytes)
-            else:
-                if not pa.types.is_integer(arr.type):
-                    raise ReportError(f"column {c.name} must hold integers, got {arr.type}")
-                cols[c.name] = np.asarray(arr.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
-        return cls(spec, ids, cols, root)
+        return cls(spec, ids, arrow_columns(table, root), root)
+
+
+def arrow_columns(table: Any, root: Node) -> dict[str, np.ndarray]:
+    """The payload columns of an Arrow table of reports as :attr:`ReportBatch.columns`.
+
+    Only the payload columns (:func:`columns_of`) are read, so a reader that needs no ids (an
+    aggregation of report files) may leave the ``spec`` and ``id`` columns unread. Their types
+    are checked; their values are checked by :func:`pldp.deploy.decode.check_payload`.
+    """
+    import pyarrow as pa
+
+    n = table.num_rows
+    cols: dict[str, np.ndarray] = {}
+    for c in columns_of(root):
+        arr = table.column(c.name).combine_chunks()
+        if c.kind == "bits":
+            if arr.type != pa.binary(c.nbytes):
+                raise ReportError(f"column {c.name} must be fixed_size_binary({c.nbytes}), got {arr.type}")
+            if n == 0:  # an empty array may have no data buffer
+                cols[c.name] = np.zeros((0, c.nbytes), dtype=np.uint8)
+                continue
+            buf = np.frombuffer(arr.buffers()[1], dtype=np.uint8, count=c.nbytes * n, offset=c.nbytes * arr.offset)
+            cols[c.name] = buf.reshape(n, c.nbytes)
+        else:
+            if not pa.types.is_integer(arr.type):
+                raise ReportError(f"column {c.name} must hold integers, got {arr.type}")
+            cols[c.name] = np.asarray(arr.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
+    return cols
 
 
 def _part(root: Node, prefix: str) -> Node:
