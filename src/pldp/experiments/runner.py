@@ -13,10 +13,10 @@ Path: every repeat turns true data into a tally by exact count-level simulation 
 ``path="per-user"`` (:mod:`pldp.experiments.paths`); the runner records the path as a column of
 every row and hands it to the experiments through the setting.
 
-Execution: ``scheduler`` (an address) runs the tasks on an existing Dask cluster; otherwise,
-with ``workers > 1`` and ``dask.distributed`` installed, a local cluster of ``workers``
-single-threaded processes (default: the machine's cores); otherwise serially in this process.
-A progress bar (tqdm) counts finished tasks.
+Execution (:mod:`pldp.parallel`): ``scheduler`` (an address) runs the tasks on an existing Dask
+cluster; otherwise, with ``workers > 1`` and ``dask.distributed`` installed, a local cluster of
+``workers`` single-threaded processes (default: the machine's cores); otherwise serially in this
+process. A progress bar (tqdm) counts finished tasks.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ import numpy as np
 from pldp.errors import ParameterError
 from pldp.experiments.paths import DEFAULT_PATH, check_path
 from pldp.experiments.spec import Check, Experiment
+from pldp.parallel import dask_client, dask_workers, progress_bar
 
 __all__ = ["Task", "build_tasks", "repeat_rng", "run_experiments", "run_task", "write_outputs"]
 
@@ -80,14 +81,6 @@ def build_tasks(
     return tasks
 
 
-def _progress(total: int, desc: str, enabled: bool) -> Any:
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:  # pragma: no cover - tqdm is in the experiments extra
-        return None
-    return tqdm(total=total, desc=desc, unit="task", disable=not enabled, leave=False)
-
-
 def _run_serial(tasks: Sequence[Task], seed: int, bar: Any) -> list[list[dict[str, Any]]]:
     """Every task in this process, in order."""
     done = []
@@ -103,43 +96,16 @@ def _run_dask(
 ) -> list[list[dict[str, Any]]]:
     """Every task on a Dask cluster: the one at ``scheduler``, or a local one of ``workers``
     single-threaded processes; rows come back in task order, whatever order the tasks finish in."""
-    from dask.distributed import Client, LocalCluster, as_completed
+    from dask.distributed import as_completed
 
-    cluster = None
-    if scheduler is None:
-        cluster = LocalCluster(
-            n_workers=workers,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=":0",  # any free port: never clashes with another cluster
-        )
-    client = Client(scheduler if scheduler is not None else cluster)
     done: list[list[dict[str, Any]]] = [[] for _ in tasks]
-    try:
+    with dask_client(workers, scheduler) as client:
         futures = {client.submit(task.run, seed, pure=False): i for i, task in enumerate(tasks)}
         for fut in as_completed(futures):
             done[futures[fut]] = fut.result()
             if bar is not None:
                 bar.update(1)
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
     return done
-
-
-def _use_dask(workers: int | None, scheduler: str | None) -> int:
-    """How many local Dask workers to start: 0 runs serially (one worker, or no dask.distributed)."""
-    n_workers = workers if workers is not None else (os.cpu_count() or 1)
-    if scheduler is None and n_workers <= 1:
-        return 0
-    try:
-        import dask.distributed  # noqa: F401
-    except ImportError:
-        if scheduler is not None:
-            raise ParameterError("--scheduler needs dask.distributed: pip install 'pldp[distributed]'") from None
-        return 0
-    return n_workers
 
 
 def run_experiments(
@@ -181,8 +147,8 @@ def run_experiments(
     if workers is not None and workers < 1:
         raise ParameterError(f"workers must be >= 1, got {workers!r}")
     tasks = build_tasks(experiments, quick=quick, trials=trials, path=path)
-    n_workers = _use_dask(workers, scheduler)
-    bar = _progress(len(tasks), "experiments", progress)
+    n_workers = dask_workers(workers, scheduler, default=os.cpu_count() or 1)
+    bar = progress_bar(len(tasks), "experiments", progress)
     try:
         if scheduler is not None or n_workers:
             done = _run_dask(tasks, seed, bar, workers=n_workers, scheduler=scheduler)
