@@ -55,6 +55,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 import pldp
 from pldp.deploy import Spec
+from pldp.deploy.estimates import campaign_estimate
 from pldp.deploy.files import day_label
 from pldp.errors import PLDPError, SpecError
 from pldp.service import auth, collect, pages, store
@@ -282,27 +283,13 @@ def create_app(db: str | Path, limits: Limits | None = None, rollover: Rollover 
         spec, _ = readable(request, campaign_id)
         if not 0.0 < level < 1.0:
             raise CollectError(400, "bad_level", f"level must lie in (0, 1), got {level}")
-        mech = spec.mechanism()
         tally = store.stored_tally(conn(), spec)
         if tally.n == 0:
             raise CollectError(409, "no_reports", f"campaign {campaign_id} has no reports yet")
         try:
-            est = pldp.estimate(mech, tally, method)
+            return campaign_estimate(spec, tally, method, level)
         except PLDPError as exc:
             raise CollectError(400, "bad_method", str(exc)) from None
-        parts = list(est) if isinstance(est, pldp.estimation.EstimateSet) else [est]
-        names = list(est.names) if isinstance(est, pldp.estimation.EstimateSet) else [None]
-        # the answers as the spec names them (an MPLDP oracle's attributes have index labels)
-        labels = spec.labels if spec.root.kind == "attributes" else [spec.labels]
-        return {
-            "campaign": campaign_id,
-            "n": int(est.n),
-            "method": est.method,
-            "level": level,
-            "attributes": [
-                estimate_json(e, name, level, labs) for e, name, labs in zip(parts, names, labels, strict=True)
-            ],
-        }
 
     @app.get("/v1/campaigns/{campaign_id}/export", tags=["reports"], response_class=Response)
     def export(campaign_id: str, request: Request, day: str | None = None) -> Response:
@@ -379,34 +366,3 @@ def create_app(db: str | Path, limits: Limits | None = None, rollover: Rollover 
 
     pages.add_pages(app, lambda campaign_id: spec_of(campaign_id)[1].closed)
     return app
-
-
-def estimate_json(est: Any, name: str | None, level: float, labels: list[str] | None = None) -> dict[str, Any]:
-    """One estimate as JSON: per label (the spec's ``labels`` when given) the frequency, standard error and interval."""
-    lo, hi = est.ci(level)
-    if labels is None or len(labels) != len(est.frequencies):
-        labels = list(est.domain.labels)
-    return {
-        "name": name,
-        "labels": list(labels),
-        "frequencies": est.frequencies.tolist(),
-        "std_error": est.std_error.tolist(),
-        "ci_low": lo.tolist(),
-        "ci_high": hi.tolist(),
-        "on_simplex": bool(est.on_simplex),
-        "iterations": int(est.iterations),
-        "converged": bool(est.converged),
-        "info": _jsonable(est.info),
-    }
-
-
-def _jsonable(obj: Any) -> Any:
-    if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_jsonable(v) for v in obj]
-    if hasattr(obj, "tolist"):
-        return obj.tolist()
-    if isinstance(obj, (str, int, float, bool)) or obj is None:
-        return obj
-    return str(obj)

@@ -64,17 +64,13 @@ def _list(args: Any) -> int:
 
 
 def _estimate(args: Any) -> int:
+    from pldp.deploy.estimates import estimate_text
+
     out = _collector(args).estimate(args.campaign, args.method, args.level)
     if args.json:
         print(json.dumps(out, indent=2))
         return 0
-    print(f"campaign {out['campaign']}: n = {out['n']}, method {out['method']}, {out['level']:.0%} intervals")
-    for part in out["attributes"]:
-        if part["name"]:
-            print(f"\n{part['name']}")
-        width = max(len(str(lab)) for lab in part["labels"])
-        for lab, f, lo, hi in zip(part["labels"], part["frequencies"], part["ci_low"], part["ci_high"], strict=True):
-            print(f"  {lab!s:<{width}}  {f:8.4f}  [{lo:8.4f}, {hi:8.4f}]")
+    print(estimate_text(out))
     return 0
 
 
