@@ -9,6 +9,7 @@ import numpy as np
 import pldp
 from pldp.deploy import Spec
 from pldp.protocols import APLDP, FEBSF, MPLDP, PBP, PPDA, RCF, PaddingSampling
+from pldp.sampling import GRID
 
 #: PLDP-FEBSF's budget levels 0.1, ..., 1.0 (ERRATA FEBSF-6).
 LEVELS = np.arange(1, 11) / 10
@@ -44,3 +45,19 @@ def spec_of(oracle: pldp.FrequencyOracle, name: str) -> Spec:
     """The spec of a case, with a question (one per attribute for MPLDP)."""
     question: Any = ["first?", "second?"] if name == "mpldp" else f"{name}?"
     return Spec.from_mechanism(oracle, question=question)
+
+
+def answers_of(name: str, oracle: pldp.FrequencyOracle, n: int, rng: np.random.Generator) -> tuple[Any, dict]:
+    """``n`` random answers for a case, and the keyword arguments (levels) of ``Client.reports``."""
+    if name.endswith("-ps"):
+        return [list(rng.choice(5, size=int(rng.integers(0, 4)), replace=False)) for _ in range(n)], {}
+    if name == "mpldp":
+        return rng.integers(0, 3, size=(n, 2)).tolist(), {"levels": rng.integers(0, 3, size=(n, 2))}
+    kw = {"level": rng.integers(0, len(oracle.levels), n)} if hasattr(oracle, "levels") else {}
+    return rng.integers(0, oracle.d, n), kw
+
+
+def words(seed: int) -> Any:
+    """A seeded source of 32-bit random words for :class:`pldp.client.Client` (reproducible reports)."""
+    rng = np.random.default_rng(seed)
+    return lambda n: rng.integers(0, GRID, size=n, dtype=np.uint64).astype(np.uint32)

@@ -18,7 +18,7 @@ from pldp.errors import EstimationError, ParameterError, ReportError, SpecError,
 from pldp.exact import epsilon_ceiling, exp_bounds, ratio_within
 from pldp.protocols import FEBSF
 from pldp.sampling import GRID
-from tests.deploy_cases import LEVELS, oracle_cases, spec_of
+from tests.deploy_cases import LEVELS, answers_of, oracle_cases, spec_of, words
 
 CASES = oracle_cases()
 
@@ -28,18 +28,10 @@ def _spec(name: str) -> Spec:
 
 
 def _answers(name: str, n: int, rng: np.random.Generator) -> tuple[list | np.ndarray, dict]:
-    oracle = CASES[name]
-    if name.endswith("-ps"):
-        return [list(rng.choice(5, size=int(rng.integers(0, 4)), replace=False)) for _ in range(n)], {}
-    if name == "mpldp":
-        return rng.integers(0, 3, size=(n, 2)).tolist(), {"levels": rng.integers(0, 3, size=(n, 2))}
-    kw = {"level": rng.integers(0, len(oracle.levels), n)} if hasattr(oracle, "levels") else {}
-    return rng.integers(0, oracle.d, n), kw
+    return answers_of(name, CASES[name], n, rng)
 
 
-def _words(seed: int):
-    rng = np.random.default_rng(seed)
-    return lambda n: rng.integers(0, GRID, size=n, dtype=np.uint64).astype(np.uint32)
+_words = words
 
 
 # ------------------------------------------------------------------------- exact arithmetic
