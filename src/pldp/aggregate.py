@@ -40,13 +40,16 @@ needs a value. The exception is the report ids: the ``id`` column is checked in 
   but so is the column: a writer that lies in one can lie in the other. The check is there to
   catch files of another campaign given by mistake, and the schema's ``pldp.spec`` metadata
   catches most of those first.
-* ``id`` column: reading it would cost 16 bytes per report (four times a direct report's
-  payload). Its only use would be to find duplicate reports, which needs a sort (O(n log n)),
-  and duplicates across files would still go unseen unless every id were shuffled to one place.
-  A collector stores each report id once (:mod:`pldp.service.store`) and exports each stored
-  report once. Duplicates therefore come only from giving the same file twice, which
-  :func:`report_sources` prevents for paths that resolve alike, or from copying reports between
-  files, which a per-part check could not see anyway.
+* ``id`` column: not read. Reading it would cost 16 bytes per report, four times a direct
+  report's payload, and a check within one part could find only repeats within that part. A
+  report held by two files is in two parts. That happens with a retry stored by two collectors,
+  with an ``--out-dir`` export beside the rollover's files of the same days, and with a retry
+  that came after the retention window (``docs/collector.md``, "Many collectors"). So
+  :func:`aggregate` counts every row of the files it is given. That is exact for files that hold
+  disjoint reports, such as one collector's rollover files or one set of exports. Files that may
+  overlap must first be merged by report id (:func:`pldp.deploy.dedupe.read_unique`, in memory;
+  beyond memory, the reports would have to be partitioned by id first). A file named twice is
+  read once (:func:`report_sources`).
 
 Direct and unary (and padding) specs, by far the commonest, are counted by whole-column kernels:
 ``np.bincount`` on the zero-copy item column, and :func:`pldp.bitcount.count_bits` on the packed
