@@ -9,11 +9,12 @@ whole by ``pyarrow.parquet.read_table`` (ids and spec column included, duplicate
 the reference. The payloads are drawn uniformly, which costs the kernels what reports drawn from
 the mechanisms would: they count every value, whatever its law.
 
-Standalone (not yet a suite of ``run.py``)::
+A suite of ``run.py`` (``bench_aggregate(mode, rng)``); also standalone::
 
     PYTHONPATH=src .venv/bin/python benchmarks/aggregate_rows.py [--quick] [--n 10000000]
 
-``bench_aggregate(mode, rng)`` has the signature of the other suites.
+``scale_rows.py`` measures the same code across processes: ``aggregate`` of up to 10^9 reports on
+a 2-worker Dask cluster.
 """
 
 from __future__ import annotations

@@ -6,6 +6,9 @@ Rows (see ``benchmarks/README.md``), in the order of the table:
   and the bare-numpy references, Monte Carlo trials, the MLE (exact and EM solvers);
 * ``unary_rows.py``: unary encoding (OUE, IDUE), the IDUE solvers and the PLDP-FEBSF EM;
 * ``deploy_rows.py``: the Python client with OS randomness, ``decode`` from Arrow, the JS client;
+* ``aggregate_rows.py``: ``pldp.aggregate.tally_part`` on one 10^7-report Parquet file, one core;
+* ``scale_rows.py``: ``pldp aggregate`` of up to 10^9 reports on a 2-worker LocalCluster (time
+  against n, memory per worker), and the figure ``scale.svg``;
 * ``service_rows.py``: the collector under load on loopback (``loadgen.py``), needs the service extra;
 * ``peers.py``: pldp beside pure-ldp and multi-freq-ldpy (needs the ``bench`` extra).
 
@@ -15,11 +18,12 @@ results.
 
 Every measurement is warmed up once, then the best (minimum) of several repeats is kept;
 calls that take less than a few milliseconds are looped inside a repeat. Everything runs on
-one core: importing ``harness`` (first) pins the BLAS/OpenMP thread counts to 1 before
-numpy is imported.
+one core (importing ``harness`` first pins the BLAS/OpenMP thread counts to 1 before numpy is
+imported), except the collector (two server processes) and the scale rows (two Dask workers).
 
 Output: a Markdown table on stdout, ``benchmarks/results.md`` (committed, pasted into the
-README) and ``benchmarks/results.json`` (raw numbers, git-ignored). Missed targets are
+README) with the notes and figure of the scale rows (``benchmarks/scale.svg``, committed) and
+``benchmarks/results.json`` (raw numbers, git-ignored). Missed targets are
 marked ``MISSED``; the exit code is 0 regardless.
 """
 
@@ -44,10 +48,12 @@ from typing import Any
 import numpy as np
 
 import pldp
+from aggregate_rows import bench_aggregate
 from deploy_rows import bench_deploy
 from direct_rows import bench_mle, bench_perturb, bench_trials
 from peers import bench_peers
 from report import cpu_model, fmt_time, git_revision
+from scale_rows import bench_scale, plot_scale, scale_notes
 from service_rows import bench_service
 from unary_rows import bench_solvers, bench_unary
 
@@ -76,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     rng = np.random.default_rng(SEED)
     rows: list[Row] = []
     suites = (bench_perturb, bench_trials, bench_mle, bench_unary, bench_solvers)
-    suites += (bench_deploy, bench_service, bench_peers)
+    suites += (bench_deploy, bench_aggregate, bench_scale, bench_service, bench_peers)
     for part in suites:
         t0 = time.perf_counter()
         rows += part(mode, rng)
@@ -91,7 +97,8 @@ def main(argv: list[str] | None = None) -> int:
         f"{meta['cpu']}, 1 thread (load average {meta['load_average_1min_at_end']:.2f}) · "
         f"pldp {pldp.__version__} ({meta['git']})"
     )
-    table = markdown(rows, header)
+    figure = None if args.no_write or not plot_scale(rows, HERE / "scale.svg") else "scale.svg"
+    table = markdown(rows, header) + scale_notes(rows, figure)
     print(table, end="")
     print(f"[total {wall:.1f} s]", file=sys.stderr)
     if not args.no_write:
@@ -140,7 +147,7 @@ def run_meta(mode: Mode, command: str, wall: float) -> dict[str, Any]:
     }
 
 
-#: The README's summary: ``(what, compared with, benchmark, start of the setting)`` of the rows it quotes.
+#: The README's summary: ``(what, compared with, benchmark (its start), start of the setting)`` of the rows it quotes.
 SUMMARY: tuple[tuple[str, str, str, str], ...] = (
     ("k-RR per-user path, d = 100", "pure-ldp 1.2.0", "vs peers: per-user path", "GRR/DE ε=1, d=100: pure-ldp"),
     ("k-RR per-user path, d = 100", "multi-freq-ldpy 0.2.5", "vs peers: per-user path", "GRR/DE ε=1, d=100: multi"),
@@ -148,6 +155,12 @@ SUMMARY: tuple[tuple[str, str, str, str], ...] = (
     ("OUE per-user path, d = 100", "multi-freq-ldpy 0.2.5", "vs peers: per-user path", "OUE ε=1, d=100: multi"),
     ("OUE reports held in memory", "multi-freq-ldpy 0.2.5", "vs peers: peak memory", "OUE ε=1, d=100, the same 10^5"),
     ("one trial at 10^6 users, d = 100", "the peers' fastest per-user run", "count-level trial, pldp only", "OUE ε=1"),
+    (
+        "`pldp aggregate` of 10^9 k-RR reports from Parquet, 2 workers",
+        "the target, 60 s",
+        "aggregate 10^9 direct",
+        "k-RR",
+    ),
 )
 
 
@@ -168,7 +181,7 @@ def readme_summary(rows: list[Row], meta: dict[str, Any]) -> str:
     """
     lines = ["| what | compared with | result |", "|---|---|---|"]
     for what, peer, bench, start in SUMMARY:
-        row = next((r for r in rows if r.benchmark == bench and r.setting.startswith(start)), None)
+        row = next((r for r in rows if r.benchmark.startswith(bench) and r.setting.startswith(start)), None)
         if row is None:
             continue
         bold = re.search(r"\*\*(pldp [^*]+)\*\*", row.setting)
@@ -182,7 +195,8 @@ def readme_summary(rows: list[Row], meta: dict[str, Any]) -> str:
         lines.append(f"| {what} | {peer} | {result} |")
     lines.append("")
     lines.append(
-        f"Measured on {meta['date'][:10]} at commit {meta['git']} ({meta['cpu']}, one thread); every row, "
+        f"Measured on {meta['date'][:10]} at commit {meta['git']} ({meta['cpu']}, one thread unless the row says "
+        "otherwise); every row, "
         "target and reference line: [benchmarks/results.md](benchmarks/results.md)."
     )
     return "\n".join(lines) + "\n"
