@@ -37,7 +37,7 @@ from pldp.service.writer import Writer
 from tests.service_server import Server
 
 SPEC = Spec.from_mechanism(pldp.protocols.FEBSF([0.5, 1.0, 2.0], 0.5, 6, "rappor"), question="levels?")
-DAY = store.parse_day("2026-03-01")
+DAY = report_files.parse_day("2026-03-01")
 
 
 def _reports(n: int, seed: int) -> ReportBatch:

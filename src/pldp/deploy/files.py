@@ -24,7 +24,7 @@ from pathlib import Path
 from pldp.deploy.wire import ReportBatch
 from pldp.errors import ParameterError
 
-__all__ = ["day_label", "partition_dir", "report_files", "write_reports"]
+__all__ = ["day_label", "parse_day", "partition_dir", "report_files", "write_reports"]
 
 #: Reports per Parquet row group: the unit of work of an aggregation task.
 ROW_GROUP = 1 << 20
@@ -36,6 +36,19 @@ _SPEC_ID = re.compile(r"[0-9a-f]{32}")
 def day_label(day: int) -> str:
     """The ISO date of ``day`` (days since 1970-01-01, UTC; :func:`pldp.service.store.today`)."""
     return (_EPOCH + dt.timedelta(days=int(day))).isoformat()
+
+
+def parse_day(label: str) -> int:
+    """Days since 1970-01-01 of an ISO date (``YYYY-MM-DD``; the inverse of :func:`day_label`).
+
+    Raises
+    ------
+    ValueError
+        When ``label`` is not such a date.
+    """
+    if not isinstance(label, str) or len(label) != 10:
+        raise ValueError(f"expected a day as YYYY-MM-DD, got {label!r}")
+    return (dt.date.fromisoformat(label) - _EPOCH).days
 
 
 def partition_dir(root: str | Path, spec_id: str, day: int) -> Path:

@@ -56,7 +56,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 import pldp
 from pldp.deploy import Spec
 from pldp.deploy.estimates import campaign_estimate
-from pldp.deploy.files import day_label
+from pldp.deploy.files import day_label, parse_day
 from pldp.errors import PLDPError, SpecError
 from pldp.service import auth, collect, pages, store
 from pldp.service.collect import CollectError
@@ -302,7 +302,7 @@ def create_app(db: str | Path, limits: Limits | None = None, rollover: Rollover 
         number = None
         if day is not None:
             try:
-                number = store.parse_day(day)
+                number = parse_day(day)
             except ValueError:
                 raise CollectError(400, "bad_day", f"day must be a date as YYYY-MM-DD, got {day!r}") from None
         try:

@@ -21,7 +21,6 @@ from pathlib import Path
 
 from pldp.deploy import ReportBatch
 from pldp.deploy import files as report_files
-from pldp.service import store
 from pldp.service.remote import Collector
 
 __all__ = ["day_file_name", "export_days"]
@@ -57,7 +56,7 @@ def export_days(collector: Collector, campaign_id: str, root: str | Path, days: 
     wanted = [d["day"] for d in listing["days"]] if days is None else list(days)
     name = day_file_name(listing["store"])
     spec = collector.spec(campaign_id)
-    targets = [(day, store.parse_day(day)) for day in wanted]
+    targets = [(day, report_files.parse_day(day)) for day in wanted]
     taken = [p for _, n in targets if (p := report_files.partition_dir(root, spec.id, n) / f"{name}.parquet").exists()]
     if taken:
         raise FileExistsError(f"refusing to overwrite report files: {', '.join(map(str, taken))}")

@@ -41,7 +41,6 @@ Readers use their own connections and never block the writer (WAL).
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import os
 import sqlite3
@@ -53,6 +52,7 @@ from typing import Any
 import numpy as np
 
 from pldp.deploy import ReportBatch, Spec, decode
+from pldp.deploy.files import parse_day
 from pldp.deploy.wire import columns_of
 
 __all__ = [
@@ -67,7 +67,6 @@ __all__ = [
     "load_ids",
     "migrate",
     "next_run",
-    "parse_day",
     "retention_generations",
     "row_table",
     "store_id",
@@ -209,22 +208,6 @@ def migrate(conn: sqlite3.Connection) -> int:
 #: An ISO date (``YYYY-MM-DD``) in this environment variable is taken as the current day by
 #: :func:`today`: how tests and drills of retention make days pass without waiting for them.
 TODAY_ENV = "PLDP_TODAY"
-
-_EPOCH = dt.date(1970, 1, 1)
-
-
-def parse_day(label: str) -> int:
-    """Days since 1970-01-01 of an ISO date (``YYYY-MM-DD``; the inverse of
-    :func:`pldp.deploy.files.day_label`).
-
-    Raises
-    ------
-    ValueError
-        When ``label`` is not such a date.
-    """
-    if not isinstance(label, str) or len(label) != 10:
-        raise ValueError(f"expected a day as YYYY-MM-DD, got {label!r}")
-    return (dt.date.fromisoformat(label) - _EPOCH).days
 
 
 def today() -> int:
