@@ -111,17 +111,17 @@ def store_batch(ctx: Context, campaign_id: str, prep: Prepared) -> dict[str, int
                     409, "conflicting_report", f"report {i}: id {rid.hex()} is stored with another payload"
                 )
     new = np.flatnonzero(where < 0)
-    if new.size == n:
-        ids, rows, tally = prep.ids, prep.rows, prep.tally
-    elif new.size:
+    if new.size == 0:
+        return {"accepted": 0, "duplicates": n}
+    ids, rows, tally = prep.ids, prep.rows, prep.tally
+    if new.size < n:  # some were retries: store and count the others only
         picked = [prep.report(i) for i in new.tolist()]
         ids, rows = b"".join(p[0] for p in picked), b"".join(p[1] for p in picked)
         tally = decode(prep.spec, _subset(prep.batch, new))
-    if new.size:
-        first = ctx.next_seq(key)
-        store.insert_reports(ctx.conn, key, first, ids, rows, prep.width, store.today())
-        ctx.stage_ids(key, ids, first)
-        ctx.add(campaign_id, prep.spec, tally)
+    first = ctx.next_seq(key)
+    store.insert_reports(ctx.conn, key, first, ids, rows, prep.width, store.today())
+    ctx.stage_ids(key, ids, first)
+    ctx.add(campaign_id, prep.spec, tally)
     return {"accepted": int(new.size), "duplicates": n - int(new.size)}
 
 

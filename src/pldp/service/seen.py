@@ -43,6 +43,16 @@ def _halves(ids: bytes) -> tuple[np.ndarray, np.ndarray]:
     return both[:, 0].copy(), both[:, 1].copy()
 
 
+def _scan(hi: np.ndarray, lo: np.ndarray, seqs: np.ndarray, j: int, h: np.uint64, lo_q: np.uint64) -> int:
+    """The ``seq`` of the id (``h``, ``lo_q``) in a run, looking from index ``j`` along the ids
+    whose first 8 bytes are ``h``; -1 if none of them is it."""
+    while j < len(hi) and hi[j] == h:
+        if lo[j] == lo_q:
+            return int(seqs[j])
+        j += 1
+    return -1
+
+
 class SeenIds:
     """The stored report ids of one campaign and their ``seq`` (see module doc).
 
@@ -76,12 +86,7 @@ class SeenIds:
             hit = same & (lo[at] == q_lo)
             out[hit] = seqs[at[hit]]
             for i in np.flatnonzero(same & ~hit).tolist():  # another id shares the first 8 bytes
-                j = int(at[i]) + 1
-                while j < len(hi) and hi[j] == q_hi[i]:
-                    if lo[j] == q_lo[i]:
-                        out[i] = seqs[j]
-                        break
-                    j += 1
+                out[i] = max(out[i], _scan(hi, lo, seqs, int(at[i]) + 1, q_hi[i], q_lo[i]))
         found = np.empty_like(out)
         found[order] = out
         return found
@@ -89,11 +94,9 @@ class SeenIds:
     def _find_one(self, h: np.uint64, lo_q: np.uint64) -> int:
         """:meth:`find` of one id with scalar searches (a single-report request's lookup)."""
         for hi, lo, seqs in self._runs:
-            j = int(hi.searchsorted(h))
-            while j < len(hi) and hi[j] == h:
-                if lo[j] == lo_q:
-                    return int(seqs[j])
-                j += 1
+            seq = _scan(hi, lo, seqs, int(hi.searchsorted(h)), h, lo_q)
+            if seq >= 0:
+                return seq
         return -1
 
     def add(self, ids: bytes, seqs: np.ndarray) -> None:
