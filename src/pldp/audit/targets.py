@@ -1,0 +1,208 @@
+"""What an audit runs: the sampler of a mechanism, a protocol, a spec, the Python or the JS client.
+
+Every target is reduced to its sampler node (:mod:`pldp.deploy.sampler`; a mechanism's or
+protocol's is :func:`~pldp.deploy.sampler.sampler_of`), which gives the exact channel and the
+claims, and to a way of drawing ``n`` reports of one input as report columns (the columns of
+:class:`pldp.deploy.wire.ReportBatch`):
+
+=====================  ===================================================================  ========
+target                 sampler run                                                          seeded
+=====================  ===================================================================  ========
+mechanism, protocol    its ``perturb`` (the library's vectorised code)                      yes
+:class:`~pldp.deploy.Spec`  :class:`pldp.client.Client`, fed words from the audit's generator   yes
+:class:`pldp.client.Client`  that client, with its own word source (the OS CSPRNG by default)   no
+:class:`~pldp.audit.JSClient`  the JS client in Node, with its own CSPRNG                       no
+=====================  ===================================================================  ========
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any
+
+import numpy as np
+
+from pldp.audit.pairs import Input
+from pldp.deploy.sampler import AttributesNode, DirectNode, LeveledNode, Node, PaddingNode, sampler_of
+from pldp.errors import ParameterError
+
+__all__ = ["ClientTarget", "OracleTarget", "SpecTarget", "Target", "as_target"]
+
+
+class Target(ABC):
+    """A sampler under audit: its node, its claims and a way to draw reports (module docstring)."""
+
+    #: The sampler node: exact channel and claims.
+    node: Node
+    #: What the paper claims for the level when it differs from the node's ``level_epsilon``.
+    level_claim: float | None = None
+    #: Whether draws come from the audit's generator (reproducible, and may run on Dask).
+    seeded: bool = True
+
+    @abstractmethod
+    def describe(self) -> str:
+        """One line naming the target."""
+
+    @abstractmethod
+    def sample(self, inp: Input, n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+        """Columns of ``n`` reports of the input ``inp``."""
+
+    def close(self) -> None:  # noqa: B027 - most targets hold nothing
+        """Release what the target holds (a subprocess)."""
+
+
+class OracleTarget(Target):
+    """A pldp mechanism or protocol, run by its ``perturb``."""
+
+    def __init__(self, oracle: Any) -> None:
+        from pldp.protocols import FEBSF
+
+        self.oracle = oracle
+        self.node = sampler_of(oracle)
+        if isinstance(oracle, FEBSF) and oracle.level_mechanism is not None:
+            self.level_claim = float(oracle.eps_p)  # the paper's claim (ERRATA FEBSF-6)
+
+    def describe(self) -> str:
+        return repr(self.oracle)
+
+    def sample(self, inp: Input, n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+        from pldp.itemsets import ItemSets
+        from pldp.mechanisms.direct import DirectEncoding
+        from pldp.mechanisms.unary import UnaryEncoding
+        from pldp.protocols import FEBSF, MPLDP, RCF, PaddingSampling
+        from pldp.protocols.leveled import HiddenLevels
+
+        o, node = self.oracle, self.node
+        if isinstance(o, DirectEncoding):
+            return {"item": o.perturb(np.full(n, inp.item, dtype=np.int64), rng)}
+        if isinstance(o, UnaryEncoding):
+            return {"bits": o.perturb(np.full(n, inp.item, dtype=np.int64), rng)}
+        if isinstance(o, PaddingSampling):
+            s = np.asarray(inp.item, dtype=np.int64)
+            sets = ItemSets(np.arange(n + 1, dtype=np.int64) * s.size, np.tile(s, n), o.d)
+            return {"bits": o.perturb(sets, rng)}
+        if isinstance(o, MPLDP):
+            values = np.tile(np.asarray(inp.item, dtype=np.int64), (n, 1))
+            levels = np.tile(np.asarray(inp.level, dtype=np.int64), (n, 1))
+            parts = o.perturb(values, levels, rng)
+            cols = {}
+            for i, bits in enumerate(parts.bits):
+                cols[f"a{i}.bits"], cols[f"a{i}.level"] = bits, parts.levels[:, i]
+            return cols
+        assert isinstance(node, LeveledNode)
+        x, lv = np.full(n, inp.item, dtype=np.int64), np.full(n, inp.level, dtype=np.int64)
+        name = "item" if isinstance(node.items[inp.level], DirectNode) else "bits"
+        if isinstance(o, FEBSF):
+            rep = o.perturb(x, lv, rng)
+            return {name: rep.data, "level": rep.level}
+        if isinstance(o, RCF):
+            grouped = o.perturb(x, lv, rng)
+            return {name: grouped.data[inp.level], "level": grouped.level}
+        if isinstance(o, HiddenLevels):
+            return {name: o.perturb(x, lv, rng)}
+        raise ParameterError(f"cannot audit {type(o).__name__}")  # pragma: no cover
+
+
+def client_arguments(node: Node, inp: Input, n: int) -> tuple[Any, dict[str, Any]]:
+    """``(answers, choices)`` of :meth:`pldp.client.Client.reports` for ``n`` copies of ``inp``."""
+    if isinstance(node, PaddingNode):
+        return [list(inp.item)] * n, {}
+    if isinstance(node, AttributesNode):
+        levels = None
+        if any(lv is not None for lv in inp.level):
+            levels = np.tile(np.asarray([-1 if v is None else v for v in inp.level], dtype=np.int64), (n, 1))
+        return [list(inp.item)] * n, {"levels": levels}
+    answers = np.full(n, inp.item, dtype=np.int64)
+    return answers, ({"level": inp.level} if isinstance(node, LeveledNode) else {})
+
+
+class ClientTarget(Target):
+    """The Python device client (:class:`pldp.client.Client`) with its own word source."""
+
+    seeded = False
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        self.node = client.spec.root
+
+    def describe(self) -> str:
+        return f"Python client of spec {self.client.spec.id}"
+
+    def sample(self, inp: Input, n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+        answers, choices = client_arguments(self.node, inp, n)
+        return dict(self.client.reports(answers, **choices).columns)
+
+
+class SpecTarget(ClientTarget):
+    """A campaign spec, run by the Python client on words from the audit's generator."""
+
+    seeded = True
+
+    def __init__(self, spec: Any) -> None:
+        from pldp.client import Client
+        from pldp.deploy import Spec
+
+        self.spec = spec if isinstance(spec, Spec) else Spec.from_json(spec)
+        super().__init__(Client(self.spec, random=lambda n: np.zeros(n, dtype=np.uint32)))
+
+    def describe(self) -> str:
+        return f"spec {self.spec.id} (Python client)"
+
+    def sample(self, inp: Input, n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+        from pldp.client import Client
+
+        def words(k: int) -> np.ndarray:
+            return rng.integers(0, 1 << 32, size=k, dtype=np.uint64).astype(np.uint32)
+
+        answers, choices = client_arguments(self.node, inp, n)
+        return dict(Client(self.spec, random=words).reports(answers, **choices).columns)
+
+
+class JSTarget(Target):
+    """The JS client (:class:`pldp.audit.JSClient`), in Node, with its own CSPRNG."""
+
+    seeded = False
+
+    def __init__(self, js: Any) -> None:
+        self.js = js
+        self.node = js.spec.root
+
+    def describe(self) -> str:
+        return f"JS client of spec {self.js.spec.id}"
+
+    def sample(self, inp: Input, n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+        node = self.node
+        if isinstance(node, PaddingNode):
+            answer, choices = list(inp.item), {}
+        elif isinstance(node, AttributesNode):
+            answer, choices = list(inp.item), {"levels": list(inp.level)}
+        elif isinstance(node, LeveledNode):
+            answer, choices = inp.item, {"level": inp.level}
+        else:
+            answer, choices = inp.item, {}
+        return dict(self.js.columns(answer, choices, n))
+
+    def close(self) -> None:
+        self.js.close()
+
+
+def as_target(target: Any) -> Target:
+    """The :class:`Target` of a mechanism, protocol, spec (object, dict or JSON text), client or JS client."""
+    from pldp.client import Client
+    from pldp.deploy import Spec
+    from pldp.oracle import FrequencyOracle
+
+    if isinstance(target, Target):
+        return target
+    if isinstance(target, FrequencyOracle):
+        return OracleTarget(target)
+    if isinstance(target, Client):
+        return ClientTarget(target)
+    if isinstance(target, (Spec, dict, str)):
+        return SpecTarget(target)
+    if type(target).__name__ == "JSClient":
+        return JSTarget(target)
+    raise ParameterError(
+        f"cannot audit a {type(target).__name__}: give a mechanism, a protocol, a spec, a pldp.client.Client "
+        "or a pldp.audit.JSClient"
+    )
