@@ -23,6 +23,7 @@ each test below runs on every case. Adding an oracle to :data:`CASES` gives it e
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 from collections.abc import Callable
@@ -34,6 +35,8 @@ import pytest
 from scipy import stats
 
 import pldp
+from pldp.audit import audit, default_pairs, optimal_test
+from pldp.audit.targets import OracleTarget
 from pldp.experiments.paths import users_of
 from pldp.oracle import STANDARD_METHODS, FrequencyOracle
 from pldp.protocols import (
@@ -241,6 +244,57 @@ def test_privacy_report_interface_and_claim_holds(case: str) -> None:
         assert rep.ldp_epsilon < np.inf
     text = rep.summary()
     assert isinstance(text, str) and "holds" in text and repr(rep)
+
+
+# ----------------------------------------------------------------------------------- audit
+#: Reports per input of the conformance audit: a few seconds for every case together.
+AUDIT_TRIALS = 20_000
+
+
+class _SampledBy(OracleTarget):
+    """The claims and channel of one oracle, the reports of another (a sampler that does not
+    follow its parameters)."""
+
+    def __init__(self, oracle: FrequencyOracle, sampler: FrequencyOracle) -> None:
+        super().__init__(oracle)
+        self._sampler = OracleTarget(sampler)
+
+    def sample(self, inp: Any, n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+        return self._sampler.sample(inp, n, rng)
+
+
+def _resolution(test: Any, n: int) -> float:
+    """Standard deviation of the observed log-ratio of a test's hit rates at ``n`` reports per input."""
+    return float(np.sqrt((1 - test.p0) / (n * test.p0) + (1 - test.p1) / (n * max(test.p1, 1 / n))))
+
+
+def test_audit_of_the_running_sampler_is_within_its_exact_channel_and_tight(case: str) -> None:
+    """The optimal attack on every default pair: no audited bound above the pair's exact epsilon
+    (joint confidence 0.99) nor above its claim (except PLDP-FEBSF's level, ERRATA FEBSF-6), and
+    every bound within 5 standard deviations of what a correct sampler gives on average."""
+    oracle, _, _ = _built(case)
+    res = audit(oracle, trials=AUDIT_TRIALS, rng=np.random.default_rng(11))
+    target = OracleTarget(oracle)
+    each = res.alpha / len(res.rows)
+    pairs = default_pairs(target.node)
+    assert len(pairs) == len(res.rows) > 0
+    for pair, row in zip(pairs, res.rows, strict=True):
+        assert row.audited <= row.exact + 1e-12 and not row.deviates, row
+        if row.secret != "level" or target.level_claim is None:
+            assert not row.flagged, row
+        if math.isfinite(row.expected):
+            test = optimal_test(target.node, pair, AUDIT_TRIALS, each)
+            assert row.audited >= row.expected - 5 * _resolution(test, AUDIT_TRIALS), row
+
+
+def test_audit_flags_a_sampler_that_runs_the_variants_budgets(case: str) -> None:
+    """Power: reports drawn by the variant (budgets 1.25 times larger) audited against the oracle's
+    channel are caught: above the claim, or (where the claim has room, as padding's item-set
+    budgets) above the exact channel."""
+    oracle, variant, _ = _built(case)
+    res = audit(_SampledBy(oracle, variant), pairs=12, trials=100_000, rng=np.random.default_rng(12))
+    assert not res.faithful, res.table()
+    assert res.ok or res.flagged[0].claimed < res.flagged[0].audited
 
 
 # ------------------------------------------------------------------------- distribution

@@ -37,6 +37,9 @@ class AuditRow:
         The audited lower bound :math:`\\ln(\\mathrm{TPR}_{lo}/\\mathrm{FPR}_{hi})`.
     flagged : bool
         ``audited > claimed``: the sampler leaks more than claimed (at the stated confidence).
+    deviates : bool
+        ``audited > exact``: the sampler does not follow its own parameters (a bug even when the
+        claim has room to spare, e.g. padding-and-sampling's item-set budgets).
     """
 
     secret: str
@@ -50,6 +53,7 @@ class AuditRow:
     trials: int
     audited: float
     flagged: bool
+    deviates: bool
 
 
 def _fmt(v: float) -> str:
@@ -89,9 +93,19 @@ class AuditResult:
         return [r for r in self.rows if r.flagged]
 
     @property
+    def deviations(self) -> list[AuditRow]:
+        """Rows whose audited bound exceeds the exact channel's epsilon."""
+        return [r for r in self.rows if r.deviates]
+
+    @property
     def ok(self) -> bool:
-        """No row flagged."""
+        """No row flagged: nothing leaks more than claimed."""
         return not self.flagged
+
+    @property
+    def faithful(self) -> bool:
+        """No row deviates: the sampler leaks no more than its own parameters say."""
+        return not self.deviations
 
     @property
     def confidence(self) -> float:
@@ -128,12 +142,13 @@ class AuditResult:
             "seconds": self.seconds,
             "seeded": self.seeded,
             "flagged": len(self.flagged),
+            "deviations": len(self.deviations),
             "rows": [{k: enc(v) for k, v in r.items()} for r in self.records()],
         }
 
     def table(self, max_rows: int | None = None) -> str:
         """A plain-text table (flagged rows first when cut to ``max_rows``)."""
-        rows = sorted(self.rows, key=lambda r: not r.flagged) if max_rows else self.rows
+        rows = sorted(self.rows, key=lambda r: (not r.flagged, not r.deviates)) if max_rows else self.rows
         head = ["secret", "pair", "claimed", "exact", "limit", "expected", "audited", "trials", "flag"]
         body = [
             [
@@ -145,7 +160,7 @@ class AuditResult:
                 _fmt(r.expected),
                 _fmt(r.audited),
                 str(r.trials),
-                "ABOVE CLAIM" if r.flagged else "",
+                "ABOVE CLAIM" if r.flagged else ("ABOVE EXACT" if r.deviates else ""),
             ]
             for r in rows[:max_rows]
         ]
@@ -160,6 +175,8 @@ class AuditResult:
     def summary(self) -> str:
         """One line: target, pairs, flags and tightness."""
         state = f"{len(self.flagged)} pair(s) ABOVE their claim" if self.flagged else "no pair above its claim"
+        if self.deviations:
+            state += f", {len(self.deviations)} above the exact channel (the sampler does not follow its parameters)"
         return (
             f"audit of {self.target} ({self.attack} attack, {len(self.rows)} pairs, "
             f"{self.rows[0].trials if self.rows else 0} trials per input, joint confidence {self.confidence:g}): "

@@ -192,6 +192,7 @@ def audit(
                 trials=n,
                 audited=audited,
                 flagged=bool(audited > claims[i] + 1e-12 and not math.isinf(claims[i])),
+                deviates=bool(audited > exact[i] + 1e-12),
             )
         )
     return AuditResult(tgt.describe(), attack, alpha, rows, seconds, tgt.seeded)
