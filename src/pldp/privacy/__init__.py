@@ -3,22 +3,29 @@
 * :class:`PrivacyReport`: per-output checks of direct-encoding channels (IPLDP, ULDP, LDP);
 * :class:`PairPrivacyReport`: pairwise checks of unary encodings (MinID-LDP, AvgID-LDP, LDP);
 * :class:`ItemSetPrivacyReport`: padding-and-sampling on item-sets (Gu et al. Theorem 4);
-* :class:`ComposedPrivacy`: protocols made of several mechanisms.
+* :class:`ComposedPrivacy`: protocols made of several mechanisms;
+* :func:`level_protection`, :class:`LevelProtection`: how well a hidden budget level is protected
+  by the whole report (PLDP-FEBSF, PBP, PPDA; ERRATA FEBSF-6), and :class:`FEBSFPrivacy`,
+  PLDP-FEBSF's report, which carries it.
 """
 
 from pldp.privacy.base import TOLERANCE, ComposedPrivacy, PrivacyCheck
 from pldp.privacy.channel import PrivacyReport, check_channel, report_from_columns
 from pldp.privacy.itemsets import ItemSetPrivacyReport
+from pldp.privacy.levels import FEBSFPrivacy, LevelProtection, level_protection
 from pldp.privacy.pairs import PairPrivacyReport, pair_budgets
 
 __all__ = [
     "TOLERANCE",
     "ComposedPrivacy",
+    "FEBSFPrivacy",
     "ItemSetPrivacyReport",
+    "LevelProtection",
     "PairPrivacyReport",
     "PrivacyCheck",
     "PrivacyReport",
     "check_channel",
+    "level_protection",
     "pair_budgets",
     "report_from_columns",
 ]
