@@ -6,7 +6,10 @@ client (Sec. 5.1, five steps) perturbs the item with a pure frequency oracle at 
 budget (``oracle="krr" | "rappor" | "oue"``; RAPPOR is basic one-time RAPPOR with
 :math:`\\varepsilon/2` per bit) and perturbs her level index with a pure oracle over the ``t``
 levels at budget :math:`\\varepsilon_p` (k-RR by default). She sends both reports; the item report
-is :math:`\\varepsilon_\\tau`-LDP and the level report :math:`\\varepsilon_p`-LDP.
+is :math:`\\varepsilon_\\tau`-LDP and the level report :math:`\\varepsilon_p`-LDP. The paper claims
+that this protects her level at :math:`\\varepsilon_p`; it does not (ERRATA FEBSF-6): the item
+report is drawn at her true level, so the level is protected only as well as the whole report
+protects it, which :meth:`FEBSF.privacy` reports (:func:`pldp.privacy.level_protection`).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from pldp.estimation.consistency import norm_sub
 from pldp.estimation.result import Estimate
 from pldp.mechanisms.direct import KRR, DirectEncoding
 from pldp.mechanisms.unary import UnaryEncoding
-from pldp.privacy import ComposedPrivacy, PrivacyCheck
+from pldp.privacy import FEBSFPrivacy, PrivacyCheck, level_protection
 from pldp.protocols.febsf.auem import auem
 from pldp.protocols.febsf.em import em
 from pldp.protocols.febsf.tally import FEBSFReports, FEBSFTally, pattern_tally
@@ -152,17 +155,37 @@ class FEBSF(LeveledProtocol):
             table += rng.multinomial(y, self.pi[i]).T  # (d, t) -> (t, d)
         return FEBSFTally("direct", self.t, self.d, table=table, fingerprint=self.fingerprint)
 
-    def privacy(self) -> ComposedPrivacy:
-        """Exact checks of each level's item mechanism and of the level mechanism.
+    def privacy(self) -> FEBSFPrivacy:
+        """Exact checks of each level's item mechanism and of the level mechanism, and the level's protection.
 
         A user runs one item mechanism (her level's) and the level mechanism, so her report is
-        :math:`(\\varepsilon_\\tau + \\varepsilon_p)`-LDP. (How well the *level* is hidden is
-        another matter, ERRATA FEBSF-6: the item report depends on it too.)
+        :math:`(\\varepsilon_\\tau + \\varepsilon_p)`-LDP: the composed check (``holds``,
+        ``ldp_epsilon``) covers the item. Her *level* is not protected at :math:`\\varepsilon_p`
+        as the paper claims (ERRATA FEBSF-6): the item report is drawn at her true level, so it
+        reveals the level too. ``level`` (a :class:`~pldp.privacy.LevelProtection` for uniform
+        items and levels; None with one level) holds the level's exact protection by the whole
+        report: its worst case and the success of a Bayes guess of the level
+        (:func:`~pldp.privacy.level_protection`).
+
+        Examples
+        --------
+        The paper's levels 0.1, ..., 1.0 with :math:`\\varepsilon_p = 0.3` and OUE over 16 items:
+        every report is within its budget, yet the level is protected at 8.83, not 0.3.
+
+        >>> import numpy as np
+        >>> rep = FEBSF(np.arange(1, 11) / 10, 0.3, 16, oracle="oue").privacy()
+        >>> rep.holds, round(rep["level report"].ldp_epsilon, 6), round(rep.level.worst_case, 2)
+        (True, 0.3, 8.83)
+        >>> print(rep.summary().splitlines()[1])  # doctest: +NORMALIZE_WHITESPACE
+        level: the paper claims eps_p=0.3; the whole report protects it at 8.83 (worst case); a Bayes
+        guess from the whole report succeeds w.p. 0.18 against 0.13 from the level report alone and
+        0.10 with no report (uniform items and levels)
         """
         parts: dict[str, PrivacyCheck] = {"item report": self._level_privacy()}
         if self.level_mechanism is not None:
             parts["level report"] = self.level_mechanism.privacy()
-        return ComposedPrivacy("LDP of the item report at each level, and of the level report", parts, "sum")
+        level = level_protection(self) if self.level_mechanism is not None else None
+        return FEBSFPrivacy("LDP of the item report at each level, and of the level report", parts, "sum", level)
 
     def estimate(
         self,
