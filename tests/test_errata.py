@@ -69,6 +69,31 @@ def test_febsf5_em_stopping_rule_and_cap() -> None:
     assert capped.info["log_likelihood"] <= done.info["log_likelihood"] + 1e-9
 
 
+def test_febsf6_the_level_is_protected_by_the_whole_report_not_at_eps_p() -> None:
+    """FEBSF-6: with levels 0.1..1.0 and eps_p = 0.3 the level's worst-case privacy is 1.10 (k-RR,
+    |D| = 16), 8.83 (OUE, 16) and 23.6 (OUE, 42), not 0.3, while each report keeps its own LDP; a
+    Bayes guess of the level from the whole report (uniform items and levels) beats the level report
+    alone by 0 (k-RR: its marginal does not depend on the level), a third (OUE, 16) and two thirds
+    (OUE, 42)."""
+    levels = np.arange(1, 11) / 10
+    cases = {
+        ("krr", 16): ("1.10", 0.1304, 0.0),
+        ("oue", 16): ("8.83", 0.1752, 0.343),
+        ("oue", 42): ("23.6", 0.2175, 0.668),
+    }
+    for (oracle, d), (worst, whole, gain) in cases.items():
+        proto = FEBSF(levels, 0.3, d, oracle)
+        rep = proto.privacy()
+        lp = rep.level
+        assert rep.holds and rep["level report"].ldp_epsilon <= 0.3  # the reports' own claims hold
+        assert lp is not None and lp.claimed == 0.3
+        assert f"{lp.worst_case:#.3g}" == worst and lp.worst_case > 3 * lp.claimed
+        assert lp.level_report_epsilon == pytest.approx(0.3, abs=1e-8) and lp.level_report_epsilon <= 0.3
+        assert lp.bayes_whole == pytest.approx(whole, abs=1e-4)
+        assert lp.bayes_level_report == pytest.approx(0.1304, abs=1e-4) and lp.prior_guess == pytest.approx(0.1)
+        assert lp.gain == pytest.approx(gain, abs=1e-3)
+
+
 def test_mpldp2_levels_are_random_with_the_configured_shares_and_independent_of_the_data() -> None:
     """MPLDP-2: Algorithm 4's rows are sorted; levels are drawn at random, not in blocks."""
     proto = MPLDP([4], [2.0], level_shares=[0.2, 0.3, 0.5])

@@ -5,6 +5,8 @@ from __future__ import annotations
 import itertools
 import json
 import math
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -310,3 +312,173 @@ def test_bad_input() -> None:
         auem(proto, tally)
     with pytest.raises(pldp.TallyError):
         FEBSF([0.5, 1.0], 0.3, 5, oracle="oue").tally(FEBSFReports(np.zeros((3, 2), np.uint8), np.zeros(3, int)))
+
+
+# ------------------------------------------------------------------ the level's protection (FEBSF-6)
+#: PLDP-FEBSF's budget levels 0.1, ..., 1.0.
+PAPER_LEVELS = np.arange(1, 11) / 10
+
+
+def _item_channels(proto: Any) -> np.ndarray:
+    """``Q[tau, x, y] = Pr(item report y | item x, level tau)`` over *every* output ``y``, from the
+    mechanisms' exact channels: k-RR as is, unary by enumerating all ``2**w`` bit vectors."""
+    out = []
+    for mech in proto.mechanisms:
+        chan = mech.channel()[: proto.d]
+        if mech.family == "unary":  # chan[x, k] = Pr(bit k = 1 | x)
+            bits = np.array(list(itertools.product((0, 1), repeat=mech.d)))  # (2**w, w)
+            chan = np.prod(np.where(bits[None, :, :] == 1, chan[:, None, :], 1 - chan[:, None, :]), axis=2)
+        out.append(chan)
+    return np.array(out)
+
+
+def _level_channel(proto: Any) -> np.ndarray:
+    """``pi[tau, l]``; PBP and PPDA send no level report (one certain output)."""
+    return proto.pi if isinstance(proto, FEBSF) else np.ones((proto.t, 1))
+
+
+def _brute_force(proto: Any, p: np.ndarray, rho: np.ndarray) -> tuple[float, float, float]:
+    """(worst case, Bayes from the whole report, Bayes from the level report) by enumerating every
+    (item, item report, level report) of the exact channels."""
+    q = _item_channels(proto)
+    pi = _level_channel(proto)
+    lik = q[:, :, :, None] * pi[:, None, None, :]  # Pr(y, l | x, tau)
+    worst = max(float(np.max(lik[t] / lik[u])) for t, u in itertools.permutations(range(len(lik)), 2))
+    joint = rho[:, None, None] * np.einsum("x,txyl->tyl", p, lik)
+    return math.log(worst), float(joint.max(axis=0).sum()), float((rho[:, None] * pi).max(axis=0).sum())
+
+
+@pytest.mark.parametrize(
+    ("make", "item_prior", "level_prior"),
+    [
+        (lambda: FEBSF([0.5, 1.0, 2.0], 0.3, 5, "krr"), None, None),
+        (lambda: FEBSF([0.5, 1.0, 2.0], 0.3, 5, "krr"), [0.5, 0.2, 0.1, 0.1, 0.1], [0.6, 0.3, 0.1]),
+        (lambda: FEBSF(PAPER_LEVELS, 0.3, 8, "krr"), np.arange(1, 9) / 36, None),
+        (lambda: FEBSF(PAPER_LEVELS, 0.3, 8, "oue"), None, None),
+        (lambda: FEBSF([0.5, 1.0, 2.0], 0.7, 6, "oue"), None, [0.2, 0.3, 0.5]),
+        (lambda: FEBSF([0.5, 2.0, 4.0], 0.5, 7, "rappor"), None, [0.5, 0.25, 0.25]),
+        (lambda: pldp.protocols.PBP([0.5, 1.0, 2.0], [0.3, 0.3, 0.4], 4, "oue"), None, [0.3, 0.3, 0.4]),
+        (lambda: pldp.protocols.PBP([0.5, 1.0, 2.0], [0.3, 0.3, 0.4], 4, "krr"), [0.4, 0.3, 0.2, 0.1], None),
+        (lambda: pldp.protocols.PPDA([0.5, 1.0, 2.0], 4, extra_bits=3, oracle="oue"), None, None),
+    ],
+)
+def test_level_protection_equals_brute_force_enumeration(
+    make: Callable[[], Any], item_prior: Any, level_prior: Any
+) -> None:
+    """worst_case and the Bayes success probabilities equal an independent enumeration of every
+    output of the exact channels (all 2**w unary outputs), for any level prior and, with k-RR,
+    any item prior; PPDA's appended bits and PBP's missing level report included."""
+    proto = make()
+    p = np.full(proto.d, 1 / proto.d) if item_prior is None else np.asarray(item_prior)
+    rho = np.full(proto.t, 1 / proto.t) if level_prior is None else np.asarray(level_prior)
+    lp = pldp.privacy.level_protection(proto, item_prior, level_prior)
+    worst, whole, alone = _brute_force(proto, p, rho)
+    assert lp.worst_case == pytest.approx(worst, rel=1e-12)
+    assert lp.bayes_whole == pytest.approx(whole, rel=1e-12)
+    assert lp.bayes_level_report == pytest.approx(alone, rel=1e-12)
+    assert lp.prior_guess == pytest.approx(rho.max(), rel=1e-15)
+    assert lp.prior_guess <= lp.bayes_level_report + 1e-12 and lp.bayes_level_report <= lp.bayes_whole + 1e-12
+    if isinstance(proto, FEBSF):
+        assert lp.claimed == proto.eps_p
+        assert lp.level_report_epsilon == pytest.approx(proto.privacy()["level report"].ldp_epsilon, abs=1e-12)
+    else:  # PBP, PPDA: no level report, nothing claimed
+        assert lp.claimed is None and lp.level_report_epsilon == 0 and lp.bayes_level_report == lp.prior_guess
+
+
+def test_level_protection_of_unary_reports_is_stable_for_large_domains() -> None:
+    """The counts of ones sum in log space: a level's report probabilities sum to one for d = 1000
+    (a prior certain of one level makes bayes_whole that sum), and the guess improves with d."""
+    previous = 0.0
+    for d in (16, 42, 200):
+        lp = pldp.privacy.level_protection(FEBSF(PAPER_LEVELS, 0.3, d, "oue"))
+        assert math.isfinite(lp.worst_case) and previous < lp.bayes_whole < 1
+        previous = lp.bayes_whole
+    certain = pldp.privacy.level_protection(FEBSF(PAPER_LEVELS, 0.3, 1000, "oue"), level_prior=np.eye(10)[3])
+    assert certain.bayes_whole == pytest.approx(1.0, rel=1e-10)  # the sum of Pr(report | level 3)
+    assert certain.worst_case > 500
+
+
+def _log_likelihoods(proto: FEBSF, p: np.ndarray, reports: FEBSFReports) -> np.ndarray:
+    """``log Pr(item report | level)`` per user and level (items drawn from ``p``), computed per
+    report from the bits (unary) or the reported item (k-RR), without the module's count formula."""
+    if proto.kind == "direct":
+        return np.log(np.array([p @ m.channel() for m in proto.mechanisms]).T[reports.data])
+    bits = np.unpackbits(reports.data, axis=1)[:, : proto.d].astype(float)
+    ones = bits.sum(axis=1)
+    out = []
+    for a, b in zip(proto.p_star, proto.q_star, strict=True):
+        base = ones * math.log(b) + (proto.d - ones) * math.log(1 - b)
+        own = bits @ (p * a / b) + (1 - bits) @ (p * (1 - a) / (1 - b))  # sum_x p_x Pr(y_x | x) / Pr(y_x | not x)
+        out.append(base + np.log(own))
+    return np.array(out).T
+
+
+@pytest.mark.parametrize(
+    ("proto", "item_prior"),
+    [
+        (FEBSF(PAPER_LEVELS, 0.3, 16, "oue"), None),
+        (FEBSF([0.5, 2.0, 4.0], 0.5, 4, "krr"), np.array([0.7, 0.1, 0.1, 0.1])),
+    ],
+)
+def test_bayes_guess_of_the_level_monte_carlo(proto: FEBSF, item_prior: np.ndarray | None) -> None:
+    """Reports drawn by FEBSF.perturb (uniform levels): the Bayes rule on the whole report succeeds
+    at bayes_whole and on the level report alone at bayes_level_report (each within K standard
+    errors), and neither rate is within K standard errors of the other rule's probability (power)."""
+    rng = np.random.default_rng(2024)
+    n = 200_000
+    p = np.full(proto.d, 1 / proto.d) if item_prior is None else item_prior
+    lp = pldp.privacy.level_protection(proto, item_prior=item_prior)
+    items = rng.choice(proto.d, n, p=p)
+    levels = rng.integers(0, proto.t, n)
+    reports = proto.perturb(items, levels, rng)
+    log_pi = np.log(proto.pi)[:, reports.level].T  # (n, t); the level prior is uniform
+    whole = np.mean(np.argmax(_log_likelihoods(proto, p, reports) + log_pi, axis=1) == levels)
+    alone = np.mean(np.argmax(log_pi, axis=1) == levels)
+
+    def se(q: float) -> float:
+        return math.sqrt(q * (1 - q) / n)
+
+    assert abs(whole - lp.bayes_whole) < K * se(lp.bayes_whole)
+    assert abs(alone - lp.bayes_level_report) < K * se(lp.bayes_level_report)
+    # power: each rule's rate is far from the other rule's probability (the item report reveals the level)
+    assert abs(whole - lp.bayes_level_report) > K * se(lp.bayes_level_report)
+    assert abs(alone - lp.bayes_whole) > K * se(lp.bayes_whole)
+
+
+def test_level_protection_refuses_levels_in_the_clear_and_unary_item_priors() -> None:
+    with pytest.raises(pldp.ParameterError, match="clear"):
+        pldp.privacy.level_protection(pldp.protocols.RCF([0.5, 1.0], 4))
+    with pytest.raises(pldp.ParameterError, match="clear"):
+        pldp.privacy.level_protection(pldp.protocols.APLDP([0.5, 4.0], 16))
+    with pytest.raises(pldp.ParameterError, match="single budget level"):
+        pldp.privacy.level_protection(FEBSF([1.0], 0.3, 4))
+    with pytest.raises(pldp.ParameterError, match="no budget levels"):
+        pldp.privacy.level_protection(pldp.KRR(1.0, 4))
+    with pytest.raises(pldp.ParameterError, match="uniform item_prior"):
+        pldp.privacy.level_protection(FEBSF([0.5, 1.0], 0.3, 4, "oue"), item_prior=[0.4, 0.2, 0.2, 0.2])
+    with pytest.raises(pldp.ParameterError, match="level_prior"):
+        pldp.privacy.level_protection(FEBSF([0.5, 1.0], 0.3, 4), level_prior=[0.5, 0.6])
+    assert FEBSF([1.0], 0.3, 4).privacy().level is None
+
+
+def test_privacy_report_carries_the_level_protection() -> None:
+    proto = FEBSF(PAPER_LEVELS, 0.3, 16, "oue")
+    rep = proto.privacy()
+    assert isinstance(rep, pldp.privacy.FEBSFPrivacy) and isinstance(rep, pldp.ComposedPrivacy)
+    assert rep.holds and list(rep) == ["item report", "level report"]  # the composed check is unchanged
+    assert rep.level == pldp.privacy.level_protection(proto)
+    head, line = rep.summary().splitlines()
+    assert head == pldp.ComposedPrivacy(rep.notion, rep.parts, "sum").summary()
+    assert line == (
+        "level: the paper claims eps_p=0.3; the whole report protects it at 8.83 (worst case); a Bayes guess "
+        "from the whole report succeeds w.p. 0.18 against 0.13 from the level report alone and 0.10 with no "
+        "report (uniform items and levels)"
+    )
+    assert rep.level is not None and rep.level.gain == pytest.approx(
+        rep.level.bayes_whole / rep.level.bayes_level_report - 1
+    )
+    assert rep.level.advantage_ratio == pytest.approx(
+        (rep.level.bayes_whole - 0.1) / (rep.level.bayes_level_report - 0.1)
+    )
+    hidden = pldp.privacy.level_protection(pldp.protocols.PPDA([0.5, 1.0, 2.0], 4))
+    assert hidden.advantage_ratio == math.inf and "nothing is claimed" in hidden.summary()
