@@ -108,8 +108,8 @@ class LevelProtection:
     @property
     def advantage_ratio(self) -> float:
         """How many times the level report's own advantage over a blind guess the whole report has,
-        :math:`(S_{\\text{whole}} - S_0) / (S_{\\text{level}} - S_0)` (``inf`` when no level report
-        is sent, or when it tells nothing)."""
+        :math:`(S_{\\text{whole}} - S_0) / (S_{\\text{level}} - S_0)` (``inf`` when the level report
+        tells nothing, e.g. none is sent, but the whole report does; 1 when neither tells anything)."""
         own = self.bayes_level_report - self.prior_guess
         whole = self.bayes_whole - self.prior_guess
         return whole / own if own > 0 else (math.inf if whole > 0 else 1.0)
@@ -124,13 +124,21 @@ class LevelProtection:
         return f"{items}, {levels}"
 
     def summary(self) -> str:
-        """One line: the claim, the worst case, and the three Bayes success probabilities."""
+        """One line: the claim, the worst case, and the Bayes success probabilities."""
         claim = f"the paper claims eps_p={self.claimed:g}" if self.claimed is not None else "nothing is claimed for it"
+        if self.level_report_epsilon > 0:
+            guess = (
+                f"a Bayes guess from the whole report succeeds w.p. {self.bayes_whole:.2f} against "
+                f"{self.bayes_level_report:.2f} from the level report alone and {self.prior_guess:.2f} with no report"
+            )
+        else:
+            guess = (
+                f"no level report is sent, yet a Bayes guess from the report succeeds w.p. {self.bayes_whole:.2f} "
+                f"against {self.prior_guess:.2f} with no report"
+            )
         return (
             f"level: {claim}; the whole report protects it at {_digits(self.worst_case)} (worst case); "
-            f"a Bayes guess from the whole report succeeds w.p. {self.bayes_whole:.2f} against "
-            f"{self.bayes_level_report:.2f} from the level report alone and {self.prior_guess:.2f} with no report "
-            f"({self.priors})"
+            f"{guess} ({self.priors})"
         )
 
 
