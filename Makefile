@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: demo test bench bench-quick lint format clean
+.PHONY: demo test bench bench-quick audit lint format clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -29,6 +29,9 @@ bench: $(VENV)/.bench-installed  ## speed benchmarks, pldp and its peers -> benc
 
 bench-quick: $(VENV)/.bench-installed
 	$(PY) benchmarks/run.py --quick
+
+audit: $(STAMP)  ## empirical privacy audit of every mechanism and protocol, 10^6 reports per input -> docs/audit.md
+	$(PY) -m pldp.audit.catalog --trials 1000000 --out docs/audit.md
 
 lint: $(STAMP)  ## ruff check, format check, and the mypy type check of src/
 	$(VENV)/bin/ruff check src tests benchmarks

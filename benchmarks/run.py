@@ -7,6 +7,7 @@ Rows (see ``benchmarks/README.md``), in the order of the table:
 * ``unary_rows.py``: unary encoding (OUE, IDUE), the IDUE solvers and the PLDP-FEBSF EM;
 * ``deploy_rows.py``: the Python client with OS randomness, ``decode`` from Arrow, the JS client;
 * ``aggregate_rows.py``: ``pldp.aggregate.tally_part`` on one 10^7-report Parquet file, one core;
+* ``audit_rows.py``: ``pldp.audit.audit`` of one pair at 10^6 reports per input, one core;
 * ``scale_rows.py``: ``pldp aggregate`` of up to 10^9 reports on a 2-worker LocalCluster (time
   against n, memory per worker), and the figure ``scale.svg``;
 * ``service_rows.py``: the collector under load on loopback (``loadgen.py``), needs the service extra;
@@ -49,6 +50,7 @@ import numpy as np
 
 import pldp
 from aggregate_rows import bench_aggregate
+from audit_rows import bench_audit
 from deploy_rows import bench_deploy
 from direct_rows import bench_mle, bench_perturb, bench_trials
 from peers import bench_peers
@@ -82,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     rng = np.random.default_rng(SEED)
     rows: list[Row] = []
     suites = (bench_perturb, bench_trials, bench_mle, bench_unary, bench_solvers)
-    suites += (bench_deploy, bench_aggregate, bench_scale, bench_service, bench_peers)
+    suites += (bench_deploy, bench_aggregate, bench_audit, bench_scale, bench_service, bench_peers)
     for part in suites:
         t0 = time.perf_counter()
         rows += part(mode, rng)

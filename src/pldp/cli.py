@@ -6,6 +6,7 @@
 ``pldp datasets list``             the bundled datasets
 ``pldp mechanism show NAME ...``   a mechanism's probabilities and its exact privacy check
 ``pldp aggregate SPEC FILES...``   the estimate of a campaign's report files, tallied on Dask
+``pldp audit SPEC|MECHANISM``      empirical privacy audit (exit 1 when a pair leaks more than claimed)
 """
 
 from __future__ import annotations
@@ -376,11 +377,13 @@ def build_parser() -> argparse.ArgumentParser:
     ag.add_argument("--no-progress", action="store_true", help="no progress bar")
     ag.set_defaults(func=_aggregate)
 
+    from pldp.audit.cli import add_commands as add_audit_commands
     from pldp.deploy.cli import add_commands
     from pldp.service.cli import add_commands as add_service_commands
 
     add_commands(sub)
     add_service_commands(sub)
+    add_audit_commands(sub)
     return parser
 
 
