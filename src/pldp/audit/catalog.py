@@ -14,12 +14,15 @@ import math
 import subprocess
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 __all__ = ["catalog", "main", "write_page"]
+
+IDUE_MODELS = ("opt0", "opt1", "opt2")
 
 
 def catalog() -> dict[str, Callable[[], Any]]:
@@ -36,11 +39,7 @@ def catalog() -> dict[str, Callable[[], Any]]:
         "IPRR": lambda: pldp.IPRR(fig1),
         "RAPPOR": lambda: pldp.RAPPOR(1.0, 10),
         "OUE": lambda: pldp.OUE(1.0, 10),
-        **{
-            f"IDUE {m} {r}": (lambda m=m, r=r: pldp.IDUE(b5, model=m, pair_rule=r))
-            for m in ("opt0", "opt1", "opt2")
-            for r in ("min", "avg")
-        },
+        **{f"IDUE {m} {r}": partial(pldp.IDUE, b5, model=m, pair_rule=r) for m in IDUE_MODELS for r in ("min", "avg")},
         "OUE-PS": lambda: PaddingSampling(pldp.OUE(1.0, 5), 2),
         "IDUE-PS": lambda: PaddingSampling(pldp.IDUE(b5, model="opt2", same_level="always"), 2),
         "PLDP-FEBSF k-RR": lambda: FEBSF(paper, 0.3, 16, "krr"),
