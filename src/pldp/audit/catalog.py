@@ -16,13 +16,13 @@ import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
 __all__ = ["catalog", "main", "write_page"]
 
-IDUE_MODELS = ("opt0", "opt1", "opt2")
+IDUE_MODELS: tuple[Literal["opt0", "opt1", "opt2"], ...] = ("opt0", "opt1", "opt2")
 
 
 def catalog() -> dict[str, Callable[[], Any]]:
