@@ -291,3 +291,42 @@ def test_a_client_seeded_per_report_from_an_eight_bit_clock_is_flagged() -> None
         source = _repeating(5, np.roll(_seeded_patterns(5, range(256)), -start, axis=0))
         res = audit(Client(spec, random=source), rng=np.random.default_rng(start))
         assert not res.ok
+
+
+# --------------------------------------------------------------------------- command line
+def test_cli_audits_a_spec_and_a_mechanism_and_writes_table_json_and_figure(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    from pldp.cli import main
+
+    spec_path = tmp_path / "spec.json"
+    spec_path.write_text(Spec.from_mechanism(pldp.OUE(1.0, 4), question="q").to_json())
+    out = tmp_path / "out"
+    assert main(["audit", str(spec_path), "--trials", "20000", "--seed", "1", "--out", str(out), "--no-progress"]) == 0
+    text = capsys.readouterr().out
+    assert "12 pairs" in text and "no pair above its claim" in text
+    data = json.loads((out / "audit.json").read_text())
+    assert len(data["rows"]) == 12 and data["flagged"] == 0
+    assert (out / "audit.svg").read_text().lstrip().startswith("<?xml")
+    assert main(["audit", "rappor", "--eps", "2", "--d", "6", "--trials", "20000", "--attack", "ldp-auditor",
+                 "--pairs", "3", "--seed", "2", "--no-progress"]) == 0  # fmt: skip
+    assert "3 pairs" in capsys.readouterr().out
+
+
+def test_cli_exits_1_when_a_pair_is_flagged(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pldp.cli import main
+
+    spec = _krr_spec()
+    spec_path = tmp_path / "spec.json"
+    spec_path.write_text(spec.to_json())
+    original = pldp.client.direct_draw
+    broken = direct_table(GRID - 3 * (1 << 20), [1 << 20] * 3 + [0])  # keeps far too often
+    monkeypatch.setattr(pldp.client, "direct_draw", lambda x, w, table: original(x, w, broken))
+    assert main(["audit", str(spec_path), "--trials", "20000", "--seed", "3", "--no-progress"]) == 1
+    assert "ABOVE CLAIM" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["audit", str(tmp_path / "missing.json")])
