@@ -176,6 +176,18 @@ def _parse_budgets(text: str) -> list[float | None]:
     return out
 
 
+def add_mechanism_options(parser: argparse.ArgumentParser) -> None:
+    """The options that name a mechanism's configuration (``mechanism show``, ``audit``)."""
+    parser.add_argument("--eps", type=float, default=None, help="budget (krr, urr, rappor, oue)")
+    parser.add_argument("--d", type=int, default=None, help="domain size (krr, rappor, oue)")
+    parser.add_argument("--sensitive", default=None, help="urr: comma-separated 0/1 flags per item")
+    parser.add_argument("--budgets", default=None, help="iprr/idue: comma-separated budgets, inf = non-sensitive")
+    parser.add_argument("--model", default="opt0", choices=["opt0", "opt1", "opt2"], help="idue model")
+    parser.add_argument(
+        "--pair-rule", default="min", choices=["min", "avg"], help="idue notion: MinID-LDP (min) or AvgID-LDP (avg)"
+    )
+
+
 def _mechanism(args: argparse.Namespace) -> Any:
     """The mechanism ``pldp mechanism show`` describes, from its options."""
     import pldp
@@ -346,14 +358,7 @@ def build_parser() -> argparse.ArgumentParser:
     mech_sub = mech.add_subparsers(dest="action", required=True)
     show = mech_sub.add_parser("show", help="probabilities and exact privacy check of a configuration")
     show.add_argument("name", help="krr, urr, iprr, rappor, oue or idue")
-    show.add_argument("--eps", type=float, default=None, help="budget (krr, urr, rappor, oue)")
-    show.add_argument("--d", type=int, default=None, help="domain size (krr, rappor, oue)")
-    show.add_argument("--sensitive", default=None, help="urr: comma-separated 0/1 flags per item")
-    show.add_argument("--budgets", default=None, help="iprr/idue: comma-separated budgets, inf = non-sensitive")
-    show.add_argument("--model", default="opt0", choices=["opt0", "opt1", "opt2"], help="idue model")
-    show.add_argument(
-        "--pair-rule", default="min", choices=["min", "avg"], help="idue notion: MinID-LDP (min) or AvgID-LDP (avg)"
-    )
+    add_mechanism_options(show)
     show.add_argument("--json", action="store_true", help="machine-readable output")
     show.set_defaults(func=_mechanism_show)
 

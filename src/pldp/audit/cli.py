@@ -79,6 +79,8 @@ def _audit(args: argparse.Namespace) -> int:
 
 def add_commands(sub: Any) -> None:
     """Register ``pldp audit`` on the top-level subparsers."""
+    from pldp.cli import add_mechanism_options
+
     p = sub.add_parser(
         "audit",
         help="empirical privacy audit of a spec or a mechanism (exit 1 when a pair leaks more than claimed)",
@@ -98,10 +100,5 @@ def add_commands(sub: Any) -> None:
     p.add_argument("--scheduler", default=None, help="address of a Dask scheduler to spread the draws over")
     p.add_argument("--workers", type=int, default=None, help="local Dask workers (default: this process)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--eps", type=float, default=None, help="mechanism: budget (krr, urr, rappor, oue)")
-    p.add_argument("--d", type=int, default=None, help="mechanism: domain size (krr, rappor, oue)")
-    p.add_argument("--sensitive", default=None, help="urr: comma-separated 0/1 flags per item")
-    p.add_argument("--budgets", default=None, help="iprr/idue: comma-separated budgets, inf = non-sensitive")
-    p.add_argument("--model", default="opt0", choices=["opt0", "opt1", "opt2"], help="idue model")
-    p.add_argument("--pair-rule", default="min", choices=["min", "avg"], help="idue notion: MinID (min), AvgID (avg)")
+    add_mechanism_options(p)
     p.set_defaults(func=_audit)
