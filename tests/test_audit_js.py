@@ -221,3 +221,26 @@ def test_the_client_pickles_without_its_process(clients: Any) -> None:
 def test_the_packaged_files_are_there() -> None:
     assert DRIVER.is_file() and MODULE.is_file()
     assert MODULE.read_bytes() == (ROOT / "clients" / "js" / "pldp-client.mjs").read_bytes()
+
+
+# --------------------------------------------------------------------------- the audit of the JS client
+def test_the_audit_of_the_js_client_is_clean_and_within_its_channel() -> None:
+    from pldp.audit import audit
+
+    spec = Spec.from_mechanism(pldp.OUE(1.0, 4), question="q")
+    with JSClient(spec) as js:
+        res = audit(js, trials=100_000, rng=np.random.default_rng(1))
+    assert len(res.rows) == 12 and res.ok and res.faithful and not res.seeded
+    assert all(r.audited > r.expected - 0.15 for r in res.rows)  # tight: 5 sd at 10^5 reports is about 0.13
+
+
+def test_the_audit_flags_a_js_client_whose_keep_threshold_is_off(tmp_path: Path) -> None:
+    """Power, at the default 10^6 reports per input: the JS client keeping 10 % too often."""
+    from pldp.audit import audit
+
+    variant = tmp_path / "pldp-client.mjs"
+    variant.write_text(MODULE.read_text(encoding="utf-8").replace(KEEP_LINE, "if (w < node.keep * 1.1) return x;"))
+    spec = Spec.from_mechanism(pldp.KRR(1.0, 4), question="q")
+    with JSClient(spec, module=variant) as js:
+        res = audit(js, rng=np.random.default_rng(2))
+    assert not res.ok, res.table()

@@ -33,6 +33,7 @@ module              holds
 from pldp.audit.attacks import ATTACKS, ldp_auditor_test
 from pldp.audit.bounds import clopper_pearson, epsilon_lower_bound
 from pldp.audit.events import Test, optimal_test, pair_claim
+from pldp.audit.jsclient import JSClient
 from pldp.audit.pairs import Input, Pair, default_pairs
 from pldp.audit.result import AuditResult, AuditRow
 from pldp.audit.run import audit
@@ -42,6 +43,7 @@ __all__ = [
     "AuditResult",
     "AuditRow",
     "Input",
+    "JSClient",
     "Pair",
     "Test",
     "audit",

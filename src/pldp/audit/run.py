@@ -12,6 +12,7 @@ import numpy as np
 from pldp.audit.attacks import ATTACKS, ldp_auditor_test
 from pldp.audit.bounds import epsilon_lower_bound
 from pldp.audit.events import Test, check_pair, optimal_test, pair_claim
+from pldp.audit.jsclient import JSClient
 from pldp.audit.pairs import Input, Pair, default_pairs
 from pldp.audit.result import AuditResult, AuditRow
 from pldp.audit.targets import Target, as_target
@@ -169,8 +170,8 @@ def audit(
     finally:
         if bar is not None:
             bar.close()
-        if not isinstance(target, Target) and type(target).__name__ != "JSClient":
-            tgt.close()
+        if tgt is not target and not isinstance(target, JSClient):
+            tgt.close()  # a target made here; the caller's JSClient stays open for more audits
     seconds = time.perf_counter() - start
 
     n = int(trials)

@@ -188,6 +188,7 @@ class JSTarget(Target):
 
 def as_target(target: Any) -> Target:
     """The :class:`Target` of a mechanism, protocol, spec (object, dict or JSON text), client or JS client."""
+    from pldp.audit.jsclient import JSClient
     from pldp.client import Client
     from pldp.deploy import Spec
     from pldp.oracle import FrequencyOracle
@@ -200,7 +201,7 @@ def as_target(target: Any) -> Target:
         return ClientTarget(target)
     if isinstance(target, (Spec, dict, str)):
         return SpecTarget(target)
-    if type(target).__name__ == "JSClient":
+    if isinstance(target, JSClient):
         return JSTarget(target)
     raise ParameterError(
         f"cannot audit a {type(target).__name__}: give a mechanism, a protocol, a spec, a pldp.client.Client "
