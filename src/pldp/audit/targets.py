@@ -103,17 +103,27 @@ class OracleTarget(Target):
         raise ParameterError(f"cannot audit {type(o).__name__}")  # pragma: no cover
 
 
+def client_answer(node: Node, inp: Input) -> tuple[Any, dict[str, Any]]:
+    """One report's ``(answer, choices)`` as both clients take them (JSON-able): an item index, a
+    list (item-set; one item per attribute), and ``{"level": t}`` or ``{"levels": [...]}``."""
+    if isinstance(node, PaddingNode):
+        return list(inp.item), {}
+    if isinstance(node, AttributesNode):
+        return list(inp.item), {"levels": list(inp.level)}
+    return inp.item, ({"level": inp.level} if isinstance(node, LeveledNode) else {})
+
+
 def client_arguments(node: Node, inp: Input, n: int) -> tuple[Any, dict[str, Any]]:
     """``(answers, choices)`` of :meth:`pldp.client.Client.reports` for ``n`` copies of ``inp``."""
-    if isinstance(node, PaddingNode):
-        return [list(inp.item)] * n, {}
-    if isinstance(node, AttributesNode):
-        levels = None
-        if any(lv is not None for lv in inp.level):
-            levels = np.tile(np.asarray([-1 if v is None else v for v in inp.level], dtype=np.int64), (n, 1))
-        return [list(inp.item)] * n, {"levels": levels}
-    answers = np.full(n, inp.item, dtype=np.int64)
-    return answers, ({"level": inp.level} if isinstance(node, LeveledNode) else {})
+    answer, choices = client_answer(node, inp)
+    if isinstance(answer, list):
+        answers: Any = [answer] * n
+    else:
+        answers = np.full(n, answer, dtype=np.int64)
+    if "levels" in choices:  # one row per report; a part without levels takes any index (it is unused)
+        row = np.asarray([-1 if v is None else v for v in choices["levels"]], dtype=np.int64)
+        choices = {"levels": np.tile(row, (n, 1)) if any(v is not None for v in choices["levels"]) else None}
+    return answers, choices
 
 
 class ClientTarget(Target):
@@ -171,15 +181,7 @@ class JSTarget(Target):
         return f"JS client of spec {self.js.spec.id}"
 
     def sample(self, inp: Input, n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
-        node = self.node
-        if isinstance(node, PaddingNode):
-            answer, choices = list(inp.item), {}
-        elif isinstance(node, AttributesNode):
-            answer, choices = list(inp.item), {"levels": list(inp.level)}
-        elif isinstance(node, LeveledNode):
-            answer, choices = inp.item, {"level": inp.level}
-        else:
-            answer, choices = inp.item, {}
+        answer, choices = client_answer(self.node, inp)
         return dict(self.js.columns(answer, choices, n))
 
     def close(self) -> None:
