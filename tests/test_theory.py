@@ -129,6 +129,19 @@ def test_high_privacy_losses_are_the_theorem5_limit_written_out() -> None:
     assert l1u == pytest.approx(math.sqrt(2 / (n * math.pi)) * 4 * math.sqrt(3) / 1e-3, rel=1e-12)
 
 
+@pytest.mark.parametrize("mech", [pldp.OUE(1.0, 5), pldp.RAPPOR(2.0, 7)], ids=repr)
+def test_worst_case_of_unary_encoding_with_one_gap(mech: pldp.UnaryEncoding) -> None:
+    """OUE and RAPPOR (one gap, i.i.d.): the water-filling over sum(m) = d q + gap, here uniform,
+    and no random distribution does worse (this used to raise IndexError)."""
+    n = 1000
+    wc = theory.worst_case(mech, n)
+    np.testing.assert_allclose(wc.p, np.full(mech.d, 1 / mech.d), atol=1e-12)
+    rng = np.random.default_rng(1)
+    for p in rng.dirichlet(np.ones(mech.d) * 0.5, size=500):
+        assert theory.expected_l2(mech, p, n) <= wc.l2 * (1 + 1e-12)
+        assert theory.expected_l1(mech, p, n) <= wc.l1 * (1 + 1e-12)
+
+
 @pytest.mark.parametrize(("base", "bound_gap"), [((1, 4, 16, 64), 0.09), ((1, 2, 3, 4), 0.012)])
 def test_high_privacy_l1_is_the_worst_case_limit_not_the_cauchy_schwarz_bound(
     base: tuple[int, ...], bound_gap: float

@@ -139,7 +139,8 @@ def worst_case(mechanism: Mechanism, n: int, model: Model = "iid") -> WorstCase:
     concave in ``p``. For direct encoding (one gap :math:`\\delta`) it is symmetric in
     :math:`m`, and its maximizer is the water-filling :math:`m^*_y = \\max(q^*_y, L)`, i.e.
     :math:`p^*_x = \\max(\\lambda - r_x, 0)` in Li et al.'s notation (Lemma 2, ERRATA
-    IPRR-3), the same for :math:`l_1` and :math:`l_2`. With per-item gaps (unary encoding)
+    IPRR-3), the same for :math:`l_1` and :math:`l_2`; so for unary encoding with one gap (OUE,
+    RAPPOR), whose :math:`\\sum_y m_y = \\sum_y q^*_y + \\delta`. With per-item gaps (IDUE)
     the maximizers are found numerically (:func:`maximize_on_simplex`).
 
     ``model="fixed"``: the :math:`l_2` loss is linear in ``p``, so the worst case puts every
@@ -168,7 +169,8 @@ def worst_case(mechanism: Mechanism, n: int, model: Model = "iid") -> WorstCase:
 
         p1 = maximize_on_simplex(slope_l1, d)
     elif np.allclose(gap, gap[0], rtol=1e-12, atol=0):
-        level = _water_level(q_star, 1.0)
+        # sum_y m_y = sum_y q_y + gap: 1 for direct encoding, d q + gap for unary (OUE, RAPPOR)
+        level = _water_level(q_star, float(q_star.sum() + gap[0]))
         p2 = (np.maximum(q_star, level) - q_star) / gap
         p2 = p2 / p2.sum()
         p1 = p2
