@@ -22,7 +22,7 @@ demo: $(STAMP)  ## run the main job: every paper's experiments at quick scale ->
 	$(VENV)/bin/pldp demo-collection
 
 test: $(STAMP)  ## run the test suite (doctests included) on both cores
-	$(PY) -m pytest -n 2 -q src tests
+	$(PY) -m pytest -n 2 -q src tests docs/guide --doctest-glob='docs/guide/*.md'
 
 bench: $(VENV)/.bench-installed  ## speed benchmarks, pldp and its peers -> benchmarks/results.md and README
 	$(PY) benchmarks/run.py
