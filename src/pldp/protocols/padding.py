@@ -68,6 +68,11 @@ class PaddingSampling(Protocol):
     ell : int
         Padding length :math:`\\ell \\ge 1`.
 
+    Attributes
+    ----------
+    inner : UnaryEncoding
+        The mechanism over the ``d + ell`` real and dummy items that randomizes the sampled item.
+
     Notes
     -----
     The ``ell`` dummy items get the budget :math:`\\varepsilon^* = \\min \\mathcal{E}` and the
