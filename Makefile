@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: demo test bench bench-quick audit lint format clean
+.PHONY: demo test bench bench-quick audit lint docs format clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -15,6 +15,10 @@ $(STAMP): pyproject.toml
 
 $(VENV)/.bench-installed: $(STAMP)
 	@$(PY) -m pip install -q -e ".[dev,experiments,distributed,bench]"
+	@touch $@
+
+$(VENV)/.docs-installed: $(STAMP)
+	@$(PY) -m pip install -q -e ".[docs]"
 	@touch $@
 
 demo: $(STAMP)  ## run the main job: every paper's experiments at quick scale -> results/, then a collection
@@ -38,9 +42,12 @@ lint: $(STAMP)  ## ruff check, format check, and the mypy type check of src/
 	$(VENV)/bin/ruff format --check src tests benchmarks
 	$(VENV)/bin/mypy
 
+docs: $(VENV)/.docs-installed  ## the documentation site, offline, warnings as errors -> docs/_build/html
+	$(VENV)/bin/sphinx-build -W --keep-going -b html docs docs/_build/html
+
 format: $(STAMP)
 	$(VENV)/bin/ruff format src tests benchmarks
 	$(VENV)/bin/ruff check --fix src tests benchmarks
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache build dist src/*.egg-info
+	rm -rf $(VENV) .pytest_cache .ruff_cache build dist src/*.egg-info docs/_build docs/auto_examples docs/api/generated
