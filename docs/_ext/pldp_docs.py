@@ -67,7 +67,7 @@ def _kind(obj: Any) -> str:
         return "Modules"
     if inspect.isclass(obj):
         return "Exceptions" if issubclass(obj, BaseException) else "Classes"
-    if callable(obj) and not isinstance(obj, type) and (inspect.isfunction(obj) or inspect.isbuiltin(obj)):
+    if inspect.isroutine(obj) or inspect.isfunction(inspect.unwrap(obj)):  # also lru_cache-wrapped
         return "Functions"
     return "Data"
 
@@ -203,6 +203,36 @@ def _missing_reference(app: Any, env: Any, node: Any, contnode: Any) -> Any:
 
     entry = objects[candidates[0]]
     return make_refnode(app.builder, node["refdoc"], entry.docname, entry.node_id, contnode, candidates[0])
+
+
+def _data_doc(app: Any, what: str, name: str, obj: Any, options: Any, lines: list[str]) -> None:
+    """A re-exported constant (``pldp.datasets.DATASET_NAMES``) gets the ``#:`` comment of the module
+    that defines it, not the docstring of its type."""
+    if what != "data" or not name.startswith("pldp.") or _text_of(lines)[:1] not in ([], _text_of(_type_doc(obj))[:1]):
+        return
+    from sphinx.pycode import ModuleAnalyzer, PycodeError
+
+    package, _, attr = name.rpartition(".")
+    for modname, module in sorted(sys.modules.items()):
+        if not (modname == package or modname.startswith(package + ".")) or getattr(module, attr, None) is not obj:
+            continue
+        try:
+            docs = ModuleAnalyzer.for_module(modname).find_attr_docs()
+        except PycodeError:
+            continue
+        if ("", attr) in docs:
+            lines[:] = list(docs[("", attr)])
+            return
+
+
+def _text_of(lines: list[str]) -> list[str]:
+    return [line.strip() for line in lines if line.strip()]
+
+
+def _type_doc(obj: Any) -> list[str]:
+    from sphinx.util.docstrings import prepare_docstring
+
+    return prepare_docstring(type(obj).__doc__ or "")
 
 
 def _builder_inited(app: Any) -> None:
@@ -356,4 +386,5 @@ def setup(app: Any) -> dict[str, Any]:
     app.connect("builder-inited", _builder_inited)
     app.connect("builder-inited", _prune_stubs, priority=400)  # before autosummary writes stubs
     app.connect("missing-reference", _missing_reference)
+    app.connect("autodoc-process-docstring", _data_doc)
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1"}

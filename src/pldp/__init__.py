@@ -33,6 +33,7 @@ from pldp.privacy import ComposedPrivacy, PrivacyCheck, PrivacyReport
 from pldp.protocols import PaddingSampling, Protocol
 from pldp.tally import Tally
 
+#: The version of pldp.
 __version__ = "0.1.0"
 
 __all__ = [
