@@ -38,16 +38,16 @@ audit: $(STAMP)  ## empirical privacy audit of every mechanism and protocol, 10^
 	$(PY) -m pldp.audit.catalog --trials 1000000 --out docs/audit.md
 
 lint: $(STAMP)  ## ruff check, format check, and the mypy type check of src/
-	$(VENV)/bin/ruff check src tests benchmarks
-	$(VENV)/bin/ruff format --check src tests benchmarks
+	$(VENV)/bin/ruff check src tests benchmarks examples docs/conf.py docs/_ext
+	$(VENV)/bin/ruff format --check src tests benchmarks examples docs/conf.py docs/_ext
 	$(VENV)/bin/mypy
 
 docs: $(VENV)/.docs-installed  ## the documentation site, offline, warnings as errors -> docs/_build/html
 	$(VENV)/bin/sphinx-build -W --keep-going -b html docs docs/_build/html
 
 format: $(STAMP)
-	$(VENV)/bin/ruff format src tests benchmarks
-	$(VENV)/bin/ruff check --fix src tests benchmarks
+	$(VENV)/bin/ruff format src tests benchmarks examples docs/conf.py docs/_ext
+	$(VENV)/bin/ruff check --fix src tests benchmarks examples docs/conf.py docs/_ext
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache build dist src/*.egg-info docs/_build docs/auto_examples docs/api/generated

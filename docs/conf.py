@@ -92,7 +92,7 @@ sphinx_gallery_conf = {
 # --- HTML: pydata theme, local assets only -----------------------------------------------------------
 html_theme = "pydata_sphinx_theme"
 html_title = f"pldp {release}"
-html_static_path = ["_static"]
+html_static_path: list[str] = []  # MathJax and openapi.json are written into the build's _static
 html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
