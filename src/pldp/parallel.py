@@ -10,13 +10,13 @@ this process, with the same results. A tqdm bar counts finished tasks.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from pldp.errors import ParameterError
 
-__all__ = ["dask_client", "dask_workers", "progress_bar"]
+__all__ = ["dask_client", "dask_workers", "progress_bar", "run_tasks"]
 
 
 def dask_workers(workers: int | None, scheduler: str | None, default: int) -> int:
@@ -75,6 +75,28 @@ def dask_client(workers: int, scheduler: str | None) -> Iterator[Any]:
     finally:
         if cluster is not None:
             cluster.close()
+
+
+def run_tasks(
+    fn: Callable[..., Any], args: Sequence[tuple[Any, ...]], *, workers: int, scheduler: str | None
+) -> Iterator[tuple[int, Any]]:
+    """``fn(*args[i])`` for every ``i``, yielded as ``(i, result)`` when each finishes.
+
+    On the Dask cluster at ``scheduler``, or on a new local one of ``workers`` processes
+    (:func:`dask_client`), in the order the tasks finish; with no scheduler and ``workers == 0``
+    (see :func:`dask_workers`), serially in this process, in order. A task's error is raised here
+    (and on Dask, leaving the block releases every task still pending).
+    """
+    if scheduler is None and not workers:
+        for i, a in enumerate(args):
+            yield i, fn(*a)
+        return
+    from dask.distributed import as_completed
+
+    with dask_client(workers, scheduler) as client:
+        futures = {client.submit(fn, *a, pure=False): i for i, a in enumerate(args)}
+        for fut in as_completed(futures):
+            yield futures[fut], fut.result()
 
 
 def progress_bar(total: int, desc: str, enabled: bool, unit: str = "task") -> Any:

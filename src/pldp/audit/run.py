@@ -114,7 +114,7 @@ def audit(
     >>> all(0.8 < r.audited <= r.exact <= r.claimed for r in res.rows)
     True
     """
-    from pldp.parallel import dask_client, dask_workers, progress_bar
+    from pldp.parallel import dask_workers, progress_bar, run_tasks
 
     if attack not in ATTACKS:
         raise ParameterError(f"attack must be one of {ATTACKS}, got {attack!r}")
@@ -141,32 +141,17 @@ def audit(
     seeds = np.random.SeedSequence(int(rng.integers(1 << 62))).spawn(len(jobs))
 
     n_workers = dask_workers(workers, scheduler, 0)
-    if n_workers and not tgt.seeded:
+    if (n_workers or scheduler is not None) and not tgt.seeded:
         raise ParameterError("clients draw from their own randomness: audit them in this process (no scheduler)")
     hits = np.zeros(2 * len(chosen), dtype=np.int64)
     bar = progress_bar(int(trials) * len(inputs), "audit", progress, unit="report")
     start = time.perf_counter()
+    args = [(tgt, inp, n, seed, inputs[inp]) for (inp, n), seed in zip(jobs, seeds, strict=True)]
     try:
-        if n_workers:
-            from dask.distributed import as_completed
-
-            with dask_client(n_workers, scheduler) as client:
-                remote = client.scatter(tgt, broadcast=True)
-                futures = {
-                    client.submit(_task, remote, inp, n, seed, inputs[inp], pure=False): n
-                    for (inp, n), seed in zip(jobs, seeds, strict=True)
-                }
-                for fut in as_completed(futures):
-                    slots, counts = fut.result()
-                    hits[slots] += counts
-                    if bar is not None:
-                        bar.update(futures[fut])
-        else:
-            for (inp, n), seed in zip(jobs, seeds, strict=True):
-                slots, counts = _task(tgt, inp, n, seed, inputs[inp])
-                hits[slots] += counts
-                if bar is not None:
-                    bar.update(n)
+        for i, (slots, counts) in run_tasks(_task, args, workers=n_workers, scheduler=scheduler):
+            hits[slots] += counts
+            if bar is not None:
+                bar.update(jobs[i][1])
     finally:
         if bar is not None:
             bar.close()

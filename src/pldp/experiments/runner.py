@@ -31,7 +31,7 @@ import numpy as np
 from pldp.errors import ParameterError
 from pldp.experiments.paths import DEFAULT_PATH, check_path
 from pldp.experiments.spec import Check, Experiment
-from pldp.parallel import dask_client, dask_workers, progress_bar
+from pldp.parallel import dask_workers, progress_bar, run_tasks
 
 __all__ = ["Task", "build_tasks", "repeat_rng", "run_experiments", "run_task", "write_outputs"]
 
@@ -81,33 +81,6 @@ def build_tasks(
     return tasks
 
 
-def _run_serial(tasks: Sequence[Task], seed: int, bar: Any) -> list[list[dict[str, Any]]]:
-    """Every task in this process, in order."""
-    done = []
-    for task in tasks:
-        done.append(task.run(seed))
-        if bar is not None:
-            bar.update(1)
-    return done
-
-
-def _run_dask(
-    tasks: Sequence[Task], seed: int, bar: Any, *, workers: int, scheduler: str | None
-) -> list[list[dict[str, Any]]]:
-    """Every task on a Dask cluster: the one at ``scheduler``, or a local one of ``workers``
-    single-threaded processes; rows come back in task order, whatever order the tasks finish in."""
-    from dask.distributed import as_completed
-
-    done: list[list[dict[str, Any]]] = [[] for _ in tasks]
-    with dask_client(workers, scheduler) as client:
-        futures = {client.submit(task.run, seed, pure=False): i for i, task in enumerate(tasks)}
-        for fut in as_completed(futures):
-            done[futures[fut]] = fut.result()
-            if bar is not None:
-                bar.update(1)
-    return done
-
-
 def run_experiments(
     experiments: Sequence[Experiment],
     *,
@@ -149,11 +122,12 @@ def run_experiments(
     tasks = build_tasks(experiments, quick=quick, trials=trials, path=path)
     n_workers = dask_workers(workers, scheduler, default=os.cpu_count() or 1)
     bar = progress_bar(len(tasks), "experiments", progress)
-    try:
-        if scheduler is not None or n_workers:
-            done = _run_dask(tasks, seed, bar, workers=n_workers, scheduler=scheduler)
-        else:
-            done = _run_serial(tasks, seed, bar)
+    done: list[list[dict[str, Any]]] = [[] for _ in tasks]
+    try:  # rows come back in task order, whatever order the tasks finish in
+        for i, rows in run_tasks(Task.run, [(task, seed) for task in tasks], workers=n_workers, scheduler=scheduler):
+            done[i] = rows
+            if bar is not None:
+                bar.update(1)
     finally:
         if bar is not None:
             bar.close()
