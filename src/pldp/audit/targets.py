@@ -126,6 +126,11 @@ def client_arguments(node: Node, inp: Input, n: int) -> tuple[Any, dict[str, Any
     return answers, choices
 
 
+def _client_columns(client: Any, node: Node, inp: Input, n: int) -> dict[str, np.ndarray]:
+    answers, choices = client_arguments(node, inp, n)
+    return dict(client.reports(answers, **choices).columns)
+
+
 class ClientTarget(Target):
     """The Python device client (:class:`pldp.client.Client`) with its own word source."""
 
@@ -139,21 +144,18 @@ class ClientTarget(Target):
         return f"Python client of spec {self.client.spec.id}"
 
     def sample(self, inp: Input, n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
-        answers, choices = client_arguments(self.node, inp, n)
-        return dict(self.client.reports(answers, **choices).columns)
+        return _client_columns(self.client, self.node, inp, n)
 
 
-class SpecTarget(ClientTarget):
-    """A campaign spec, run by the Python client on words from the audit's generator."""
-
-    seeded = True
+class SpecTarget(Target):
+    """A campaign spec (read and verified by :meth:`pldp.deploy.Spec.from_json`), run by the Python
+    client on words from the audit's generator."""
 
     def __init__(self, spec: Any) -> None:
-        from pldp.client import Client
         from pldp.deploy import Spec
 
         self.spec = spec if isinstance(spec, Spec) else Spec.from_json(spec)
-        super().__init__(Client(self.spec, random=lambda n: np.zeros(n, dtype=np.uint32)))
+        self.node = self.spec.root
 
     def describe(self) -> str:
         return f"spec {self.spec.id} (Python client)"
@@ -164,8 +166,7 @@ class SpecTarget(ClientTarget):
         def words(k: int) -> np.ndarray:
             return rng.integers(0, 1 << 32, size=k, dtype=np.uint64).astype(np.uint32)
 
-        answers, choices = client_arguments(self.node, inp, n)
-        return dict(Client(self.spec, random=words).reports(answers, **choices).columns)
+        return _client_columns(Client(self.spec, random=words), self.node, inp, n)
 
 
 class JSTarget(Target):
