@@ -16,7 +16,6 @@ import importlib
 import json
 import math
 import sys
-import textwrap
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -25,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from pldp import __version__
+from pldp._text import text_table
 from pldp.errors import ParameterError, PLDPError
 
 __all__ = ["PAPERS", "build_parser", "main"]
@@ -45,28 +45,6 @@ def _demo(args: argparse.Namespace) -> int:
 
     print(run_demo(n=args.n, trials=args.trials, seed=args.seed))
     return 0
-
-
-def _cell_lines(text: str, width: int | None) -> list[str]:
-    """A table cell as lines: wrapped at word boundaries to ``width`` (a word longer than that
-    keeps its own line whole; no number or word is ever cut)."""
-    if width is None or len(text) <= width:
-        return [text]
-    return textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False) or [""]
-
-
-def _table(rows: list[list[str]], header: list[str], wrap: dict[int, int] | None = None) -> str:
-    """A plain-text table; ``wrap`` maps a column index to the width its cells are wrapped at,
-    so that a long cell spans several lines of the table."""
-    widths_at = wrap or {}
-    cells = [[_cell_lines(str(c), widths_at.get(j)) for j, c in enumerate(row)] for row in rows]
-    widths = [max([len(h), *(len(line) for row in cells for line in row[j])]) for j, h in enumerate(header)]
-    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
-    lines = [fmt.format(*header).rstrip(), fmt.format(*("-" * w for w in widths))]
-    for row in cells:
-        for i in range(max(len(c) for c in row)):
-            lines.append(fmt.format(*(c[i] if i < len(c) else "" for c in row)).rstrip())
-    return "\n".join(lines)
 
 
 #: Papers whose experiments read Kosarak, and so take ``--kosarak``.
@@ -107,7 +85,7 @@ def _summary(paper: str, results: list[Any], quick: bool, trials: int | None) ->
         if verdict.startswith("differs"):
             verdict = "DIFFERS" + verdict.removeprefix("differs")
         rows.append([exp.name, verdict, ours, str(len(figs))])
-    return _table(rows, ["experiment", "claim", "ours", "figures"], wrap={2: OURS_WIDTH})
+    return text_table(rows, ["experiment", "claim", "ours", "figures"], wrap={2: OURS_WIDTH})
 
 
 def _reproduce(args: argparse.Namespace) -> int:
@@ -155,7 +133,7 @@ def _datasets_list(args: argparse.Namespace) -> int:
         print(json.dumps([vars(i) if not hasattr(i, "_asdict") else i._asdict() for i in infos], indent=2))
         return 0
     rows = [[i.name, f"{i.users:,}", f"{i.items:,}", f"{i.records:,}", i.source] for i in infos]
-    print(_table(rows, ["dataset", "users", "items", "records", "source"]))
+    print(text_table(rows, ["dataset", "users", "items", "records", "source"]))
     return 0
 
 
@@ -250,7 +228,7 @@ def _mechanism_show(args: argparse.Namespace) -> int:
         for lab, e, p, q in zip(mech.domain.labels, mech.budgets.epsilons, p_star, q_star, strict=True)
     ]
     print(repr(mech))
-    print(_table(rows, head))
+    print(text_table(rows, head))
     print()
     print(rep.summary())
     return 0 if rep.holds else 1
@@ -304,7 +282,7 @@ def _aggregate(args: argparse.Namespace) -> int:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        pq.write_table(pa.table(tidy_estimate(out)), args.parquet)
+        pq.writetext_table(pa.table(tidy_estimate(out)), args.parquet)
     return 0
 
 

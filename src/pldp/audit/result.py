@@ -6,6 +6,8 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from pldp._text import text_table
+
 __all__ = ["AuditResult", "AuditRow"]
 
 
@@ -164,10 +166,7 @@ class AuditResult:
             ]
             for r in rows[:max_rows]
         ]
-        widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h) for i, h in enumerate(head)]
-        line = "  ".join(f"{{:<{w}}}" for w in widths)
-        out = [line.format(*head).rstrip(), line.format(*("-" * w for w in widths))]
-        out += [line.format(*b).rstrip() for b in body]
+        out = [text_table(body, head)]
         if max_rows is not None and len(self.rows) > max_rows:
             out.append(f"... {len(self.rows) - max_rows} more rows")
         return "\n".join(out)
