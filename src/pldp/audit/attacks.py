@@ -21,7 +21,7 @@ from collections.abc import Callable
 import numpy as np
 from scipy import stats
 
-from pldp.audit.events import Columns, Test, bit_of
+from pldp.audit.events import Columns, Test, bit_of, bit_thresholds
 from pldp.audit.pairs import Input, Pair
 from pldp.deploy.sampler import AttributesNode, DirectNode, LeveledNode, Node, UnaryNode
 from pldp.errors import ParameterError
@@ -43,8 +43,7 @@ def _others_pmf(probs: np.ndarray) -> np.ndarray:
 
 
 def _guess_probability(node: UnaryNode, own: int, x0: int) -> float:
-    q = np.asarray(node.b, dtype=float) / GRID
-    q[own] = node.a[own] / GRID
+    q = bit_thresholds(node, own) / GRID
     others = _others_pmf(np.delete(q, x0))
     m = np.arange(others.size)
     return float(q[x0] * np.sum(others / (1 + m)) + (1 - q[x0]) * others[0] / node.d)

@@ -116,7 +116,8 @@ def _direct(n0: DirectNode, x0: int, n1: DirectNode, x1: int, col: str) -> Stati
     return Statistic(pmf0, pmf1, lambda cols: cat[np.asarray(cols[col], dtype=np.int64)])
 
 
-def _bit_probs(node: UnaryNode, x: int) -> np.ndarray:
+def bit_thresholds(node: UnaryNode, x: int) -> np.ndarray:
+    """Each bit's threshold on the ``2**32`` grid for item ``x``: ``a[x]`` for its own bit, ``b`` elsewhere."""
     p = np.asarray(node.b, dtype=np.int64).copy()
     p[x] = node.a[x]
     return p
@@ -144,7 +145,7 @@ def _counts(groups: list[np.ndarray], d: int, col: str) -> Callable[[Columns], n
 
 
 def _unary(n0: UnaryNode, x0: int, n1: UnaryNode, x1: int, col: str) -> Statistic:
-    p0, p1 = _bit_probs(n0, x0), _bit_probs(n1, x1)
+    p0, p1 = bit_thresholds(n0, x0), bit_thresholds(n1, x1)
     differ = np.flatnonzero(p0 != p1)
     keys, cat = np.unique(np.stack([p0[differ], p1[differ]], axis=1), axis=0, return_inverse=True)
     cat = cat.reshape(-1)
