@@ -89,11 +89,15 @@ class Test:
     hits : callable
         ``hits(columns, rng)`` is True for the reports where the test fires (``rng`` serves
         randomized attacks; the optimal test ignores it).
+    exact : float
+        The pair's realised epsilon (the largest log-ratio of the exact channel), when the test
+        was read off the channel (:func:`optimal_test`); NaN for an attack's test.
     """
 
     p0: float
     p1: float
     hits: Callable[[Columns, np.random.Generator], np.ndarray]
+    exact: float = math.nan
 
     @property
     def log_ratio(self) -> float:
@@ -297,7 +301,7 @@ def optimal_test(node: Node, pair: Pair, trials: int | None = None, alpha: float
     classify = stat.classify
     table = np.zeros(stat.pmf0.size, dtype=bool)
     table[chosen] = True
-    return Test(p0, p1, lambda cols, rng: table[classify(cols)])
+    return Test(p0, p1, lambda cols, rng: table[classify(cols)], best)
 
 
 # --------------------------------------------------------------------------- claims

@@ -126,11 +126,9 @@ def audit(
     tgt = as_target(target)
     chosen = _pairs(tgt, pairs, rng)
     each = alpha / len(chosen)
-    if attack == "optimal":
-        tests = [optimal_test(tgt.node, p, int(trials), each) for p in chosen]
-    else:
-        tests = [ldp_auditor_test(tgt.node, p) for p in chosen]
-    exact = [optimal_test(tgt.node, p).log_ratio for p in chosen]
+    optimal = [optimal_test(tgt.node, p, int(trials), each) for p in chosen]
+    exact = [t.exact for t in optimal]
+    tests = optimal if attack == "optimal" else [ldp_auditor_test(tgt.node, p) for p in chosen]
     claims = [pair_claim(tgt.node, p, tgt.level_claim) for p in chosen]
 
     inputs: dict[Input, list[tuple[int, Test]]] = {}
