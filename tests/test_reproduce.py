@@ -11,7 +11,8 @@ import pytest
 
 pd = pytest.importorskip("pandas")
 
-from pldp.cli import PAPERS, _summary, _table, main  # noqa: E402
+from pldp._text import text_table  # noqa: E402
+from pldp.cli import PAPERS, _summary, main  # noqa: E402
 from pldp.datasets.real import load_kosarak  # noqa: E402
 from pldp.errors import ParameterError  # noqa: E402
 from pldp.experiments import idue, iprr  # noqa: E402
@@ -78,7 +79,7 @@ def test_quick_verdicts_that_decide_are_the_full_scale_ones(seed: int) -> None:
 def test_table_wraps_long_cells_at_word_boundaries() -> None:
     part = "IPRR below URR and KRR in 20/20 cells, MSE URR/IPRR 5.31x, KRR/IPRR 14.2x"
     ours = "; ".join(f"✓ #{i} {part}" for i in (1, 2))
-    text = _table([["fig2_zipf", "agrees", ours, "6"]], ["experiment", "claim", "ours", "figures"], wrap={2: 40})
+    text = text_table([["fig2_zipf", "agrees", ours, "6"]], ["experiment", "claim", "ours", "figures"], wrap={2: 40})
     lines = text.splitlines()
     assert len(lines) > 3 and "..." not in text
     start = lines[0].index("ours")

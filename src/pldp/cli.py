@@ -282,7 +282,7 @@ def _aggregate(args: argparse.Namespace) -> int:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        pq.writetext_table(pa.table(tidy_estimate(out)), args.parquet)
+        pq.write_table(pa.table(tidy_estimate(out)), args.parquet)
     return 0
 
 
