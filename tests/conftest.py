@@ -57,7 +57,7 @@ def grid_rtol(mech: pldp.DirectEncoding) -> float:
     delta p``, moves by at most the first plus twice the second to first order; the factor 2
     covers the second order and the ``(1 - m)`` factor of the closed forms used in the tests).
     """
-    from pldp.sampling import GRID
+    from pldp.channel.sampling import GRID
 
     assert_grid_channel(mech)
     r, sens, _, k = _grid_terms(mech)
@@ -76,7 +76,7 @@ def assert_grid_budgets(mech: pldp.DirectEncoding) -> None:
     of output ``y`` is ``ln((W_y + K) / W_y)``.
 
     * Within budget (the privacy claim): ``(W_y + K) / W_y <= e**eps_y``, decided exactly by
-      :func:`pldp.exact.ratio_within`; the float ``realised`` of the report is ``<= eps_y`` with no
+      :func:`pldp.channel.exact.ratio_within`; the float ``realised`` of the report is ``<= eps_y`` with no
       tolerance upward.
     * Not further below than the grid: no grid channel within the budgets keeps ``K + t``, where
       ``t = 1`` (unequal weights: ``K`` is the largest) or ``t = 2 n + 1`` (equal weights, ``n``
@@ -89,8 +89,8 @@ def assert_grid_budgets(mech: pldp.DirectEncoding) -> None:
       step, so ``W_y = 1`` (the smallest positive weight) and the realised epsilon is
       ``ln(1 + K) <= ln(G) ~ 22.18 < eps_y``.
     """
-    from pldp.exact import ratio_within
-    from pldp.sampling import GRID
+    from pldp.channel.exact import ratio_within
+    from pldp.channel.sampling import GRID
 
     w_all = np.asarray(mech.weights)
     _, sens, n, k = _grid_terms(mech)
@@ -132,7 +132,7 @@ def assert_grid_channel(mech: pldp.DirectEncoding) -> None:
       ``K`` took from it.
     * Non-sensitive outputs have weight 0.
     """
-    from pldp.sampling import GRID
+    from pldp.channel.sampling import GRID
 
     r, sens, n, k = _grid_terms(mech)
     w = mech.weights.astype(float)

@@ -7,9 +7,9 @@ from typing import Any
 import numpy as np
 
 import pldp
+from pldp.channel.sampling import GRID
 from pldp.deploy import Spec
 from pldp.protocols import APLDP, FEBSF, MPLDP, PBP, PPDA, RCF, PaddingSampling
-from pldp.sampling import GRID
 
 #: PLDP-FEBSF's budget levels 0.1, ..., 1.0 (ERRATA FEBSF-6).
 LEVELS = np.arange(1, 11) / 10

@@ -15,9 +15,11 @@ import pytest
 
 import pldp
 from pldp import aggregate as agg
+from pldp.aggregate import parts as agg_parts
+from pldp.aggregate import run as agg_run
 from pldp.bitcount import WIDE, count_bits
 from pldp.client import Client
-from pldp.deploy import ReportBatch, Spec, decode, wire
+from pldp.deploy import ReportBatch, Spec, decode
 from pldp.deploy.estimates import TIDY_COLUMNS, campaign_estimate
 from pldp.deploy.files import report_files, write_reports
 from pldp.errors import ParameterError, ReportError
@@ -44,7 +46,7 @@ def _batch(name: str, n: int, seed: int) -> ReportBatch:
     if n == 0:  # built here: Client.reports([]) raises IndexError (pldp.client draws words for no report)
         cols = {
             c.name: np.zeros((0, c.nbytes), np.uint8) if c.kind == "bits" else np.zeros(0, np.int64)
-            for c in wire.columns_of(spec.root)
+            for c in spec.root.columns()
         }
         return ReportBatch(spec.id, np.zeros((0, 16), np.uint8), cols, spec.root)
     answers, kw = answers_of(name, CASES[name], n, np.random.default_rng(seed))
@@ -127,9 +129,9 @@ def test_the_spec_column_is_read_only_where_statistics_do_not_prove_it(
     spec = _spec(name)
     table = _batch(name, 90, seed=8).to_arrow()
     checked: list[int] = []
-    check = agg._check_spec_column
+    check = agg_parts.check_spec_column
     monkeypatch.setattr(
-        agg, "_check_spec_column", lambda column, spec_id: checked.append(len(column)) or check(column, spec_id)
+        agg_parts, "check_spec_column", lambda column, spec_id: checked.append(len(column)) or check(column, spec_id)
     )
     proven = write_reports(_batch(name, 90, seed=8), tmp_path, DAY, row_group=ROW_GROUP)
     assert agg.tally_part(spec, proven) == decode(spec, table) and checked == []
@@ -277,14 +279,14 @@ def test_workers_choose_between_two_local_workers_and_this_process(
     pldp.parallel.dask_client, which tests/test_runner.py starts.)"""
     root, _ = layouts["krr"]
     calls: list[tuple[str, int]] = []
-    serial = agg._run_serial
+    serial = agg_run._run_serial
 
     def fake_dask(spec, plan, skip_bad, bar, *, workers, scheduler):
         calls.append(("dask", workers))
         return serial(spec, plan, skip_bad, bar)
 
-    monkeypatch.setattr(agg, "_run_dask", fake_dask)
-    monkeypatch.setattr(agg, "_run_serial", lambda *a: calls.append(("serial", 0)) or serial(*a))
+    monkeypatch.setattr(agg_run, "_run_dask", fake_dask)
+    monkeypatch.setattr(agg_run, "_run_serial", lambda *a: calls.append(("serial", 0)) or serial(*a))
     for workers in (None, 0, 1, 3):
         assert agg.aggregate(_spec("krr"), [root], workers=workers, progress=False).tally.n == 503
     assert calls == [("dask", 2), ("serial", 0), ("serial", 0), ("dask", 3)]

@@ -11,17 +11,17 @@ import pytest
 from scipy import stats
 
 import pldp
-import pldp.client
+import pldp.channel.direct
+import pldp.channel.unary
 from pldp.audit import Input, Pair, audit, clopper_pearson, default_pairs, ldp_auditor_test, optimal_test
 from pldp.audit.events import statistic
 from pldp.audit.targets import OracleTarget
+from pldp.channel.exact import log_ratio
+from pldp.channel.sampling import GRID, direct_table
 from pldp.client import Client
 from pldp.deploy import Spec
-from pldp.deploy.sampler import sampler_of
-from pldp.deploy.verify import level_ratio, log_ratio
 from pldp.errors import ParameterError
 from pldp.protocols import FEBSF, MPLDP, PaddingSampling
-from pldp.sampling import GRID, direct_table
 
 
 # --------------------------------------------------------------------------- bounds
@@ -65,7 +65,7 @@ def _unary_law(node: Any, x: int) -> np.ndarray:
     ids=repr,
 )
 def test_optimal_test_reaches_the_largest_ratio_over_every_output(mech: Any) -> None:
-    node = sampler_of(mech)
+    node = mech.sampler()
     for i, j in itertools.permutations(range(mech.d), 2):
         test = optimal_test(node, Pair("item", Input(i), Input(j)))
         if isinstance(mech, pldp.DirectEncoding):
@@ -80,7 +80,7 @@ def test_optimal_level_test_of_febsf_is_the_whole_reports_worst_case() -> None:
     """Level pairs: brute force over (item report, level report), and ERRATA FEBSF-6's worst case."""
     for oracle in ("krr", "oue"):
         febsf = FEBSF([0.5, 1.0, 2.0], 0.3, 4, oracle)  # type: ignore[arg-type]
-        node = sampler_of(febsf)
+        node = febsf.sampler()
         best = -math.inf
         pi = febsf.level_mechanism.channel()
         for s, u in itertools.permutations(range(3), 2):
@@ -92,13 +92,13 @@ def test_optimal_level_test_of_febsf_is_the_whole_reports_worst_case() -> None:
             brute = _all_outputs_ratio(np.outer(i0, pi[s]).ravel(), np.outer(i1, pi[u]).ravel())
             assert test.log_ratio == pytest.approx(brute, rel=1e-9)
             best = max(best, test.log_ratio)
-        num, den = level_ratio(node)
+        num, den = node.level_ratio()
         assert best == pytest.approx(log_ratio(num, den), rel=1e-9)
 
 
 def test_optimal_item_set_test_matches_padding_and_samplings_exact_check() -> None:
     ps = PaddingSampling(pldp.OUE(1.0, 4), 2)
-    node = sampler_of(ps)
+    node = ps.sampler()
     rep = ps.verify_privacy()
     index = {s: k for k, s in enumerate(rep.subsets)}
     for s0, s1 in [((0,), (1,)), ((0,), ()), ((), (2,)), ((0, 1), (2, 3)), ((0, 1, 2), (3,))]:
@@ -130,7 +130,7 @@ def test_statistic_law_matches_the_samplers_reports() -> None:
 
 
 def test_trial_aware_test_sees_febsfs_level_leak_where_the_rarest_outputs_cannot() -> None:
-    node = sampler_of(FEBSF(np.arange(1, 11) / 10, 0.3, 16, "oue"))
+    node = FEBSF(np.arange(1, 11) / 10, 0.3, 16, "oue").sampler()
     pair = Pair("level", Input(0, 0), Input(0, 9))
     rare, chosen = optimal_test(node, pair), optimal_test(node, pair, 10**6, 0.01)
     assert rare.log_ratio == pytest.approx(8.832, abs=1e-3) and rare.p0 * 10**6 < 2  # about 2 hits in 10^6
@@ -139,16 +139,16 @@ def test_trial_aware_test_sees_febsfs_level_leak_where_the_rarest_outputs_cannot
 
 # --------------------------------------------------------------------------- audits
 def test_default_pairs_cover_items_sets_levels_and_attributes() -> None:
-    assert len(default_pairs(sampler_of(pldp.KRR(1.0, 10)))) == 90
-    assert [p.label() for p in default_pairs(sampler_of(pldp.KRR(1.0, 100)))] == ["0 vs 1", "1 vs 0"]
+    assert len(default_pairs(pldp.KRR(1.0, 10).sampler())) == 90
+    assert [p.label() for p in default_pairs(pldp.KRR(1.0, 100).sampler())] == ["0 vs 1", "1 vs 0"]
     eps = np.array([0.5] * 8 + [1.0] * 8)
-    iprr = default_pairs(sampler_of(pldp.IPRR(pldp.ItemBudgets.from_array(eps))))
+    iprr = default_pairs(pldp.IPRR(pldp.ItemBudgets.from_array(eps)).sampler())
     assert 6 <= len(iprr) <= 64  # item classes: equal budgets and equal integer weights
     assert {(eps[p.x0.item], eps[p.x1.item]) for p in iprr} == set(itertools.product([0.5, 1.0], repeat=2))
-    febsf = default_pairs(sampler_of(FEBSF([0.5, 1.0, 2.0], 0.3, 4, "krr")))
+    febsf = default_pairs(FEBSF([0.5, 1.0, 2.0], 0.3, 4, "krr").sampler())
     assert sum(p.secret == "level" for p in febsf) == 6 and sum(p.secret == "item" for p in febsf) == 36
-    assert all(p.secret == "item-set" for p in default_pairs(sampler_of(PaddingSampling(pldp.OUE(1.0, 4), 2))))
-    mp = default_pairs(sampler_of(MPLDP([3, 4], [1.0, 2.0])))
+    assert all(p.secret == "item-set" for p in default_pairs(PaddingSampling(pldp.OUE(1.0, 4), 2).sampler()))
+    mp = default_pairs(MPLDP([3, 4], [1.0, 2.0]).sampler())
     assert {p.part for p in mp} == {0, 1} and all(p.secret == "item" for p in mp)
 
 
@@ -215,7 +215,7 @@ def test_ldp_auditor_unary_attack_recovers_about_half_of_rappors_epsilon(eps: fl
     ours = audit(mech, pairs=[(0, 1)], rng=np.random.default_rng(7))
     assert 0.4 * eps <= theirs.rows[0].audited <= 0.62 * eps
     assert eps - 0.1 <= ours.rows[0].audited <= eps
-    limit = ldp_auditor_test(sampler_of(mech), Pair("item", Input(0), Input(1))).log_ratio
+    limit = ldp_auditor_test(mech.sampler(), Pair("item", Input(0), Input(1))).log_ratio
     assert theirs.rows[0].limit == pytest.approx(limit)
 
 
@@ -233,22 +233,22 @@ def test_a_direct_sampler_keeping_ten_percent_too_often_is_flagged(monkeypatch: 
     weights = [rest // node.d] * node.d
     weights[-1] += rest - sum(weights)
     broken = direct_table(keep, weights)
-    original = pldp.client.direct_draw
-    monkeypatch.setattr(pldp.client, "direct_draw", lambda x, w, table: original(x, w, broken))
+    original = pldp.channel.direct.direct_draw
+    monkeypatch.setattr(pldp.channel.direct, "direct_draw", lambda x, w, table: original(x, w, broken))
     res = audit(spec, rng=np.random.default_rng(8))
     assert not res.ok and not res.faithful
 
 
 def test_a_unary_sampler_with_one_threshold_raised_is_flagged(monkeypatch: pytest.MonkeyPatch) -> None:
     spec = Spec.from_mechanism(pldp.OUE(1.0, 6), question="q")
-    original = pldp.client.unary_bits
+    original = pldp.channel.unary.unary_bits
 
     def raised(x: np.ndarray, coins: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         a = a.copy()
         a[2] = min(int(a[2] * 1.1), GRID - 1)
         return original(x, coins, a, b)
 
-    monkeypatch.setattr(pldp.client, "unary_bits", raised)
+    monkeypatch.setattr(pldp.channel.unary, "unary_bits", raised)
     res = audit(spec, rng=np.random.default_rng(9))
     assert not res.ok
     assert all("2" in r.pair.split(" vs ") for r in res.flagged)  # only pairs of item 2
@@ -323,9 +323,9 @@ def test_cli_exits_1_when_a_pair_is_flagged(
     spec = _krr_spec()
     spec_path = tmp_path / "spec.json"
     spec_path.write_text(spec.to_json())
-    original = pldp.client.direct_draw
+    original = pldp.channel.direct.direct_draw
     broken = direct_table(GRID - 3 * (1 << 20), [1 << 20] * 3 + [0])  # keeps far too often
-    monkeypatch.setattr(pldp.client, "direct_draw", lambda x, w, table: original(x, w, broken))
+    monkeypatch.setattr(pldp.channel.direct, "direct_draw", lambda x, w, table: original(x, w, broken))
     assert main(["audit", str(spec_path), "--trials", "20000", "--seed", "3", "--no-progress"]) == 1
     assert "ABOVE CLAIM" in capsys.readouterr().out
     with pytest.raises(SystemExit):

@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 
 import pldp
+from pldp.channel.exact import epsilon_ceiling, exp_bounds, ratio_within
+from pldp.channel.sampling import GRID
 from pldp.client import Client
 from pldp.deploy import ReportBatch, Spec, decode, spec_id, verify, wire
 from pldp.errors import EstimationError, ParameterError, ReportError, SpecError, TallyError
-from pldp.exact import epsilon_ceiling, exp_bounds, ratio_within
 from pldp.protocols import FEBSF
-from pldp.sampling import GRID
 from tests.deploy_cases import LEVELS, answers_of, oracle_cases, spec_of, words
 
 CASES = oracle_cases()

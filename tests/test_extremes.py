@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import pldp
-from pldp.sampling import GRID
+from pldp.channel.sampling import GRID
 from tests.conftest import assert_grid_budgets, assert_grid_channel
 
 

@@ -41,10 +41,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from pldp.channel import parse_node
+from pldp.channel.sampling import GRID
 from pldp.client import Client
 from pldp.deploy import ReportBatch, Spec, spec_id
-from pldp.deploy.sampler import parse_node
-from pldp.sampling import GRID
 from tests.deploy_cases import oracle_cases, spec_of
 
 ALPHA = 1e-6

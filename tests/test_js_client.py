@@ -20,12 +20,12 @@ import numpy as np
 import pytest
 
 import pldp
-import pldp.client
+import pldp.channel.padding
+from pldp.channel.sampling import GRID
 from pldp.client import Client
 from pldp.deploy import Spec, spec_id, verify
 from pldp.errors import SpecError
 from pldp.protocols import FEBSF, RCF, PaddingSampling
-from pldp.sampling import GRID
 from tests.deploy_cases import LEVELS, oracle_cases, spec_of
 
 NODE = shutil.which("node")
@@ -139,14 +139,14 @@ def _node(tmp: Path, spec_json: str, words: np.ndarray, calls: list[dict[str, An
 @pytest.mark.parametrize("name", list(CASES))
 def test_js_and_python_clients_write_the_same_bytes(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     rejected = []
-    below = pldp.client.uniform_below
+    below = pldp.channel.padding.uniform_below
 
     def counting(words: np.ndarray, m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         v, ok = below(words, m)
         rejected.append(int(np.sum(~ok)))
         return v, ok
 
-    monkeypatch.setattr(pldp.client, "uniform_below", counting)
+    monkeypatch.setattr(pldp.channel.padding, "uniform_below", counting)
     spec = _spec(name)
     calls = _calls(name, seed=len(name))
     words = _words(40_000, seed=7, padding=name.endswith("-ps"))

@@ -20,9 +20,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pldp
-from pldp.exact import ratio_within
+from pldp.channel.exact import ratio_within
+from pldp.channel.sampling import GRID
 from pldp.privacy import check_channel
-from pldp.sampling import GRID
 from tests.conftest import SPREAD_STEPS, assert_grid_budgets, fig1_budgets
 
 

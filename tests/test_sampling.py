@@ -1,4 +1,4 @@
-"""The integer-grid samplers of :mod:`pldp.sampling`: the word-to-output map is exactly the one
+"""The integer-grid samplers of :mod:`pldp.channel.sampling`: the word-to-output map is exactly the one
 ``docs/wire-format.md`` states, whatever shortcut finds it."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import pldp
-from pldp.sampling import GRID, GUIDE_BITS, direct_draw, direct_table
+from pldp.channel.sampling import GRID, GUIDE_BITS, direct_draw, direct_table
 
 
 def _by_definition(x: np.ndarray, words: np.ndarray, keep: int, weights: np.ndarray) -> np.ndarray:

@@ -203,7 +203,7 @@ const expCache = new Map();
  * precision p with lo / 2^p <= e^x <= hi / 2^p. Argument halving to x / 2^k <= 1/2, the Taylor
  * series to a term below 2^-(p+4) with its remainder bound (at most twice that term), rounded
  * outwards to p = bits + k + 8 fraction bits, then squared back k times with outward rounding.
- * The same construction as pldp.exact.exp_bounds.
+ * The same construction as pldp.channel.exact.exp_bounds.
  *
  * @param {bigint} num
  * @param {bigint} den  > 0

@@ -25,9 +25,13 @@ by the oracle's ``estimate``.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from functools import cached_property
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar, Self, cast
 
+import numpy as np
+
+from pldp.channel.node import Node
 from pldp.domain import Domain
 from pldp.errors import EstimationError, TallyError
 from pldp.fingerprint import fingerprint
@@ -53,6 +57,8 @@ class FrequencyOracle(ABC):
     methods: ClassVar[tuple[str, ...]] = STANDARD_METHODS
     #: The class of this oracle's tallies (for :meth:`load_tally`).
     tally_type: ClassVar[type[BaseTally]] = Tally
+    #: The member of :meth:`params` that names the class: ``"mechanism"`` or ``"protocol"``.
+    params_key: ClassVar[str]
 
     # ------------------------------------------------------------------ identity
     @property
@@ -72,6 +78,31 @@ class FrequencyOracle(ABC):
         Two oracles with equal parameters produce reports with the same law; the
         :attr:`fingerprint` is their hash (:mod:`pldp.fingerprint`).
         """
+
+    @classmethod
+    def from_params(cls, params: dict[str, Any]) -> Self:
+        """The oracle of this class whose :meth:`params` are ``params``.
+
+        :func:`pldp.registry.oracle_from_params` calls it for the class that ``params`` names, and
+        checks the result's parameters against ``params`` exactly.
+        """
+        raise NotImplementedError(f"{cls.__name__} cannot be rebuilt from its parameters")
+
+    def sampler(self) -> Node:
+        """The sampler node that runs this oracle's client exactly (:mod:`pldp.channel`): its integer
+        thresholds on the ``2**-32`` grid and the privacy claims it carries."""
+        raise NotImplementedError(f"{type(self).__name__} has no sampler: it cannot run on a device client")
+
+    def reports_from_columns(self, columns: Mapping[str, np.ndarray]) -> tuple[Any, ...]:
+        """The arguments of :meth:`tally` for reports held as the payload columns of :meth:`sampler`
+        (``docs/wire-format.md`` §4; how the collector tallies decoded reports). By default the
+        last column, as :meth:`perturb` returns it."""
+        return (columns[self.sampler().columns()[-1].name],)
+
+    def report_columns(self, reports: Any) -> dict[str, np.ndarray]:
+        """The payload columns (:meth:`sampler`'s) of what :meth:`perturb` returns: the inverse of
+        :meth:`reports_from_columns`. By default :meth:`perturb`'s array is the last column."""
+        return {self.sampler().columns()[-1].name: np.asarray(reports)}
 
     @cached_property
     def fingerprint(self) -> str:

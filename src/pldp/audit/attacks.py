@@ -21,11 +21,11 @@ from collections.abc import Callable
 import numpy as np
 from scipy import stats
 
-from pldp.audit.events import Columns, Test, bit_of, bit_thresholds
+from pldp.audit.events import Columns, Test, bit_of
 from pldp.audit.pairs import Input, Pair
-from pldp.deploy.sampler import AttributesNode, DirectNode, LeveledNode, Node, UnaryNode
+from pldp.channel import AttributesNode, DirectNode, LeveledNode, Node, NodeVisitor, PaddingNode, UnaryNode
+from pldp.channel.sampling import GRID
 from pldp.errors import ParameterError
-from pldp.sampling import GRID
 
 __all__ = ["ATTACKS", "ldp_auditor_test"]
 
@@ -43,7 +43,7 @@ def _others_pmf(probs: np.ndarray) -> np.ndarray:
 
 
 def _guess_probability(node: UnaryNode, own: int, x0: int) -> float:
-    q = bit_thresholds(node, own) / GRID
+    q = node.bit_thresholds(own) / GRID
     others = _others_pmf(np.delete(q, x0))
     m = np.arange(others.size)
     return float(q[x0] * np.sum(others / (1 + m)) + (1 - q[x0]) * others[0] / node.d)
@@ -60,31 +60,47 @@ def _unary_hits(x0: int, d: int, col: str) -> Callable[[Columns, np.random.Gener
     return hits
 
 
-def _leaf_test(node: DirectNode | UnaryNode, x0: int, x1: int, prefix: str) -> Test:
-    if isinstance(node, DirectNode):
+#: Why LDP-Auditor's attacks do not apply to a pair.
+_ITEMS_ONLY = (
+    "LDP-Auditor's attacks guess an item from a GRR or unary report; audit item-sets and levels with attack='optimal'"
+)
+
+
+class _AttackTest(NodeVisitor[Test]):
+    """LDP-Auditor's test of a pair of inputs: ``node.accept(_ATTACK, x0, x1, prefix)``."""
+
+    def direct(self, node: DirectNode, x0: Input, x1: Input, prefix: str) -> Test:
         w = np.asarray(node.weights, dtype=float) / GRID
-        col = prefix + "item"
-        return Test(w[x0] + node.keep / GRID, w[x0], lambda cols, rng: np.asarray(cols[col], dtype=np.int64) == x0)
-    return Test(
-        _guess_probability(node, x0, x0), _guess_probability(node, x1, x0), _unary_hits(x0, node.d, prefix + "bits")
-    )
+        col, item = prefix + "item", x0.item
+        return Test(
+            w[item] + node.keep / GRID, w[item], lambda cols, rng: np.asarray(cols[col], dtype=np.int64) == item
+        )
 
+    def unary(self, node: UnaryNode, x0: Input, x1: Input, prefix: str) -> Test:
+        return Test(
+            _guess_probability(node, x0.item, x0.item),
+            _guess_probability(node, x1.item, x0.item),
+            _unary_hits(x0.item, node.d, prefix + "bits"),
+        )
 
-def _test(node: Node, x0: Input, x1: Input, prefix: str) -> Test:
-    if isinstance(node, (DirectNode, UnaryNode)):
-        return _leaf_test(node, x0.item, x1.item, prefix)
-    if isinstance(node, LeveledNode) and x0.level == x1.level:
-        return _leaf_test(node.items[x0.level], x0.item, x1.item, prefix)
-    if isinstance(node, AttributesNode):
+    def padding(self, node: PaddingNode, x0: Input, x1: Input, prefix: str) -> Test:
+        raise ParameterError(_ITEMS_ONLY)
+
+    def leveled(self, node: LeveledNode, x0: Input, x1: Input, prefix: str) -> Test:
+        if x0.level != x1.level:
+            raise ParameterError(_ITEMS_ONLY)
+        return node.items[x0.level].accept(self, Input(x0.item), Input(x1.item), prefix)
+
+    def attributes(self, node: AttributesNode, x0: Input, x1: Input, prefix: str) -> Test:
         diff = [k for k in range(len(node.parts)) if (x0.item[k], x0.level[k]) != (x1.item[k], x1.level[k])]
-        if len(diff) == 1:
-            k = diff[0]
-            i0, i1 = Input(x0.item[k], x0.level[k]), Input(x1.item[k], x1.level[k])
-            return _test(node.parts[k], i0, i1, f"{prefix}a{k}.")
-    raise ParameterError(
-        "LDP-Auditor's attacks guess an item from a GRR or unary report; audit item-sets and levels "
-        "with attack='optimal'"
-    )
+        if len(diff) != 1:
+            raise ParameterError(_ITEMS_ONLY)
+        k = diff[0]
+        i0, i1 = Input(x0.item[k], x0.level[k]), Input(x1.item[k], x1.level[k])
+        return node.parts[k].accept(self, i0, i1, f"{prefix}a{k}.")
+
+
+_ATTACK = _AttackTest()
 
 
 def ldp_auditor_test(node: Node, pair: Pair) -> Test:
@@ -95,11 +111,10 @@ def ldp_auditor_test(node: Node, pair: Pair) -> Test:
     Basic RAPPOR at epsilon = 2: the attack's limit is about half the budget.
 
     >>> import pldp
-    >>> from pldp.deploy.sampler import sampler_of
-    >>> t = ldp_auditor_test(sampler_of(pldp.RAPPOR(2.0, 10)), Pair("item", Input(0), Input(1)))
+    >>> t = ldp_auditor_test(pldp.RAPPOR(2.0, 10).sampler(), Pair("item", Input(0), Input(1)))
     >>> round(t.log_ratio, 2)
     1.16
     """
     if pair.secret not in ("item",):
         raise ParameterError(f"LDP-Auditor's attacks audit items, not {pair.secret}s; use attack='optimal'")
-    return _test(node, pair.x0, pair.x1, "")
+    return node.accept(_ATTACK, pair.x0, pair.x1, "")

@@ -34,9 +34,9 @@ import numpy as np
 from scipy import stats
 
 from pldp.audit.pairs import Input, Pair
-from pldp.deploy.sampler import AttributesNode, DirectNode, LeveledNode, Node, PaddingNode, UnaryNode
+from pldp.channel import AttributesNode, DirectNode, LeveledNode, Node, NodeVisitor, PaddingNode, UnaryNode
+from pldp.channel.sampling import GRID
 from pldp.errors import ParameterError
-from pldp.sampling import GRID
 
 __all__ = ["MAX_CATEGORIES", "Statistic", "Test", "bit_of", "optimal_test", "pair_claim", "statistic"]
 
@@ -120,13 +120,6 @@ def _direct(n0: DirectNode, x0: int, n1: DirectNode, x1: int, col: str) -> Stati
     return Statistic(pmf0, pmf1, lambda cols: cat[np.asarray(cols[col], dtype=np.int64)])
 
 
-def bit_thresholds(node: UnaryNode, x: int) -> np.ndarray:
-    """Each bit's threshold on the ``2**32`` grid for item ``x``: ``a[x]`` for its own bit, ``b`` elsewhere."""
-    p = np.asarray(node.b, dtype=np.int64).copy()
-    p[x] = node.a[x]
-    return p
-
-
 def _counts(groups: list[np.ndarray], d: int, col: str) -> Callable[[Columns], np.ndarray]:
     """Mixed-radix index of the numbers of set bits of each group."""
     radix = [len(g) + 1 for g in groups]
@@ -149,7 +142,7 @@ def _counts(groups: list[np.ndarray], d: int, col: str) -> Callable[[Columns], n
 
 
 def _unary(n0: UnaryNode, x0: int, n1: UnaryNode, x1: int, col: str) -> Statistic:
-    p0, p1 = bit_thresholds(n0, x0), bit_thresholds(n1, x1)
+    p0, p1 = n0.bit_thresholds(x0), n1.bit_thresholds(x1)
     differ = np.flatnonzero(p0 != p1)
     keys, cat = np.unique(np.stack([p0[differ], p1[differ]], axis=1), axis=0, return_inverse=True)
     cat = cat.reshape(-1)
@@ -163,16 +156,6 @@ def _unary(n0: UnaryNode, x0: int, n1: UnaryNode, x1: int, col: str) -> Statisti
         pmf0 = np.outer(pmf0, stats.binom.pmf(m, len(g), q0 / GRID)).ravel()
         pmf1 = np.outer(pmf1, stats.binom.pmf(m, len(g), q1 / GRID)).ravel()
     return Statistic(pmf0, pmf1, _counts(groups, n0.d, col))
-
-
-def sampling_weights(node: PaddingNode, items: tuple[int, ...]) -> np.ndarray:
-    """Probability of each of the ``d + ell`` inner items being reported for the set ``items``."""
-    s = len(items)
-    slots = max(s, node.ell)
-    w = np.zeros(node.inner.d)
-    w[list(items)] = 1.0 / slots
-    w[node.d :] = (1.0 - s / slots) / node.ell
-    return w
 
 
 def _padding(node: PaddingNode, s0: tuple[int, ...], s1: tuple[int, ...], col: str) -> Statistic:
@@ -189,7 +172,7 @@ def _padding(node: PaddingNode, s0: tuple[int, ...], s1: tuple[int, ...], col: s
     lift = np.where(configs, a / b, (1 - a) / (1 - b))
     pmfs = []
     for s in (s0, s1):
-        w = sampling_weights(node, s)[relevant]
+        w = node.sampling_weights(s)[relevant]
         pmfs.append(base * (lift @ w))
 
     def classify(cols: Columns) -> np.ndarray:
@@ -206,21 +189,39 @@ def _constant() -> Statistic:
     return Statistic(np.ones(1), np.ones(1), lambda cols: np.zeros(len(next(iter(cols.values()))), dtype=np.int64))
 
 
+class _Leaf(NodeVisitor[Statistic]):
+    """The statistic of two leaf nodes of one kind: ``n0.accept(_LEAF, x0, n1, x1, prefix)``."""
+
+    def direct(self, node: DirectNode, x0: int, other: DirectNode, x1: int, prefix: str) -> Statistic:
+        return _direct(node, x0, other, x1, prefix + "item")
+
+    def unary(self, node: UnaryNode, x0: int, other: UnaryNode, x1: int, prefix: str) -> Statistic:
+        return _unary(node, x0, other, x1, prefix + "bits")
+
+
+_LEAF = _Leaf()
+
+
 def _leaf(n0: DirectNode | UnaryNode, x0: int, n1: DirectNode | UnaryNode, x1: int, prefix: str) -> Statistic:
-    if isinstance(n0, DirectNode) and isinstance(n1, DirectNode):
-        return _direct(n0, x0, n1, x1, prefix + "item")
-    if isinstance(n0, UnaryNode) and isinstance(n1, UnaryNode):
-        return _unary(n0, x0, n1, x1, prefix + "bits")
-    raise ParameterError("the two inputs' reports have different kinds: every output tells them apart")
+    """The statistic of two leaf nodes' reports (two budget levels, or one node twice)."""
+    if n0.kind != n1.kind:
+        raise ParameterError("the two inputs' reports have different kinds: every output tells them apart")
+    return n0.accept(_LEAF, x0, n1, x1, prefix)
 
 
-def statistic(node: Node, x0: Input, x1: Input, prefix: str = "") -> Statistic:
-    """The statistic of ``node``'s reports for the pair ``(x0, x1)`` (module docstring)."""
-    if isinstance(node, (DirectNode, UnaryNode)):
-        return _leaf(node, x0.item, node, x1.item, prefix)
-    if isinstance(node, PaddingNode):
+class _Statistic(NodeVisitor[Statistic]):
+    """The statistic of a pair of inputs: ``node.accept(_STATISTIC, x0, x1, prefix)``."""
+
+    def direct(self, node: DirectNode, x0: Input, x1: Input, prefix: str) -> Statistic:
+        return _direct(node, x0.item, node, x1.item, prefix + "item")
+
+    def unary(self, node: UnaryNode, x0: Input, x1: Input, prefix: str) -> Statistic:
+        return _unary(node, x0.item, node, x1.item, prefix + "bits")
+
+    def padding(self, node: PaddingNode, x0: Input, x1: Input, prefix: str) -> Statistic:
         return _padding(node, tuple(x0.item), tuple(x1.item), prefix + "bits")
-    if isinstance(node, LeveledNode):
+
+    def leveled(self, node: LeveledNode, x0: Input, x1: Input, prefix: str) -> Statistic:
         stat = _constant()
         if (x0.item, x0.level) != (x1.item, x1.level):
             stat = _leaf(node.items[x0.level], x0.item, node.items[x1.level], x1.item, prefix)
@@ -234,13 +235,22 @@ def statistic(node: Node, x0: Input, x1: Input, prefix: str = "") -> Statistic:
                     np.eye(t)[x0.level], np.eye(t)[x1.level], lambda cols: np.asarray(cols[prefix + "level"], np.int64)
                 )
         return stat
-    assert isinstance(node, AttributesNode)
-    stat = _constant()
-    for k, part in enumerate(node.parts):
-        i0, i1 = Input(x0.item[k], x0.level[k]), Input(x1.item[k], x1.level[k])
-        if i0 != i1:
-            stat = stat * statistic(part, i0, i1, f"{prefix}a{k}.")
-    return stat
+
+    def attributes(self, node: AttributesNode, x0: Input, x1: Input, prefix: str) -> Statistic:
+        stat = _constant()
+        for k, part in enumerate(node.parts):
+            i0, i1 = Input(x0.item[k], x0.level[k]), Input(x1.item[k], x1.level[k])
+            if i0 != i1:
+                stat = stat * part.accept(self, i0, i1, f"{prefix}a{k}.")
+        return stat
+
+
+_STATISTIC = _Statistic()
+
+
+def statistic(node: Node, x0: Input, x1: Input, prefix: str = "") -> Statistic:
+    """The statistic of ``node``'s reports for the pair ``(x0, x1)`` (module docstring)."""
+    return node.accept(_STATISTIC, x0, x1, prefix)
 
 
 def optimal_test(node: Node, pair: Pair, trials: int | None = None, alpha: float = 0.01) -> Test:
@@ -265,8 +275,7 @@ def optimal_test(node: Node, pair: Pair, trials: int | None = None, alpha: float
 
     >>> import pldp
     >>> from pldp.audit.pairs import Input, Pair
-    >>> from pldp.deploy.sampler import sampler_of
-    >>> t = optimal_test(sampler_of(pldp.KRR(1.0, 3)), Pair("item", Input(0), Input(1)))
+    >>> t = optimal_test(pldp.KRR(1.0, 3).sampler(), Pair("item", Input(0), Input(1)))
     >>> round(t.p0, 4), round(t.p1, 4), round(t.log_ratio, 6)
     (0.5761, 0.2119, 1.0)
     """
@@ -307,7 +316,7 @@ def optimal_test(node: Node, pair: Pair, trials: int | None = None, alpha: float
 # --------------------------------------------------------------------------- claims
 def _leaf_claim(node: DirectNode | UnaryNode, x0: int, x1: int) -> float:
     e0, e1 = node.epsilons[x0], node.epsilons[x1]
-    if isinstance(node, DirectNode):
+    if node.kind == "direct":
         return float(e0)  # the test's event is the output x0; its budget (inf: an invertible output)
     if node.notion == "AvgID-LDP":
         return float((e0 + e1) / 2)
@@ -324,39 +333,51 @@ def itemset_epsilon(node: PaddingNode, items: tuple[int, ...]) -> float:
     return float(np.log(eta * np.mean(np.exp(eps[list(items)])) + (1 - eta) * np.exp(star)))
 
 
+class _Claim(NodeVisitor[float]):
+    """What the notion claims for a pair: ``node.accept(_CLAIM, x0, x1, level_claim)``."""
+
+    def direct(self, node: DirectNode, x0: Input, x1: Input, level_claim: float | None) -> float:
+        return _leaf_claim(node, x0.item, x1.item)
+
+    def unary(self, node: UnaryNode, x0: Input, x1: Input, level_claim: float | None) -> float:
+        return _leaf_claim(node, x0.item, x1.item)
+
+    def padding(self, node: PaddingNode, x0: Input, x1: Input, level_claim: float | None) -> float:
+        e0, e1 = itemset_epsilon(node, tuple(x0.item)), itemset_epsilon(node, tuple(x1.item))
+        return (e0 + e1) / 2 if node.inner.notion == "AvgID-LDP" else min(e0, e1)
+
+    def leveled(self, node: LeveledNode, x0: Input, x1: Input, level_claim: float | None) -> float:
+        if x0.level == x1.level:
+            return _leaf_claim(node.items[x0.level], x0.item, x1.item)
+        if level_claim is not None:
+            return float(level_claim)
+        return math.inf if node.level_epsilon is None else float(node.level_epsilon)
+
+    def attributes(self, node: AttributesNode, x0: Input, x1: Input, level_claim: float | None) -> float:
+        diff = [k for k in range(len(node.parts)) if (x0.item[k], x0.level[k]) != (x1.item[k], x1.level[k])]
+        if len(diff) != 1:
+            raise ParameterError("an audited pair of MPLDP inputs must differ in exactly one attribute")
+        k = diff[0]
+        i0, i1 = Input(x0.item[k], x0.level[k]), Input(x1.item[k], x1.level[k])
+        return node.parts[k].accept(self, i0, i1, level_claim)
+
+
+_CLAIM = _Claim()
+
+
 def pair_claim(node: Node, pair: Pair, level_claim: float | None = None) -> float:
     """The epsilon the notion claims for the test of ``pair``: the largest log-ratio it permits.
 
     ``level_claim`` overrides the spec's ``level_epsilon`` for level pairs (what a paper claims, e.g.
     PLDP-FEBSF's :math:`\\varepsilon_p`).
     """
-    return _claim(node, pair.x0, pair.x1, pair.secret, level_claim)
-
-
-def _claim(node: Node, x0: Input, x1: Input, secret: str, level_claim: float | None) -> float:
-    if isinstance(node, (DirectNode, UnaryNode)):
-        return _leaf_claim(node, x0.item, x1.item)
-    if isinstance(node, PaddingNode):
-        e0, e1 = itemset_epsilon(node, tuple(x0.item)), itemset_epsilon(node, tuple(x1.item))
-        return (e0 + e1) / 2 if node.inner.notion == "AvgID-LDP" else min(e0, e1)
-    if isinstance(node, LeveledNode):
-        if x0.level == x1.level:
-            return _leaf_claim(node.items[x0.level], x0.item, x1.item)
-        if level_claim is not None:
-            return float(level_claim)
-        return math.inf if node.level_epsilon is None else float(node.level_epsilon)
-    assert isinstance(node, AttributesNode)
-    diff = [k for k in range(len(node.parts)) if (x0.item[k], x0.level[k]) != (x1.item[k], x1.level[k])]
-    if len(diff) != 1:
-        raise ParameterError("an audited pair of MPLDP inputs must differ in exactly one attribute")
-    k = diff[0]
-    return _claim(node.parts[k], Input(x0.item[k], x0.level[k]), Input(x1.item[k], x1.level[k]), secret, level_claim)
+    return node.accept(_CLAIM, pair.x0, pair.x1, level_claim)
 
 
 def check_pair(node: Node, pair: Any) -> Pair:
     """``pair`` as a :class:`Pair` of ``node``'s inputs; ``(i, j)`` means the items ``i`` and ``j``."""
     if isinstance(pair, tuple) and len(pair) == 2 and all(isinstance(v, (int, np.integer)) for v in pair):
-        if not isinstance(node, (DirectNode, UnaryNode)):
+        if node.kind not in ("direct", "unary"):
             raise ParameterError("give Pair objects for protocols; (i, j) means two items of a mechanism")
         pair = Pair("item", Input(int(pair[0])), Input(int(pair[1])))
     if not isinstance(pair, Pair):

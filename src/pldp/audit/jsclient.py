@@ -236,7 +236,7 @@ class JSClient:
         Returns
         -------
         dict of str to ndarray
-            The columns of :func:`pldp.deploy.wire.columns_of` of the spec's root, ``n`` rows each:
+            The columns of :meth:`pldp.channel.Node.columns` of the spec's root, ``n`` rows each:
             ``item`` and ``level`` int64, ``bits`` uint8 packed rows; as ``Client(spec).reports``
             gives them for the same input.
 

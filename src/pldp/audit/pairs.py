@@ -1,6 +1,6 @@
 """What an audit compares: inputs of a sampler, pairs of them, and the secret each pair tests.
 
-An :class:`Input` is one user's input to a sampler node (:mod:`pldp.deploy.sampler`): an item
+An :class:`Input` is one user's input to a sampler node (:mod:`pldp.channel`): an item
 (direct and unary nodes), an item-set (padding-and-sampling), an item and a budget level (leveled
 nodes: PLDP-FEBSF, RCF, APLDP, PBP, PPDA), or one of those per attribute (MPLDP). A :class:`Pair`
 is two inputs that differ in one *secret*:
@@ -25,7 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from pldp.deploy.sampler import AttributesNode, DirectNode, LeveledNode, Node, PaddingNode, UnaryNode
+from pldp.channel import AttributesNode, DirectNode, LeveledNode, Node, NodeVisitor, PaddingNode, UnaryNode
+from pldp.channel.node import groups
 from pldp.errors import ParameterError
 
 __all__ = ["MAX_CLASS_PAIRS", "SMALL_DOMAIN", "Input", "Pair", "default_pairs", "item_classes"]
@@ -94,16 +95,19 @@ class Pair:
         return f"{where}{self.x0.label()} vs {self.x1.label()}"
 
 
+class _ItemKeys(NodeVisitor[list[tuple[Any, ...]]]):
+    """Each item's thresholds and budget: what the channel of a leaf node knows of it."""
+
+    def direct(self, node: DirectNode) -> list[tuple[Any, ...]]:
+        return [(w, e) for w, e in zip(node.weights, node.epsilons, strict=True)]
+
+    def unary(self, node: UnaryNode) -> list[tuple[Any, ...]]:
+        return [(a, b, e) for a, b, e in zip(node.a, node.b, node.epsilons, strict=True)]
+
+
 def item_classes(node: DirectNode | UnaryNode) -> list[list[int]]:
     """Items grouped by equal thresholds and budgets (the channel cannot tell them apart)."""
-    if isinstance(node, DirectNode):
-        keys: list[tuple[Any, ...]] = [(w, e) for w, e in zip(node.weights, node.epsilons, strict=True)]
-    else:
-        keys = [(a, b, e) for a, b, e in zip(node.a, node.b, node.epsilons, strict=True)]
-    groups: dict[tuple[Any, ...], list[int]] = {}
-    for i, key in enumerate(keys):
-        groups.setdefault(key, []).append(i)
-    return list(groups.values())
+    return list(groups(node.accept(_ItemKeys())).values())
 
 
 def _item_pairs(node: DirectNode | UnaryNode, d: int | None = None) -> list[tuple[int, int]]:
@@ -130,32 +134,43 @@ def _level_pairs(t: int) -> list[tuple[int, int]]:
     return sorted(near | {(j, i) for i, j in near})
 
 
-def _node_pairs(node: Node) -> list[Pair]:
-    if isinstance(node, (DirectNode, UnaryNode)):
+class _Pairs(NodeVisitor[list[Pair]]):
+    """The default pairs of a node: ``node.accept(_PAIRS)``."""
+
+    def direct(self, node: DirectNode) -> list[Pair]:
         return [Pair("item", Input(i), Input(j)) for i, j in _item_pairs(node)]
-    if isinstance(node, PaddingNode):
+
+    def unary(self, node: UnaryNode) -> list[Pair]:
+        return [Pair("item", Input(i), Input(j)) for i, j in _item_pairs(node)]
+
+    def padding(self, node: PaddingNode) -> list[Pair]:
         singles = [Pair("item-set", Input((i,)), Input((j,))) for i, j in _item_pairs(node.inner, node.d)]
         empty = [Pair("item-set", Input((0,)), Input(())), Pair("item-set", Input(()), Input((0,)))]
         return singles + empty
-    if isinstance(node, LeveledNode):
+
+    def leveled(self, node: LeveledNode) -> list[Pair]:
         pairs = [
             Pair("item", Input(i, t), Input(j, t))
             for t, item_node in enumerate(node.items)
             for i, j in _item_pairs(item_node, node.d)
         ]
-        if node.level_report != "clear" and node.t > 1:
+        if node.hides_level:
             pairs += [Pair("level", Input(0, s), Input(0, u)) for s, u in _level_pairs(node.t)]
         return pairs
-    assert isinstance(node, AttributesNode)
-    base_items = tuple(0 for _ in node.parts)
-    base_levels = tuple(0 if isinstance(p, LeveledNode) else None for p in node.parts)
-    out = []
-    for k, part in enumerate(node.parts):
-        for p in _node_pairs(part):
-            x0 = Input(_put(base_items, k, p.x0.item), _put(base_levels, k, p.x0.level))
-            x1 = Input(_put(base_items, k, p.x1.item), _put(base_levels, k, p.x1.level))
-            out.append(Pair(p.secret, x0, x1, k))
-    return out
+
+    def attributes(self, node: AttributesNode) -> list[Pair]:
+        base_items = tuple(0 for _ in node.parts)
+        base_levels = tuple(0 if p.kind == "leveled" else None for p in node.parts)
+        out = []
+        for k, part in enumerate(node.parts):
+            for p in part.accept(self):
+                x0 = Input(_put(base_items, k, p.x0.item), _put(base_levels, k, p.x0.level))
+                x1 = Input(_put(base_items, k, p.x1.item), _put(base_levels, k, p.x1.level))
+                out.append(Pair(p.secret, x0, x1, k))
+        return out
+
+
+_PAIRS = _Pairs()
 
 
 def _put(values: tuple[Any, ...], k: int, value: Any) -> tuple[Any, ...]:
@@ -177,11 +192,10 @@ def default_pairs(node: Node, max_pairs: int | None = None, rng: np.random.Gener
     Examples
     --------
     >>> import pldp
-    >>> from pldp.deploy.sampler import sampler_of
-    >>> [p.label() for p in default_pairs(sampler_of(pldp.KRR(1.0, 3)))]
+    >>> [p.label() for p in default_pairs(pldp.KRR(1.0, 3).sampler())]
     ['0 vs 1', '0 vs 2', '1 vs 0', '1 vs 2', '2 vs 0', '2 vs 1']
     """
-    pairs = _node_pairs(node)
+    pairs = node.accept(_PAIRS)
     if max_pairs is not None and max_pairs < len(pairs):
         if max_pairs < 1:
             raise ParameterError(f"max_pairs must be >= 1, got {max_pairs}")

@@ -1,7 +1,7 @@
 """What an audit runs: the sampler of a mechanism, a protocol, a spec, the Python or the JS client.
 
-Every target is reduced to its sampler node (:mod:`pldp.deploy.sampler`; a mechanism's or
-protocol's is :func:`~pldp.deploy.sampler.sampler_of`), which gives the exact channel and the
+Every target is reduced to its sampler node (:mod:`pldp.channel`; a mechanism's or
+protocol's is :meth:`~pldp.FrequencyOracle.sampler`), which gives the exact channel and the
 claims, and to a way of drawing ``n`` reports of one input as report columns (the columns of
 :class:`pldp.deploy.wire.ReportBatch`):
 
@@ -23,8 +23,9 @@ from typing import Any
 import numpy as np
 
 from pldp.audit.pairs import Input
-from pldp.deploy.sampler import AttributesNode, DirectNode, LeveledNode, Node, PaddingNode, sampler_of
+from pldp.channel import AttributesNode, DirectNode, LeveledNode, Node, NodeVisitor, PaddingNode, UnaryNode
 from pldp.errors import ParameterError
+from pldp.itemsets import ItemSets
 
 __all__ = ["ClientTarget", "OracleTarget", "SpecTarget", "Target", "as_target"]
 
@@ -51,66 +52,72 @@ class Target(ABC):
         """Release what the target holds (a subprocess)."""
 
 
+class _Users(NodeVisitor[tuple[Any, ...]]):
+    """The arguments of ``perturb`` for ``n`` users with one input: ``node.accept(_USERS, inp, n)``."""
+
+    def direct(self, node: DirectNode, inp: Input, n: int) -> tuple[Any, ...]:
+        return (np.full(n, inp.item, dtype=np.int64),)
+
+    def unary(self, node: UnaryNode, inp: Input, n: int) -> tuple[Any, ...]:
+        return (np.full(n, inp.item, dtype=np.int64),)
+
+    def padding(self, node: PaddingNode, inp: Input, n: int) -> tuple[Any, ...]:
+        s = np.asarray(inp.item, dtype=np.int64)
+        return (ItemSets(np.arange(n + 1, dtype=np.int64) * s.size, np.tile(s, n), node.d),)
+
+    def leveled(self, node: LeveledNode, inp: Input, n: int) -> tuple[Any, ...]:
+        return np.full(n, inp.item, dtype=np.int64), np.full(n, inp.level, dtype=np.int64)
+
+    def attributes(self, node: AttributesNode, inp: Input, n: int) -> tuple[Any, ...]:
+        values = np.tile(np.asarray(inp.item, dtype=np.int64), (n, 1))
+        return values, np.tile(np.asarray(inp.level, dtype=np.int64), (n, 1))
+
+
+_USERS = _Users()
+
+
 class OracleTarget(Target):
     """A pldp mechanism or protocol, run by its ``perturb``."""
 
     def __init__(self, oracle: Any) -> None:
-        from pldp.protocols import FEBSF
-
         self.oracle = oracle
-        self.node = sampler_of(oracle)
-        if isinstance(oracle, FEBSF) and oracle.level_mechanism is not None:
-            self.level_claim = float(oracle.eps_p)  # the paper's claim (ERRATA FEBSF-6)
+        self.node = oracle.sampler()
+        self.level_claim = getattr(oracle, "level_claim", None)  # the paper's claim (ERRATA FEBSF-6)
 
     def describe(self) -> str:
         return repr(self.oracle)
 
     def sample(self, inp: Input, n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
-        from pldp.itemsets import ItemSets
-        from pldp.mechanisms.direct import DirectEncoding
-        from pldp.mechanisms.unary import UnaryEncoding
-        from pldp.protocols import FEBSF, MPLDP, RCF, PaddingSampling
-        from pldp.protocols.leveled import HiddenLevels
+        reports = self.oracle.perturb(*self.node.accept(_USERS, inp, n), rng)
+        return self.oracle.report_columns(reports)
 
-        o, node = self.oracle, self.node
-        if isinstance(o, DirectEncoding):
-            return {"item": o.perturb(np.full(n, inp.item, dtype=np.int64), rng)}
-        if isinstance(o, UnaryEncoding):
-            return {"bits": o.perturb(np.full(n, inp.item, dtype=np.int64), rng)}
-        if isinstance(o, PaddingSampling):
-            s = np.asarray(inp.item, dtype=np.int64)
-            sets = ItemSets(np.arange(n + 1, dtype=np.int64) * s.size, np.tile(s, n), o.d)
-            return {"bits": o.perturb(sets, rng)}
-        if isinstance(o, MPLDP):
-            values = np.tile(np.asarray(inp.item, dtype=np.int64), (n, 1))
-            levels = np.tile(np.asarray(inp.level, dtype=np.int64), (n, 1))
-            parts = o.perturb(values, levels, rng)
-            cols = {}
-            for i, bits in enumerate(parts.bits):
-                cols[f"a{i}.bits"], cols[f"a{i}.level"] = bits, parts.levels[:, i]
-            return cols
-        assert isinstance(node, LeveledNode)
-        x, lv = np.full(n, inp.item, dtype=np.int64), np.full(n, inp.level, dtype=np.int64)
-        name = "item" if isinstance(node.items[inp.level], DirectNode) else "bits"
-        if isinstance(o, FEBSF):
-            rep = o.perturb(x, lv, rng)
-            return {name: rep.data, "level": rep.level}
-        if isinstance(o, RCF):
-            grouped = o.perturb(x, lv, rng)
-            return {name: grouped.data[inp.level], "level": grouped.level}
-        if isinstance(o, HiddenLevels):
-            return {name: o.perturb(x, lv, rng)}
-        raise ParameterError(f"cannot audit {type(o).__name__}")  # pragma: no cover
+
+class _Answer(NodeVisitor[tuple[Any, dict[str, Any]]]):
+    """One report's ``(answer, choices)`` as both clients take them: ``node.accept(_ANSWER, inp)``."""
+
+    def direct(self, node: DirectNode, inp: Input) -> tuple[Any, dict[str, Any]]:
+        return inp.item, {}
+
+    def unary(self, node: UnaryNode, inp: Input) -> tuple[Any, dict[str, Any]]:
+        return inp.item, {}
+
+    def padding(self, node: PaddingNode, inp: Input) -> tuple[Any, dict[str, Any]]:
+        return list(inp.item), {}
+
+    def leveled(self, node: LeveledNode, inp: Input) -> tuple[Any, dict[str, Any]]:
+        return inp.item, {"level": inp.level}
+
+    def attributes(self, node: AttributesNode, inp: Input) -> tuple[Any, dict[str, Any]]:
+        return list(inp.item), {"levels": list(inp.level)}
+
+
+_ANSWER = _Answer()
 
 
 def client_answer(node: Node, inp: Input) -> tuple[Any, dict[str, Any]]:
     """One report's ``(answer, choices)`` as both clients take them (JSON-able): an item index, a
     list (item-set; one item per attribute), and ``{"level": t}`` or ``{"levels": [...]}``."""
-    if isinstance(node, PaddingNode):
-        return list(inp.item), {}
-    if isinstance(node, AttributesNode):
-        return list(inp.item), {"levels": list(inp.level)}
-    return inp.item, ({"level": inp.level} if isinstance(node, LeveledNode) else {})
+    return node.accept(_ANSWER, inp)
 
 
 def client_arguments(node: Node, inp: Input, n: int) -> tuple[Any, dict[str, Any]]:

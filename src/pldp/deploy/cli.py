@@ -98,23 +98,21 @@ def _spec_verify(args: argparse.Namespace) -> int:
 def _read_answers(path: str, spec: Any) -> tuple[list[Any], dict[str, Any]]:
     """answers.csv: a column ``answer`` (labels; ``;`` between the items of a set), optionally
     ``level``; for several attributes ``answer0, answer1, ...`` and ``level0, level1, ...``."""
-    from pldp.deploy.sampler import AttributesNode, PaddingNode
-
     with open(path, newline="") as fh:
         rows = list(csv.DictReader(fh))
     if not rows:
         raise ParameterError(f"{path} holds no answers")
     root = spec.root
     kw: dict[str, Any] = {}
-    if isinstance(root, AttributesNode):
-        k = len(root.parts)
+    if root.kind == "attributes":
+        k = len(root.by_attribute)
         answers: list[Any] = [[r[f"answer{i}"] for i in range(k)] for r in rows]
         if "level0" in rows[0]:
             kw["levels"] = np.array([[int(r[f"level{i}"]) for i in range(k)] for r in rows])
         return answers, kw
     if "answer" not in rows[0]:
         raise ParameterError(f"{path} needs a column named 'answer'")
-    if isinstance(root, PaddingNode):
+    if root.kind == "padding":
         answers = [[v for v in r["answer"].split(";") if v] for r in rows]
     else:
         answers = [r["answer"] for r in rows]

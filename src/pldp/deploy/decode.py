@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from pldp.deploy.sampler import AttributesNode, DirectNode, LeveledNode, Node, PaddingNode, UnaryNode
+from pldp.deploy.count import check_payload, tally_columns
 from pldp.deploy.spec import Spec
-from pldp.deploy.wire import ReportBatch, columns_of
+from pldp.deploy.wire import ReportBatch
 from pldp.errors import ReportError
 
 __all__ = ["as_batch", "check_payload", "decode", "native_reports", "tally_columns"]
@@ -33,10 +33,6 @@ def as_batch(spec: Spec, reports: Any) -> ReportBatch:
         batch = ReportBatch.from_json(reports, spec.root, spec.id)
     _validate(batch)
     return batch
-
-
-def _first(bad: np.ndarray) -> int:
-    return int(np.flatnonzero(bad)[0])
 
 
 def _validate(batch: ReportBatch) -> None:
@@ -57,105 +53,9 @@ def _validate(batch: ReportBatch) -> None:
     check_payload(batch.root, batch.columns, n)
 
 
-def check_payload(root: Node, columns: dict[str, np.ndarray], n: int) -> None:
-    """Refuse the first of ``n`` reports whose payload columns are out of range.
-
-    Items and levels in range, no padding bits set, no item or bits where a report's level sends
-    none: everything :func:`decode` checks except the report ids, for readers that tally payload
-    columns without reading the ids (:mod:`pldp.aggregate`).
-
-    Raises
-    ------
-    ReportError
-        Naming the first bad report (``.index``) and why.
-    """
-    for prefix, node in _parts(root):
-        _check_part(columns, n, node, prefix)
-
-
-def _parts(root: Node) -> list[tuple[str, Node]]:
-    if isinstance(root, AttributesNode):
-        return [(f"a{i}.", p) for i, p in enumerate(root.parts)]
-    return [("", root)]
-
-
-def _check_bits(bits: np.ndarray, nbits: int, rows: np.ndarray | None, name: str) -> None:
-    pad = 8 * bits.shape[1] - nbits
-    if pad:
-        last = bits[:, -1] & np.uint8((1 << pad) - 1)
-        bad = last != 0 if rows is None else (last != 0) & rows
-        if bad.any():
-            row = _first(bad)
-            raise ReportError(f"report {row}: {name} sets padding bits beyond bit {nbits - 1}", row)
-
-
-def _check_items(items: np.ndarray, d: np.ndarray | int, rows: np.ndarray | None, name: str) -> None:
-    bad = (items < 0) | (items >= d)
-    if rows is not None:
-        bad &= rows
-    if bad.any():
-        row = _first(bad)
-        raise ReportError(f"report {row}: {name} {int(items[row])} is out of range", row)
-
-
-def _check_part(cols: dict[str, np.ndarray], n: int, node: Node, prefix: str) -> None:
-    if isinstance(node, DirectNode):
-        _check_items(cols[prefix + "item"], node.d, None, "item")
-    elif isinstance(node, (UnaryNode, PaddingNode)):
-        nbits = node.d if isinstance(node, UnaryNode) else node.inner.d
-        _check_bits(cols[prefix + "bits"], nbits, None, "the report")
-    else:
-        assert isinstance(node, LeveledNode)
-        level = cols.get(prefix + "level")
-        if level is not None:
-            _check_items(level, node.t, None, "level")
-        else:
-            level = np.zeros(n, dtype=np.int64)
-        for kind in ("item", "bits"):
-            if prefix + kind not in cols:
-                continue
-            cls = DirectNode if kind == "item" else UnaryNode
-            uses = np.array([isinstance(item_node, cls) for item_node in node.items])
-            sizes = np.array([item_node.d for item_node in node.items])
-            rows = uses[level]
-            if kind == "item":
-                _check_items(cols[prefix + "item"], sizes[level], rows, "item")
-                stray = ~rows & (cols[prefix + "item"] != -1)
-            else:
-                for t in np.flatnonzero(uses):
-                    _check_bits(cols[prefix + "bits"], int(sizes[t]), rows & (level == t), "the report")
-                stray = ~rows & np.any(cols[prefix + "bits"] != 0, axis=1)
-            if stray.any():
-                row = _first(stray)
-                raise ReportError(f"report {row}: its level's node sends no {kind}", row)
-
-
 def native_reports(spec: Spec, batch: ReportBatch) -> tuple[Any, ...]:
     """The arguments of the spec oracle's ``tally`` for a validated batch."""
-    return _native(spec, batch.columns)
-
-
-def _native(spec: Spec, cols: dict[str, np.ndarray]) -> tuple[Any, ...]:
-    from pldp.protocols import FEBSF, MPLDP, RCF
-    from pldp.protocols.febsf.tally import FEBSFReports
-    from pldp.protocols.mpldp import MPLDPReports
-    from pldp.protocols.rcf import GroupedReports
-
-    oracle = spec.mechanism()
-    data_name = columns_of(spec.root)[-1].name
-    if isinstance(oracle, MPLDP):
-        levels = np.stack([cols[f"a{i}.level"] for i in range(oracle.n_attributes)], axis=1)
-        return (MPLDPReports(tuple(cols[f"a{i}.bits"] for i in range(oracle.n_attributes)), levels),)
-    if isinstance(oracle, FEBSF):
-        return (FEBSFReports(cols[data_name], cols["level"]),)
-    if isinstance(oracle, RCF):
-        level = cols["level"]
-        parts = []
-        for t, node in enumerate(oracle.mechanisms):
-            sel = level == t
-            parts.append(cols["item"][sel] if node.family == "direct" else cols["bits"][sel])
-        return (GroupedReports(tuple(parts), level),)
-    return (cols[data_name],)
+    return spec.mechanism().reports_from_columns(batch.columns)
 
 
 def decode(spec: Spec, reports: Any) -> Any:
@@ -189,8 +89,3 @@ def decode(spec: Spec, reports: Any) -> Any:
     """
     batch = as_batch(spec, reports)
     return tally_columns(spec, batch.columns)
-
-
-def tally_columns(spec: Spec, columns: dict[str, np.ndarray]) -> Any:
-    """The tally of payload columns that :func:`check_payload` accepted (no report ids needed)."""
-    return spec.mechanism().tally(*_native(spec, columns))

@@ -2,7 +2,7 @@
 
 A spec holds the question, the answer labels, the oracle's canonical parameters (for the server's
 estimator) and the sampler (the client program, every probability an integer threshold over
-``2**32``; :mod:`pldp.deploy.sampler`). Its :attr:`Spec.id` is the SHA-256 of its JCS text
+``2**32``; :mod:`pldp.channel`). Its :attr:`Spec.id` is the SHA-256 of its JCS text
 (:mod:`pldp.deploy.jcs`), so any change is a new id, and every tally decoded from its reports
 carries that id as its fingerprint. The format is documented in ``docs/wire-format.md``.
 """
@@ -14,15 +14,17 @@ import json
 from functools import cached_property
 from typing import Any
 
+from pldp.channel.claims import check_claims
+from pldp.channel.node import Node
+from pldp.channel.parse import parse_node
+from pldp.channel.sampling import GRID_BITS
 from pldp.deploy.jcs import jcs
-from pldp.deploy.oracles import oracle_from_params, relabel
-from pldp.deploy.sampler import AttributesNode, Node, parse_node, sampler_of
 from pldp.errors import SpecError
 from pldp.fingerprint import FINGERPRINT_LENGTH, canonical, is_fingerprint
 from pldp.oracle import FrequencyOracle
-from pldp.sampling import GRID_BITS
+from pldp.registry import oracle_from_params
 
-__all__ = ["FORMAT", "Spec", "read_spec", "spec_id"]
+__all__ = ["FORMAT", "Spec", "read_spec", "relabel", "spec_id"]
 
 #: The version tag of the spec format.
 FORMAT = "pldp.spec/1"
@@ -32,6 +34,16 @@ def spec_id(content: dict[str, Any]) -> str:
     """The id of a spec's content (every member but ``id``): 32 hex digits of SHA-256 of its JCS text."""
     body = {k: v for k, v in content.items() if k != "id"}
     return hashlib.sha256(jcs(body).encode("utf-8")).hexdigest()[:FINGERPRINT_LENGTH]
+
+
+def relabel(params: dict[str, Any], labels: list[str]) -> dict[str, Any]:
+    """``params`` with the item labels replaced (also in a padding protocol's base)."""
+    out = dict(params)
+    if "labels" in out:
+        out["labels"] = list(labels)
+    if "base" in out:
+        out["base"] = relabel(out["base"], labels)
+    return out
 
 
 def _labels(value: Any, path: str) -> list[str]:
@@ -46,21 +58,29 @@ def _labels(value: Any, path: str) -> list[str]:
 
 def _check_answers(root: Node, labels: Any, question: Any) -> None:
     """Labels (and, for several attributes, questions) that fit the sampler's inputs."""
-    if isinstance(root, AttributesNode):
-        if not isinstance(labels, list) or len(labels) != len(root.parts):
-            raise SpecError(f"labels must hold one list per attribute ({len(root.parts)})")
-        if not isinstance(question, list) or len(question) != len(root.parts):
-            raise SpecError(f"question must hold one question per attribute ({len(root.parts)})")
-        for i, (lab, part) in enumerate(zip(labels, root.parts, strict=True)):
-            assert not isinstance(part, AttributesNode)  # parse_node refuses nested attributes
-            if len(_labels(lab, f"labels[{i}]")) != part.d:
-                raise SpecError(f"labels[{i}] has {len(lab)} answers but attribute {i} takes {part.d}")
+    if root.kind == "attributes":
+        parts = [node for _, node in root.by_attribute]
+        if not isinstance(labels, list) or len(labels) != len(parts):
+            raise SpecError(f"labels must hold one list per attribute ({len(parts)})")
+        if not isinstance(question, list) or len(question) != len(parts):
+            raise SpecError(f"question must hold one question per attribute ({len(parts)})")
+        for i, (lab, part) in enumerate(zip(labels, parts, strict=True)):
+            d = _answers(part)
+            if len(_labels(lab, f"labels[{i}]")) != d:
+                raise SpecError(f"labels[{i}] has {len(lab)} answers but attribute {i} takes {d}")
         return
     if not isinstance(question, str):
         raise SpecError("question must be a string")
     n = len(_labels(labels, "labels"))
-    if n != root.d:
-        raise SpecError(f"labels has {n} answers but the sampler takes {root.d}")
+    if n != _answers(root):
+        raise SpecError(f"labels has {n} answers but the sampler takes {_answers(root)}")
+
+
+def _answers(node: Node) -> int:
+    """The number of answers a node takes (``d``; every node but the attributes' has one)."""
+    d = getattr(node, "d", None)
+    assert isinstance(d, int), node.kind  # parse_node refuses nested attributes
+    return d
 
 
 def _json_object(data: Any) -> dict[str, Any]:
@@ -143,19 +163,18 @@ class Spec:
         """
         if not isinstance(oracle, FrequencyOracle):
             raise SpecError(f"expected a pldp mechanism or protocol, got {type(oracle).__name__}")
-        from pldp.protocols import MPLDP
-
         params = canonical(oracle.params())
-        if isinstance(oracle, MPLDP):
+        root = oracle.sampler()
+        if root.kind == "attributes":
             if labels is None:
-                labels = [[str(v) for v in range(k)] for k in oracle.k]
+                labels = [[str(v) for v in range(_answers(part))] for _, part in root.by_attribute]
             labels = [list(map(str, lab)) for lab in labels]
         else:
             labels = [str(v) for v in (oracle.domain.labels if labels is None else labels)]
             if "labels" in params or "base" in params:
                 params = relabel(params, labels)
                 oracle = oracle_from_params(params) if params != canonical(oracle.params()) else oracle
-        root = sampler_of(oracle)
+                root = oracle.sampler()
         data = {
             "format": FORMAT,
             "question": canonical(question),
@@ -177,11 +196,9 @@ class Spec:
     @classmethod
     def _load(cls, data: dict[str, Any]) -> Spec:
         """The spec of checked JSON: format, id, structure, every privacy claim, and the oracle."""
-        from pldp.deploy.verify import verify
-
-        root, _ = read_spec(data)
+        root, spec_id = read_spec(data)
         spec = cls(data, root)
-        result = verify(spec)
+        result = check_claims(root, spec_id)
         if not result.holds:
             bad = result.failures[0]
             raise SpecError(
@@ -189,7 +206,7 @@ class Spec:
                 f"{bad.realised:.9g} > claimed {bad.claimed:.9g} ({len(result.failures)} failing check(s))"
             )
         rebuilt = spec.mechanism()
-        if sampler_of(rebuilt) != root:
+        if rebuilt.sampler() != root:
             raise SpecError("the sampler's thresholds are not those of the spec's oracle")
         return spec
 

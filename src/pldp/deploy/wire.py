@@ -19,10 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from pldp.deploy.sampler import AttributesNode, DirectNode, LeveledNode, Node, PaddingNode, UnaryNode
+from pldp.channel import AttributesNode, Column, DirectNode, LeveledNode, Node, NodeVisitor, PaddingNode, UnaryNode
 from pldp.errors import ReportError
 
-__all__ = ["BATCH_FORMAT", "REPORT_FORMAT", "Column", "ReportBatch", "arrow_columns", "columns_of"]
+__all__ = ["BATCH_FORMAT", "REPORT_FORMAT", "Column", "ReportBatch", "arrow_columns"]
 
 #: Version tag of one report.
 REPORT_FORMAT = "pldp.report/1"
@@ -31,54 +31,29 @@ BATCH_FORMAT = "pldp.batch/1"
 _HEX_ID = re.compile("[0-9a-f]{32}")
 
 
-@dataclass(frozen=True)
-class Column:
-    """One payload column: its ``name``, ``kind`` (``"item"``, ``"bits"`` or ``"level"``), the range
-    of an item or level (``size``) or the bits of a packed row (``size`` bits, ``nbytes`` bytes)."""
+class _Payload(NodeVisitor[Any]):
+    """A report's JSON payload from the payload columns: ``node.accept(_PAYLOAD, cols, row, prefix)``."""
 
-    name: str
-    kind: str
-    size: int
-
-    @property
-    def nbytes(self) -> int:
-        return (self.size + 7) // 8
-
-
-def columns_of(node: Node, prefix: str = "") -> list[Column]:
-    """The payload columns of a sampler node, in the order of the wire format."""
-    if isinstance(node, DirectNode):
-        return [Column(prefix + "item", "item", node.d)]
-    if isinstance(node, UnaryNode):
-        return [Column(prefix + "bits", "bits", node.d)]
-    if isinstance(node, PaddingNode):
-        return [Column(prefix + "bits", "bits", node.inner.d)]
-    if isinstance(node, LeveledNode):
-        cols = [] if node.level_report == "hidden" else [Column(prefix + "level", "level", node.t)]
-        direct = [n for n in node.items if isinstance(n, DirectNode)]
-        unary = [n for n in node.items if isinstance(n, UnaryNode)]
-        if direct:
-            cols.append(Column(prefix + "item", "item", max(n.d for n in direct)))
-        if unary:
-            cols.append(Column(prefix + "bits", "bits", max(n.d for n in unary)))
-        return cols
-    if isinstance(node, AttributesNode):
-        return [c for i, part in enumerate(node.parts) for c in columns_of(part, f"{prefix}a{i}.")]
-    raise TypeError(type(node).__name__)  # pragma: no cover
-
-
-def _payload(node: Node, cols: dict[str, np.ndarray], row: int, prefix: str = "") -> Any:
-    if isinstance(node, DirectNode):
+    def direct(self, node: DirectNode, cols: dict[str, np.ndarray], row: int, prefix: str) -> Any:
         return int(cols[prefix + "item"][row])
-    if isinstance(node, (UnaryNode, PaddingNode)):
+
+    def unary(self, node: UnaryNode, cols: dict[str, np.ndarray], row: int, prefix: str) -> Any:
         return base64.b64encode(cols[prefix + "bits"][row].tobytes()).decode("ascii")
-    if isinstance(node, LeveledNode):
+
+    def padding(self, node: PaddingNode, cols: dict[str, np.ndarray], row: int, prefix: str) -> Any:
+        return base64.b64encode(cols[prefix + "bits"][row].tobytes()).decode("ascii")
+
+    def leveled(self, node: LeveledNode, cols: dict[str, np.ndarray], row: int, prefix: str) -> Any:
         if node.level_report == "hidden":
-            return {"data": _payload(node.items[0], cols, row, prefix)}
+            return {"data": node.items[0].accept(self, cols, row, prefix)}
         level = int(cols[prefix + "level"][row])
-        return {"level": level, "data": _payload(node.items[level], cols, row, prefix)}
-    assert isinstance(node, AttributesNode)
-    return [_payload(p, cols, row, f"{prefix}a{i}.") for i, p in enumerate(node.parts)]
+        return {"level": level, "data": node.items[level].accept(self, cols, row, prefix)}
+
+    def attributes(self, node: AttributesNode, cols: dict[str, np.ndarray], row: int, prefix: str) -> Any:
+        return [p.accept(self, cols, row, f"{prefix}a{i}.") for i, p in enumerate(node.parts)]
+
+
+_PAYLOAD = _Payload()
 
 
 _HEX_IDS = re.compile("[0-9a-f]*")
@@ -91,8 +66,9 @@ def _read_fast(
     whole-batch operations; None for any other root and for anything irregular, which the
     per-report reader of :meth:`ReportBatch.from_json` then refuses with the first bad report
     named (so both paths accept exactly the same batches)."""
-    if not isinstance(root, (DirectNode, UnaryNode, PaddingNode)):
+    if root.kind not in ("direct", "unary", "padding"):  # payloads that are not a bare item or bits
         return None
+    columns = root.columns()
     if not all(type(rep) is dict and rep.keys() == want for rep in items):
         return None
     if "format" in want and any(rep["format"] != REPORT_FORMAT or rep["spec"] != spec for rep in items):
@@ -105,11 +81,11 @@ def _read_fast(
         return None
     ids = np.frombuffer(bytes.fromhex(joined), dtype=np.uint8).reshape(len(items), 16).copy()
     payloads = [rep["payload"] for rep in items]
-    if isinstance(root, DirectNode):
+    if columns[0].kind == "item":
         if not all(type(p) is int and -(2**31) <= p < 2**31 for p in payloads):
             return None
         return ids, {"item": np.array(payloads, dtype=np.int64).reshape(len(items))}
-    nbytes = columns_of(root)[0].nbytes
+    nbytes = columns[0].nbytes
     try:
         raw = [base64.b64decode(p, validate=True) for p in payloads]
     except (binascii.Error, ValueError, TypeError):
@@ -120,53 +96,55 @@ def _read_fast(
     return ids, {"bits": bits}
 
 
-class _Reader:
-    """Parses JSON payloads into columns, refusing the first bad report with its index."""
+class _Reader(NodeVisitor[None]):
+    """Parses JSON payloads into columns, refusing the first bad report with its index:
+    ``node.accept(reader, payload, row, prefix)``."""
 
     def __init__(self, root: Node, n: int) -> None:
-        self.root = root
-        self.cols: dict[str, np.ndarray] = {}
-        for c in columns_of(root):
-            if c.kind == "bits":
-                self.cols[c.name] = np.zeros((n, c.nbytes), dtype=np.uint8)
-            else:
-                self.cols[c.name] = np.full(n, -1, dtype=np.int64)
+        self.cols = root.empty_columns(n)
 
-    def read(self, node: Node, payload: Any, row: int, prefix: str = "") -> None:
-        if isinstance(node, DirectNode):
-            if isinstance(payload, bool) or not isinstance(payload, int):
-                raise ReportError(f"report {row}: the payload must be an item index, got {payload!r}", row)
-            if not -(2**31) <= payload < 2**31:  # the rest of the range is checked by decode, with the others
-                raise ReportError(f"report {row}: item {payload} is not in [0, {node.d})", row)
-            self.cols[prefix + "item"][row] = payload
-        elif isinstance(node, (UnaryNode, PaddingNode)):
-            if not isinstance(payload, str):
-                raise ReportError(f"report {row}: the payload must be base64 text, got {type(payload).__name__}", row)
-            try:
-                raw = base64.b64decode(payload, validate=True)
-            except (binascii.Error, ValueError):
-                raise ReportError(f"report {row}: bad base64 in the payload", row) from None
-            target = self.cols[prefix + "bits"]
-            if len(raw) != target.shape[1]:
-                raise ReportError(f"report {row}: {len(raw)} bytes of bits, expected {target.shape[1]}", row)
-            target[row] = np.frombuffer(raw, dtype=np.uint8)
-        elif isinstance(node, LeveledNode):
-            want = {"data"} if node.level_report == "hidden" else {"level", "data"}
-            if not isinstance(payload, dict) or set(payload) != want:
-                raise ReportError(f"report {row}: the payload must be an object with exactly {sorted(want)}", row)
-            level = 0
-            if node.level_report != "hidden":
-                level = payload["level"]
-                if isinstance(level, bool) or not isinstance(level, int) or not 0 <= level < node.t:
-                    raise ReportError(f"report {row}: level {level!r} is not in [0, {node.t})", row)
-                self.cols[prefix + "level"][row] = level
-            self.read(node.items[level], payload["data"], row, prefix)
-        else:
-            assert isinstance(node, AttributesNode)
-            if not isinstance(payload, list) or len(payload) != len(node.parts):
-                raise ReportError(f"report {row}: the payload must be a list of {len(node.parts)} parts", row)
-            for i, (part, p) in enumerate(zip(node.parts, payload, strict=True)):
-                self.read(part, p, row, f"{prefix}a{i}.")
+    def direct(self, node: DirectNode, payload: Any, row: int, prefix: str) -> None:
+        if isinstance(payload, bool) or not isinstance(payload, int):
+            raise ReportError(f"report {row}: the payload must be an item index, got {payload!r}", row)
+        if not -(2**31) <= payload < 2**31:  # the rest of the range is checked by decode, with the others
+            raise ReportError(f"report {row}: item {payload} is not in [0, {node.d})", row)
+        self.cols[prefix + "item"][row] = payload
+
+    def _bits(self, payload: Any, row: int, prefix: str) -> None:
+        if not isinstance(payload, str):
+            raise ReportError(f"report {row}: the payload must be base64 text, got {type(payload).__name__}", row)
+        try:
+            raw = base64.b64decode(payload, validate=True)
+        except (binascii.Error, ValueError):
+            raise ReportError(f"report {row}: bad base64 in the payload", row) from None
+        target = self.cols[prefix + "bits"]
+        if len(raw) != target.shape[1]:
+            raise ReportError(f"report {row}: {len(raw)} bytes of bits, expected {target.shape[1]}", row)
+        target[row] = np.frombuffer(raw, dtype=np.uint8)
+
+    def unary(self, node: UnaryNode, payload: Any, row: int, prefix: str) -> None:
+        self._bits(payload, row, prefix)
+
+    def padding(self, node: PaddingNode, payload: Any, row: int, prefix: str) -> None:
+        self._bits(payload, row, prefix)
+
+    def leveled(self, node: LeveledNode, payload: Any, row: int, prefix: str) -> None:
+        want = {"data"} if node.level_report == "hidden" else {"level", "data"}
+        if not isinstance(payload, dict) or set(payload) != want:
+            raise ReportError(f"report {row}: the payload must be an object with exactly {sorted(want)}", row)
+        level = 0
+        if node.level_report != "hidden":
+            level = payload["level"]
+            if isinstance(level, bool) or not isinstance(level, int) or not 0 <= level < node.t:
+                raise ReportError(f"report {row}: level {level!r} is not in [0, {node.t})", row)
+            self.cols[prefix + "level"][row] = level
+        node.items[level].accept(self, payload["data"], row, prefix)
+
+    def attributes(self, node: AttributesNode, payload: Any, row: int, prefix: str) -> None:
+        if not isinstance(payload, list) or len(payload) != len(node.parts):
+            raise ReportError(f"report {row}: the payload must be a list of {len(node.parts)} parts", row)
+        for i, (part, p) in enumerate(zip(node.parts, payload, strict=True)):
+            part.accept(self, p, row, f"{prefix}a{i}.")
 
 
 @dataclass(frozen=True)
@@ -180,7 +158,7 @@ class ReportBatch:
     ids : ndarray of uint8, shape (n, 16)
         The report ids' bytes.
     columns : dict of str to ndarray
-        The payload columns (:func:`columns_of`): item and level indices as int64 (``-1`` where a
+        The payload columns (:meth:`~pldp.channel.Node.columns`): item and level indices as int64 (``-1`` where a
         row has none), packed bits as uint8 rows.
     root : Node
         The spec's sampler root (how to read the columns).
@@ -207,7 +185,7 @@ class ReportBatch:
                 "format": REPORT_FORMAT,
                 "spec": self.spec,
                 "id": rid,
-                "payload": _payload(self.root, self.columns, i),
+                "payload": self.root.accept(_PAYLOAD, self.columns, i, ""),
             }
 
     def to_json(self) -> dict[str, Any]:
@@ -269,7 +247,7 @@ class ReportBatch:
             if rid in seen:
                 raise ReportError(f"report {row}: duplicate report id {rid} within the batch", row)
             seen.add(rid)
-            reader.read(root, rep["payload"], row)
+            root.accept(reader, rep["payload"], row, "")
         hex_ids = "".join(rep["id"] for rep in items)
         ids = np.frombuffer(bytes.fromhex(hex_ids), dtype=np.uint8).reshape(n, 16).copy()
         return cls(spec, ids, reader.cols, root)
@@ -280,7 +258,7 @@ class ReportBatch:
         import pyarrow as pa
 
         fields = [pa.field("spec", pa.string()), pa.field("id", pa.binary(16))]
-        for c in columns_of(self.root):
+        for c in self.root.columns():
             fields.append(pa.field(c.name, pa.binary(c.nbytes) if c.kind == "bits" else pa.int32()))
         return pa.schema(fields, metadata={"pldp.spec": self.spec, "pldp.format": REPORT_FORMAT})
 
@@ -294,7 +272,7 @@ class ReportBatch:
             pa.DictionaryArray.from_arrays(np.zeros(n, dtype=np.int8), pa.array([self.spec])).cast(pa.string()),
             pa.FixedSizeBinaryArray.from_buffers(pa.binary(16), n, [None, pa.py_buffer(self.ids.tobytes())]),
         ]
-        for c in columns_of(self.root):
+        for c in self.root.columns():
             values = self.columns[c.name]
             if c.kind == "bits":
                 valid = self._bits_valid(c.name)
@@ -312,11 +290,10 @@ class ReportBatch:
         """Rows that carry bits in a mixed leveled column (APLDP), else None (all rows)."""
         prefix = name[: -len("bits")]
         level = self.columns.get(prefix + "level")
-        node = _part(self.root, prefix)
-        if level is None or not isinstance(node, LeveledNode) or all(isinstance(n, UnaryNode) for n in node.items):
+        carries = dict(self.root.by_attribute)[prefix].level_carries("bits")
+        if level is None or carries is None or carries.all():
             return None
-        unary = np.array([isinstance(n, UnaryNode) for n in node.items])
-        return unary[level]
+        return carries[level]
 
     @classmethod
     def from_arrow(cls, table: Any, root: Node, spec: str) -> ReportBatch:
@@ -326,7 +303,7 @@ class ReportBatch:
 
         n = table.num_rows
         names = set(table.column_names)
-        want = ["spec", "id"] + [c.name for c in columns_of(root)]
+        want = ["spec", "id"] + [c.name for c in root.columns()]
         if set(want) != names:
             raise ReportError(f"the table's columns {sorted(names)} are not {sorted(want)}")
         specs = table.column("spec")
@@ -343,7 +320,7 @@ class ReportBatch:
 def arrow_columns(table: Any, root: Node) -> dict[str, np.ndarray]:
     """The payload columns of an Arrow table of reports as :attr:`ReportBatch.columns`.
 
-    Only the payload columns (:func:`columns_of`) are read, so a reader that needs no ids (an
+    Only the payload columns (:meth:`~pldp.channel.Node.columns`) are read, so a reader that needs no ids (an
     aggregation of report files) may leave the ``spec`` and ``id`` columns unread. Their types
     are checked; their values are checked by :func:`pldp.deploy.decode.check_payload`.
     """
@@ -351,7 +328,7 @@ def arrow_columns(table: Any, root: Node) -> dict[str, np.ndarray]:
 
     n = table.num_rows
     cols: dict[str, np.ndarray] = {}
-    for c in columns_of(root):
+    for c in root.columns():
         arr = table.column(c.name).combine_chunks()
         if c.kind == "bits":
             if arr.type != pa.binary(c.nbytes):
@@ -366,11 +343,3 @@ def arrow_columns(table: Any, root: Node) -> dict[str, np.ndarray]:
                 raise ReportError(f"column {c.name} must hold integers, got {arr.type}")
             cols[c.name] = np.asarray(arr.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
     return cols
-
-
-def _part(root: Node, prefix: str) -> Node:
-    """The node whose columns carry ``prefix`` (``""`` or ``"a{i}."``)."""
-    if not prefix:
-        return root
-    assert isinstance(root, AttributesNode)
-    return root.parts[int(prefix[1:-1])]

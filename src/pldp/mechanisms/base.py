@@ -8,6 +8,8 @@ from typing import Any, Literal
 import numpy as np
 
 from pldp.budgets import ItemBudgets
+from pldp.channel.direct import DirectNode
+from pldp.channel.unary import UnaryNode
 from pldp.domain import Domain
 from pldp.errors import BudgetError, EstimationError
 from pldp.estimation.pure import estimate_counts
@@ -38,6 +40,7 @@ class Mechanism(FrequencyOracle):
     same for all (:func:`pldp.estimation.pure.estimate_counts`).
     """
 
+    params_key = "mechanism"
     #: Report family: ``"direct"`` (a report is one item) or ``"unary"`` (one bit per item).
     family: str = ""
     #: Name used in error messages.
@@ -87,6 +90,10 @@ class Mechanism(FrequencyOracle):
     @abstractmethod
     def support(self) -> tuple[np.ndarray, np.ndarray]:
         """``(p_star, q_star)``: per-item support probabilities (see class docstring)."""
+
+    @abstractmethod
+    def sampler(self) -> DirectNode | UnaryNode:
+        """The mechanism's sampler node: its thresholds on the ``2**-32`` grid and its claims."""
 
     @abstractmethod
     def channel(self) -> np.ndarray:

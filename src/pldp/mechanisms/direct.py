@@ -29,7 +29,7 @@ Exact sampling on the integer grid. The channel actually run is stated on the ``
 :math:`q_y = W_y / 2^{32}` and :math:`\\delta = K / 2^{32}` exactly, and every privacy
 ratio :math:`1 + K / W_y` is checked against :math:`e^{\\varepsilon_y}` with exact arithmetic.
 A user draws one uniform 32-bit word ``w``: ``w < K`` reports her item, otherwise she reports the smallest ``y`` with
-``w - K < W_0 + ... + W_y`` (:func:`pldp.sampling.direct_draw`, the same code the device
+``w - K < W_0 + ... + W_y`` (:func:`pldp.channel.sampling.direct_draw`, the same code the device
 clients of :mod:`pldp.client` run). The exposed ``q``, ``delta``, the privacy check, the
 simulation and the estimators all use these grid values: what is checked is what runs.
 Count-level simulation follows from the mixture form exactly: honest counts are independent
@@ -41,18 +41,21 @@ from __future__ import annotations
 
 import math
 from functools import cached_property
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 
 from pldp._validation import as_counts, as_indices, check_epsilon, check_index_range, check_int
 from pldp.budgets import ItemBudgets
+from pldp.channel.direct import DirectNode
+from pldp.channel.sampling import GRID, direct_draw, generator_words
 from pldp.domain import Domain
 from pldp.errors import BudgetError, ParameterError, TallyError
-from pldp.exact import ratio_within
 from pldp.mechanisms.base import Mechanism
+from pldp.mechanisms.grid import grid_weights
+from pldp.params import budgets_of, domain_of, epsilons_of
 from pldp.privacy import PrivacyReport, report_from_columns
-from pldp.sampling import GRID, GRID_BITS, DirectTable, direct_draw, direct_table, generator_words
+from pldp.registry import register
 from pldp.tally import Tally
 
 __all__ = ["IPRR", "KRR", "URR", "DirectEncoding", "grid_weights"]
@@ -61,119 +64,7 @@ __all__ = ["IPRR", "KRR", "URR", "DirectEncoding", "grid_weights"]
 MAX_EPSILON = 700.0
 
 
-def _short(keep: int, weights: np.ndarray, epsilons: np.ndarray, sensitive: np.ndarray) -> set[tuple[int, float]]:
-    """The ``(W_y, eps_y)`` pairs whose ratio ``(W_y + keep) / W_y`` exceeds ``e**eps_y``, decided exactly."""
-    pairs = {(int(w), float(e)) for w, e in zip(weights[sensitive], epsilons[sensitive], strict=True)}
-    return {pair for pair in pairs if not ratio_within(pair[0] + keep, pair[0], pair[1])}
-
-
-def _smallest_weights(keep: int, r: np.ndarray, epsilons: np.ndarray, sensitive: np.ndarray) -> np.ndarray:
-    """The smallest weights that keep ``keep`` within the budgets: ``W_y >= keep r_y``, checked exactly.
-
-    ``ceil(keep r_y)`` (at least 1 on a sensitive output) is raised by one step where
-    floating-point error left it short of ``(W_y + keep) / W_y <= e**eps_y``.
-    """
-    weights = np.where(sensitive, np.maximum(np.ceil(keep * r), 1.0), 0.0).astype(np.int64)
-    for _ in range(4):
-        short = _short(keep, weights, epsilons, sensitive)
-        if not short:
-            return weights
-        for w, e in short:
-            weights[sensitive & (weights == w) & (epsilons == e)] += 1
-    raise BudgetError("could not round the channel onto the grid within its budgets")  # pragma: no cover
-
-
-def grid_weights(r: np.ndarray, epsilons: np.ndarray) -> tuple[int, np.ndarray]:
-    """The channel with dishonest ratios ``r`` on the ``2**32`` grid, rounded towards more privacy.
-
-    The exact channel has keep probability :math:`\\delta^* = 1 / (1 + \\sum_y r_y)` and dishonest
-    probabilities :math:`q^*_y = r_y \\delta^*`, and output ``y`` is within its budget exactly when
-    :math:`\\delta \\le q_y (e^{\\varepsilon_y} - 1)`, i.e. :math:`W_y \\ge K r_y` on the grid
-    (``K`` the keep threshold, ``W_y`` the weights, ``K + sum(W) = 2**32``). Every such
-    inequality is decided with exact arithmetic (:func:`pldp.exact.ratio_within`).
-
-    * **One budget** (KRR, URR, IPRR with one sensitive level): equal weights, the smallest ``W``
-      for which ``K = 2**32 - n W`` is within the budget. Equal weights let
-      :func:`pldp.sampling.direct_draw` map a word to an output by one division; ``K`` lies at
-      most ``2 n`` steps below :math:`\\delta^* 2^{32}` (``n`` sensitive outputs).
-    * **Otherwise**: the largest ``K`` for which the smallest weights ``W_y = ceil(K r_y)`` fit
-      on the grid; the steps left over are spread over the weights in proportion to ``r`` (so
-      the channel keeps its shape), and the last few, fewer than ``n``, go to ``K`` when that
-      stays within every budget and otherwise one each to the weights with the largest
-      remainders. Rounding each weight up on its own (``ceil(q*_y 2**32)``, ``K`` what is left)
-      would cost ``K`` up to ``n`` steps, which at 100,000 items and budgets near ``1e-3``
-      (``delta* 2**32 ~ 43``) is more than there is.
-
-    Weights only ever grow after the check, and a larger weight only lowers
-    ``(W_y + K) / W_y``, so the result is within every budget.
-
-    Parameters
-    ----------
-    r : ndarray
-        ``1 / (e**eps_y - 1)`` for a sensitive output, ``0`` for a non-sensitive one.
-    epsilons : ndarray
-        The budgets, ``inf`` for a non-sensitive output.
-
-    Returns
-    -------
-    keep : int
-    weights : ndarray of int64
-
-    Raises
-    ------
-    BudgetError
-        When the budgets are so small for this many items that nothing is left to keep.
-    """
-    sensitive = np.isfinite(epsilons)
-    n = int(np.count_nonzero(sensitive))
-    eps_s = np.unique(epsilons[sensitive])
-    if eps_s.size == 1:
-        w = math.ceil(GRID * float(r[sensitive][0]) / (1.0 + float(r.sum())))
-        for _ in range(4):
-            keep = GRID - n * w
-            if keep >= 1 and ratio_within(w + keep, w, float(eps_s[0])):
-                return keep, np.where(sensitive, w, 0).astype(np.int64)
-            w += 1
-    keep = _largest_keep(r, sensitive)
-    while True:
-        if keep < 1:
-            raise BudgetError(
-                f"the budgets are too small for {r.size} items on the 2^-{GRID_BITS} grid: "
-                "the probability of reporting one's own item rounds to zero"
-            )
-        weights = _smallest_weights(keep, r, epsilons, sensitive)
-        if keep + int(weights.sum()) <= GRID:
-            break
-        keep -= 1  # an exact check raised a weight past the float estimate: rare, and one step
-    left = GRID - keep - int(weights.sum())
-    ideal = left * (r / r.sum())
-    share = np.floor(ideal).astype(np.int64)
-    over = int(share.sum()) - left  # > 0 only when float error rounded a share up past its ideal
-    if over > 0:
-        share[np.argsort(-share, kind="stable")[:over]] -= 1  # spread steps only: the minimum stays
-    weights += share
-    rest = left - int(share.sum())
-    if rest and not _short(keep + rest, weights, epsilons, sensitive):
-        keep += rest
-    elif rest:
-        weights[np.argsort(share - ideal, kind="stable")[:rest]] += 1
-    return keep, weights
-
-
-def _largest_keep(r: np.ndarray, sensitive: np.ndarray) -> int:
-    """The largest ``K`` with ``K + sum(max(ceil(K r_y), 1)) <= 2**32`` over the sensitive ``y``
-    (floating point; :func:`grid_weights` confirms it exactly), by bisection."""
-
-    def total(keep: int) -> int:
-        return keep + int(np.maximum(np.ceil(keep * r[sensitive]), 1.0).sum())
-
-    lo, hi = 0, int(GRID / (1.0 + float(r.sum()))) + 2
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (mid, hi) if total(mid) <= GRID else (lo, mid)
-    return lo
-
-
+@register
 class DirectEncoding(Mechanism):
     """The shared core of KRR, URR and IPRR: per-output budgets -> channel (see module doc).
 
@@ -267,6 +158,25 @@ class DirectEncoding(Mechanism):
             "weights": self._weights,
         }
 
+    @classmethod
+    def from_params(cls, params: dict[str, Any]) -> Self:
+        """The direct encoding of :meth:`params` (its budgets and notion)."""
+        return cls(budgets_of(params), params["notion"])
+
+    def sampler(self) -> DirectNode:
+        """The sampler node: :attr:`keep_threshold`, :attr:`weights`, the notion and every budget."""
+        return self._node
+
+    @cached_property
+    def _node(self) -> DirectNode:
+        return DirectNode(
+            self.d,
+            self._keep,
+            tuple(int(w) for w in self._weights),
+            self._notion,
+            tuple(float(e) for e in self._budgets.epsilons),
+        )
+
     def channel(self) -> np.ndarray:
         """The ``d x d`` channel, rows = inputs: ``Q[x, y] = Pr(y | x)`` (``8 d^2`` bytes)."""
         Q = np.tile(self._q, (self.d, 1))
@@ -281,11 +191,6 @@ class DirectEncoding(Mechanism):
     #: cache and are reused by the allocator instead of fresh 8 MB arrays per 10^6 users.
     _BLOCK = 1 << 16
 
-    @cached_property
-    def _draw_table(self) -> DirectTable:
-        """The grid thresholds prepared for :func:`pldp.sampling.direct_draw`."""
-        return direct_table(self._keep, self._weights)
-
     def perturb(self, x: Any, rng: np.random.Generator) -> np.ndarray:
         """Randomize item indices, one report per user (vectorised, one 32-bit word per user).
 
@@ -299,12 +204,12 @@ class DirectEncoding(Mechanism):
         Returns
         -------
         ndarray of int, shape (n,)
-            Reported item indices (see :func:`pldp.sampling.direct_draw`).
+            Reported item indices (see :func:`pldp.channel.sampling.direct_draw`).
         """
         arr = as_indices(x, "x")
         out = np.empty(arr.shape, dtype=np.int64 if arr.dtype.itemsize > 4 else np.int32)
         flat_x, flat = arr.reshape(-1), out.reshape(-1)
-        table = self._draw_table
+        table = self._node.table
         for start in range(0, flat.size, self._BLOCK):  # blocks: every pass runs in cache
             xb = flat_x[start : start + self._BLOCK]
             check_index_range(xb, self.d, "x")
@@ -361,6 +266,7 @@ class DirectEncoding(Mechanism):
         )
 
 
+@register
 class KRR(DirectEncoding):
     """k-ary randomized response (generalized RR), epsilon-LDP.
 
@@ -393,10 +299,15 @@ class KRR(DirectEncoding):
         self.epsilon = eps
         super().__init__(ItemBudgets.uniform(eps, dom), "LDP")
 
+    @classmethod
+    def from_params(cls, params: dict[str, Any]) -> Self:
+        return cls(float(epsilons_of(params["epsilons"])[0]), domain_of(params["labels"]))
+
     def __repr__(self) -> str:
         return f"KRR(epsilon={self.epsilon:g}, d={self.d})"
 
 
+@register
 class URR(DirectEncoding):
     """Utility-optimized randomized response (Murakami & Kawamoto, USENIX Security 2019).
 
@@ -431,6 +342,12 @@ class URR(DirectEncoding):
         super().__init__(ItemBudgets(np.where(mask, eps, math.inf), domain), "ULDP")
 
     @classmethod
+    def from_params(cls, params: dict[str, Any]) -> Self:
+        eps = epsilons_of(params["epsilons"])
+        sens = np.isfinite(eps)
+        return cls(float(eps[sens][0]) if sens.any() else 1.0, sens, domain_of(params["labels"]))
+
+    @classmethod
     def from_labels(cls, epsilon: float, domain: Domain, sensitive: Any) -> URR:
         """URR whose sensitive set is given by labels of ``domain``."""
         mask = np.zeros(len(domain), dtype=bool)
@@ -441,6 +358,7 @@ class URR(DirectEncoding):
         return f"URR(epsilon={self.epsilon:g}, d={self.d}, |D_S|={self.budgets.n_sensitive})"
 
 
+@register
 class IPRR(DirectEncoding):
     """Item-oriented personalized randomized response (Li et al., Def. 4-5, eq. 10-11).
 
@@ -474,3 +392,7 @@ class IPRR(DirectEncoding):
 
     def __init__(self, budgets: ItemBudgets) -> None:
         super().__init__(budgets, "IPLDP")
+
+    @classmethod
+    def from_params(cls, params: dict[str, Any]) -> Self:
+        return cls(budgets_of(params))

@@ -33,16 +33,21 @@ item, ``ceil(d / 8)`` bytes per user.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Literal
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Literal, Self
 
 import numpy as np
 
 from pldp._validation import _show, as_counts, as_indices, check_epsilon, check_index_range, check_int
 from pldp.budgets import ItemBudgets
+from pldp.channel.sampling import GRID_BITS
+from pldp.channel.unary import UnaryNode
 from pldp.domain import Domain
 from pldp.errors import ParameterError, TallyError
 from pldp.mechanisms.base import Mechanism
+from pldp.params import budgets_of, domain_of, epsilons_of
 from pldp.privacy import PairPrivacyReport, pair_budgets
+from pldp.registry import register
 from pldp.tally import Tally
 
 if TYPE_CHECKING:
@@ -61,6 +66,7 @@ def coin_width(a: np.ndarray, b: np.ndarray) -> int:
     return 16 if steps >= _MIN_STEPS_16 else 32
 
 
+@register
 class UnaryEncoding(Mechanism):
     """The shared core of RAPPOR, OUE and IDUE: per-item ``a`` (keep a 1), ``b`` (raise a 0).
 
@@ -184,6 +190,24 @@ class UnaryEncoding(Mechanism):
             "b_threshold": self._b_thr,
         }
 
+    @classmethod
+    def from_params(cls, params: dict[str, Any]) -> Self:
+        """The unary encoding of :meth:`params`: its exact coin thresholds, budgets and pair rule."""
+        scale = 2.0 ** int(params["coin_bits"])
+        a = np.asarray(params["a_threshold"], dtype=float) / scale
+        b = np.asarray(params["b_threshold"], dtype=float) / scale
+        return cls(a, b, budgets_of(params), params["pair_rule"], coin_bits=int(params["coin_bits"]))
+
+    def sampler(self) -> UnaryNode:
+        """The sampler node: the coin thresholds on the ``2**32`` grid, the notion and every budget."""
+        return self._node
+
+    @cached_property
+    def _node(self) -> UnaryNode:
+        shift = GRID_BITS - self.coin_bits
+        a, b = (tuple(int(v) << shift for v in arr) for arr in self.thresholds)
+        return UnaryNode(self.d, a, b, self.notion, tuple(float(e) for e in self._budgets.epsilons))
+
     # ---------------------------------------------------------------------- client
     def _check_indices(self, x: Any) -> np.ndarray:
         arr = as_indices(x, "x")
@@ -285,6 +309,7 @@ class UnaryEncoding(Mechanism):
         return PairPrivacyReport(self.notion, ge, groups, claimed, realised)
 
 
+@register
 class RAPPOR(UnaryEncoding):
     """Basic one-time RAPPOR (symmetric unary encoding), epsilon-LDP.
 
@@ -311,7 +336,12 @@ class RAPPOR(UnaryEncoding):
     def __repr__(self) -> str:
         return f"RAPPOR(epsilon={self.epsilon:g}, d={self.d})"
 
+    @classmethod
+    def from_params(cls, params: dict[str, Any]) -> Self:
+        return cls(float(epsilons_of(params["epsilons"])[0]), domain_of(params["labels"]))
 
+
+@register
 class OUE(UnaryEncoding):
     """Optimized unary encoding (Wang et al., USENIX Security 2017), epsilon-LDP.
 
@@ -336,7 +366,12 @@ class OUE(UnaryEncoding):
     def __repr__(self) -> str:
         return f"OUE(epsilon={self.epsilon:g}, d={self.d})"
 
+    @classmethod
+    def from_params(cls, params: dict[str, Any]) -> Self:
+        return cls(float(epsilons_of(params["epsilons"])[0]), domain_of(params["labels"]))
 
+
+@register
 class IDUE(UnaryEncoding):
     """Input-discriminative unary encoding (Gu et al., ICDE 2020, Sec. V).
 
@@ -402,7 +437,7 @@ class IDUE(UnaryEncoding):
         pair_rule: Literal["min", "avg"],
     ) -> IDUE:
         """The IDUE with these solved coin thresholds, without solving again (how a campaign spec's
-        IDUE is rebuilt: :mod:`pldp.deploy.oracles`). :attr:`solution` is None."""
+        IDUE is rebuilt: :meth:`from_params`). :attr:`solution` is None."""
         scale = 2.0**coin_bits
         mech = cls.__new__(cls)
         a = np.asarray(a_threshold, dtype=float) / scale
@@ -410,6 +445,20 @@ class IDUE(UnaryEncoding):
         UnaryEncoding.__init__(mech, a, b, budgets, pair_rule, coin_bits=coin_bits)
         mech.model = model
         mech.solution = None
+        return mech
+
+    @classmethod
+    def from_params(cls, params: dict[str, Any]) -> Self:
+        """The IDUE of :meth:`params`, rebuilt from its stated thresholds (never solved again)."""
+        mech = cls.from_thresholds(
+            params["a_threshold"],
+            params["b_threshold"],
+            int(params["coin_bits"]),
+            budgets_of(params),
+            params["model"],
+            params["pair_rule"],
+        )
+        assert isinstance(mech, cls)
         return mech
 
     def __repr__(self) -> str:

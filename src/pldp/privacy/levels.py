@@ -14,21 +14,20 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from scipy.special import gammaln, logsumexp
 
 from pldp._validation import as_frequencies
-from pldp.errors import ParameterError, SpecError
-from pldp.exact import log_ratio
+from pldp.channel.direct import DirectNode
+from pldp.channel.exact import log_ratio
+from pldp.channel.leveled import LeveledNode
+from pldp.channel.node import NodeVisitor
+from pldp.channel.sampling import GRID
+from pldp.channel.unary import UnaryNode
+from pldp.errors import ParameterError
 from pldp.privacy.base import ComposedPrivacy
-from pldp.sampling import GRID
-
-if TYPE_CHECKING:
-    from pldp.deploy.sampler import LeveledNode
-
-# pldp.deploy and pldp.protocols import this package: they are imported where they are used.
 
 __all__ = ["FEBSFPrivacy", "LevelProtection", "level_protection"]
 
@@ -41,7 +40,7 @@ class LevelProtection:
     report :math:`y \\sim Q_\\tau(\\cdot \\mid x)` and (when the level is perturbed) a level report
     :math:`l \\sim \\pi(\\cdot \\mid \\tau)`, independent given :math:`(x, \\tau)`. Every probability
     is the one the samplers run: the integer thresholds on the :math:`2^{-32}` grid of
-    :func:`pldp.deploy.sampler.sampler_of` (equal to the mechanisms' own ``support`` and
+    :meth:`~pldp.FrequencyOracle.sampler` (equal to the mechanisms' own ``support`` and
     ``channel()``, which are exact multiples of the grid step).
 
     Attributes
@@ -50,7 +49,7 @@ class LevelProtection:
         What is claimed for the level: PLDP-FEBSF's :math:`\\varepsilon_p` (Wu et al., step (5));
         None for PBP and PPDA, which send no level report and claim nothing about the level.
     worst_case : float
-        The level's exact worst-case privacy, from :func:`pldp.deploy.verify.level_ratio`:
+        The level's exact worst-case privacy, from :meth:`pldp.channel.LeveledNode.level_ratio`:
 
         .. math::
 
@@ -159,21 +158,19 @@ def _prior(p: Any, n: int, name: str) -> np.ndarray:
 
 def _leveled_node(oracle: Any) -> tuple[LeveledNode, float | None]:
     """The sampler node of ``oracle`` and the level's claimed protection (``eps_p``; None for PBP, PPDA)."""
-    from pldp.deploy.sampler import LeveledNode, sampler_of
-    from pldp.protocols import FEBSF
-
     name = type(oracle).__name__
     try:
-        node = sampler_of(oracle)
-    except SpecError as exc:
+        node = oracle.sampler()
+    except (AttributeError, NotImplementedError) as exc:
         raise ParameterError(f"{name} has no budget levels to hide") from exc
-    if not isinstance(node, LeveledNode):
+    node = node.as_leveled()
+    if node is None:
         raise ParameterError(f"{name} has no budget levels to hide")
     if node.t < 2:
         raise ParameterError(f"{name} has a single budget level: there is nothing to hide")
     if node.level_report == "clear":
         raise ParameterError(f"{name} sends the budget level in the clear: it is not protected at all")
-    return node, (oracle.eps_p if isinstance(oracle, FEBSF) else None)
+    return node, getattr(oracle, "level_claim", None)
 
 
 def _level_channel(node: LeveledNode) -> tuple[np.ndarray, float]:
@@ -190,8 +187,6 @@ def _level_channel(node: LeveledNode) -> tuple[np.ndarray, float]:
 
 def _bayes_direct(node: LeveledNode, p: np.ndarray, rho: np.ndarray, pi: np.ndarray) -> float:
     """``sum_{y,l} max_tau rho_tau pi(l|tau) P_tau(y)`` for direct item reports (any item prior)."""
-    from pldp.deploy.sampler import DirectNode
-
     rows = []
     for item in node.items:
         assert isinstance(item, DirectNode)
@@ -215,8 +210,6 @@ def _bayes_unary(node: LeveledNode, rho: np.ndarray, pi: np.ndarray) -> float:
     (``m1``) and among the rest (``m2``); each ``(m1, m2)`` stands for
     ``C(d, m1) C(w - d, m2)`` reports.
     """
-    from pldp.deploy.sampler import UnaryNode
-
     d = node.d
     width = node.items[0].d
     extra = width - d
@@ -245,6 +238,24 @@ def _bayes_unary(node: LeveledNode, rho: np.ndarray, pi: np.ndarray) -> float:
             np.maximum(best, log_rho[tau] + log_pi[tau, lv] + log_p, out=best)
         terms.append(logsumexp(best + log_count))
     return float(np.exp(logsumexp(terms)))
+
+
+class _WholeReport(NodeVisitor[float]):
+    """The Bayes guess from the whole report, by the kind of the item reports (every level's is one
+    kind): ``node.items[0].accept(_WHOLE_REPORT, node, p, rho, pi)``."""
+
+    def direct(self, node: DirectNode, leveled: LeveledNode, p: np.ndarray, rho: np.ndarray, pi: np.ndarray) -> float:
+        return _bayes_direct(leveled, p, rho, pi)
+
+    def unary(self, node: UnaryNode, leveled: LeveledNode, p: np.ndarray, rho: np.ndarray, pi: np.ndarray) -> float:
+        if not _is_uniform(tuple(p.tolist())):
+            raise ParameterError(
+                "level_protection sums unary reports by their numbers of ones, which needs a uniform item_prior"
+            )
+        return _bayes_unary(leveled, rho, pi)
+
+
+_WHOLE_REPORT = _WholeReport()
 
 
 def level_protection(oracle: Any, item_prior: Any = None, level_prior: Any = None) -> LevelProtection:
@@ -290,25 +301,15 @@ def level_protection(oracle: Any, item_prior: Any = None, level_prior: Any = Non
     >>> round(lp.gain, 2)
     0.34
     """
-    from pldp.deploy.sampler import DirectNode
-    from pldp.deploy.verify import level_ratio
-
     node, claimed = _leveled_node(oracle)
     p = _prior(item_prior, node.d, "item_prior")
     rho = _prior(level_prior, node.t, "level_prior")
     pi, level_eps = _level_channel(node)
-    if isinstance(node.items[0], DirectNode):
-        whole = _bayes_direct(node, p, rho, pi)
-    else:
-        if not _is_uniform(tuple(p.tolist())):
-            raise ParameterError(
-                "level_protection sums unary reports by their numbers of ones, which needs a uniform item_prior"
-            )
-        whole = _bayes_unary(node, rho, pi)
+    whole = node.items[0].accept(_WHOLE_REPORT, node, p, rho, pi)
     level_only = float((rho[:, None] * pi).max(axis=0).sum())
     return LevelProtection(
         claimed=None if claimed is None else float(claimed),
-        worst_case=log_ratio(*level_ratio(node)),
+        worst_case=log_ratio(*node.level_ratio()),
         level_report_epsilon=level_eps,
         bayes_whole=whole,
         bayes_level_report=level_only,

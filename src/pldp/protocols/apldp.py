@@ -9,7 +9,7 @@ oracle with the lowest expected squared error for its budget and the domain size
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 
@@ -18,6 +18,7 @@ from pldp.domain import Domain
 from pldp.errors import ParameterError
 from pldp.protocols.leveled import ORACLES, check_levels, make_oracle
 from pldp.protocols.rcf import RCF
+from pldp.registry import register
 from pldp.theory import expected_l2
 
 __all__ = ["APLDP", "select_mechanism"]
@@ -60,6 +61,7 @@ def select_mechanism(
     return min(candidates, key=lambda c: scores[c]), scores
 
 
+@register
 class APLDP(RCF):
     """Adaptive personalized LDP (Song et al., Computers & Security 2024), as a PLDP-FEBSF baseline.
 
@@ -114,3 +116,8 @@ class APLDP(RCF):
     def params(self) -> dict[str, Any]:
         """The parameters of :class:`~pldp.protocols.rcf.RCF` and the candidates chosen from."""
         return {**super().params(), "candidates": list(self.candidates)}
+
+    @classmethod
+    def from_params(cls, params: dict[str, Any]) -> Self:
+        levels, dom = cls._params_levels(params)
+        return cls(levels, dom, params["candidates"])

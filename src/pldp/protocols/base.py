@@ -15,3 +15,5 @@ class Protocol(FrequencyOracle):
     same way. What differs is the users' data (item-sets, (item, level) pairs, several
     attributes), the reports and the tallies; each protocol's docstring says which.
     """
+
+    params_key = "protocol"

@@ -13,17 +13,22 @@ expands a count table into users. The frequency oracles a level may use are name
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from functools import cached_property
+from typing import Any, ClassVar
 
 import numpy as np
 
 from pldp._validation import _show, as_counts, check_index_range, check_int
+from pldp.channel.direct import DirectNode
+from pldp.channel.exact import epsilon_ceiling
+from pldp.channel.leveled import LeveledNode
 from pldp.domain import Domain
 from pldp.errors import ParameterError
 from pldp.fingerprint import canonical_labels
 from pldp.mechanisms.base import Mechanism
 from pldp.mechanisms.direct import KRR
 from pldp.mechanisms.unary import OUE, RAPPOR, UnaryEncoding
+from pldp.params import domain_of, epsilons_of
 from pldp.privacy import ComposedPrivacy
 from pldp.protocols.base import Protocol
 from pldp.tally import Tally
@@ -113,6 +118,8 @@ class LeveledProtocol(Protocol):
     """
 
     mechanisms: tuple[Mechanism, ...]
+    #: How the level travels: ``"clear"``, ``"perturbed"`` or ``"hidden"`` (:class:`~pldp.channel.LeveledNode`).
+    level_report: ClassVar[str] = "clear"
 
     def __init__(self, levels: Any, d: int | Domain) -> None:
         self.levels = check_levels(levels)
@@ -129,6 +136,38 @@ class LeveledProtocol(Protocol):
     def domain(self) -> Domain:
         """The item domain."""
         return self._domain
+
+    @property
+    def level_claim(self) -> float | None:
+        """What the protocol's paper claims for a hidden level (PLDP-FEBSF: ``eps_p``); None if nothing."""
+        return None
+
+    def level_sampler(self) -> DirectNode | None:
+        """The sampler of the level report when the level is perturbed, else None."""
+        return None
+
+    def sampler(self) -> LeveledNode:
+        """The sampler node: each level's mechanism's node, then the level report.
+
+        A level that is not sent in the clear is claimed at what the whole report protects it at
+        (:meth:`~pldp.channel.LeveledNode.level_ratio`, rounded up to 6 decimals; ERRATA FEBSF-6).
+        """
+        return self._node
+
+    @cached_property
+    def _node(self) -> LeveledNode:
+        levels = tuple(float(e) for e in self.levels)
+        items = tuple(m.sampler() for m in self.mechanisms)
+        if self.level_report == "clear":
+            return LeveledNode(self.d, levels, items, "clear")
+        level = self.level_sampler()
+        num, den = LeveledNode(self.d, levels, items, self.level_report, level, float("inf")).level_ratio()
+        return LeveledNode(self.d, levels, items, self.level_report, level, epsilon_ceiling(num, den))
+
+    @staticmethod
+    def _params_levels(params: dict[str, Any]) -> tuple[np.ndarray, Domain]:
+        """The levels and the domain of a leveled protocol's parameters."""
+        return epsilons_of(params["levels"]), domain_of(params["labels"])
 
     def _base_params(self) -> dict[str, Any]:
         """The parameters every leveled protocol has: its class, the labels and the levels."""
@@ -183,6 +222,8 @@ class HiddenLevels(LeveledProtocol):
     mechanism must share one report format; the tally is one :class:`~pldp.tally.Tally` of all
     reports, with the protocol's fingerprint.
     """
+
+    level_report = "hidden"
 
     def perturb(self, items: Any, levels: Any, rng: np.random.Generator) -> np.ndarray:
         """Each user perturbs her item with her level's mechanism; only the reports are sent, in user order.

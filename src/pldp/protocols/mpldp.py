@@ -24,14 +24,17 @@ the data (ERRATA MPLDP-2). Simulations here draw levels at random with configura
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from functools import cached_property
+from typing import Any, ClassVar, Self
 
 import numpy as np
 from scipy.optimize import brentq
 
 from pldp._validation import check_epsilon, check_index_range, check_int
+from pldp.channel.attributes import AttributesNode
+from pldp.channel.leveled import LeveledNode
 from pldp.domain import Domain
 from pldp.errors import EstimationError, ParameterError, TallyError
 from pldp.estimation.combine import combine, data_free_variance, level_sampling_variance, min_variance_weights
@@ -40,9 +43,11 @@ from pldp.estimation.groups import joint_mle, joint_mle_variance
 from pldp.estimation.result import Estimate, EstimateSet
 from pldp.estimation.unbiased import invert
 from pldp.mechanisms.unary import RAPPOR
+from pldp.params import epsilons_of
 from pldp.privacy import ComposedPrivacy
 from pldp.protocols.base import Protocol
 from pldp.protocols.leveled import perturb_by_level
+from pldp.registry import register
 from pldp.tally import BaseTally, Tally
 
 __all__ = ["MPLDP", "MPLDPReports", "MPLDPTally", "allocate_budget", "brr_variance_factor", "oc_weights"]
@@ -161,6 +166,7 @@ class MPLDPTally(BaseTally):
         return cls(tuple(np.asarray(c, dtype=np.int64) for c in data["counts"]), np.asarray(data["sizes"]), fingerprint)
 
 
+@register
 class MPLDP(Protocol):
     """The MPLDP protocol: ``l`` attributes, three privacy levels each, BRR perturbation.
 
@@ -238,6 +244,40 @@ class MPLDP(Protocol):
         (The simulation-only ``level_shares`` do not change what a client does.)
         """
         return {"protocol": "MPLDP", "k": list(self.k), "eps": self.eps, "level_fractions": self.level_fractions}
+
+    @classmethod
+    def from_params(cls, params: dict[str, Any]) -> Self:
+        return cls(params["k"], epsilons_of(params["eps"]), epsilons_of(params["level_fractions"]))
+
+    def sampler(self) -> AttributesNode:
+        """The sampler node: per attribute, a leveled node whose level is sent in the clear."""
+        return self._node
+
+    @cached_property
+    def _node(self) -> AttributesNode:
+        return AttributesNode(
+            tuple(
+                LeveledNode(
+                    self.k[i],
+                    tuple(float(e) for e in self.level_eps[i]),
+                    tuple(m.sampler() for m in self.mechanisms[i]),
+                    "clear",
+                )
+                for i in range(self.n_attributes)
+            )
+        )
+
+    def reports_from_columns(self, columns: Mapping[str, np.ndarray]) -> tuple[Any, ...]:
+        """Each attribute's bit rows and the users' levels, one column per attribute."""
+        levels = np.stack([columns[f"a{i}.level"] for i in range(self.n_attributes)], axis=1)
+        return (MPLDPReports(tuple(columns[f"a{i}.bits"] for i in range(self.n_attributes)), levels),)
+
+    def report_columns(self, reports: MPLDPReports) -> dict[str, np.ndarray]:
+        """Each attribute's bit rows and level column."""
+        cols = {}
+        for i, bits in enumerate(reports.bits):
+            cols[f"a{i}.bits"], cols[f"a{i}.level"] = bits, reports.levels[:, i]
+        return cols
 
     # ---------------------------------------------------------------------- client
     def _check_users(self, values: Any, levels: Any) -> tuple[np.ndarray, np.ndarray]:

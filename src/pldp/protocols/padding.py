@@ -21,12 +21,14 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterable, Sequence
-from typing import Any
+from functools import cached_property
+from typing import Any, Self
 
 import numpy as np
 
 from pldp._validation import _show, check_int
 from pldp.budgets import ItemBudgets
+from pldp.channel.padding import PaddingNode
 from pldp.domain import Domain
 from pldp.errors import BudgetError, DomainError, ParameterError, TallyError
 from pldp.estimation.result import Estimate
@@ -34,6 +36,7 @@ from pldp.itemsets import ItemSets
 from pldp.mechanisms.unary import UnaryEncoding
 from pldp.privacy import ComposedPrivacy, ItemSetPrivacyReport, PrivacyCheck
 from pldp.protocols.base import Protocol
+from pldp.registry import oracle_from_params, register
 from pldp.tally import Tally
 
 __all__ = ["PaddingSampling", "propose_ell"]
@@ -58,6 +61,7 @@ def propose_ell(sizes: Sequence[int] | np.ndarray | ItemSets, percentile: float 
     return max(1, math.ceil(np.percentile(s, percentile)))
 
 
+@register
 class PaddingSampling(Protocol):
     """Padding-and-sampling around a unary mechanism: IDUE-PS, OUE-PS, RAPPOR-PS.
 
@@ -126,6 +130,19 @@ class PaddingSampling(Protocol):
     def params(self) -> dict[str, Any]:
         """Canonical parameters: the base mechanism's and the padding length."""
         return {"protocol": "PaddingSampling", "base": self.base.params(), "ell": self.ell}
+
+    @classmethod
+    def from_params(cls, params: dict[str, Any]) -> Self:
+        """Padding-and-sampling around the base mechanism of ``params`` (itself rebuilt and checked)."""
+        return cls(oracle_from_params(params["base"]), int(params["ell"]))  # type: ignore[arg-type]
+
+    def sampler(self) -> PaddingNode:
+        """The sampler node: pad, sample, then the inner unary node over ``d + ell`` items."""
+        return self._node
+
+    @cached_property
+    def _node(self) -> PaddingNode:
+        return PaddingNode(self.d, self.ell, self.inner.sampler())
 
     # ------------------------------------------------------------------ sampling
     def _check_sets(self, itemsets: ItemSets) -> ItemSets:

@@ -8,7 +8,7 @@ baseline (Appendix A.5). What the sources define and what is assumed here is in
 from __future__ import annotations
 
 import math
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 import numpy as np
 
@@ -18,11 +18,13 @@ from pldp.errors import EstimationError
 from pldp.estimation.pure import estimate_counts
 from pldp.estimation.result import Estimate
 from pldp.protocols.leveled import HiddenLevels, check_oracle, make_oracle
+from pldp.registry import register
 from pldp.tally import Tally
 
 __all__ = ["PBP"]
 
 
+@register
 class PBP(HiddenLevels):
     """Parameter Blending Privacy (Takagi, Cao, Yoshikawa, ASIA CCS 2020 poster), a PLDP-FEBSF baseline.
 
@@ -76,6 +78,11 @@ class PBP(HiddenLevels):
     def params(self) -> dict[str, Any]:
         """Canonical parameters: class, labels, levels, the oracle and the public shares."""
         return {**self._base_params(), "oracle": self.oracle, "rho": self.rho}
+
+    @classmethod
+    def from_params(cls, params: dict[str, Any]) -> Self:
+        levels, dom = cls._params_levels(params)
+        return cls(levels, np.asarray(params["rho"], dtype=float), dom, params["oracle"])
 
     @property
     def pooled_support(self) -> tuple[np.ndarray, np.ndarray]:

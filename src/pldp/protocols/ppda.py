@@ -7,7 +7,7 @@ PLDP-FEBSF baseline (Appendix A.5); ``docs/protocols.md`` has its design and var
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, Self
 
 import numpy as np
 from scipy.optimize import minimize_scalar
@@ -19,11 +19,13 @@ from pldp.estimation.consistency import norm_sub
 from pldp.estimation.mle import log_likelihood_unary, mle_unary
 from pldp.estimation.result import Estimate
 from pldp.protocols.leveled import HiddenLevels, check_oracle, make_oracle
+from pldp.registry import register
 from pldp.tally import Tally
 
 __all__ = ["PPDA"]
 
 
+@register
 class PPDA(HiddenLevels):
     """Personalized privacy-preserving data aggregation (Wang et al., GLOBECOM 2015), as a baseline.
 
@@ -112,6 +114,11 @@ class PPDA(HiddenLevels):
             "extra_bits": self.extra_bits,
             "calibration": self.calibration,
         }
+
+    @classmethod
+    def from_params(cls, params: dict[str, Any]) -> Self:
+        levels, dom = cls._params_levels(params)
+        return cls(levels, dom, int(params["extra_bits"]), params["oracle"], params["calibration"])
 
     def __repr__(self) -> str:
         return (

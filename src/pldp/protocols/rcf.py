@@ -10,19 +10,20 @@ different oracle per level, so the reports, the tally and the estimator here ser
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, Self
 
 import numpy as np
 
 from pldp.domain import Domain
-from pldp.errors import ParameterError, TallyError
+from pldp.errors import ParameterError, SpecError, TallyError
 from pldp.estimation.combine import combine, data_free_variance, min_variance_weights
 from pldp.estimation.consistency import norm_sub
 from pldp.estimation.groups import group_estimates, joint_mle, joint_mle_variance
 from pldp.estimation.result import Estimate
 from pldp.protocols.leveled import LeveledProtocol, check_levels, check_oracle, make_oracle
+from pldp.registry import register
 from pldp.tally import BaseTally, Tally
 from pldp.theory import item_variance
 
@@ -107,6 +108,7 @@ class GroupedTally(BaseTally):
         return cls(tuple(Tally.from_dict(t) for t in data["tallies"]), fingerprint)
 
 
+@register
 class RCF(LeveledProtocol):
     """Recycle and Combination Framework (Nie et al., IEEE TKDE 2019), a PLDP-FEBSF baseline.
 
@@ -160,6 +162,31 @@ class RCF(LeveledProtocol):
     def params(self) -> dict[str, Any]:
         """Canonical parameters: class, labels, levels and each level's oracle."""
         return {**self._base_params(), "oracles": list(self.choices)}
+
+    @classmethod
+    def from_params(cls, params: dict[str, Any]) -> Self:
+        oracles = set(params["oracles"])
+        if len(oracles) != 1:
+            raise SpecError("RCF uses one oracle at every level")
+        levels, dom = cls._params_levels(params)
+        return cls(levels, dom, oracles.pop())
+
+    def reports_from_columns(self, columns: Mapping[str, np.ndarray]) -> tuple[Any, ...]:
+        """Each level's reports (items or bit rows, as its mechanism makes them) and the levels."""
+        level = columns["level"]
+        parts = []
+        for t, node in enumerate(self.mechanisms):
+            sel = level == t
+            parts.append(columns["item"][sel] if node.family == "direct" else columns["bits"][sel])
+        return (GroupedReports(tuple(parts), level),)
+
+    def report_columns(self, reports: GroupedReports) -> dict[str, np.ndarray]:
+        """The level column, and each user's report in the item or the bits column of her level."""
+        cols = self.sampler().empty_columns(reports.level.size)
+        cols["level"] = np.asarray(reports.level, dtype=np.int64)
+        for t, (mech, data) in enumerate(zip(self.mechanisms, reports.data, strict=True)):
+            cols["item" if mech.family == "direct" else "bits"][reports.level == t] = data
+        return cols
 
     # -------------------------------------------------------------------- client
     def perturb(self, items: Any, levels: Any, rng: np.random.Generator) -> GroupedReports:

@@ -14,7 +14,7 @@ Tables (schema version :data:`SCHEMA_VERSION`, kept in ``PRAGMA user_version``):
     insert appends to the table's B-tree), with its 16-byte id (unique in a campaign: the writer
     finds stored ids in memory, :mod:`pldp.service.seen`, which makes a retried report count once)
     and its payload as one fixed-width *row*: the payload columns of
-    the wire format's Arrow schema (``docs/wire-format.md`` §5, :func:`pldp.deploy.wire.columns_of`)
+    the wire format's Arrow schema (``docs/wire-format.md`` §5, :meth:`pldp.channel.Node.columns`)
     in order, an item or level as a little-endian int32 (-1: none), bits as their packed bytes
     (:func:`row_table`, :func:`batch_of`). Export and recount read them back without any JSON.
 ``tallies(campaign_id, n, tally)``
@@ -53,7 +53,6 @@ import numpy as np
 
 from pldp.deploy import ReportBatch, Spec, decode
 from pldp.deploy.files import parse_day
-from pldp.deploy.wire import columns_of
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -279,7 +278,7 @@ def report_count(conn: sqlite3.Connection, campaign_id: str) -> int:
 
 
 def _widths(root: Any) -> list[tuple[str, str, int]]:
-    return [(c.name, c.kind, c.nbytes if c.kind == "bits" else 4) for c in columns_of(root)]
+    return [(c.name, c.kind, c.nbytes if c.kind == "bits" else 4) for c in root.columns()]
 
 
 def row_table(batch: ReportBatch) -> tuple[bytes, int]:

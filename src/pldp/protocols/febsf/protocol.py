@@ -14,13 +14,15 @@ protects it, which :meth:`FEBSF.privacy` reports (:func:`pldp.privacy.level_prot
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from collections.abc import Mapping
+from typing import Any, ClassVar, Literal, Self
 
 import numpy as np
 
 from pldp._validation import check_epsilon
+from pldp.channel.direct import DirectNode
 from pldp.domain import Domain
-from pldp.errors import EstimationError, ParameterError, TallyError
+from pldp.errors import EstimationError, ParameterError, SpecError, TallyError
 from pldp.estimation.consistency import norm_sub
 from pldp.estimation.result import Estimate
 from pldp.mechanisms.direct import KRR, DirectEncoding
@@ -30,11 +32,13 @@ from pldp.protocols.febsf.auem import auem
 from pldp.protocols.febsf.em import em
 from pldp.protocols.febsf.tally import FEBSFReports, FEBSFTally, pattern_tally
 from pldp.protocols.leveled import LeveledProtocol, cell_users, check_oracle, make_oracle, perturb_by_level
+from pldp.registry import oracle_from_params, register
 from pldp.tally import BaseTally
 
 __all__ = ["FEBSF"]
 
 
+@register
 class FEBSF(LeveledProtocol):
     """The PLDP-FEBSF protocol (Wu, Zhu, Zhang, Xie): hidden, perturbed budget levels.
 
@@ -98,6 +102,38 @@ class FEBSF(LeveledProtocol):
         """Canonical parameters: class, labels, levels, the item oracle, ``eps_p`` and the level mechanism."""
         level = self.level_mechanism.params() if self.level_mechanism is not None else None
         return {**self._base_params(), "oracle": self.oracle, "eps_p": self.eps_p, "level_mechanism": level}
+
+    @classmethod
+    def from_params(cls, params: dict[str, Any]) -> Self:
+        """The protocol of :meth:`params`; the level mechanism is rebuilt (and checked) from its own."""
+        lm = params["level_mechanism"]
+        level_mech = oracle_from_params(lm) if lm is not None else None
+        if level_mech is not None and not isinstance(level_mech, DirectEncoding):
+            raise SpecError("FEBSF's level mechanism must be a direct encoding")
+        levels, dom = cls._params_levels(params)
+        return cls(levels, float(params["eps_p"]), dom, params["oracle"], level_mech)
+
+    @property
+    def level_report(self) -> str:  # type: ignore[override]
+        """``"perturbed"`` by the level mechanism, or ``"clear"`` with a single level (nothing to hide)."""
+        return "clear" if self.level_mechanism is None else "perturbed"
+
+    @property
+    def level_claim(self) -> float | None:
+        """The paper's claim for the level, :math:`\\varepsilon_p` (not what the whole report gives:
+        ERRATA FEBSF-6); None with a single level, which has nothing to hide."""
+        return None if self.level_mechanism is None else self.eps_p
+
+    def level_sampler(self) -> DirectNode | None:
+        return None if self.level_mechanism is None else self.level_mechanism.sampler()
+
+    def reports_from_columns(self, columns: Mapping[str, np.ndarray]) -> tuple[Any, ...]:
+        """The item reports (items or bit rows) and the reported levels."""
+        return (FEBSFReports(columns[self.sampler().columns()[-1].name], columns["level"]),)
+
+    def report_columns(self, reports: FEBSFReports) -> dict[str, np.ndarray]:
+        """The item reports' column and the reported levels."""
+        return {self.sampler().columns()[-1].name: reports.data, "level": reports.level}
 
     @property
     def level_support(self) -> tuple[np.ndarray, np.ndarray]:

@@ -1,6 +1,6 @@
 """Exact privacy arithmetic: is a ratio of integers at most :math:`e^\\varepsilon`?
 
-Privacy claims of the integer-grid samplers (:mod:`pldp.sampling`) are ratios of integers, and a
+Privacy claims of the integer-grid samplers (:mod:`pldp.channel.sampling`) are ratios of integers, and a
 budget :math:`\\varepsilon` is a binary64 number, hence an exact rational. Whether
 :math:`R \\le e^{\\varepsilon}` is decided here without rounding error: :func:`exp_bounds` gives
 rational bounds :math:`lo \\le e^{x} \\le hi` (argument halving, a Taylor series with its

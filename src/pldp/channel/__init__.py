@@ -1,0 +1,53 @@
+"""The channel layer: the exact description of a randomizer, under everything else in pldp.
+
+A randomizer is a tree of *sampler nodes* on the ``2**-32`` grid (``docs/wire-format.md`` §2):
+every probability an integer numerator over ``2**32``, every decision an integer comparison of a
+uniform word with a threshold. The library's mechanisms and protocols build their node
+(``oracle.sampler()``); both device clients run it; :func:`pldp.deploy.verify` checks its claims;
+the collector and the aggregation of report files read its payload columns; the audit reads its
+exact channel. This package imports nothing of pldp but :mod:`pldp.errors`.
+
+==============  ======================================================================
+module          holds
+==============  ======================================================================
+``sampling``    the grid, integer-threshold draws, the OS CSPRNG's words
+``exact``       exact rational arithmetic: is a ratio of integers at most e^eps?
+``words``       the word stream and per-report cursors the node programs read
+``node``        :class:`Node` (the interface), :class:`Column`, :class:`Row`, :class:`NodeVisitor`
+``direct``      :class:`DirectNode` (KRR, URR, IPRR; PLDP-FEBSF's level report)
+``unary``       :class:`UnaryNode` (RAPPOR, OUE, IDUE)
+``padding``     :class:`PaddingNode` (padding-and-sampling of item-sets)
+``leveled``     :class:`LeveledNode` (user-level protocols), its exact level ratio
+``attributes``  :class:`AttributesNode` (MPLDP)
+``parse``       :func:`parse_node`
+``claims``      :func:`check_claims` and its :class:`Verification`
+==============  ======================================================================
+"""
+
+from pldp.channel.attributes import AttributesNode
+from pldp.channel.claims import Verification, check_claims
+from pldp.channel.direct import DirectNode
+from pldp.channel.leveled import LeveledNode
+from pldp.channel.node import Column, Node, NodeVisitor, Row
+from pldp.channel.padding import PaddingNode
+from pldp.channel.parse import NODE_KINDS, parse_node
+from pldp.channel.sampling import GRID, GRID_BITS
+from pldp.channel.unary import UnaryNode
+
+__all__ = [
+    "GRID",
+    "GRID_BITS",
+    "NODE_KINDS",
+    "AttributesNode",
+    "Column",
+    "DirectNode",
+    "LeveledNode",
+    "Node",
+    "NodeVisitor",
+    "PaddingNode",
+    "Row",
+    "UnaryNode",
+    "Verification",
+    "check_claims",
+    "parse_node",
+]

@@ -1,0 +1,232 @@
+"""The leveled node: a budget level chosen by the user, her item through that level's node, the level report.
+
+The sampler of the user-level protocols (PLDP-FEBSF, RCF, APLDP, PBP, PPDA) and of each attribute
+of MPLDP. A user at level ``t`` reports her item with ``items[t]`` and her level as the
+``level_report`` says: ``"clear"`` (sent as is: RCF, APLDP, MPLDP), ``"perturbed"`` (drawn by the
+direct node ``level_sampler``: PLDP-FEBSF) or ``"hidden"`` (not sent, every level's node of one
+kind and size: PBP, PPDA). A level that is not sent in the clear is a secret of its own: the
+node claims ``level_epsilon`` for it, checked against the *whole* report by :meth:`LeveledNode.level_ratio`
+(ERRATA FEBSF-6: the item report depends on the level too).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, ClassVar
+
+import numpy as np
+
+from pldp.channel.direct import DirectNode
+from pldp.channel.exact import log_ratio, ratio_within
+from pldp.channel.node import (
+    Column,
+    Node,
+    NodeVisitor,
+    ParseNode,
+    R,
+    Row,
+    budget_json,
+    read_budget,
+    read_budgets,
+    read_int,
+    read_keys,
+)
+from pldp.channel.sampling import direct_draw
+from pldp.channel.unary import UnaryNode
+from pldp.channel.words import Cursor
+from pldp.errors import SpecError
+
+__all__ = ["LEVEL_REPORTS", "LeveledNode"]
+
+#: How a leveled node reports the level.
+LEVEL_REPORTS = ("perturbed", "clear", "hidden")
+
+
+@dataclass(frozen=True)
+class LeveledNode(Node):
+    """A user-chosen budget level: her item through ``items[level]``, then the level report."""
+
+    kind: ClassVar[str] = "leveled"
+    d: int
+    levels: tuple[float, ...]
+    items: tuple[DirectNode | UnaryNode, ...]
+    level_report: str
+    level_sampler: DirectNode | None = None
+    level_epsilon: float | None = None
+
+    @property
+    def t(self) -> int:
+        """Number of levels."""
+        return len(self.levels)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "kind": "leveled",
+            "d": self.d,
+            "levels": [float(e) for e in self.levels],
+            "items": [node.to_json() for node in self.items],
+            "level_report": self.level_report,
+        }
+        if self.level_sampler is not None:
+            out["level_sampler"] = self.level_sampler.to_json()
+        if self.level_epsilon is not None:
+            out["level_epsilon"] = budget_json(self.level_epsilon)
+        return out
+
+    @classmethod
+    def parse(cls, obj: Any, path: str, parse_node: ParseNode | None = None) -> LeveledNode:
+        """Read and validate the JSON form; ``parse_node`` reads the nodes it holds."""
+        assert parse_node is not None
+        read_keys(
+            obj, path, {"kind", "d", "levels", "items", "level_report"}, frozenset({"level_sampler", "level_epsilon"})
+        )
+        levels = obj["levels"]
+        if not isinstance(levels, list) or not levels:
+            raise SpecError(f"{path}.levels must be a non-empty list of budgets")
+        lv = read_budgets(levels, f"{path}.levels", len(levels), allow_inf=False)
+        items_json = obj["items"]
+        if not isinstance(items_json, list) or len(items_json) != len(lv):
+            raise SpecError(f"{path}.items must hold one node per level ({len(lv)})")
+        parsed = [parse_node(o, f"{path}.items[{i}]") for i, o in enumerate(items_json)]
+        items = tuple(node for node in parsed if isinstance(node, (DirectNode, UnaryNode)))
+        if len(items) != len(parsed):
+            raise SpecError(f"{path}.items must be direct or unary nodes")
+        d = read_int(obj["d"], f"{path}.d", 2, min(node.d for node in items))
+        mode = obj["level_report"]
+        if mode not in LEVEL_REPORTS:
+            raise SpecError(f"{path}.level_report must be one of {LEVEL_REPORTS}, got {mode!r}")
+        if mode != "clear" and len({(node.kind, node.d) for node in items}) > 1:
+            raise SpecError(f"{path}: with the level {mode}, every level's node must have the same kind and size")
+        if any(len({node.d for node in items if node.kind == k}) > 1 for k in ("direct", "unary")):
+            raise SpecError(f"{path}: the levels' nodes of one kind must have the same size (one payload column each)")
+        sampler = None
+        if mode == "perturbed":
+            if "level_sampler" not in obj:
+                raise SpecError(f"{path} needs a level_sampler to perturb the level")
+            node = parse_node(obj["level_sampler"], f"{path}.level_sampler")
+            if not isinstance(node, DirectNode) or node.d != len(lv):
+                raise SpecError(f"{path}.level_sampler must be a direct node over the {len(lv)} levels")
+            sampler = node
+        elif "level_sampler" in obj:
+            raise SpecError(f"{path}.level_sampler is only for a perturbed level")
+        level_eps = None
+        if mode == "clear":
+            if "level_epsilon" in obj:
+                raise SpecError(f"{path}.level_epsilon makes no sense for a level sent in the clear")
+        else:
+            if "level_epsilon" not in obj:
+                raise SpecError(f"{path} must state level_epsilon, the protection of the {mode} level")
+            level_eps = read_budget(obj["level_epsilon"], f"{path}.level_epsilon", allow_inf=True)
+        for i, (node, e) in enumerate(zip(items, lv, strict=True)):
+            if any(b != e for b in node.epsilons if b != math.inf):
+                raise SpecError(f"{path}.items[{i}] must claim the level's budget {e} for every item")
+        return cls(d, lv, items, mode, sampler, level_eps)
+
+    def accept(self, visitor: NodeVisitor[R], *args: Any) -> R:
+        return visitor.leveled(self, *args)
+
+    # ------------------------------------------------------------------ reports
+    def columns(self, prefix: str = "") -> list[Column]:
+        cols = [] if self.level_report == "hidden" else [Column(prefix + "level", "level", self.t)]
+        for name in ("item", "bits"):
+            sizes = [c.size for node in self.items for c in node.columns() if c.kind == name]
+            if sizes:
+                cols.append(Column(prefix + name, name, max(sizes)))
+        return cols
+
+    def as_leveled(self) -> LeveledNode:
+        return self
+
+    @property
+    def hides_level(self) -> bool:
+        return self.level_report != "clear" and self.t > 1
+
+    def level_carries(self, kind: str) -> np.ndarray:
+        """Per level, whether its item node's reports fill the column of ``kind`` (``"item"`` or ``"bits"``)."""
+        return np.array([node.columns()[0].kind == kind for node in self.items])
+
+    # ------------------------------------------------------------------ claims
+    def claims(self, part: str = "root") -> tuple[list[Row], float]:
+        rows: list[Row] = []
+        for i, (e, item) in enumerate(zip(self.levels, self.items, strict=True)):
+            r, _ = item.claims(f"{part} level {i} (eps={e:g})")
+            rows += r
+        total = max(self.levels)
+        if self.level_sampler is not None:
+            r, e_p = self.level_sampler.claims(f"{part} level report")
+            rows += r
+            total += e_p
+        if self.hides_level:
+            num, den = self.level_ratio()
+            claim = self.level_epsilon if self.level_epsilon is not None else 0.0
+            rows.append(
+                Row(
+                    f"{part} the level itself",
+                    "any item, levels t vs t'",
+                    claim,
+                    log_ratio(num, den),
+                    ratio_within(num, den, claim),
+                )
+            )
+        return rows, total
+
+    def level_ratio(self) -> tuple[int, int]:
+        """The exact largest ratio ``Pr(report | x, t) / Pr(report | x, t')`` over items, outputs and
+        levels ``t != t'``, as ``(numerator, denominator)`` (``(1, 0)`` when infinite).
+
+        The report is the item report and, when perturbed, the level report; the two are independent
+        given ``(x, t)``, so the ratio is the product of the level report's largest ratio
+        ``max_l pi(l|t)/pi(l|t')`` and the item report's (ERRATA FEBSF-6).
+        """
+        best = Fraction(1)
+        for t, node_t in enumerate(self.items):
+            for u, node_u in enumerate(self.items):
+                if t == u:
+                    continue
+                item = _item_ratio(node_t, node_u)
+                if item is None:
+                    return 1, 0
+                lv = Fraction(1)
+                if self.level_sampler is not None:
+                    ratio = self.level_sampler.max_output_ratio(t, u)
+                    if ratio is None:
+                        return 1, 0
+                    lv = ratio
+                best = max(best, item * lv)
+        return best.numerator, best.denominator
+
+    # ------------------------------------------------------------------ the program
+    def reports(self, inp: Any) -> int:
+        return int(inp[-1].size)
+
+    def words(self, inp: Any) -> np.ndarray:
+        level = inp[1]
+        per = np.array([int(node.words(np.zeros(1, dtype=np.int64))[0]) for node in self.items], dtype=np.int64)
+        return per[level] + (1 if self.level_sampler is not None else 0)
+
+    def draw(self, inp: Any, cursor: Cursor, rows: np.ndarray, out: dict[str, np.ndarray], prefix: str = "") -> None:
+        x, level = inp
+        for t, item_node in enumerate(self.items):
+            sel = np.flatnonzero(level == t)
+            if sel.size:
+                item_node.draw(x[sel], cursor, rows[sel], out, prefix)
+        if self.level_report == "perturbed":
+            assert self.level_sampler is not None
+            w = cursor.take(rows, 1)[:, 0]
+            out[prefix + "level"][rows] = direct_draw(level, w, self.level_sampler.table)
+        elif self.level_report == "clear":
+            out[prefix + "level"][rows] = level
+
+
+def _item_ratio(node: DirectNode | UnaryNode, other: DirectNode | UnaryNode) -> Fraction | None:
+    """Largest ``Pr(o | x, node) / Pr(o | x, other)`` over items ``x`` and outputs ``o`` (None: infinite).
+
+    The two nodes have one kind (:meth:`LeveledNode.parse` refuses a hidden or perturbed level
+    over nodes of different kinds).
+    """
+    if isinstance(node, DirectNode) and isinstance(other, DirectNode):
+        return node.ratio_to(other)
+    assert isinstance(node, UnaryNode) and isinstance(other, UnaryNode)
+    return node.ratio_to(other)

@@ -1,0 +1,264 @@
+"""What every sampler node is: its interface, its payload columns, its claims, and visitors.
+
+A sampler node is the exact description of a randomizer (``docs/wire-format.md`` §2): every
+probability a numerator over ``2**32``, every decision an integer comparison of a word with a
+threshold. Each kind of node is a frozen dataclass in a module of its own
+(:mod:`~pldp.channel.direct`, :mod:`~pldp.channel.unary`, :mod:`~pldp.channel.padding`,
+:mod:`~pldp.channel.leveled`, :mod:`~pldp.channel.attributes`) that implements :class:`Node`:
+
+* its JSON form (``to_json`` and ``parse``, refusing malformed input with a
+  :class:`~pldp.errors.SpecError` that names the offending path);
+* the payload columns of its reports (:meth:`Node.columns`, ``docs/wire-format.md`` §4-5);
+* the exact check of the privacy claims it carries (:meth:`Node.claims`, §3);
+* the program that runs it on uniform words (:meth:`Node.words`, :meth:`Node.draw`), which the
+  device client (:class:`pldp.client.Client`) executes.
+
+Everything else that depends on the kind of a node (reading a payload from JSON, checking and
+counting report columns, the audit's statistics) is one :class:`NodeVisitor` per concern, in the
+module of that concern: a node calls the visitor's method of its kind (:meth:`Node.accept`), so no
+module outside this package branches on the type of a node.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+
+import numpy as np
+
+from pldp.channel.words import Cursor, WordStream
+from pldp.errors import SpecError
+
+if TYPE_CHECKING:
+    from pldp.channel.attributes import AttributesNode
+    from pldp.channel.direct import DirectNode
+    from pldp.channel.leveled import LeveledNode
+    from pldp.channel.padding import PaddingNode
+    from pldp.channel.unary import UnaryNode
+
+__all__ = ["Column", "Node", "NodeVisitor", "ParseNode", "Row"]
+
+R = TypeVar("R")
+#: ``parse_node(obj, path)``: how a composite node reads the nodes it holds (:func:`pldp.channel.parse_node`).
+ParseNode = Callable[[Any, str], "Node"]
+
+
+@dataclass(frozen=True)
+class Column:
+    """One payload column: its ``name``, ``kind`` (``"item"``, ``"bits"`` or ``"level"``), the range
+    of an item or level (``size``) or the bits of a packed row (``size`` bits, ``nbytes`` bytes)."""
+
+    name: str
+    kind: str
+    size: int
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of a packed row of bits."""
+        return (self.size + 7) // 8
+
+
+@dataclass(frozen=True)
+class Row:
+    """One exact check: ``part`` of the sampler, its ``subject`` (an item, a pair, a level pair)."""
+
+    part: str
+    subject: str
+    claimed: float
+    realised: float
+    holds: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        """The row as JSON values (``"inf"`` for an infinite budget)."""
+        return {
+            "part": self.part,
+            "subject": self.subject,
+            "claimed": "inf" if self.claimed == math.inf else self.claimed,
+            "realised": "inf" if self.realised == math.inf else self.realised,
+            "holds": self.holds,
+        }
+
+
+class NodeVisitor(Generic[R]):
+    """One concern's rule for each kind of node.
+
+    A subclass overrides one method per kind; :meth:`Node.accept` calls the method of the node's
+    kind with the node and the caller's arguments. A kind the concern has no rule for raises
+    :class:`TypeError` (every visitor of pldp covers every kind; ``tests/test_channel.py`` checks).
+    """
+
+    def _missing(self, node: Node) -> R:
+        raise TypeError(f"{type(self).__name__} has no rule for a {node.kind} node")
+
+    def direct(self, node: DirectNode, *args: Any) -> R:
+        """The rule for a direct-encoding node."""
+        return self._missing(node)
+
+    def unary(self, node: UnaryNode, *args: Any) -> R:
+        """The rule for a unary-encoding node."""
+        return self._missing(node)
+
+    def padding(self, node: PaddingNode, *args: Any) -> R:
+        """The rule for a padding-and-sampling node."""
+        return self._missing(node)
+
+    def leveled(self, node: LeveledNode, *args: Any) -> R:
+        """The rule for a node with budget levels."""
+        return self._missing(node)
+
+    def attributes(self, node: AttributesNode, *args: Any) -> R:
+        """The rule for a node of several attributes."""
+        return self._missing(node)
+
+
+class Node(ABC):
+    """A sampler node (module docstring). Subclasses are frozen dataclasses.
+
+    The inputs of a node's program are arrays, one entry per report: item indices (direct,
+    unary); ``(flat, offsets, sizes)``, the item-sets in CSR form (padding); ``(items, levels)``
+    (leveled); a list with one input per part (attributes).
+    """
+
+    #: The node's tag in JSON (``"direct"``, ``"unary"``, ``"padding"``, ``"leveled"``, ``"attributes"``).
+    kind: ClassVar[str]
+
+    @abstractmethod
+    def to_json(self) -> dict[str, Any]:
+        """The node's JSON form (``docs/wire-format.md`` §2)."""
+
+    @classmethod
+    @abstractmethod
+    def parse(cls, obj: Any, path: str, parse_node: ParseNode | None = None) -> Node:
+        """Read and validate the JSON form (:class:`~pldp.errors.SpecError` naming ``path``);
+        a composite node reads the nodes it holds with ``parse_node``."""
+
+    @abstractmethod
+    def accept(self, visitor: NodeVisitor[R], *args: Any) -> R:
+        """``visitor.<kind>(self, *args)``: the visitor's rule for this node's kind."""
+
+    # ------------------------------------------------------------------ reports
+    @abstractmethod
+    def columns(self, prefix: str = "") -> list[Column]:
+        """The payload columns of this node's reports, in the order of the wire format."""
+
+    def empty_columns(self, n: int) -> dict[str, np.ndarray]:
+        """Payload columns of ``n`` reports with no values yet: zero bits, ``-1`` items and levels."""
+        return {
+            c.name: np.zeros((n, c.nbytes), dtype=np.uint8) if c.kind == "bits" else np.full(n, -1, dtype=np.int64)
+            for c in self.columns()
+        }
+
+    @property
+    def by_attribute(self) -> tuple[tuple[str, Node], ...]:
+        """``(prefix, node)`` of each attribute: the node itself under ``""`` unless it has several."""
+        return (("", self),)
+
+    def as_leveled(self) -> LeveledNode | None:
+        """This node if it is a :class:`~pldp.channel.LeveledNode`, else None."""
+        return None
+
+    @property
+    def hides_level(self) -> bool:
+        """Whether the node keeps a budget level secret (not sent in the clear, more than one)."""
+        return False
+
+    def level_carries(self, kind: str) -> np.ndarray | None:
+        """Per budget level, whether its reports carry a column of ``kind`` (None: no levels)."""
+        return None
+
+    # ------------------------------------------------------------------ claims
+    @abstractmethod
+    def claims(self, part: str = "root") -> tuple[list[Row], float]:
+        """Every privacy claim of the node, checked exactly, and the LDP epsilon of its whole report."""
+
+    # ------------------------------------------------------------------ the program
+    @abstractmethod
+    def reports(self, inp: Any) -> int:
+        """The number of reports in an input of this node."""
+
+    @abstractmethod
+    def words(self, inp: Any) -> np.ndarray:
+        """The words each report of ``inp`` draws (when no rejection sampling redraws one)."""
+
+    @abstractmethod
+    def draw(self, inp: Any, cursor: Cursor, rows: np.ndarray, out: dict[str, np.ndarray], prefix: str = "") -> None:
+        """Run the node for the reports ``rows`` (their inputs ``inp``), writing payload columns ``out``.
+
+        Raises :class:`~pldp.channel.words.RejectedError` when a rejection-sampling draw needs
+        another word (the caller then redraws report by report with :meth:`draw_one`).
+        """
+
+    def draw_one(self, inp: Any, stream: WordStream, out: dict[str, np.ndarray], prefix: str = "") -> None:
+        """:meth:`draw` for one report, reading ``stream`` as it goes (rejections consume what they must)."""
+        need = int(self.words(inp)[0])
+        cursor = Cursor(stream.peek(need), np.zeros(1, dtype=np.int64))
+        self.draw(inp, cursor, np.arange(1), out, prefix)
+        stream.advance(need)
+
+
+# --------------------------------------------------------------------------- JSON reading helpers
+def budget_json(e: float) -> float | str:
+    """A budget as JSON: ``"inf"`` or a float."""
+    return "inf" if e == math.inf else float(e)
+
+
+def read_int(value: Any, path: str, lo: int, hi: int) -> int:
+    """An integer in ``[lo, hi]`` (not a bool), or a :class:`SpecError` naming ``path``."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise SpecError(f"{path} must be an integer, got {value!r}")
+    if not lo <= value <= hi:
+        raise SpecError(f"{path} = {value} is outside [{lo}, {hi}]")
+    return value
+
+
+def read_ints(value: Any, path: str, n: int, lo: int, hi: int) -> tuple[int, ...]:
+    """A list of ``n`` integers in ``[lo, hi]``."""
+    if not isinstance(value, list) or len(value) != n:
+        raise SpecError(f"{path} must be a list of {n} integers")
+    return tuple(read_int(v, f"{path}[{i}]", lo, hi) for i, v in enumerate(value))
+
+
+def read_budget(value: Any, path: str, allow_inf: bool) -> float:
+    """A budget ``> 0`` (and ``"inf"`` when ``allow_inf``)."""
+    if value == "inf" and allow_inf:
+        return math.inf
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+        alt = ' or "inf"' if allow_inf else ""
+        raise SpecError(f"{path} must be a budget > 0{alt}, got {value!r}")
+    return float(value)
+
+
+def read_budgets(value: Any, path: str, n: int, allow_inf: bool) -> tuple[float, ...]:
+    """A list of ``n`` budgets."""
+    if not isinstance(value, list) or len(value) != n:
+        raise SpecError(f"{path} must be a list of {n} budgets")
+    return tuple(read_budget(v, f"{path}[{i}]", allow_inf) for i, v in enumerate(value))
+
+
+def read_keys(obj: Any, path: str, required: set[str], optional: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """``obj`` if it is an object with the ``required`` members and no others but ``optional``."""
+    if not isinstance(obj, dict):
+        raise SpecError(f"{path} must be an object")
+    missing = required - obj.keys()
+    extra = obj.keys() - required - optional
+    if missing:
+        raise SpecError(f"{path} lacks {sorted(missing)}")
+    if extra:
+        raise SpecError(f"{path} has unknown members {sorted(extra)}")
+    return obj
+
+
+def groups(keys: list[Any]) -> dict[Any, list[int]]:
+    """The indices of each distinct key, in order of first appearance."""
+    out: dict[Any, list[int]] = {}
+    for i, k in enumerate(keys):
+        out.setdefault(k, []).append(i)
+    return out
+
+
+def who(items: list[int]) -> str:
+    """``"item 3"``, or ``"item 3 (+4)"`` for a group of five items."""
+    return f"item {items[0]}" + (f" (+{len(items) - 1})" if len(items) > 1 else "")

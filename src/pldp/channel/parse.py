@@ -1,0 +1,29 @@
+"""Reading a sampler node from its JSON form: :func:`parse_node`, one entry per kind."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pldp.channel.attributes import AttributesNode
+from pldp.channel.direct import DirectNode
+from pldp.channel.leveled import LeveledNode
+from pldp.channel.node import Node
+from pldp.channel.padding import PaddingNode
+from pldp.channel.unary import UnaryNode
+from pldp.errors import SpecError
+
+__all__ = ["NODE_KINDS", "parse_node"]
+
+#: Every kind of node, by its JSON tag.
+NODE_KINDS: dict[str, type[Node]] = {
+    c.kind: c for c in (DirectNode, UnaryNode, PaddingNode, LeveledNode, AttributesNode)
+}
+
+
+def parse_node(obj: Any, path: str = "sampler.root") -> Node:
+    """Read a node from its JSON form, validating it (:class:`~pldp.errors.SpecError` on any defect,
+    naming the offending ``path``)."""
+    if not isinstance(obj, dict) or obj.get("kind") not in NODE_KINDS:
+        kind = obj.get("kind") if isinstance(obj, dict) else None
+        raise SpecError(f"{path} must be a node with kind one of {sorted(NODE_KINDS)}, got {kind!r}")
+    return NODE_KINDS[obj["kind"]].parse(obj, path, parse_node)

@@ -1,0 +1,224 @@
+"""Check and count payload columns: one piece of code for the collector and for report files.
+
+Reports of a spec are held column by column (``item``, ``bits``, ``level``; ``a{i}.`` per
+attribute; :meth:`pldp.channel.Node.columns`). Before anything is counted, every report must be
+in range: items and levels below their sizes, no padding bits set, nothing where a report's level
+sends nothing. :func:`check_payload` checks that for the collector (:func:`pldp.deploy.decode`) and
+for the rows of a report file (:mod:`pldp.aggregate`); a bad report is refused by its index with
+the reason, and nothing is counted.
+
+Report files are counted where they lie: :func:`count_table` tallies an Arrow table of reports.
+Direct and unary (and padding) specs, by far the commonest, are counted by whole-column kernels
+(:func:`item_counts`: ``np.bincount`` on the zero-copy item column; :func:`bit_counts`:
+:func:`pldp.bitcount.count_bits` on the packed bits), which check the same ranges as they count;
+the other specs go through :func:`check_payload` and the oracle's own tally
+(:func:`tally_columns`). Both give the tally that :func:`pldp.deploy.decode` gives.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from pldp.bitcount import count_bits
+from pldp.channel import AttributesNode, DirectNode, LeveledNode, Node, NodeVisitor, PaddingNode, UnaryNode
+from pldp.deploy.spec import Spec
+from pldp.deploy.wire import arrow_columns
+from pldp.errors import ReportError
+from pldp.tally import Tally
+
+__all__ = [
+    "bit_counts",
+    "check_bits",
+    "check_payload",
+    "count_table",
+    "empty_tally",
+    "item_counts",
+    "refuse_first",
+    "tally_columns",
+]
+
+
+def refuse_first(bad: np.ndarray, why: str | Callable[[int], str], offset: int = 0) -> None:
+    """Refuse the first report flagged in ``bad``: a :class:`ReportError` ``"report {row}: {why}"``
+    (``why(i)`` when it is a function of the flagged index ``i``) with ``row = offset + i`` as its
+    index. Nothing happens when no report is flagged."""
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        row = offset + i
+        raise ReportError(f"report {row}: {why if isinstance(why, str) else why(i)}", row)
+
+
+def check_bits(bits: np.ndarray, nbits: int, rows: np.ndarray | None, name: str, offset: int = 0) -> None:
+    """Refuse the first of the packed rows ``bits`` (those in ``rows``, or all) that sets a padding
+    bit, a bit at or beyond ``nbits``."""
+    pad = 8 * bits.shape[1] - nbits
+    if pad:
+        last = bits[:, -1] & np.uint8((1 << pad) - 1)
+        bad = last != 0 if rows is None else (last != 0) & rows
+        refuse_first(bad, f"{name} sets padding bits beyond bit {nbits - 1}", offset)
+
+
+def _check_items(items: np.ndarray, d: np.ndarray | int, rows: np.ndarray | None, name: str) -> None:
+    bad = (items < 0) | (items >= d)
+    if rows is not None:
+        bad &= rows
+    refuse_first(bad, lambda i: f"{name} {int(items[i])} is out of range")
+
+
+class _Check(NodeVisitor[None]):
+    """The range checks of one part's columns: ``node.accept(_CHECK, columns, n, prefix)``."""
+
+    def direct(self, node: DirectNode, cols: dict[str, np.ndarray], n: int, prefix: str) -> None:
+        _check_items(cols[prefix + "item"], node.d, None, "item")
+
+    def unary(self, node: UnaryNode, cols: dict[str, np.ndarray], n: int, prefix: str) -> None:
+        check_bits(cols[prefix + "bits"], node.d, None, "the report")
+
+    def padding(self, node: PaddingNode, cols: dict[str, np.ndarray], n: int, prefix: str) -> None:
+        check_bits(cols[prefix + "bits"], node.inner.d, None, "the report")
+
+    def leveled(self, node: LeveledNode, cols: dict[str, np.ndarray], n: int, prefix: str) -> None:
+        level = cols.get(prefix + "level")
+        if level is not None:
+            _check_items(level, node.t, None, "level")
+        else:
+            level = np.zeros(n, dtype=np.int64)
+        sizes = np.array([item_node.d for item_node in node.items])
+        for kind in ("item", "bits"):
+            if prefix + kind not in cols:
+                continue
+            uses = node.level_carries(kind)
+            rows = uses[level]
+            if kind == "item":
+                _check_items(cols[prefix + "item"], sizes[level], rows, "item")
+                stray = ~rows & (cols[prefix + "item"] != -1)
+            else:
+                for t in np.flatnonzero(uses):
+                    check_bits(cols[prefix + "bits"], int(sizes[t]), rows & (level == t), "the report")
+                stray = ~rows & np.any(cols[prefix + "bits"] != 0, axis=1)
+            refuse_first(stray, f"its level's node sends no {kind}")
+
+    def attributes(self, node: AttributesNode, cols: dict[str, np.ndarray], n: int, prefix: str) -> None:
+        for part_prefix, part in node.by_attribute:
+            part.accept(self, cols, n, prefix + part_prefix)
+
+
+_CHECK = _Check()
+
+
+def check_payload(root: Node, columns: dict[str, np.ndarray], n: int) -> None:
+    """Refuse the first of ``n`` reports whose payload columns are out of range.
+
+    Items and levels in range, no padding bits set, no item or bits where a report's level sends
+    none: everything :func:`pldp.deploy.decode` checks except the report ids, for readers that
+    tally payload columns without reading the ids (:mod:`pldp.aggregate`).
+
+    Raises
+    ------
+    ReportError
+        Naming the first bad report (``.index``) and why.
+    """
+    root.accept(_CHECK, columns, n, "")
+
+
+def tally_columns(spec: Spec, columns: dict[str, np.ndarray]) -> Any:
+    """The tally of payload columns that :func:`check_payload` accepted (no report ids needed)."""
+    oracle = spec.mechanism()
+    return oracle.tally(*oracle.reports_from_columns(columns))
+
+
+def empty_tally(spec: Spec) -> Any:
+    """The spec's tally of no reports."""
+    return tally_columns(spec, spec.root.empty_columns(0))
+
+
+# ---------------------------------------------------------------------------------------------- Arrow
+def _nulls(chunk: Any) -> np.ndarray:
+    return ~np.asarray(chunk.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def _refuse_out_of_range(items: np.ndarray, d: int, offset: int) -> None:
+    bad = items >= d
+    if items.dtype.kind == "i":
+        bad |= items < 0
+    refuse_first(bad, lambda i: f"item {int(items[i])} is not in [0, {d})", offset)
+
+
+def item_counts(column: Any, d: int) -> np.ndarray:
+    """Reports per item of a direct spec's ``item`` column (an Arrow chunked array); the first
+    null or out-of-range row is refused."""
+    counts = np.zeros(d, dtype=np.int64)
+    offset = 0
+    for chunk in column.chunks:
+        if chunk.null_count:
+            refuse_first(_nulls(chunk), "it has no item (null)", offset)
+        items = chunk.to_numpy(zero_copy_only=True)
+        try:
+            found: np.ndarray | None = np.bincount(items, minlength=d)
+        except (ValueError, TypeError):  # a negative item, or uint64 (bincount casts to intp safely only)
+            found = None
+        if found is None or found.size > d:
+            _refuse_out_of_range(items, d, offset)
+            found = np.bincount(items.astype(np.intp), minlength=d)
+        counts += found
+        offset += len(chunk)
+    return counts
+
+
+def bit_counts(column: Any, nbits: int) -> np.ndarray:
+    """Per bit, the reports of a unary spec's ``bits`` column (an Arrow chunked array) that set it;
+    the first null row, or the first row that sets a padding bit, is refused."""
+    nbytes = (nbits + 7) // 8
+    counts = np.zeros(8 * nbytes, dtype=np.int64)
+    blocks = []
+    offset = 0
+    for chunk in column.chunks:
+        m = len(chunk)
+        if chunk.null_count:
+            refuse_first(_nulls(chunk), "it has no bits (null)", offset)
+        if m:
+            data = np.frombuffer(chunk.buffers()[1], dtype=np.uint8, count=nbytes * m, offset=nbytes * chunk.offset)
+            rows = data.reshape(m, nbytes)
+            counts += count_bits(rows)
+            blocks.append((offset, rows))
+        offset += m
+    if counts[nbits:].any():  # rare: find the first row that sets a padding bit
+        for start, rows in blocks:
+            check_bits(rows, nbits, None, "it", start)
+    return counts[:nbits]
+
+
+class _Count(NodeVisitor[Any]):
+    """The tally of an Arrow table of reports: ``spec.root.accept(_COUNT, spec, table)``."""
+
+    def direct(self, node: DirectNode, spec: Spec, table: Any) -> Any:
+        return Tally(table.num_rows, item_counts(table.column("item"), node.d), "direct", spec.id)
+
+    def unary(self, node: UnaryNode, spec: Spec, table: Any) -> Any:
+        return Tally(table.num_rows, bit_counts(table.column("bits"), node.d), "unary", spec.id)
+
+    def padding(self, node: PaddingNode, spec: Spec, table: Any) -> Any:
+        return Tally(table.num_rows, bit_counts(table.column("bits"), node.inner.d), "unary", spec.id)
+
+    def _checked(self, node: Node, spec: Spec, table: Any) -> Any:
+        columns = arrow_columns(table, node)
+        check_payload(node, columns, table.num_rows)
+        return tally_columns(spec, columns)
+
+    def leveled(self, node: LeveledNode, spec: Spec, table: Any) -> Any:
+        return self._checked(node, spec, table)
+
+    def attributes(self, node: AttributesNode, spec: Spec, table: Any) -> Any:
+        return self._checked(node, spec, table)
+
+
+_COUNT = _Count()
+
+
+def count_table(spec: Spec, table: Any) -> Any:
+    """The tally of an Arrow table of ``spec``'s reports (its payload columns), checked as
+    :func:`check_payload` checks; equal to :func:`pldp.deploy.decode` of the same reports."""
+    return spec.root.accept(_COUNT, spec, table)
