@@ -38,6 +38,7 @@ from fastapi import FastAPI
 from fastapi.responses import Response
 
 from pldp.service.collect import CollectError
+from pldp.service.errors import responses
 
 __all__ = ["CONTENT_SECURITY_POLICY", "STATIC_DIR", "add_pages", "static_files"]
 
@@ -122,17 +123,17 @@ def add_pages(app: FastAPI, campaign_closed: Callable[[str], bool]) -> None:
             raise CollectError(404, "unknown_campaign", "a campaign id is 32 lower-case hex digits")
         return campaign_closed(campaign_id)
 
-    @app.get("/c/{campaign_id}", tags=["pages"], response_class=Response)
+    @app.get("/c/{campaign_id}", tags=["pages"], response_class=Response, responses=responses(404))
     def respondent_page(campaign_id: str) -> Response:
         """The survey page of a campaign: the answer is randomized in the browser."""
         return _page("respondent.html", campaign_id, known(campaign_id))
 
-    @app.get("/dashboard/{campaign_id}", tags=["pages"], response_class=Response)
+    @app.get("/dashboard/{campaign_id}", tags=["pages"], response_class=Response, responses=responses(404))
     def dashboard_page(campaign_id: str) -> Response:
         """The analyst's dashboard of a campaign (the data need an analyst token)."""
         return _page("dashboard.html", campaign_id, known(campaign_id))
 
-    @app.get("/static/{name}", tags=["pages"], response_class=Response)
+    @app.get("/static/{name}", tags=["pages"], response_class=Response, responses=responses(404))
     def static(name: str) -> Response:
         """A file of the pages (the JS client, scripts, the style sheet)."""
         path = files.get(name)
