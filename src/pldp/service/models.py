@@ -123,6 +123,8 @@ class AttributesNode(_Strict):
 class SamplerNode(RootModel[DirectNode | UnaryNode | PaddingNode | LeveledNode | AttributesNode]):
     """A sampler node, by its ``kind`` (``docs/wire-format.md`` §2)."""
 
+    model_config = ConfigDict(strict=True)
+
     root: Annotated[DirectNode | UnaryNode | PaddingNode | LeveledNode | AttributesNode, Field(discriminator="kind")]
 
 
@@ -204,6 +206,8 @@ class Payload(RootModel[int | str | LeveledPayload | list["Payload"]]):
     the bits packed most significant first, as standard base64; ``leveled`` an object;
     ``attributes`` one payload per part."""
 
+    model_config = ConfigDict(strict=True)
+
     root: Annotated[int, Field(ge=0)] | Annotated[str, Field(description="base64")] | LeveledPayload | list[Payload]
 
 
@@ -240,6 +244,7 @@ class ReportsBody(RootModel[Batch | Report | list[Report]]):
     """
 
     model_config = ConfigDict(
+        strict=True,
         json_schema_extra={
             "examples": [
                 {
@@ -251,7 +256,7 @@ class ReportsBody(RootModel[Batch | Report | list[Report]]):
                     ],
                 }
             ]
-        }
+        },
     )
 
 

@@ -46,7 +46,7 @@ def estimate_request(
     return EstimateRequest(readable(service, principal, campaign_id), method, level)
 
 
-@router.get("/{campaign_id}/estimate", response_model=Estimate, responses=responses(400, 401, 403, 404, 409))
+@router.get("/{campaign_id}/estimate", response_model=Estimate, responses=responses(400, 401, 403, 409))
 def get_estimate(service: ServiceDep, asked: Annotated[EstimateRequest, Depends(estimate_request)]) -> dict[str, Any]:
     """Estimated frequencies with ``level`` confidence intervals, ``n``, the method and its diagnostics."""
     spec, level = asked.campaign.spec, asked.level

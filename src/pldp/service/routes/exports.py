@@ -28,9 +28,7 @@ _PARQUET: dict[int | str, dict[str, Any]] = {
 }
 
 
-@router.get(
-    "/{campaign_id}/export", response_class=Response, responses=responses(400, 401, 403, 404, 501, others=_PARQUET)
-)
+@router.get("/{campaign_id}/export", response_class=Response, responses=responses(400, 401, 403, 501, others=_PARQUET))
 def export(campaign: Readable, service: ServiceDep, day: str | None = None) -> Response:
     """The stored reports as one Parquet file in the wire format's Arrow schema; with
     ``day=YYYY-MM-DD`` only those received that day (none: an empty file).
@@ -58,7 +56,7 @@ def export(campaign: Readable, service: ServiceDep, day: str | None = None) -> R
     )
 
 
-@router.get("/{campaign_id}/days", response_model=Days, responses=responses(401, 403, 404))
+@router.get("/{campaign_id}/days", response_model=Days, responses=responses(401, 403))
 def list_days(campaign: Readable, service: ServiceDep) -> dict[str, Any]:
     """The days on which the stored reports were received (UTC), with how many on each, and the
     store's id (``pldp campaign export --out-dir`` names its files with it)."""
