@@ -11,6 +11,10 @@ Roles (:mod:`pldp.service.auth`), each a dependency that yields the
 Campaigns: :data:`CampaignOf` is the campaign named in the path (404 if unknown);
 :data:`Readable` the same for an analyst that is granted it (403 if not). The token travels as
 ``Authorization: Bearer ...``; :data:`bearer` declares it in the OpenAPI schema.
+
+The role checks run on the event loop (a token is one lookup by its hash, as on the fast path of
+report submission); the campaign lookups run in the thread pool, since the first one of a
+campaign parses and verifies its spec.
 """
 
 from __future__ import annotations
@@ -64,7 +68,7 @@ async def service(request: Request) -> Service:
 ServiceDep = Annotated[Service, Depends(service)]
 
 
-def anyone(service: ServiceDep, authorization: Annotated[str | None, Security(bearer)]) -> Principal:
+async def anyone(service: ServiceDep, authorization: Annotated[str | None, Security(bearer)]) -> Principal:
     """Whoever sent the request: anonymous without a token; a 401 for an invalid token."""
     return service.principal(authorization)
 
@@ -81,19 +85,19 @@ def require(principal: Principal, role: str) -> Principal:
     return principal
 
 
-def staff(principal: Anyone) -> Principal:
+async def staff(principal: Anyone) -> Principal:
     """An admin or an analyst."""
     if principal.role == "respondent":
         raise CollectError(401, "unauthorized", "listing campaigns needs an admin or analyst token")
     return principal
 
 
-def analyst(principal: Anyone) -> Principal:
+async def analyst(principal: Anyone) -> Principal:
     """An analyst."""
     return require(principal, "analyst")
 
 
-def admin(principal: Anyone) -> Principal:
+async def admin(principal: Anyone) -> Principal:
     """The admin."""
     return require(principal, "admin")
 

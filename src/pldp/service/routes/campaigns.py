@@ -83,7 +83,7 @@ def list_campaigns(service: ServiceDep, principal: Staff) -> list[dict[str, Any]
     responses=responses(401, 404, others={304: {"description": "Not modified: `If-None-Match` names this ETag."}}),
     openapi_extra={"security": [{}]},
 )
-def get_spec(request: Request, campaign: CampaignOf) -> Response:
+async def get_spec(request: Request, campaign: CampaignOf) -> Response:
     """The campaign's spec; its id is the ``ETag``."""
     etag = f'"{campaign.spec.id}"'
     if request.headers.get("if-none-match") == etag:
