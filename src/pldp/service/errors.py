@@ -24,7 +24,7 @@ __all__ = ["error", "install", "responses"]
 #: What each refusal status means, for the schema.
 MEANINGS = {
     400: "Malformed: the reason names what (for reports, the first bad one).",
-    401: "A token is needed and none or an invalid one was sent.",
+    401: "No token where one is needed, or an invalid token.",
     403: "The token's role may not do this, or the campaign is not granted to it.",
     404: "Not found: no such campaign (or, for the pages, no such file).",
     409: "Conflicts with the stored state: a closed campaign, a report id stored with another payload, no reports.",
