@@ -232,6 +232,18 @@ def test_spec_has_its_id_as_etag_and_the_schema_is_served(server: Server) -> Non
         "/v1/campaigns/{campaign_id}/close",
         "/v1/tokens",
     } <= paths
+    bodies = {  # typed bodies (tests/test_service_api.py checks the schema in depth)
+        path: op["requestBody"]["content"]["application/json"]["schema"]["$ref"].rsplit("/", 1)[-1]
+        for path, item in schema["paths"].items()
+        for method, op in item.items()
+        if method == "post" and "requestBody" in op
+    }
+    assert bodies == {
+        "/v1/campaigns": "CampaignSpec",
+        "/v1/campaigns/{campaign_id}/reports": "ReportsBody",
+        "/v1/tokens": "TokenRequest",
+    }
+    assert all("422" not in op["responses"] for item in schema["paths"].values() for op in item.values())
     for path in ("/docs", "/redoc"):  # they would load scripts from a CDN
         with pytest.raises(RemoteError) as info:
             c.request("GET", path)

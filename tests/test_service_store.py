@@ -3,7 +3,6 @@ dedupe across jobs and processes, and the forward migration of a version-1 file.
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 from pathlib import Path
@@ -124,66 +123,3 @@ def test_two_writers_on_one_file_never_store_an_id_twice(tmp_path: Path) -> None
     finally:
         a.close()
         b.close()
-
-
-async def _call(app, method: str, path: str, body: bytes = b"", token: str | None = None) -> tuple[int, dict]:
-    """One request through an ASGI app, in process; the status and the JSON answer."""
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    if token is not None:
-        headers.append((b"authorization", f"Bearer {token}".encode()))
-    scope = {
-        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": method, "scheme": "http",
-        "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "", "headers": headers,
-        "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 80),
-    }  # fmt: skip
-    sent = [{"type": "http.request", "body": body, "more_body": False}]
-    out: dict = {}
-
-    async def receive():
-        return sent.pop(0) if sent else {"type": "http.disconnect"}
-
-    async def send(message):
-        if message["type"] == "http.response.start":
-            out["status"] = message["status"]
-        else:
-            out["body"] = out.get("body", b"") + message.get("body", b"")
-
-    await app(scope, receive, send)
-    return out["status"], json.loads(out["body"])
-
-
-def test_the_fast_path_and_the_fastapi_route_answer_alike(tmp_path: Path) -> None:
-    import asyncio
-
-    pytest.importorskip("fastapi")
-    from pldp.service.app import Limits, create_app
-    from pldp.service.ingest import FastPath
-
-    spec = Spec.from_mechanism(pldp.KRR(1.0, 5), question="q")
-    good = Client(spec).reports(np.arange(20) % 5).to_json()
-    clash = json.loads(json.dumps(good))
-    clash["reports"][3]["payload"] = (clash["reports"][3]["payload"] + 1) % 5
-    reports = f"/v1/campaigns/{spec.id}/reports"
-    requests = [
-        (reports, json.dumps(good).encode(), None),  # stored
-        (reports, json.dumps(good).encode(), None),  # a retry: duplicates
-        (reports, json.dumps(clash).encode(), None),  # 409 conflicting
-        (reports, b"{not json", None),  # 400
-        (reports, b"[" + b" " * 5000 + b"]", None),  # 413: over the body limit
-        (f"/v1/campaigns/{'0' * 32}/reports", json.dumps(good).encode(), None),  # 404
-        (reports, json.dumps(good).encode(), "not-a-token"),  # 401
-    ]
-    answers = []
-    for fast in (True, False):
-        app = create_app(tmp_path / f"{fast}.db", Limits(max_body=4096))
-        if not fast:
-            app.user_middleware = [m for m in app.user_middleware if m.cls is not FastPath]
-        writer = app.state.writer
-        try:
-            writer.run(lambda ctx: collect.create_campaign(ctx, spec, 0.0))
-            answers.append([asyncio.run(_call(app, "POST", p, b, t)) for p, b, t in requests])
-        finally:
-            writer.close()
-    assert answers[0] == answers[1]
-    assert [status for status, _ in answers[0]] == [200, 200, 409, 400, 413, 404, 401]
-    assert answers[0][1][1] == {"accepted": 0, "duplicates": 20}

@@ -342,7 +342,8 @@ def openapi_rst(schema: dict[str, Any]) -> list[str]:
                 lines.append("")
             sec = op.get("security")
             if sec:
-                lines += ["Security: " + ", ".join(sorted({k for s in sec for k in s})), ""]
+                optional = " (optional)" if {} in sec else ""
+                lines += ["Security: " + ", ".join(sorted({k for s in sec for k in s})) + optional, ""]
     if components:
         lines += ["Schemas", "=======", ""]
         for name, comp in components.items():
@@ -356,6 +357,8 @@ def openapi_rst(schema: dict[str, Any]) -> list[str]:
                 lines += [f"* ``{pname}``{req}: {_type(prop, components)}" + (f". {desc}" if desc else "")]
             if props:
                 lines.append("")
+            elif any(k in comp for k in ("anyOf", "oneOf")):  # a union (a root model): its members
+                lines += [f"One of: {_type(comp, components)}", ""]
     return lines
 
 

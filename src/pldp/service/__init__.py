@@ -2,7 +2,7 @@
 
 How a report travels, and which module holds each step::
 
-    client --HTTP batch--> app (API, roles: auth) --validate: collect.prepare_batch-->
+    client --HTTP batch--> ingest (API, roles: auth) --validate: collect.prepare_batch-->
     writer (group commit) --collect.store_batch--> store (SQLite, WAL: reports + running tally)
     store --tally--> app: estimate, export (Parquet)
 
@@ -10,7 +10,13 @@ How a report travels, and which module holds each step::
 * :mod:`pldp.service.writer`: the one writing thread; many requests per durable transaction.
 * :mod:`pldp.service.collect`: what a request does to the store (validate, dedupe, count).
 * :mod:`pldp.service.auth`: tokens (hashed, constant-time) and roles.
-* :mod:`pldp.service.app`: the HTTP API (``/v1``, OpenAPI at ``/openapi.json``).
+* :mod:`pldp.service.app`: the HTTP API (``/v1``, OpenAPI at ``/openapi.json``); its
+  ``create_app`` only wires the parts: :mod:`pldp.service.state` (the shared state: store,
+  writer, readers, cached specs, limits), :mod:`pldp.service.routes` (one router per resource:
+  health, campaigns, reports, estimates, exports, tokens), :mod:`pldp.service.deps` (roles and
+  campaigns as FastAPI dependencies), :mod:`pldp.service.models` (the Pydantic models of every
+  body), :mod:`pldp.service.errors` (the JSON refusals), :mod:`pldp.service.openapi` (the schema)
+  and :mod:`pldp.service.ingest` (report submission and its fast path).
 * :mod:`pldp.service.server`: running it; :mod:`pldp.service.cli`: ``pldp serve`` and
   ``pldp campaign ...``; :mod:`pldp.service.remote`: a standard-library client of the API.
 * :mod:`pldp.service.rollover`: report files written on a schedule (crash-safe, one exporter per

@@ -1,6 +1,7 @@
 """Bearer tokens and roles.
 
-Roles (what each may call is in :mod:`pldp.service.app`):
+Roles (what each may call is in :mod:`pldp.service.app`; the routes require them through the
+dependencies of :mod:`pldp.service.deps`):
 
 * **admin** creates and closes campaigns, lists them, and creates analyst tokens. It does not
   read estimates or reports: an organisation that wants its admin to read data gives it an

@@ -4,7 +4,8 @@
 401), the campaign's spec, the body within its limit, validation (on the event loop for small
 bodies, in a thread for large ones), and the writer's durable commit. Two callers share it:
 
-* the FastAPI route, which describes the endpoint in the OpenAPI schema;
+* the FastAPI route (:mod:`pldp.service.routes.reports`), which describes the endpoint in the
+  OpenAPI schema;
 * :class:`FastPath`, an ASGI middleware placed just inside Starlette's error middleware. It
   answers the same requests without FastAPI's routing, request objects, dependency solving and
   exception middleware.
@@ -12,7 +13,7 @@ bodies, in a thread for large ones), and the writer's durable commit. Two caller
 Every request of a single-report load passes through here. At a few thousand requests per second
 on two cores, the framework's per-request work is the larger part of the cost. The answers of
 the two paths are the same (``tests/test_service.py`` drives the server through the fast path, and
-``tests/test_service_store.py`` checks the FastAPI route directly).
+``tests/test_service_api.py`` sends the same good and bad bodies through both and compares the answers).
 """
 
 from __future__ import annotations

@@ -38,6 +38,7 @@ from fastapi import FastAPI
 from fastapi.responses import Response
 
 from pldp.service.collect import CollectError
+from pldp.service.errors import responses
 
 __all__ = ["CONTENT_SECURITY_POLICY", "STATIC_DIR", "add_pages", "static_files"]
 
@@ -116,23 +117,28 @@ def add_pages(app: FastAPI, campaign_closed: Callable[[str], bool]) -> None:
         :class:`~pldp.service.collect.CollectError` (404) for an unknown campaign.
     """
     files = static_files()
+    page = responses(
+        404, others={200: {"description": "The page.", "content": {"text/html": {"schema": {"type": "string"}}}}}
+    )
+    kinds = {t.split(";")[0]: {"schema": {"type": "string"}} for t in CONTENT_TYPES.values()}
+    static_file = responses(404, others={200: {"description": "The file.", "content": kinds}})
 
     def known(campaign_id: str) -> bool:
         if not _CAMPAIGN_ID.fullmatch(campaign_id):
             raise CollectError(404, "unknown_campaign", "a campaign id is 32 lower-case hex digits")
         return campaign_closed(campaign_id)
 
-    @app.get("/c/{campaign_id}", tags=["pages"], response_class=Response)
+    @app.get("/c/{campaign_id}", tags=["pages"], response_class=Response, responses=page)
     def respondent_page(campaign_id: str) -> Response:
         """The survey page of a campaign: the answer is randomized in the browser."""
         return _page("respondent.html", campaign_id, known(campaign_id))
 
-    @app.get("/dashboard/{campaign_id}", tags=["pages"], response_class=Response)
+    @app.get("/dashboard/{campaign_id}", tags=["pages"], response_class=Response, responses=page)
     def dashboard_page(campaign_id: str) -> Response:
         """The analyst's dashboard of a campaign (the data need an analyst token)."""
         return _page("dashboard.html", campaign_id, known(campaign_id))
 
-    @app.get("/static/{name}", tags=["pages"], response_class=Response)
+    @app.get("/static/{name}", tags=["pages"], response_class=Response, responses=static_file)
     def static(name: str) -> Response:
         """A file of the pages (the JS client, scripts, the style sheet)."""
         path = files.get(name)

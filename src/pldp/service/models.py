@@ -1,0 +1,372 @@
+"""The bodies of the collector's HTTP API as Pydantic models, for its OpenAPI schema.
+
+The two wire bodies, a campaign spec (:class:`CampaignSpec`, ``pldp.spec/1``) and the reports a
+client sends (:class:`ReportsBody`, ``pldp.batch/1`` and ``pldp.report/1``), follow
+``docs/wire-format.md`` §1-4 member by member, so that a client writer or an API fuzzer can build a
+valid body from ``/openapi.json``. They *describe* the bodies; the collector still reads them with
+pldp's own checks (:meth:`pldp.deploy.Spec.from_json`, which also verifies every privacy claim
+exactly, and :func:`pldp.service.collect.prepare_batch`), whose refusals are the API's answers.
+The other models type the answers: the routes return plain data that FastAPI checks against them.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, RootModel
+
+__all__ = [
+    "AttributeEstimate",
+    "AttributesNode",
+    "Batch",
+    "BatchReport",
+    "CampaignEntry",
+    "CampaignSpec",
+    "CampaignUrls",
+    "Closed",
+    "DayCount",
+    "Days",
+    "DirectNode",
+    "Error",
+    "Estimate",
+    "Health",
+    "LeveledNode",
+    "LeveledPayload",
+    "OracleParams",
+    "PaddingNode",
+    "Payload",
+    "Report",
+    "ReportsBody",
+    "Sampler",
+    "SamplerNode",
+    "SubmitAck",
+    "Token",
+    "TokenRequest",
+    "UnaryNode",
+]
+
+#: The grid of every threshold: probabilities are integers over ``2**32`` (``GRID_BITS`` = 32).
+GRID = 2**32
+
+_ID = r"^[0-9a-f]{32}$"
+SpecId = Annotated[str, Field(pattern=_ID, description="A spec id: 32 lower-case hex digits.")]
+ReportId = Annotated[str, Field(pattern=_ID, description="128 random bits as 32 lower-case hex digits.")]
+Budget = Annotated[float, Field(gt=0, description="A privacy budget (epsilon) > 0.")]
+BudgetOrInf = Annotated[Budget | Literal["inf"], Field(description='A budget > 0, or "inf" (not sensitive).')]
+Threshold = Annotated[int, Field(ge=0, le=GRID, description="A numerator over 2**32.")]
+Inner = Annotated[int, Field(ge=1, le=GRID - 1, description="A numerator over 2**32, strictly inside.")]
+
+
+class _Strict(BaseModel):
+    """A wire object: exactly its members (pldp refuses unknown ones)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+# ---------------------------------------------------------------------------------- the spec
+class DirectNode(_Strict):
+    """``direct`` (KRR, URR, IPRR): ``Pr(y | x) = (weights[y] + keep [x = y]) / 2**32`` (§2, §3.1)."""
+
+    kind: Literal["direct"]
+    d: int = Field(ge=2, le=2**31, description="Number of items.")
+    keep: int = Field(ge=1, le=GRID, description="keep + sum(weights) = 2**32.")
+    weights: list[Threshold] = Field(description="One per item.")
+    notion: Literal["LDP", "ULDP", "IPLDP"]
+    epsilons: list[BudgetOrInf] = Field(description="The budget of each output.")
+
+
+class UnaryNode(_Strict):
+    """``unary`` (RAPPOR, OUE, IDUE): bit ``k`` is 1 w.p. ``a[k]`` if ``k = x``, else ``b[k]`` (over 2**32)."""
+
+    kind: Literal["unary"]
+    d: int = Field(ge=2, le=2**24, description="Number of bits.")
+    a: list[Inner] = Field(description="One per bit; b[k] < a[k].")
+    b: list[Inner] = Field(description="One per bit.")
+    notion: Literal["LDP", "MinID-LDP", "AvgID-LDP"]
+    epsilons: list[Budget] = Field(description="The budget of each item.")
+
+
+class PaddingNode(_Strict):
+    """``padding`` (padding-and-sampling): a set of items padded to ``ell``, one sampled, sent by ``inner``."""
+
+    kind: Literal["padding"]
+    d: int = Field(ge=1, le=2**24, description="Number of items.")
+    ell: int = Field(ge=1, le=2**24, description="The padding length.")
+    inner: UnaryNode = Field(description="A unary node over d + ell items.")
+
+
+LevelItem = Annotated[DirectNode | UnaryNode, Field(discriminator="kind")]
+
+
+class LeveledNode(_Strict):
+    """``leveled`` (PLDP-FEBSF, RCF, APLDP, PBP, PPDA): the item through ``items[level]``, then the level."""
+
+    kind: Literal["leveled"]
+    d: int = Field(ge=2, description="Number of items (at most each level node's d).")
+    levels: list[Budget] = Field(min_length=1, description="The budgets a user chooses from.")
+    items: list[LevelItem] = Field(description="One direct or unary node per level.")
+    level_report: Literal["perturbed", "clear", "hidden"]
+    level_sampler: DirectNode | None = Field(None, description='A direct node over the levels ("perturbed" only).')
+    level_epsilon: BudgetOrInf | None = Field(None, description='The level\'s protection (not for "clear").')
+
+
+Part = Annotated[DirectNode | UnaryNode | LeveledNode, Field(discriminator="kind")]
+
+
+class AttributesNode(_Strict):
+    """``attributes`` (MPLDP): one part per attribute."""
+
+    kind: Literal["attributes"]
+    parts: list[Part] = Field(min_length=1)
+
+
+class SamplerNode(RootModel[DirectNode | UnaryNode | PaddingNode | LeveledNode | AttributesNode]):
+    """A sampler node, by its ``kind`` (``docs/wire-format.md`` §2)."""
+
+    model_config = ConfigDict(strict=True)
+
+    root: Annotated[DirectNode | UnaryNode | PaddingNode | LeveledNode | AttributesNode, Field(discriminator="kind")]
+
+
+class Sampler(_Strict):
+    """The client program: integer thresholds on the 2**32 grid and the privacy claims."""
+
+    grid_bits: Literal[32]
+    root: SamplerNode
+
+
+class OracleParams(BaseModel):
+    """The pldp mechanism (``mechanism``) or protocol (``protocol``) and its parameters, as
+    ``FrequencyOracle.params()`` writes them; the server rebuilds its estimator from them."""
+
+    model_config = ConfigDict(extra="allow")
+
+    mechanism: str | None = Field(None, description="A mechanism's class name, e.g. KRR.")
+    protocol: str | None = Field(None, description="A protocol's class name, e.g. FEBSF.")
+
+
+class CampaignSpec(_Strict):
+    """A campaign spec, ``pldp.spec/1`` (``docs/wire-format.md`` §1); its id is its content hash.
+
+    The collector stores it only if the id matches the content and every privacy claim holds
+    exactly (:func:`pldp.deploy.verify`).
+    """
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "format": "pldp.spec/1",
+                    "id": "821aa0b1cbf5686ca622676696fe37aa",
+                    "question": "Your OS?",
+                    "labels": ["linux", "mac", "windows"],
+                    "oracle": {
+                        "epsilons": [1, 1, 1],
+                        "family": "direct",
+                        "keep_threshold": 1564121119,
+                        "labels": ["linux", "mac", "windows"],
+                        "mechanism": "KRR",
+                        "notion": "LDP",
+                        "weights": [910282059, 910282059, 910282059],
+                    },
+                    "sampler": {
+                        "grid_bits": 32,
+                        "root": {
+                            "d": 3,
+                            "epsilons": [1, 1, 1],
+                            "keep": 1564121119,
+                            "kind": "direct",
+                            "notion": "LDP",
+                            "weights": [910282059, 910282059, 910282059],
+                        },
+                    },
+                }
+            ]
+        }
+    )
+
+    format: Literal["pldp.spec/1"]
+    id: SpecId
+    question: str | list[str] = Field(description="What respondents are asked (MPLDP: one per attribute).")
+    labels: list[str] | list[list[str]] = Field(description="The answers in index order (MPLDP: one list each).")
+    oracle: OracleParams
+    sampler: Sampler
+
+
+# ---------------------------------------------------------------------------------- reports
+class LeveledPayload(_Strict):
+    """The payload of a ``leveled`` node: the (reported) level, absent when hidden, and the item's payload."""
+
+    level: int | None = Field(None, ge=0)
+    data: Payload
+
+
+class Payload(RootModel[int | str | LeveledPayload | list["Payload"]]):
+    """A report's payload by node kind (§4): ``direct`` an item index; ``unary`` and ``padding``
+    the bits packed most significant first, as standard base64; ``leveled`` an object;
+    ``attributes`` one payload per part."""
+
+    model_config = ConfigDict(strict=True)
+
+    root: Annotated[int, Field(ge=0)] | Annotated[str, Field(description="base64")] | LeveledPayload | list[Payload]
+
+
+class BatchReport(_Strict):
+    """A report inside a batch (the batch names the spec)."""
+
+    id: ReportId
+    payload: Payload
+
+
+class Report(_Strict):
+    """One report, ``pldp.report/1``."""
+
+    format: Literal["pldp.report/1"]
+    spec: SpecId
+    id: ReportId
+    payload: Payload
+
+
+class Batch(BaseModel):
+    """A batch of reports, ``pldp.batch/1``: what pldp's clients send."""
+
+    model_config = ConfigDict(strict=True)
+
+    format: Literal["pldp.batch/1"]
+    spec: SpecId
+    reports: list[BatchReport]
+
+
+class ReportsBody(RootModel[Batch | Report | list[Report]]):
+    """Reports for ``POST /v1/campaigns/{id}/reports``: a batch, one report, or a list of reports.
+
+    All or nothing: the first bad report refuses the whole body (400, naming the report).
+    """
+
+    model_config = ConfigDict(
+        strict=True,
+        json_schema_extra={
+            "examples": [
+                {
+                    "format": "pldp.batch/1",
+                    "spec": "821aa0b1cbf5686ca622676696fe37aa",
+                    "reports": [
+                        {"id": "7922e4ff8306bdf3c152a866f35196bb", "payload": 0},
+                        {"id": "24e7a4f6d2ac6fd2f2dab0ae3fcd72a9", "payload": 2},
+                    ],
+                }
+            ]
+        },
+    )
+
+
+class TokenRequest(_Strict):
+    """A new analyst token: its label and the campaigns it may read."""
+
+    label: str = ""
+    campaigns: list[str] = Field(default_factory=list, description="Campaign ids (each must exist).")
+
+
+# ---------------------------------------------------------------------------------- answers
+class Error(BaseModel):
+    """Every refusal: a short code and a reason in words."""
+
+    error: str = Field(description="A short code, e.g. bad_report, unauthorized, campaign_closed.")
+    reason: str
+
+
+class Health(BaseModel):
+    """The service is up; the store's schema version."""
+
+    status: Literal["ok"]
+    schema_: int = Field(alias="schema", description="The store's schema version.")
+
+
+class CampaignUrls(BaseModel):
+    """Where a campaign's resources are."""
+
+    spec: str
+    reports: str
+    estimate: str
+    export: str
+    days: str
+
+
+class CampaignEntry(BaseModel):
+    """A campaign: its spec id, question, oracle, number of reports and state."""
+
+    id: str
+    question: str | list[str]
+    kind: str = Field(description="The mechanism or protocol (or the sampler's root kind).")
+    n: int = Field(description="Reports stored.")
+    closed: bool
+    created_at: float = Field(description="Seconds since the epoch.")
+    urls: CampaignUrls
+
+
+class SubmitAck(BaseModel):
+    """A committed batch: how many reports were new and how many were retries of stored ones."""
+
+    accepted: int
+    duplicates: int
+
+
+class AttributeEstimate(BaseModel):
+    """One attribute's estimate: per label the frequency, standard error and interval."""
+
+    name: str | None = Field(description="The attribute (None for a single one).")
+    labels: list[str]
+    frequencies: list[float]
+    std_error: list[float]
+    ci_low: list[float]
+    ci_high: list[float]
+    on_simplex: bool
+    iterations: int
+    converged: bool
+    info: dict[str, Any] = Field(description="The estimator's diagnostics.")
+
+
+class Estimate(BaseModel):
+    """A campaign's estimate (:func:`pldp.deploy.estimates.campaign_estimate`)."""
+
+    campaign: str
+    n: int
+    method: str
+    level: float
+    attributes: list[AttributeEstimate]
+
+
+class DayCount(BaseModel):
+    """Reports received on one day (UTC)."""
+
+    day: str = Field(description="YYYY-MM-DD")
+    n: int
+
+
+class Days(BaseModel):
+    """The days of a campaign's stored reports, and the store's id (which names report files)."""
+
+    campaign: str
+    store: str
+    days: list[DayCount]
+
+
+class Closed(BaseModel):
+    """A closed campaign."""
+
+    id: str
+    closed: bool
+    closed_at: float = Field(description="Seconds since the epoch.")
+
+
+class Token(BaseModel):
+    """A new token (shown once: the store keeps only its hash) and its grants."""
+
+    token: str
+    role: Literal["analyst"]
+    label: str
+    campaigns: list[str]
+
+
+#: The request bodies that the routes read themselves; :mod:`pldp.service.openapi` puts them in the schema.
+BODIES: tuple[type[BaseModel], ...] = (CampaignSpec, ReportsBody, TokenRequest)

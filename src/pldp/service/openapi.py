@@ -1,0 +1,61 @@
+"""The collector's OpenAPI schema: FastAPI's, with the bodies that the routes read themselves.
+
+A spec and a batch of reports are read by pldp's own code, not by FastAPI (whose checks would
+answer otherwise), so their routes declare the body with :func:`body_of` and :func:`document`
+adds the models of :data:`pldp.service.models.BODIES` to the schema's components. It also drops
+the 422 answers FastAPI declares for routes with parameters: the collector answers a malformed
+request with a 400 (:mod:`pldp.service.errors`), which those routes declare.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from fastapi import FastAPI
+from pydantic import BaseModel
+from pydantic.json_schema import models_json_schema
+
+from pldp.service.models import BODIES
+
+__all__ = ["REF", "body_of", "complete", "document"]
+
+#: Where the schema's models are.
+REF = "#/components/schemas/"
+
+
+def body_of(model: type[BaseModel]) -> dict[str, Any]:
+    """The ``openapi_extra`` of a route whose JSON body ``model`` describes (one of :data:`BODIES`)."""
+    assert model in BODIES, f"{model.__name__} must be listed in pldp.service.models.BODIES"
+    schema = {"$ref": REF + model.__name__}
+    return {"requestBody": {"required": True, "content": {"application/json": {"schema": schema}}}}
+
+
+@functools.cache
+def _body_schemas() -> dict[str, Any]:
+    _, defs = models_json_schema([(m, "validation") for m in BODIES], ref_template=REF + "{model}")
+    out: dict[str, Any] = defs.get("$defs", {})
+    return out
+
+
+def complete(schema: dict[str, Any]) -> dict[str, Any]:
+    """Add the body models to FastAPI's ``schema`` and drop its 422 answers (in place; idempotent)."""
+    components = schema.setdefault("components", {}).setdefault("schemas", {})
+    for name, model_schema in _body_schemas().items():
+        components.setdefault(name, model_schema)
+    for item in schema["paths"].values():
+        for operation in item.values():
+            operation.get("responses", {}).pop("422", None)
+    for name in ("HTTPValidationError", "ValidationError"):
+        components.pop(name, None)
+    return schema
+
+
+def document(app: FastAPI) -> None:
+    """Serve FastAPI's schema, :func:`complete`, at ``/openapi.json``."""
+    base = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        return complete(base())
+
+    app.openapi = openapi  # type: ignore[method-assign]

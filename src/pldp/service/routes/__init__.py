@@ -1,0 +1,30 @@
+"""The collector's ``/v1`` routes, one router per resource.
+
+* :mod:`~pldp.service.routes.health`: ``GET /v1/health``;
+* :mod:`~pldp.service.routes.campaigns`: create, list, a campaign's spec, close;
+* :mod:`~pldp.service.routes.reports`: submit reports (the documented route of the fast path);
+* :mod:`~pldp.service.routes.estimates`: a campaign's estimate;
+* :mod:`~pldp.service.routes.exports`: its stored reports as Parquet, and their days;
+* :mod:`~pldp.service.routes.tokens`: analyst tokens.
+
+Who may call each is declared by its dependencies (:mod:`pldp.service.deps`); every answer and
+request body has its model (:mod:`pldp.service.models`).
+"""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from pldp.service.routes import campaigns, estimates, exports, health, reports, tokens
+
+__all__ = ["ROUTERS"]
+
+#: The routers in the order of the API's documentation.
+ROUTERS: tuple[APIRouter, ...] = (
+    health.router,
+    campaigns.router,
+    reports.router,
+    estimates.router,
+    exports.router,
+    tokens.router,
+)

@@ -1,0 +1,61 @@
+"""``GET /v1/campaigns/{id}/estimate``: frequencies with intervals (an analyst granted the campaign)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, NamedTuple
+
+from fastapi import APIRouter, Depends, Query, Security
+
+from pldp.deploy.estimates import campaign_estimate
+from pldp.errors import PLDPError
+from pldp.service import store
+from pldp.service.collect import CollectError
+from pldp.service.deps import ServiceDep, bearer, readable, require
+from pldp.service.errors import responses
+from pldp.service.models import Estimate
+from pldp.service.state import Campaign
+
+__all__ = ["router"]
+
+router = APIRouter(prefix="/v1/campaigns", tags=["estimates"])
+
+
+class EstimateRequest(NamedTuple):
+    """A readable campaign and what is asked of it."""
+
+    campaign: Campaign
+    method: str
+    level: float
+
+
+def estimate_request(
+    campaign_id: str,
+    service: ServiceDep,
+    authorization: Annotated[str | None, Security(bearer)],
+    method: Annotated[
+        str, Query(description="unbiased, norm_sub, mle, ... (those of the campaign's oracle)")
+    ] = "unbiased",
+    level: Annotated[float, Query(description="The intervals' confidence level, in (0, 1).")] = 0.95,
+) -> EstimateRequest:
+    """The campaign, for an analyst granted it, and the query.
+
+    The query is read first, and a malformed one is refused (400) whoever asks: this dependency runs
+    only once its parameters are valid, and checks the token then (:func:`pldp.service.deps.require`).
+    """
+    principal = require(service.principal(authorization), "analyst")
+    return EstimateRequest(readable(service, principal, campaign_id), method, level)
+
+
+@router.get("/{campaign_id}/estimate", response_model=Estimate, responses=responses(400, 401, 403, 409))
+def get_estimate(service: ServiceDep, asked: Annotated[EstimateRequest, Depends(estimate_request)]) -> dict[str, Any]:
+    """Estimated frequencies with ``level`` confidence intervals, ``n``, the method and its diagnostics."""
+    spec, level = asked.campaign.spec, asked.level
+    if not 0.0 < level < 1.0:
+        raise CollectError(400, "bad_level", f"level must lie in (0, 1), got {level}")
+    tally = store.stored_tally(service.conn(), spec)
+    if tally.n == 0:
+        raise CollectError(409, "no_reports", f"campaign {asked.campaign.row.id} has no reports yet")
+    try:
+        return campaign_estimate(spec, tally, asked.method, level)
+    except PLDPError as exc:
+        raise CollectError(400, "bad_method", str(exc)) from None

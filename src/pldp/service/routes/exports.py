@@ -1,0 +1,68 @@
+"""A campaign's stored reports (an analyst granted it): ``GET /v1/campaigns/{id}/export`` as Parquet,
+``GET /v1/campaigns/{id}/days`` the days they were received on."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from fastapi import APIRouter
+from fastapi.responses import Response
+
+from pldp.deploy.files import day_label, parse_day
+from pldp.service import store
+from pldp.service.collect import CollectError
+from pldp.service.deps import Readable, ServiceDep
+from pldp.service.errors import responses
+from pldp.service.models import Days
+
+__all__ = ["router"]
+
+router = APIRouter(prefix="/v1/campaigns", tags=["reports"])
+
+_PARQUET: dict[int | str, dict[str, Any]] = {
+    200: {
+        "description": "A Parquet file in the wire format's Arrow schema (`docs/wire-format.md` §5).",
+        "content": {"application/vnd.apache.parquet": {"schema": {"type": "string", "format": "binary"}}},
+    }
+}
+
+
+@router.get("/{campaign_id}/export", response_class=Response, responses=responses(400, 401, 403, 501, others=_PARQUET))
+def export(campaign: Readable, service: ServiceDep, day: str | None = None) -> Response:
+    """The stored reports as one Parquet file in the wire format's Arrow schema; with
+    ``day=YYYY-MM-DD`` only those received that day (none: an empty file).
+
+    Reports that retention deleted (``pldp serve --retain-days``) are in the rollover's files only.
+    """
+    number = None
+    if day is not None:
+        try:
+            number = parse_day(day)
+        except ValueError:
+            raise CollectError(400, "bad_day", f"day must be a date as YYYY-MM-DD, got {day!r}") from None
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:  # pragma: no cover - the service extra installs it
+        raise CollectError(501, "no_parquet", "export needs pyarrow (pip install 'pldp[service]')") from None
+    batch = store.stored_batch(service.conn(), campaign.spec, day=number)
+    sink = io.BytesIO()
+    pq.write_table(batch.to_arrow(), sink)
+    name = campaign.row.id if day is None else f"{campaign.row.id}-{day}"
+    return Response(
+        sink.getvalue(),
+        media_type="application/vnd.apache.parquet",
+        headers={"Content-Disposition": f'attachment; filename="{name}.parquet"'},
+    )
+
+
+@router.get("/{campaign_id}/days", response_model=Days, responses=responses(401, 403))
+def list_days(campaign: Readable, service: ServiceDep) -> dict[str, Any]:
+    """The days on which the stored reports were received (UTC), with how many on each, and the
+    store's id (``pldp campaign export --out-dir`` names its files with it)."""
+    c, campaign_id = service.conn(), campaign.row.id
+    return {
+        "campaign": campaign_id,
+        "store": store.store_id(c),
+        "days": [{"day": day_label(d), "n": n} for d, n in store.days(c, campaign_id)],
+    }

@@ -1,0 +1,39 @@
+"""``POST /v1/campaigns/{id}/reports``: a batch of reports (anyone), all or nothing, acknowledged once durable.
+
+This route describes the endpoint in the OpenAPI schema and answers it when the fast path is off;
+in a running collector :class:`pldp.service.ingest.FastPath` answers these requests before they
+reach it. Both call the same :meth:`pldp.service.ingest.Ingest.accept`, which checks the token,
+finds the campaign and validates the body itself, so the two answer alike
+(``tests/test_service_api.py`` drives the same bodies through both).
+"""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request, Security
+
+from pldp.service.deps import ServiceDep, bearer
+from pldp.service.errors import responses
+from pldp.service.models import ReportsBody, SubmitAck
+from pldp.service.openapi import body_of
+
+__all__ = ["router"]
+
+router = APIRouter(prefix="/v1/campaigns", tags=["reports"])
+
+
+@router.post(
+    "/{campaign_id}/reports",
+    dependencies=[Security(bearer)],
+    response_model=SubmitAck,
+    responses=responses(400, 401, 404, 409, 413, 503),
+    openapi_extra=body_of(ReportsBody) | {"security": [{}]},
+)
+async def submit(campaign_id: str, request: Request, service: ServiceDep) -> dict[str, int]:
+    """Store a batch of reports (``pldp.batch/1``, a list of reports, or one report); all or nothing.
+
+    Returns how many were new (``accepted``) and how many were retries of stored reports
+    (``duplicates``). The response is sent after the reports and the tally are committed. A token
+    is not needed; an invalid one is refused.
+    """
+    auth_header, declared = request.headers.get("authorization"), request.headers.get("content-length")
+    return await service.ingest.accept(campaign_id, auth_header, declared, request.stream())
