@@ -11,8 +11,8 @@ How a report travels, and which module holds each step::
 * :mod:`pldp.service.collect`: what a request does to the store (validate, dedupe, count).
 * :mod:`pldp.service.auth`: tokens (hashed, constant-time) and roles.
 * :mod:`pldp.service.app`: the HTTP API (``/v1``, OpenAPI at ``/openapi.json``).
-* :mod:`pldp.service.server`: running it; :mod:`pldp.service.cli`: ``pldp serve`` and
-  ``pldp campaign ...``; :mod:`pldp.service.remote`: a standard-library client of the API.
+* :mod:`pldp.service.server`: running it (the commands ``pldp serve`` and ``pldp campaign ...``
+  live in :mod:`pldp.cli.service`); :mod:`pldp.service.remote`: a standard-library client of the API.
 * :mod:`pldp.service.rollover`: report files written on a schedule (crash-safe, one exporter per
   store) and retention; :mod:`pldp.service.dayfiles`: a campaign's reports as one file per day
   (``pldp campaign export --out-dir``).
