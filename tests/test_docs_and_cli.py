@@ -96,3 +96,46 @@ def test_cli_datasets_list(capsys: pytest.CaptureFixture[str]) -> None:
     for name in ("education", "country", "job", "retail", "clothing", "kosarak"):
         assert name in out
     assert "88,162" in out and "36,682" in out
+
+
+def test_mechanism_from_args_takes_the_options_of_mechanism_show_and_audit() -> None:
+    import argparse
+
+    import pldp
+    from pldp.cli.options import add_mechanism_arguments, mechanism_from_args
+    from pldp.errors import ParameterError
+
+    parser = argparse.ArgumentParser()
+    add_mechanism_arguments(parser)
+    assert mechanism_from_args("KRR", parser.parse_args(["--eps", "1", "--d", "4"])) == pldp.KRR(1.0, 4)
+    iprr = mechanism_from_args("iprr", parser.parse_args(["--budgets", "0.5,ns,1"]))
+    assert isinstance(iprr, pldp.IPRR) and np.isinf(iprr.budgets.epsilons[1])
+    idue = mechanism_from_args(
+        "idue", parser.parse_args(["--budgets", "0.5,1", "--model", "opt1", "--pair-rule", "avg"])
+    )
+    assert idue == pldp.IDUE(pldp.ItemBudgets.from_array([0.5, 1.0]), model="opt1", pair_rule="avg")
+    with pytest.raises(ParameterError, match="krr needs --eps and --d"):
+        mechanism_from_args("Krr", parser.parse_args(["--eps", "1"]))
+    with pytest.raises(ParameterError, match="unknown mechanism 'Foo'"):
+        mechanism_from_args("Foo", parser.parse_args([]))
+
+
+def test_the_library_never_imports_the_cli() -> None:
+    """The CLI sits on top: no module outside pldp.cli imports it, not even inside a function."""
+    import ast
+
+    src = ROOT / "src" / "pldp"
+    offenders = []
+    for path in sorted(src.rglob("*.py")):
+        if (src / "cli") in path.parents:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+            if any(n == "pldp.cli" or n.startswith("pldp.cli.") for n in names):
+                offenders.append(f"{path.relative_to(src)}:{node.lineno}")
+    assert not offenders, f"library modules import the CLI: {offenders}"
+    assert not [p for p in src.rglob("cli.py")], "command-line code belongs in pldp.cli"

@@ -12,7 +12,8 @@ import pytest
 pd = pytest.importorskip("pandas")
 
 from pldp._text import text_table  # noqa: E402
-from pldp.cli import PAPERS, _summary, main  # noqa: E402
+from pldp.cli import PAPERS, main  # noqa: E402
+from pldp.cli.reproduce import _summary  # noqa: E402
 from pldp.datasets.real import load_kosarak  # noqa: E402
 from pldp.errors import ParameterError  # noqa: E402
 from pldp.experiments import idue, iprr  # noqa: E402

@@ -48,6 +48,7 @@ MODULES = [
     "pldp.service.remote",
     "pldp.service.rollover",
     "pldp.service.dayfiles",
+    "pldp.cli.options",
 ]
 #: Modules without ``__all__``: their documented members.
 EXTRA = {

@@ -17,8 +17,8 @@ How a report travels, and which module holds each step::
   campaigns as FastAPI dependencies), :mod:`pldp.service.models` (the Pydantic models of every
   body), :mod:`pldp.service.errors` (the JSON refusals), :mod:`pldp.service.openapi` (the schema)
   and :mod:`pldp.service.ingest` (report submission and its fast path).
-* :mod:`pldp.service.server`: running it; :mod:`pldp.service.cli`: ``pldp serve`` and
-  ``pldp campaign ...``; :mod:`pldp.service.remote`: a standard-library client of the API.
+* :mod:`pldp.service.server`: running it (the commands ``pldp serve`` and ``pldp campaign ...``
+  live in :mod:`pldp.cli.service`); :mod:`pldp.service.remote`: a standard-library client of the API.
 * :mod:`pldp.service.rollover`: report files written on a schedule (crash-safe, one exporter per
   store) and retention; :mod:`pldp.service.dayfiles`: a campaign's reports as one file per day
   (``pldp campaign export --out-dir``).

@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pldp.cli.options import Subparsers
+
 __all__ = ["add_commands"]
 
 
@@ -106,7 +108,7 @@ def _token(args: Any) -> int:
     return 0
 
 
-def add_commands(sub: Any) -> None:
+def add_commands(sub: Subparsers) -> None:
     """Add ``serve`` and ``campaign`` to the ``pldp`` parser."""
     srv = sub.add_parser("serve", help="run the collector (needs the service extra)")
     srv.add_argument("--db", default="pldp.db", help="the SQLite store (created if missing)")

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from pldp.cli.options import Subparsers
 from pldp.errors import ParameterError
 
 __all__ = ["add_commands"]
@@ -141,7 +142,7 @@ def _clients_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_commands(sub: Any) -> None:
+def add_commands(sub: Subparsers) -> None:
     """Add ``spec new``, ``spec verify`` and ``clients simulate`` to the ``pldp`` parser."""
     spec = sub.add_parser("spec", help="campaign specs: write one, verify one exactly")
     spec_sub = spec.add_subparsers(dest="action", required=True)

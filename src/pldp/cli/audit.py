@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from pldp.cli.options import Subparsers, add_mechanism_arguments, mechanism_from_args
 from pldp.errors import ParameterError
 
 __all__ = ["add_commands"]
@@ -17,8 +18,6 @@ __all__ = ["add_commands"]
 def _target(args: argparse.Namespace) -> Any:
     """The spec file's target (its Python client, or the JS client with ``--js``), or the mechanism
     named as in ``pldp mechanism show``."""
-    from pldp.cli import _mechanism
-
     path = Path(args.target)
     if path.suffix == ".json" or path.exists():
         if not path.exists():
@@ -33,8 +32,7 @@ def _target(args: argparse.Namespace) -> Any:
         return Spec.from_json(text)
     if args.js:
         raise ParameterError("--js audits the JS client of a spec: give a spec.json")
-    args.name = args.target
-    return _mechanism(args)
+    return mechanism_from_args(args.target, args)
 
 
 def _audit(args: argparse.Namespace) -> int:
@@ -77,10 +75,8 @@ def _audit(args: argparse.Namespace) -> int:
     return 1 if res.flagged else 0
 
 
-def add_commands(sub: Any) -> None:
-    """Register ``pldp audit`` on the top-level subparsers."""
-    from pldp.cli import add_mechanism_options
-
+def add_commands(sub: Subparsers) -> None:
+    """Add ``audit`` to the ``pldp`` parser."""
     p = sub.add_parser(
         "audit",
         help="empirical privacy audit of a spec or a mechanism (exit 1 when a pair leaks more than claimed)",
@@ -100,5 +96,5 @@ def add_commands(sub: Any) -> None:
     p.add_argument("--scheduler", default=None, help="address of a Dask scheduler to spread the draws over")
     p.add_argument("--workers", type=int, default=None, help="local Dask workers (default: this process)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    add_mechanism_options(p)
+    add_mechanism_arguments(p)
     p.set_defaults(func=_audit)

@@ -1,0 +1,88 @@
+"""``pldp aggregate SPEC FILES...``: tally a campaign's report files on Dask and print the estimate
+(exit 1 on a bad file unless ``--skip-bad``, or when there is no report)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from pldp.cli.options import Subparsers
+from pldp.errors import ParameterError, ReportError
+
+__all__ = ["add_commands"]
+
+
+def _aggregate(args: argparse.Namespace) -> int:
+    from pldp.aggregate import aggregate
+    from pldp.deploy import Spec
+    from pldp.deploy.estimates import campaign_estimate, estimate_text, tidy_estimate
+
+    spec_file = Path(args.spec)
+    if not spec_file.is_file():
+        raise ParameterError(f"no such spec file: {args.spec!r}")
+    spec = Spec.from_json(spec_file.read_text(encoding="utf-8"))
+    try:
+        result = aggregate(
+            spec,
+            args.files,
+            scheduler=args.scheduler,
+            workers=args.workers,
+            skip_bad=args.skip_bad,
+            progress=not args.no_progress,
+        )
+    except ReportError as exc:  # a bad file (and row): the run stopped, nothing is estimated
+        print(f"pldp: {exc}", file=sys.stderr)
+        return 1
+    for source, reason in result.skipped:
+        print(f"pldp: skipped {source}: {reason}", file=sys.stderr)
+
+    def count(k: int, what: str) -> str:
+        return f"{k:,} {what}{'' if k == 1 else 's'}"
+
+    skipped = f", {len(result.skipped):,} skipped" if result.skipped else ""
+    print(
+        f"{count(result.files, 'file')} ({count(result.parts, 'row group')}{skipped}): "
+        f"{count(result.reports, 'report')} in {result.seconds:.1f} s"
+    )
+    if result.reports == 0:
+        print("pldp: no reports to estimate from", file=sys.stderr)
+        return 1
+    out = {
+        **campaign_estimate(spec, result.tally, args.method, args.level),
+        "files": result.files,
+        "skipped": [{"file": source, "reason": reason} for source, reason in result.skipped],
+    }
+    print(estimate_text(out))
+    if args.json:
+        Path(args.json).write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
+    if args.parquet:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        pq.write_table(pa.table(tidy_estimate(out)), args.parquet)
+    return 0
+
+
+def add_commands(sub: Subparsers) -> None:
+    """Add ``aggregate`` to the ``pldp`` parser."""
+    ag = sub.add_parser(
+        "aggregate",
+        help="tally a campaign's report files (Parquet) on Dask and print the estimate",
+        description="Tally report files of the spec, one Dask task per Parquet row group, and print the estimate "
+        "with intervals. Exit 1 on a bad file (named with its row) unless --skip-bad.",
+    )
+    ag.add_argument("spec", help="the campaign's spec.json")
+    ag.add_argument(
+        "files", nargs="+", help="report files, directories in the spec=<id>/day=<date>/ layout, or fsspec URLs"
+    )
+    ag.add_argument("--scheduler", default=None, help="address of an existing Dask scheduler (tcp://host:port)")
+    ag.add_argument("--workers", type=int, default=None, help="local Dask workers (default 2; 0 or 1: serial)")
+    ag.add_argument("--skip-bad", action="store_true", help="leave out bad files whole and list them")
+    ag.add_argument("--method", default="unbiased", help="unbiased (default), norm_sub or mle")
+    ag.add_argument("--level", type=float, default=0.95, help="confidence level of the intervals (default 0.95)")
+    ag.add_argument("--json", default=None, metavar="OUT", help="write the estimate JSON here")
+    ag.add_argument("--parquet", default=None, metavar="OUT", help="write the estimate as a tidy Parquet table here")
+    ag.add_argument("--no-progress", action="store_true", help="no progress bar")
+    ag.set_defaults(func=_aggregate)

@@ -1,0 +1,55 @@
+"""The ``pldp`` command: its parser, assembled from the command modules, and its entry point.
+
+Each command module (:mod:`pldp.cli.demo`, :mod:`pldp.cli.reproduce`, ...) adds its commands to
+the top-level subparsers with ``add_commands``; the order of the calls below is the order of the
+commands in ``pldp --help``. Command modules import the library inside their command functions,
+so that building the parser (``pldp --help``) stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from pldp import __version__
+from pldp.cli import aggregate, audit, datasets, demo, deploy, mechanism, reproduce, service
+from pldp.errors import PLDPError
+
+__all__ = ["build_parser", "main"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``pldp`` command.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        Every command, each with its function as the ``func`` default.
+    """
+    parser = argparse.ArgumentParser(prog="pldp", description="Personalized local differential privacy.")
+    parser.add_argument("--version", action="version", version=f"pldp {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for commands in (demo, reproduce, datasets, mechanism, aggregate, deploy, service, audit):
+        commands.add_commands(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``pldp`` console script.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        The exit code of the command. Bad input (a :class:`~pldp.errors.PLDPError`) exits with 2
+        and one line naming the bad value, as argparse does for a bad option.
+    """
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except PLDPError as exc:  # bad input: one line naming the bad value, no traceback
+        parser.exit(2, f"pldp: error: {exc}\n")

@@ -1,0 +1,130 @@
+"""Options shared by several ``pldp`` commands, and the mechanism they name.
+
+``pldp mechanism show`` and ``pldp audit`` name a mechanism the same way: a name (``krr``,
+``urr``, ``iprr``, ``rappor``, ``oue`` or ``idue``) and the options of
+:func:`add_mechanism_arguments`. :func:`mechanism_from_args` builds that mechanism, so a command
+built on top of the CLI (or a script) can take the same options:
+
+>>> import argparse
+>>> from pldp.cli.options import add_mechanism_arguments, mechanism_from_args
+>>> parser = argparse.ArgumentParser()
+>>> add_mechanism_arguments(parser)
+>>> mechanism_from_args("krr", parser.parse_args(["--eps", "1", "--d", "4"]))
+KRR(epsilon=1, d=4)
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeAlias
+
+import numpy as np
+
+from pldp.errors import ParameterError
+
+if TYPE_CHECKING:
+    from pldp.mechanisms import Mechanism
+
+__all__ = ["MECHANISM_NAMES", "add_mechanism_arguments", "mechanism_from_args", "parse_budgets"]
+
+#: The subparsers of a command group: each command module adds its commands to it.
+Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+
+#: The mechanisms :func:`mechanism_from_args` builds.
+MECHANISM_NAMES = ("krr", "urr", "iprr", "rappor", "oue", "idue")
+
+
+def parse_budgets(text: str) -> list[float | None]:
+    """The budgets of ``--budgets``.
+
+    Parameters
+    ----------
+    text : str
+        Comma-separated numbers; ``inf`` (or ``none``, ``ns``) for a non-sensitive item.
+
+    Returns
+    -------
+    list of float or None
+        One budget per item, ``None`` for a non-sensitive one.
+
+    Raises
+    ------
+    ParameterError
+        A part that is not a number.
+    """
+    out: list[float | None] = []
+    for part in text.split(","):
+        part = part.strip().lower()
+        if part in ("inf", "none", "ns"):
+            out.append(None)
+            continue
+        try:
+            out.append(float(part))
+        except ValueError:
+            raise ParameterError(
+                f"--budgets: {part!r} is not a number (give comma-separated budgets, inf for a non-sensitive item)"
+            ) from None
+    return out
+
+
+def add_mechanism_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the options that configure a mechanism (``mechanism show``, ``audit``) to ``parser``.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        Gets ``--eps``, ``--d``, ``--sensitive``, ``--budgets``, ``--model`` and ``--pair-rule``,
+        the options :func:`mechanism_from_args` reads.
+    """
+    parser.add_argument("--eps", type=float, default=None, help="budget (krr, urr, rappor, oue)")
+    parser.add_argument("--d", type=int, default=None, help="domain size (krr, rappor, oue)")
+    parser.add_argument("--sensitive", default=None, help="urr: comma-separated 0/1 flags per item")
+    parser.add_argument("--budgets", default=None, help="iprr/idue: comma-separated budgets, inf = non-sensitive")
+    parser.add_argument("--model", default="opt0", choices=["opt0", "opt1", "opt2"], help="idue model")
+    parser.add_argument(
+        "--pair-rule", default="min", choices=["min", "avg"], help="idue notion: MinID-LDP (min) or AvgID-LDP (avg)"
+    )
+
+
+def mechanism_from_args(name: str, args: argparse.Namespace) -> Mechanism:
+    """The mechanism ``name`` configured by the options of :func:`add_mechanism_arguments`.
+
+    Parameters
+    ----------
+    name : str
+        ``krr``, ``urr``, ``iprr``, ``rappor``, ``oue`` or ``idue`` (any case).
+    args : argparse.Namespace
+        Parsed options of a parser given :func:`add_mechanism_arguments`: ``eps`` and ``d``
+        (krr, rappor, oue), ``eps`` and ``sensitive`` (urr: comma-separated 0/1 flags),
+        ``budgets`` (iprr, idue: see :func:`parse_budgets`), ``model`` and ``pair_rule`` (idue).
+
+    Returns
+    -------
+    Mechanism
+        The configured mechanism.
+
+    Raises
+    ------
+    ParameterError
+        An unknown name, a missing option, or a bad budget.
+    """
+    import pldp
+
+    key = name.lower()
+    if key in ("krr", "rappor", "oue"):
+        if args.eps is None or args.d is None:
+            raise ParameterError(f"{key} needs --eps and --d")
+        makers: dict[str, Callable[[float, int], Mechanism]] = {"krr": pldp.KRR, "rappor": pldp.RAPPOR, "oue": pldp.OUE}
+        return makers[key](args.eps, args.d)
+    if key == "urr":
+        if args.eps is None or args.sensitive is None:
+            raise ParameterError("urr needs --eps and --sensitive (comma-separated 0/1 flags)")
+        mask = np.array([s.strip() in ("1", "true", "yes") for s in args.sensitive.split(",")])
+        return pldp.URR(args.eps, mask)
+    if key in ("iprr", "idue"):
+        if args.budgets is None:
+            raise ParameterError(f"{key} needs --budgets, e.g. --budgets 0.1,0.5,1.0,inf,inf")
+        budgets = pldp.ItemBudgets.from_array(parse_budgets(args.budgets))
+        return pldp.IPRR(budgets) if key == "iprr" else pldp.IDUE(budgets, model=args.model, pair_rule=args.pair_rule)
+    raise ParameterError(f"unknown mechanism {name!r}: {', '.join(MECHANISM_NAMES)}")
