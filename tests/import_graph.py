@@ -45,7 +45,7 @@ class _Imports(ast.NodeVisitor):
             name = name.rpartition(".")[0]
         return name or None
 
-    def visit_If(self, node: ast.If) -> None:  # noqa: N802 - ast.NodeVisitor's naming
+    def visit_If(self, node: ast.If) -> None:
         test = node.test
         if (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
             isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
@@ -55,13 +55,13 @@ class _Imports(ast.NodeVisitor):
             return
         self.generic_visit(node)
 
-    def visit_Import(self, node: ast.Import) -> None:  # noqa: N802
+    def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
             target = self._resolve(alias.name)
             if target:
                 self.found.add(target)
 
-    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:  # noqa: N802
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         if node.level:
             base = self.module.name.split(".")
             base = base if self.module.package else base[:-1]

@@ -14,13 +14,14 @@ import pytest
 
 pytest.importorskip("fastapi")
 
+from pldp.sampling import GRID, GRID_BITS
+
 import pldp
 from pldp.client import Client
 from pldp.deploy import Spec
 from pldp.deploy import sampler as sampler_nodes
 from pldp.deploy.spec import FORMAT
 from pldp.deploy.wire import BATCH_FORMAT, REPORT_FORMAT
-from pldp.sampling import GRID, GRID_BITS
 from pldp.service import collect, models
 from pldp.service.app import Limits, create_app
 from pldp.service.ingest import FastPath
