@@ -20,7 +20,7 @@ from scipy import stats
 from pldp.protocols import FEBSFTally, GroupedTally, MPLDPTally
 from pldp.tally import Tally
 
-__all__ = ["ALPHA", "FLATTENERS", "flatten", "same_law_pvalue"]
+__all__ = ["ALPHA", "FLATTENERS", "can_flatten", "flatten", "same_law_pvalue"]
 
 #: Family-wise significance of the distribution test (Bonferroni over coordinates and tests).
 ALPHA = 1e-3
@@ -45,6 +45,15 @@ FLATTENERS: dict[type, Callable[[Any], np.ndarray]] = {
 }
 
 
+def _flattener(tally_type: type) -> Callable[[Any], np.ndarray] | None:
+    return next((FLATTENERS[cls] for cls in tally_type.__mro__ if cls in FLATTENERS), None)
+
+
+def can_flatten(tally_type: type) -> bool:
+    """Whether :func:`flatten` knows tallies of ``tally_type`` (an oracle's ``tally_type``)."""
+    return _flattener(tally_type) is not None
+
+
 def flatten(tally: Any) -> np.ndarray:
     """Every count a tally holds, as one vector of fixed length for a given oracle.
 
@@ -59,9 +68,9 @@ def flatten(tally: Any) -> np.ndarray:
     >>> flatten(pldp.KRR(1.0, 3).tally([0, 2, 2])).tolist()
     [3, 1, 0, 2]
     """
-    for cls in type(tally).__mro__:
-        if cls in FLATTENERS:
-            return np.asarray(FLATTENERS[cls](tally))
+    how = _flattener(type(tally))
+    if how is not None:
+        return np.asarray(how(tally))
     raise TypeError(f"no flattening of a {type(tally).__name__}: add one to pldp.testing.distribution.FLATTENERS")
 
 
