@@ -42,6 +42,7 @@ MODULES = [
     "pldp.deploy",
     "pldp.aggregate",
     "pldp.audit",
+    "pldp.testing",
     "pldp.service",
     "pldp.service.app",
     "pldp.service.server",
