@@ -200,7 +200,8 @@ def test_checks_that_do_not_apply_are_skipped() -> None:
         check_audit_flags_variant(pldp.KRR(1.0, 5))
     results = check_oracle(ClaimsOneRunsTwo(1.0, 5), checks=[CHECKS[2]])
     assert results == {
-        "check_params_round_trip": "skipped: ClaimsOneRunsTwo is neither registered nor defines from_params: no spec can name it"
+        "check_params_round_trip": "skipped: ClaimsOneRunsTwo is neither registered nor defines from_params: "
+        "no spec can name it"
     }
 
 
