@@ -4,11 +4,11 @@ After a warm-up call, ``gc.collect()`` and glibc's ``malloc_trim(0)``, the child
 RSS high-water mark (``/proc/self/clear_refs``), makes the call once and reports the growth
 of ``resource.getrusage(RUSAGE_SELF).ru_maxrss`` (tracemalloc in the child where that reset
 is not available; the method is returned with the number and recorded in ``results.json``).
+The probes are ``probes.py``'s, shared with ``scale_measure.py``.
 """
 
 from __future__ import annotations
 
-import ctypes
 import gc
 import json
 import os
@@ -17,23 +17,7 @@ import tracemalloc
 from collections.abc import Callable
 from typing import Any
 
-
-def _malloc_trim() -> None:
-    """Hand freed heap memory back to the kernel (glibc only; a no-op elsewhere)."""
-    try:
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):
-        pass
-
-
-def _reset_peak() -> bool:
-    """Reset this process's RSS high-water mark (Linux >= 4.0); False where not possible."""
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-    except OSError:
-        return False
-    return True
+from probes import clear_peak, malloc_trim
 
 
 def _tracemalloc_peak(fn: Callable[[], object]) -> int:
@@ -50,8 +34,8 @@ def _measure_in_child(fn: Callable[[], object], warm: Callable[[], object]) -> d
     """What the forked child reports: ``{"peak": bytes, "method": ...}``."""
     warm()
     gc.collect()
-    _malloc_trim()
-    if _reset_peak():
+    malloc_trim()
+    if clear_peak():
         before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         fn()
         return {"peak": 1024 * (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before), "method": "ru_maxrss"}

@@ -8,6 +8,13 @@ import numpy as np
 import pytest
 
 import pldp
+from tests.needs import need_node
+
+
+@pytest.fixture(scope="session")
+def node() -> str:
+    """The path of Node.js >= 20: the test skips without it, or fails under ``PLDP_NODE_TESTS=required``."""
+    return need_node()
 
 
 @pytest.fixture

@@ -1,17 +1,21 @@
 """The real collector process of the service tests (:class:`pldp.service.process.CollectorProcess`),
-and the recount every service test ends with."""
+the recount every service test ends with, and the bounded wait of the tests that poll."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pldp.deploy import Spec, decode
 from pldp.service import store
 from pldp.service.process import CollectorProcess as Server
 from pldp.service.process import free_port
 
-__all__ = ["Server", "free_port", "stored_and_recount"]
+__all__ = ["Server", "free_port", "stored_and_recount", "wait_until"]
+
+T = TypeVar("T")
 
 
 def stored_and_recount(db: Path, spec: Spec) -> tuple[Any, Any]:
@@ -24,3 +28,14 @@ def stored_and_recount(db: Path, spec: Spec) -> tuple[Any, Any]:
         return store.stored_tally(conn, spec), decode(spec, batch)
     finally:
         conn.close()
+
+
+def wait_until(what: Callable[[], T], timeout: float = 30.0, poll: float = 0.05, why: str = "the condition") -> T:
+    """Call ``what`` every ``poll`` seconds until it returns something true, and return that;
+    raise :class:`TimeoutError` (``why`` says what did not happen) after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not (got := what()):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"waited {timeout:.0f} s for {why} in vain (last: {got!r})")
+        time.sleep(poll)
+    return got

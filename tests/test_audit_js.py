@@ -4,14 +4,14 @@ The real JS client, with its own CSPRNG, makes many reports of one input in a No
 come back as the columns the Python client gives. Their frequencies must fit the spec's exact
 channel (chi-square and binomial tests at 1e-4: an unseeded test that fails about once in ten
 thousand runs), and an altered copy of the client that keeps the true item 10 % more often must
-fail the same test (for an input other than item 0). The module is skipped when ``node`` is not on PATH.
+fail the same test (for an input other than item 0). The module is skipped without Node.js >= 20
+on PATH, and fails instead under ``PLDP_NODE_TESTS=required`` (as in ``.ci/run``).
 """
 
 from __future__ import annotations
 
 import json
 import pickle
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -27,9 +27,9 @@ from pldp.deploy import Spec
 from pldp.errors import ParameterError
 from pldp.protocols import FEBSF, MPLDP, PaddingSampling
 from tests.deploy_cases import LEVELS, spec_of
+from tests.needs import need_node
 
-NODE = shutil.which("node")
-pytestmark = pytest.mark.skipif(NODE is None, reason="node (Node.js >= 20) is not on PATH: the JS client cannot run")
+pytestmark = pytest.mark.usefixtures("node")
 
 ROOT = Path(__file__).resolve().parents[1]
 ALPHA = 1e-4
@@ -90,7 +90,7 @@ def test_the_driver_writes_batches_of_at_most_chunk_reports(tmp_path: Path) -> N
     (tmp_path / "spec.json").write_text(spec.to_json(), encoding="utf-8")
     tasks = [{"answer": 1, "choices": {}, "n": 5, "chunk": 2}, {"answer": "3", "n": 2, "chunk": 10}]
     proc = subprocess.run(
-        [str(NODE), str(DRIVER), str(MODULE), str(tmp_path / "spec.json")],
+        [need_node(), str(DRIVER), str(MODULE), str(tmp_path / "spec.json")],
         input="".join(json.dumps(t) + "\n" for t in tasks),
         capture_output=True,
         text=True,

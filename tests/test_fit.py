@@ -31,7 +31,6 @@ from __future__ import annotations
 import itertools
 import json
 import math
-import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +45,7 @@ from pldp.channel.sampling import GRID
 from pldp.client import Client
 from pldp.deploy import ReportBatch, Spec, spec_id
 from tests.deploy_cases import oracle_cases, spec_of
+from tests.needs import need_node
 
 ALPHA = 1e-6
 N_MIN = 100_000
@@ -55,7 +55,6 @@ HEAVY = 0.6
 CASES = oracle_cases()
 ROOT = Path(__file__).resolve().parents[1]
 DRIVER = ROOT / "clients" / "js" / "test" / "driver.mjs"
-NODE = shutil.which("node")
 
 pytestmark = pytest.mark.slow
 
@@ -285,7 +284,7 @@ def _js_batches(spec: Spec, plan: Plan, tmp: Path) -> list[ReportBatch]:
     (tmp / "spec.json").write_text(spec.to_json(), encoding="utf-8")
     (tmp / "task.json").write_text(json.dumps({"spec": "spec.json", "calls": calls}))
     proc = subprocess.run(
-        [str(NODE), str(DRIVER), str(tmp / "task.json")], capture_output=True, text=True, timeout=300, check=False
+        [need_node(), str(DRIVER), str(tmp / "task.json")], capture_output=True, text=True, timeout=300, check=False
     )
     assert proc.returncode == 0, proc.stdout[-500:] + proc.stderr[-2000:]
     lines = proc.stdout.splitlines()
@@ -331,7 +330,7 @@ def test_python_client_fits_and_a_5pct_keep_is_rejected(name: str) -> None:
     assert p_bad < ALPHA, f"{name}: a 5 % keep went unnoticed (p = {p_bad:.3g}, n = {plan.n})"
 
 
-@pytest.mark.skipif(NODE is None, reason="node is not on PATH: the JS client's fit is not tested")
+@pytest.mark.usefixtures("node")  # skips without Node.js, fails under PLDP_NODE_TESTS=required
 @pytest.mark.parametrize("name", list(CASES))
 def test_js_client_fits_and_a_5pct_keep_is_rejected(name: str, tmp_path: Path) -> None:
     spec = spec_of(CASES[name], name)

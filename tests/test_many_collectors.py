@@ -19,7 +19,6 @@ from __future__ import annotations
 import fcntl
 import functools
 import sqlite3
-import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from pathlib import Path
@@ -40,7 +39,7 @@ from pldp.deploy.dedupe import read_unique, unique_reports
 from pldp.errors import ReportError
 from pldp.service import store
 from pldp.service.dayfiles import export_days
-from tests.service_server import Server
+from tests.service_server import Server, wait_until
 
 SPEC = Spec.from_mechanism(pldp.OUE(1.0, 10), question="many collectors?")
 BATCHES, PER_BATCH = 12, 500
@@ -54,14 +53,6 @@ def _stored_tally(db: Path):
         return store.stored_tally(conn, SPEC)
     finally:
         conn.close()
-
-
-def _wait(what, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not what():
-        if time.monotonic() > deadline:
-            raise TimeoutError("the rollover did not catch up in time")
-        time.sleep(0.05)
 
 
 def test_three_collectors_merged_by_report_id_equal_one_collector_that_got_every_report_once(tmp_path: Path) -> None:
@@ -102,7 +93,10 @@ def test_three_collectors_merged_by_report_id_equal_one_collector_that_got_every
 
         # the files: collector 0's rollover (two processes, one exporter), 1 and 2 by day
         c0 = collectors[0].db
-        _wait(lambda: _read(c0, _exported) == _read(c0, lambda c: store.report_count(c, SPEC.id)) == 5 * PER_BATCH)
+        wait_until(
+            lambda: _read(c0, _exported) == _read(c0, lambda c: store.report_count(c, SPEC.id)) == 5 * PER_BATCH,
+            why="the rollover's catching up",
+        )
         with open(f"{c0}-export.lock", "a+b") as lock, pytest.raises(BlockingIOError):
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held by the worker that exports
         for analyst in analysts[1:3]:

@@ -31,11 +31,11 @@ import pldp
 from pldp.client import Client
 from pldp.deploy import Spec, decode, verify
 from pldp.service import store
+from tests.needs import need
 from tests.service_server import Server
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
-REQUIRED = os.environ.get("PLDP_BROWSER_TESTS", "").strip().lower() == "required"
 HOW = (
     "to run them: apt-get install chromium chromium-driver, and pip install 'pldp[test,service]' "
     "(selenium, fastapi, uvicorn); PLDP_BROWSER_TESTS=required makes them fail instead of skipping"
@@ -58,11 +58,7 @@ def _missing() -> str | None:
 
 
 def _need(reason: str | None) -> None:
-    if reason is None:
-        return
-    if REQUIRED:
-        pytest.fail(f"PLDP_BROWSER_TESTS=required, but {reason} ({HOW})")
-    pytest.skip(f"{reason}; {HOW}")
+    need(reason, "PLDP_BROWSER_TESTS", HOW)
 
 
 # ------------------------------------------------------------------------------------ fixtures

@@ -1,11 +1,15 @@
 """SIGKILL in mid-stream: no acknowledged report lost, none counted twice, no partial batch.
 
-Four client threads stream batches of reports to a real collector process. At a random moment the
-server is killed with SIGKILL (no shutdown code runs), the file is inspected as the crash left it,
-the server is restarted on the same file, and the clients retry every batch that was not
-acknowledged (same report ids). This is repeated for several kills; then every acknowledged
-report is stored exactly once, every batch is stored whole or not at all, and the stored tally
-equals a recount of the stored reports.
+Four client threads stream batches of reports to a real collector process. When the number of
+acknowledged batches reaches a randomly drawn share of the total, the server is killed with SIGKILL
+(no shutdown code runs), the file is inspected as the crash left it, the server is restarted on
+the same file, and the clients retry every batch that was not acknowledged (same report ids).
+This is repeated for several kills; then every acknowledged report is stored exactly once, every
+batch is stored whole or not at all, and the stored tally equals a recount of the stored reports.
+
+The kills follow the acknowledgements, not the clock, so that they fall mid-stream on a fast
+machine as on a slow one; each client's last batch waits for the last kill, so that no kill can
+come after the end of the streams.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ import pldp
 from pldp.client import Client
 from pldp.deploy import Spec, decode
 from pldp.service.remote import RemoteError
-from tests.service_server import Server, stored_and_recount
+from tests.service_server import Server, stored_and_recount, wait_until
 
 CLIENTS = 4
 BATCHES = 60  # per client
@@ -38,11 +42,16 @@ KILLS = 3
 DEADLINE_S = 120.0
 
 
-def _stream(server: Server, spec: Spec, batches: list, acked: list[int], stop: threading.Event) -> None:
-    """Send ``batches`` in order; retry one until it is acknowledged (the server may be down)."""
+def _stream(
+    server: Server, spec: Spec, batches: list, acked: list[int], stop: threading.Event, last: threading.Event
+) -> None:
+    """Send ``batches`` in order; retry one until it is acknowledged (the server may be down). The
+    last batch waits for ``last``."""
     client = server.client()
     for i, batch in enumerate(batches):
         body = json.dumps(batch.to_json(), separators=(",", ":"))
+        if i == len(batches) - 1:
+            last.wait(DEADLINE_S)
         while not stop.is_set():
             try:
                 out = client.submit(spec.id, body)
@@ -71,6 +80,18 @@ def _stored_ids(db: Path, campaign_id: str) -> set[bytes]:
     return {bytes(r[0]) for r in rows}
 
 
+def _kill_points(rng: np.random.Generator) -> list[int]:
+    """How many batches are acknowledged when each kill comes: ``KILLS`` distinct numbers drawn
+    between 5 % and 85 % of all batches, in order."""
+    total = CLIENTS * BATCHES
+    return sorted(int(k) for k in rng.choice(np.arange(total // 20, total * 17 // 20), KILLS, replace=False))
+
+
+def _acknowledged(acked: list[list[int]], count: int) -> bool:
+    """Whether ``count`` batches, or more, are acknowledged."""
+    return sum(len(a) for a in acked) >= count
+
+
 def _whole_or_nothing(stored: set[bytes], batches: list) -> tuple[int, int]:
     """(batches stored whole, batches not stored at all); fails on a partial one."""
     whole = none = 0
@@ -92,23 +113,24 @@ def test_sigkill_mid_stream_loses_no_acknowledged_report(workers: int, tmp_path:
     random.seed(17 + workers)
     spec = Spec.from_mechanism(pldp.KRR(1.0, 10), question="faults?")
     server = Server(tmp_path / "faults.db", "--workers", str(workers)).start()
+    stop, last = threading.Event(), threading.Event()
     try:
         server.admin().create_campaign(spec)
         streams = [
             [Client(spec).reports(rng.integers(0, 10, PER_BATCH)) for _ in range(BATCHES)] for _ in range(CLIENTS)
         ]
         acked: list[list[int]] = [[] for _ in range(CLIENTS)]
-        stop = threading.Event()
         threads = [
-            threading.Thread(target=_stream, args=(server, spec, streams[c], acked[c], stop), daemon=True)
+            threading.Thread(target=_stream, args=(server, spec, streams[c], acked[c], stop, last), daemon=True)
             for c in range(CLIENTS)
         ]
         started = time.monotonic()
         for t in threads:
             t.start()
         kills = []
-        for _ in range(KILLS):
-            time.sleep(0.15 + random.random() * 0.5)
+        for point in _kill_points(rng):
+            left = started + DEADLINE_S - time.monotonic()
+            wait_until(functools.partial(_acknowledged, acked, point), left, 0.001, f"{point} batches acknowledged")
             acked_before = [list(a) for a in acked]
             server.kill()
             stored = _stored_ids(server.db, spec.id)
@@ -119,14 +141,17 @@ def test_sigkill_mid_stream_loses_no_acknowledged_report(workers: int, tmp_path:
                 _whole_or_nothing(stored, streams[c])
             kills.append((sum(len(a) for a in acked_before), len(stored)))
             server.start()
+        last.set()
         for t in threads:
             t.join(max(1.0, DEADLINE_S - (time.monotonic() - started)))
         stop.set()
         assert not any(t.is_alive() for t in threads), "the clients did not finish in time"
         assert all(len(a) == BATCHES for a in acked)
         print(f"kills (batches acknowledged, reports stored): {kills}")
-        assert any(0 < k[0] < CLIENTS * BATCHES for k in kills), f"no kill fell mid-stream: {kills}"
+        assert all(0 < k[0] < CLIENTS * BATCHES for k in kills), f"a kill fell outside the streams: {kills}"
     finally:
+        stop.set()
+        last.set()
         server.stop()
     # at the end: everything stored exactly once, and the tally is a recount of what is stored
     stored = _stored_ids(server.db, spec.id)

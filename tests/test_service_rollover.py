@@ -13,7 +13,6 @@ import functools
 import io
 import json
 import sqlite3
-import time
 from pathlib import Path
 
 import numpy as np
@@ -34,7 +33,7 @@ from pldp.service.dayfiles import day_file_name, export_days
 from pldp.service.remote import RemoteError
 from pldp.service.rollover import PAUSE_ENV, Exporter, ExportError, Rollover, delete_exported, file_name
 from pldp.service.writer import Writer
-from tests.service_server import Server
+from tests.service_server import Server, wait_until
 
 SPEC = Spec.from_mechanism(pldp.protocols.FEBSF([0.5, 1.0, 2.0], 0.5, 6, "rappor"), question="levels?")
 DAY = report_files.parse_day("2026-03-01")
@@ -255,16 +254,6 @@ def test_only_the_holder_of_the_export_lock_exports(tmp_path: Path) -> None:
 
 
 # ----------------------------------------------------------------------------- real processes
-def _wait(what, timeout: float = 30.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        got = what()
-        if got:
-            return got
-        time.sleep(0.05)
-    raise TimeoutError("the collector did not get there in time")
-
-
 def _watermark(db: Path) -> int:
     with sqlite3.connect(db) as conn:
         return int(conn.execute("SELECT COALESCE(MAX(upto_seq), 0) FROM exports").fetchone()[0])
@@ -280,7 +269,7 @@ def test_sigkill_between_writing_and_recording_a_file_neither_loses_nor_repeats_
     try:
         srv.admin().create_campaign(SPEC)
         assert srv.client().submit(SPEC.id, b1) == {"accepted": 1500, "duplicates": 0}
-        (left,) = _wait(lambda: _files(root))
+        (left,) = wait_until(lambda: _files(root), why="the crash's file")
     finally:
         srv.kill()
     with sqlite3.connect(db) as conn:
@@ -296,7 +285,7 @@ def test_sigkill_between_writing_and_recording_a_file_neither_loses_nor_repeats_
     srv.extra, srv.env = rollover, {store.TODAY_ENV: "2026-03-02"}
     with srv:
         assert srv.client().submit(SPEC.id, b3) == {"accepted": 800, "duplicates": 0}
-        _wait(lambda: _watermark(db) == 3000)
+        wait_until(lambda: _watermark(db) == 3000, why="the export of 3,000 reports")
     assert "Traceback" not in srv.log(), srv.log()[-3000:]
     files = _files(root)
     assert [p.name for p in files] == [
