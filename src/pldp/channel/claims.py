@@ -27,7 +27,7 @@ __all__ = ["Verification", "check_claims"]
 
 @dataclass(frozen=True)
 class Verification:
-    """The result of :func:`check_claims` (and :func:`pldp.deploy.verify`): every claim, checked exactly.
+    """The result of :func:`~pldp.channel.check_claims` (and :func:`pldp.deploy.verify`): every claim, checked exactly.
 
     Attributes
     ----------
