@@ -37,6 +37,8 @@ MODULES = [
     "pldp.privacy",
     "pldp.theory",
     "pldp.metrics",
+    "pldp.channel",
+    "pldp.registry",
     "pldp.datasets",
     "pldp.client",
     "pldp.deploy",
