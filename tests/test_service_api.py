@@ -14,12 +14,13 @@ import pytest
 
 pytest.importorskip("fastapi")
 
-from pldp.sampling import GRID, GRID_BITS
-
 import pldp
+from pldp.channel.direct import DIRECT_NOTIONS
+from pldp.channel.leveled import LEVEL_REPORTS
+from pldp.channel.sampling import GRID, GRID_BITS
+from pldp.channel.unary import UNARY_NOTIONS
 from pldp.client import Client
 from pldp.deploy import Spec
-from pldp.deploy import sampler as sampler_nodes
 from pldp.deploy.spec import FORMAT
 from pldp.deploy.wire import BATCH_FORMAT, REPORT_FORMAT
 from pldp.service import collect, models
@@ -407,9 +408,9 @@ def test_the_wire_models_name_pldps_own_constants() -> None:
     assert literal(models.CampaignSpec, "format") == (FORMAT,)
     assert literal(models.Batch, "format") == (BATCH_FORMAT,)
     assert literal(models.Report, "format") == (REPORT_FORMAT,)
-    assert literal(models.DirectNode, "notion") == sampler_nodes.DIRECT_NOTIONS
-    assert literal(models.UnaryNode, "notion") == sampler_nodes.UNARY_NOTIONS
-    assert literal(models.LeveledNode, "level_report") == sampler_nodes.LEVEL_REPORTS
+    assert literal(models.DirectNode, "notion") == DIRECT_NOTIONS
+    assert literal(models.UnaryNode, "notion") == UNARY_NOTIONS
+    assert literal(models.LeveledNode, "level_report") == LEVEL_REPORTS
     assert literal(models.Sampler, "grid_bits") == (GRID_BITS,)
     assert models.GRID == GRID
 

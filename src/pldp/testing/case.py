@@ -6,7 +6,7 @@ must be refused, and a seed. :class:`OracleCase` holds them; :func:`as_case` wra
 with the defaults.
 
 Default data follow the oracle's input, read off its sampler node (the exact description of the
-randomizer, :mod:`pldp.deploy.sampler`) rather than its class:
+randomizer, :mod:`pldp.channel`) rather than its class:
 
 =======================  ==========================================================
 node kind                default data (``simulate``'s arguments)
