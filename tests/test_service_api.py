@@ -14,13 +14,16 @@ import pytest
 
 pytest.importorskip("fastapi")
 
+import pydantic
+
 import pldp
 from pldp.channel.direct import DIRECT_NOTIONS
 from pldp.channel.leveled import LEVEL_REPORTS
 from pldp.channel.sampling import GRID, GRID_BITS
 from pldp.channel.unary import UNARY_NOTIONS
 from pldp.client import Client
-from pldp.deploy import Spec
+from pldp.deploy import Spec, decode
+from pldp.deploy.estimates import campaign_estimate
 from pldp.deploy.spec import FORMAT
 from pldp.deploy.wire import BATCH_FORMAT, REPORT_FORMAT
 from pldp.service import collect, models
@@ -428,6 +431,23 @@ def test_real_specs_and_their_clients_bodies_validate_against_the_models(name: s
     models.ReportsBody.model_validate(single)
     models.ReportsBody.model_validate([single])
     collect.prepare_batch(spec, json.dumps([single]).encode(), 10)  # and pldp takes it
+
+
+@pytest.mark.parametrize("name", sorted(oracle_cases()))
+def test_every_estimate_answer_validates_against_the_documented_model(name: str) -> None:
+    """The estimate route renders its answer without validating it (speed): the model must still
+    describe every method's answer of every family, and the model is strict enough to refuse one
+    with a member missing."""
+    oracle = oracle_cases()[name]
+    spec = spec_of(oracle, name)
+    answers, kw = answers_of(name, oracle, 400, np.random.default_rng(5))
+    tally = decode(spec, Client(spec, words(6)).reports(answers, **kw))
+    for method in spec.mechanism().methods:
+        answer = json.loads(json.dumps(campaign_estimate(spec, tally, method, 0.9)))
+        models.Estimate.model_validate(answer)
+    answer.pop("n")
+    with pytest.raises(pydantic.ValidationError):
+        models.Estimate.model_validate(answer)
 
 
 def test_the_models_refuse_what_pldp_refuses() -> None:

@@ -48,7 +48,6 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 from fastapi import FastAPI
-from fastapi.responses import JSONResponse
 
 import pldp
 from pldp.service import errors, openapi, pages
@@ -101,7 +100,6 @@ def create_app(db: str | Path, limits: Limits | None = None, rollover: Rollover 
         docs_url=None,  # FastAPI's documentation pages load scripts from a CDN
         redoc_url=None,
         lifespan=_lifespan(service, exporter),
-        default_response_class=JSONResponse,  # answers rendered by json.dumps, as they always were
         separate_input_output_schemas=False,  # one schema per model, whichever way it travels
     )
     app.state.service = service
