@@ -28,8 +28,15 @@ from pldp.deploy import decode, verify
 from tests.deploy_cases import answers_of, oracle_cases, spec_of, words
 
 PINNED = Path(__file__).with_name("pinned.json")
-#: Relative tolerance of a pinned estimate (the arithmetic is the same; only the BLAS may differ).
+#: Relative tolerance of a pinned closed-form estimate (the arithmetic is the same; only the BLAS
+#: may differ).
 RTOL = 1e-9
+#: Absolute tolerance of an iterative estimate ("mle", "paper"): the EM stops once no parameter
+#: moves by more than 0.01 sqrt(tol) = 1e-7 in a cycle (:mod:`pldp.estimation.em`), so another
+#: numpy's rounding (its SIMD sums, say) can end the path a few cycles earlier or later. Measured:
+#: FEBSF's EM moved by 6.5e-10 between numpy builds; a real change moves estimates by far more.
+ITERATIVE_ATOL = 1e-7
+ITERATIVE = {"mle", "paper"}
 
 
 def _sha(text: str) -> str:
@@ -78,7 +85,10 @@ def test_spec_reports_tally_and_estimates_are_unchanged(name: str, pinned: dict[
         assert got[key] == want[key], f"{name}: the {key} changed"
     assert set(got["estimates"]) == set(want["estimates"])
     for method, values in want["estimates"].items():
-        np.testing.assert_allclose(got["estimates"][method], values, rtol=RTOL, atol=1e-12, err_msg=method)
+        if method in ITERATIVE:
+            np.testing.assert_allclose(got["estimates"][method], values, rtol=0, atol=ITERATIVE_ATOL, err_msg=method)
+        else:
+            np.testing.assert_allclose(got["estimates"][method], values, rtol=RTOL, atol=1e-12, err_msg=method)
 
 
 if __name__ == "__main__":  # python -m tests.test_pinned: write tests/pinned.json anew
