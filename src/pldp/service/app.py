@@ -26,9 +26,10 @@ endpoint                               who         what
 Every refusal is a JSON object ``{"error": code, "reason": text}`` with a 4xx status: 401 without
 a valid token where one is needed (or with an invalid one anywhere but ``/v1/health``), 403 when the token's role
 may not do it, 404, 409 (closed campaign, conflicting report id), 413 (body or batch too large),
-400 (anything malformed, with the first bad report named). The interactive documentation pages
-of FastAPI load scripts from a CDN and are therefore off; the schema itself is served. The web
-pages (``/c/{id}``, ``/dashboard/{id}``, ``/static/...``) are in :mod:`pldp.service.pages`. With a
+400 (anything malformed, with the first bad report named). FastAPI's interactive documentation
+pages load scripts from a CDN and are therefore off; the schema itself is served, and
+:mod:`pldp.service.pages` serves its own API page at ``/docs``, beside the web pages (``/c/{id}``,
+``/dashboard/{id}``, ``/static/...``) and a not-found page for browsers. With a
 :class:`~pldp.service.rollover.Rollover`, the process also runs the report rollover
 (:class:`~pldp.service.rollover.Exporter`; one process of a store exports).
 
@@ -97,7 +98,7 @@ def create_app(db: str | Path, limits: Limits | None = None, rollover: Rollover 
         title="pldp collector",
         version=pldp.__version__,
         description="Collects randomized reports of personalized-LDP campaigns and serves estimates.",
-        docs_url=None,  # FastAPI's documentation pages load scripts from a CDN
+        docs_url=None,  # FastAPI's documentation pages load scripts from a CDN: pages.py serves /docs
         redoc_url=None,
         lifespan=_lifespan(service, exporter),
         separate_input_output_schemas=False,  # one schema per model, whichever way it travels
