@@ -155,8 +155,8 @@ function percentDecimals(stdErrors) {
   return Math.min(3, Math.max(0, 1 - Math.floor(Math.log10(Math.min(...se) * 100))));
 }
 
-/** A share (a fraction) in percent with `decimals` digits: "16.9 %" ("−" for negatives). */
-function percent(x, decimals, unit = " %") {
+/** A share (a fraction) in percent with `decimals` digits: "16.9\u00a0%" ("−" for negatives). */
+function percent(x, decimals, unit = "\u00a0%") {
   if (!Number.isFinite(x)) return String(x);
   const text = (x * 100).toFixed(decimals);
   return (Number(text) === 0 ? text.replace("-", "") : text.replace("-", "−")) + unit;
@@ -229,7 +229,7 @@ function chart(attr, meta, titleId, width) {
     const cx = x + slot / 2;
     const top0 = Math.min(y(f[i]), y(0));
     const label = attr.labels[i];
-    const tip = `${label}: ${percent(f[i], decimals)} (${pct} % interval ${percent(lo[i], decimals)} to ${percent(hi[i], decimals)})`;
+    const tip = `${label}: ${percent(f[i], decimals)} (${pct}\u00a0% interval ${percent(lo[i], decimals)} to ${percent(hi[i], decimals)})`;
     bars.append(
       svg(
         "rect",
@@ -282,11 +282,11 @@ function estimateTable(attr, level) {
   return el(
     "table",
     { class: "numbers" },
-    el("caption", {}, `Estimated shares with ${pct} % confidence intervals`),
+    el("caption", {}, `Estimated shares with ${pct}\u00a0% confidence intervals`),
     el(
       "thead",
       {},
-      el("tr", {}, ...["Answer", "Share", "Standard error", `${pct} % interval`].map((h) => el("th", { scope: "col" }, h))),
+      el("tr", {}, ...["Answer", "Share", "Standard error", `${pct}\u00a0% interval`].map((h) => el("th", { scope: "col" }, h))),
     ),
     el(
       "tbody",
@@ -311,20 +311,37 @@ const METHOD_SHORT = { unbiased: "unbiased", norm_sub: "clipped", mle: "most lik
 const METHOD_WORDS = {
   unbiased:
     "Unbiased: averaged over many surveys these shares are exactly right, but the noise that protects the respondents " +
-    "can push a share below 0 % or above 100 %.",
+    "can push a share below 0\u00a0% or above 100\u00a0%.",
   norm_sub:
-    "Clipped to 0–100 % (Norm-Sub): the unbiased shares, with every negative one set to 0 % and the others lowered " +
-    "by one common amount so that they add up to 100 %.",
-  mle: "Most likely (maximum likelihood): the shares, each between 0 % and 100 % and adding up to 100 %, under which the reports received are the most probable.",
+    "Clipped to 0–100\u00a0% (Norm-Sub): the unbiased shares, with every negative one set to 0\u00a0% and the others lowered " +
+    "by one common amount so that they add up to 100\u00a0%.",
+  mle: "Most likely (maximum likelihood): the shares, each between 0\u00a0% and 100\u00a0% and adding up to 100\u00a0%, under which the reports received are the most probable.",
 };
 
 /** The estimator's diagnostics in plain words. */
 function diagnosticWords(attr) {
-  const words = [
-    attr.on_simplex
-      ? "All shares lie between 0 % and 100 % and add up to 100 %."
-      : "Not all shares lie between 0 % and 100 %: that is the respondents' protective noise showing; the clipped and most likely methods keep every share in that range.",
-  ];
+  const f = attr.frequencies;
+  const outside = f.some((x) => x < 0 || x > 1);
+  const total = f.reduce((a, b) => a + b, 0);
+  const words = [];
+  if (attr.on_simplex) {
+    words.push("All shares lie between 0\u00a0% and 100\u00a0% and add up to 100\u00a0%.");
+  } else if (outside) {
+    words.push(
+      "Some shares fall below 0\u00a0% or above 100\u00a0%: that is the respondents' protective noise showing. " +
+        "The clipped and most likely methods keep every share between 0\u00a0% and 100\u00a0%, adding up to 100\u00a0%.",
+    );
+  } else if (Math.abs(total - 1) > 5e-4) {
+    words.push(
+      `The shares add up to ${percent(total, 1)}, not 100\u00a0%: that is the respondents' protective noise ` +
+        "showing. The clipped and most likely methods make them add up to 100\u00a0%.",
+    );
+  } else {
+    words.push(
+      "All shares happen to lie between 0\u00a0% and 100\u00a0%, but this method does not keep them there: the " +
+        "respondents' protective noise can push one below 0\u00a0% (the clipped and most likely methods prevent it).",
+    );
+  }
   if (attr.iterations > 0 && attr.converged) words.push(`The calculation settled after ${attr.iterations} rounds.`);
   if (!attr.converged) words.push(`The calculation did not settle (${attr.iterations} rounds): treat these shares with care.`);
   return words.join(" ");
@@ -344,12 +361,12 @@ function render(data) {
   const pct = Math.round(data.level * 1000) / 10;
   summary.replaceChildren(
     el("strong", { id: "n", "data-n": data.n }, data.n.toLocaleString("en")),
-    ` reports · ${METHOD_SHORT[data.method] ?? data.method} estimate · ${pct} % confidence intervals · updated ${new Date().toLocaleTimeString("en-GB")}`,
+    ` reports · ${METHOD_SHORT[data.method] ?? data.method} estimate · ${pct}\u00a0% confidence intervals · updated ${new Date().toLocaleTimeString("en-GB")}`,
   );
   summary.hidden = false;
   document.getElementById("interval-help").textContent =
     "Each bar is the estimated share of respondents who gave that answer; the black line through it is its " +
-    `${pct} % confidence interval (intervals made this way hold the true share in ${pct} of 100 surveys). ` +
+    `${pct}\u00a0% confidence interval (intervals made this way hold the true share in ${pct} of 100 surveys). ` +
     "The numbers refresh every 2 seconds.";
   document.getElementById("method-help").textContent = METHOD_WORDS[data.method] ?? `Method: ${data.method}.`;
   if (charts.children.length !== count) {
@@ -464,11 +481,17 @@ async function showPrivacy() {
     const result = verify(spec);
     privacyRows(spec, result);
     protectionList(spec);
-    out.textContent =
-      `Every one of the ${result.rows.length} promises of the campaign's definition holds. ` +
-      (result.ldp_epsilon === Infinity
-        ? "Some answers are not protected, so a report as a whole has no finite ε."
-        : `A report as a whole is at most e^${formatEps(result.ldp_epsilon)} ≈ ${expWords(result.ldp_epsilon)} times as likely under one answer as under any other (ε = ${formatEps(result.ldp_epsilon)}).`);
+    const whole = result.ldp_epsilon;
+    out.replaceChildren(
+      `Every one of the ${result.rows.length} promises of the campaign's definition holds. `,
+      ...(whole === Infinity
+        ? ["Some answers are not protected, so a report as a whole has no finite ε."]
+        : [
+            "A report as a whole is at most e",
+            el("sup", {}, formatEps(whole)),
+            ` ≈ ${expWords(whole)} times as likely under one answer as under any other (ε = ${formatEps(whole)}).`,
+          ]),
+    );
     main.dataset.privacy = "verified";
   } catch (exc) {
     out.textContent = `The spec failed its check: ${exc.message}`;

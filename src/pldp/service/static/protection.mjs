@@ -250,7 +250,10 @@ export function claimWords(spec, row) {
   const name = (y) => (y < d ? `“${labels[y]}”` : sampled ? `filler ${y - d + 1}` : `extra item ${y - d + 1}`);
   const names = (y) => listWords(groupOf(node, y).map(name), 4);
   const out = OUTPUT.exec(row.subject);
-  if (out) return { where: where.join(", ") || "every report", what: `a report of ${names(Number(out[1]))}` };
+  if (out) {
+    const all = groupOf(node, Number(out[1])).length === node.d;
+    return { where: where.join(", ") || "every report", what: all ? "a report of any answer" : `a report of ${names(Number(out[1]))}` };
+  }
   const pair = PAIR.exec(row.subject);
   if (pair) {
     const [i, j] = [Number(pair[1]), Number(pair[2])];
