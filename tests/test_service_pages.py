@@ -318,7 +318,7 @@ def test_a_wrong_address_is_a_page_for_people_and_json_for_programs(server: Serv
         for accept in (None, "*/*", "application/json"):
             status, headers, body = get(server.url + path, accept)
             assert status == 404 and headers["content-type"] == "application/json", (path, accept)
-            assert set(json.loads(body)) == {"error", "reason"}
+            assert set(json.loads(body)) == {"error", "reason"} and "Accept" in headers["vary"]
     for path in ("/v1/campaigns/" + "0" * 32 + "/spec", "/v1/nothing", "/static/nothing.js"):  # the API: JSON
         status, headers, _ = get(server.url + path, BROWSER_ACCEPT)
         assert status == 404 and headers["content-type"] == "application/json", path

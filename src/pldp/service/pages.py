@@ -50,7 +50,7 @@ from fastapi.responses import Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from pldp.service.collect import CollectError
-from pldp.service.errors import responses
+from pldp.service.errors import error, responses
 
 __all__ = ["CONTENT_SECURITY_POLICY", "NOT_FOUND", "STATIC_DIR", "add_pages", "static_files", "wants_html"]
 
@@ -181,13 +181,13 @@ def _install_not_found(app: FastAPI) -> None:
     async def not_found(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, StarletteHTTPException)
         path = request.url.path
-        if (
-            exc.status_code == 404
-            and not path.startswith(("/v1/", "/static/"))
-            and wants_html(request.headers.get("accept"))
-        ):
+        page = exc.status_code == 404 and not path.startswith(("/v1/", "/static/"))
+        if page and wants_html(request.headers.get("accept")):
             return not_found_page("page")
-        return await as_json(request, exc)
+        response = await as_json(request, exc)
+        if page:
+            response.headers["Vary"] = "Accept"  # a cache must not give this JSON to a browser
+        return response
 
     app.add_exception_handler(StarletteHTTPException, not_found)
 
@@ -220,9 +220,11 @@ def add_pages(app: FastAPI, campaign_closed: Callable[[str], bool]) -> None:
                 raise CollectError(404, "unknown_campaign", "a campaign id is 32 lower-case hex digits")
             closed = campaign_closed(campaign_id)
         except CollectError as exc:
-            if exc.status == 404 and wants_html(request.headers.get("accept")):
+            if exc.status != 404:
+                raise
+            if wants_html(request.headers.get("accept")):
                 return not_found_page(what)
-            raise
+            return error(exc.status, exc.code, exc.reason, headers={"Vary": "Accept"})
         return _page(template, campaign_id=campaign_id, closed="true" if closed else "false")
 
     @app.get("/c/{campaign_id}", tags=["pages"], response_class=Response, responses=page)
