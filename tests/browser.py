@@ -132,6 +132,14 @@ def js(driver: Any, script: str, *args: Any) -> Any:
     return driver.execute_script(script, *args)
 
 
+def texts(driver: Any, selector: str) -> list[str]:
+    """The text of every element that matches ``selector``, all read at one moment: the dashboard
+    redraws its chart and tables at every poll, so elements found by one call may be gone (stale)
+    by the next."""
+    out: list[str] = js(driver, "return [...document.querySelectorAll(arguments[0])].map(e => e.textContent)", selector)
+    return out
+
+
 def loaded_urls(driver: Any) -> list[str]:
     """Every URL the current page loaded: its navigation and resource timing entries."""
     return js(

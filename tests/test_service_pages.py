@@ -29,7 +29,20 @@ from pldp.channel.sampling import GRID
 from pldp.client import Client
 from pldp.deploy import Spec
 from tests import browser as chrome
-from tests.browser import CSP, campaign, chart_is, errors, get, js, ready, requests, use_token, viewport, wait
+from tests.browser import (
+    CSP,
+    campaign,
+    chart_is,
+    errors,
+    get,
+    js,
+    ready,
+    requests,
+    texts,
+    use_token,
+    viewport,
+    wait,
+)
 from tests.deploy_cases import oracle_cases, spec_of
 from tests.service_server import Server
 
@@ -253,19 +266,20 @@ def test_the_pages_fit_a_phone_and_a_laptop(browser: Any, server: Server, tmp_pa
             for bar in js(browser, boxes):
                 assert 0 <= bar["left"] and bar["right"] <= width, (width, bar)
             # the axis and the answers are labelled, the numbers rounded, the words plain
-            assert browser.find_element(By.CSS_SELECTOR, "svg.chart .axis-title").text == "Estimated share"
-            ticks = [t.text for t in browser.find_elements(By.CSS_SELECTOR, "svg.chart .tick")]
+            # (read with texts(): the chart is redrawn at every poll, its elements replaced)
+            assert texts(browser, "svg.chart .axis-title") == ["Estimated share"]
+            ticks = texts(browser, "svg.chart .tick")
             assert ticks and all(re.fullmatch(r"−?\d+(\.\d+)?%", t) for t in ticks), ticks
-            labels = js(browser, "return [...document.querySelectorAll('svg.chart .label')].map(t => t.textContent)")
+            labels = texts(browser, "svg.chart .label")
             assert labels == [f"{lab}{lab}" for lab in DIAGNOSES]  # each with its <title>
-            what = [c.text for c in browser.find_elements(By.CSS_SELECTOR, "#privacy-table tbody td:nth-child(2)")]
+            what = texts(browser, "#privacy-table tbody td:nth-child(2)")
             assert what == ["a report of “HIV”", "a report of “Cancer”", "a report of “Hepatitis”"]
-            promised = [c.text for c in browser.find_elements(By.CSS_SELECTOR, "#privacy-table tbody td.num")]
+            promised = texts(browser, "#privacy-table tbody td.num")
             assert promised == ["0.1", "0.1", "0.5", "0.5", "1", "1"]  # 4 significant digits, not 0.09999999988
             answers = _text(browser, "privacy-answers")
             assert "“HIV”: ε = 0.1" in answers and "“Flu” and “None”: not protected" in answers
             browser.find_element(By.CSS_SELECTOR, "figure.attribute details summary").click()
-            cells = [c.get_attribute("textContent") for c in browser.find_elements(By.CSS_SELECTOR, "table.numbers td")]
+            cells = texts(browser, "table.numbers td")
             number = r"−?\d+(\.\d)?\s%"  # a standard error of a few % leaves one decimal
             assert len(cells) == 15 and all(re.fullmatch(rf"{number}( to {number})?", c) for c in cells), cells
             page = _text(browser, "dashboard")
