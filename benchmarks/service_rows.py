@@ -49,7 +49,7 @@ def bench_service(mode: Mode, rng: np.random.Generator) -> list[Row]:
     rows: list[Row] = []
     with (
         tempfile.TemporaryDirectory(prefix="pldp-bench-") as tmp,
-        CollectorProcess(Path(tmp) / "bench.db", "--workers", str(WORKERS)) as srv,
+        CollectorProcess(Path(tmp) / "bench.db", "--workers", str(WORKERS), "--rate", "0") as srv,  # one address
     ):
         host, port = "127.0.0.1", srv.port
         admin = srv.admin()

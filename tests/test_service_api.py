@@ -36,21 +36,24 @@ ANALYST = "b" * 43
 
 
 async def _asgi(
-    app: Any, method: str, path: str, body: bytes | list[bytes] = b"", headers: Any = ()
+    app: Any, method: str, path: str, body: bytes | list[bytes] = b"", headers: Any = (), client: str = "127.0.0.1"
 ) -> tuple[int, dict[str, str], bytes]:
     """One request through an ASGI app, in process: the status, the headers and the body.
 
-    ``body`` as a list is sent in that many chunks, without a Content-Length.
+    ``body`` as a list is sent in that many chunks, without a Content-Length. A body is sent as
+    ``application/json`` unless ``headers`` give a ``Content-Type`` (``None``: none).
     """
     chunks = body if isinstance(body, list) else [body]
     path, _, query = path.partition("?")
-    raw = [(k.lower().encode(), v.encode()) for k, v in headers]
+    raw = [(k.lower().encode(), v.encode()) for k, v in headers if v is not None]
     if not isinstance(body, list):
         raw.append((b"content-length", str(sum(map(len, chunks))).encode()))
+    if any(chunks) and not any(k.lower() == "content-type" for k, _ in headers):
+        raw.append((b"content-type", b"application/json"))
     scope = {
         "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": method, "scheme": "http",
         "path": path, "raw_path": path.encode(), "query_string": query.encode(), "root_path": "", "headers": raw,
-        "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 80),
+        "client": (client, 1), "server": ("127.0.0.1", 80),
     }  # fmt: skip
     sent = [{"type": "http.request", "body": c, "more_body": i < len(chunks) - 1} for i, c in enumerate(chunks)]
     out: dict[str, Any] = {"body": b""}
@@ -169,6 +172,38 @@ def _submissions(krr: Spec, oue: Spec, febsf: Spec, closed: Spec) -> list[tuple[
         (r, good, [("authorization", "Basic YWxhZGRpbjpvcGVu")]),  # 401: not a bearer token
         (r, good, [("authorization", "Bearer ")]),  # 401: an empty token
         (r, b"{not json", [("authorization", "Bearer not-a-token")]),  # 401 before the body is read
+        # 44-: cross-origin requests, and bodies over the JSON bounds
+        (r, good, [("content-type", "text/plain")]),  # 415: a CORS "simple request"
+        (r, good, [("content-type", None)]),  # 415: no type
+        (r, good, [("origin", "https://evil.example")]),  # 403: a page of another origin
+        (r, good, [("origin", "null")]),  # 403: a sandboxed frame
+        (r, good, [("origin", "http://collector.test"), ("host", "collector.test")]),  # its own page: a retry
+        (r, good, [("content-type", "application/json; charset=utf-8")]),  # JSON with a charset: a retry
+        (r, b"[" * 100 + b"]" * 100, anonymous),  # 400: too deep (over 64)
+        (r, b"[" + b"7" * 2000 + b"]", anonymous),  # 400: a number too long (over 1,000 digits)
+        (r, b"[" + b"{}," * 1300 + b"{}]", anonymous),  # 413: more values than 50 reports hold
+    ]
+
+
+def _floods(krr: Spec) -> list[tuple[str, Any, list[tuple[str, str]], str]]:
+    """Requests from other addresses (path, body, headers, client), after :func:`_submissions`: the
+    rate limit (a burst of 200 reports, no refill) and the campaign's cap (200 reports)."""
+
+    def batch(n: int, seed: int) -> bytes:
+        return json.dumps(Client(krr, words(seed)).reports(np.arange(n) % 5).to_json()).encode()
+
+    r, x, y = f"/v1/campaigns/{krr.id}/reports", "198.51.100.7", "2001:db8::1"
+    single = json.dumps(Client(krr, words(2)).report(3)).encode()  # stored already
+    admin = [("authorization", f"Bearer {ADMIN}")]
+    return [
+        *[(r, batch(45, 30 + i), [], x) for i in range(3)],  # stored: krr holds 30 + 135 reports
+        (r, batch(45, 33), [], x),  # 409: over the campaign's cap (the address is charged)
+        (r, batch(45, 34), [], x),  # 429: 20 tokens left, 45 asked (one charged)
+        (r, single, [], x),  # a retry: 18 left
+        (r, batch(18, 35), [], x),  # stored: none left
+        (r, b"{not json", [], x),  # 429 before the body is read
+        (r, single, admin, x),  # an admin's token is not limited
+        (r, single, [], y),  # another address: its own bucket
     ]
 
 
@@ -177,19 +212,22 @@ def test_the_fast_path_and_the_documented_route_answer_alike(tmp_path: Path) -> 
     oue = Spec.from_mechanism(pldp.OUE(1.0, 5), question="bits?")
     febsf = Spec.from_mechanism(pldp.protocols.FEBSF([0.5, 1.0], 0.5, 4, "krr"), question="levels?")
     closed = Spec.from_mechanism(pldp.KRR(2.0, 3), question="closed?")
-    requests = _submissions(krr, oue, febsf, closed)
+    requests = [(*r, "127.0.0.1") for r in _submissions(krr, oue, febsf, closed)] + _floods(krr)
     answers, tallies = [], []
+    limits = Limits(max_body=4096, max_reports=50, rate=1.0, burst=200, campaign_cap=200)
     for fast in (True, False):
-        app = _app(tmp_path / f"{fast}.db", fast, Limits(max_body=4096, max_reports=50))
+        app = _app(tmp_path / f"{fast}.db", fast, limits)
+        app.state.service.ingest.limiter.clock = lambda: 0.0  # no refill: the same answers on both paths
         writer = app.state.writer
         try:
             for spec in (krr, oue, febsf, closed):
                 writer.run(lambda ctx, s=spec: collect.create_campaign(ctx, s, 0.0))
             writer.run(lambda ctx: collect.close_campaign(ctx, closed.id, 1.0))
             got = []
-            for path, body, headers in requests:
-                status, head, raw = asyncio.run(_asgi(app, "POST", path, body, headers))
-                got.append((status, head.get("content-type"), head.get("www-authenticate"), json.loads(raw)))
+            for path, body, headers, client in requests:
+                status, head, raw = asyncio.run(_asgi(app, "POST", path, body, headers, client))
+                extra = (head.get("www-authenticate"), head.get("retry-after"))
+                got.append((status, head.get("content-type"), *extra, json.loads(raw)))
             assert _stack_has_fast_path(app) is fast  # the other app's answers came from the FastAPI route
             answers.append(got)
             tallies.append([app.state.service.conn().execute("SELECT n FROM tallies ORDER BY campaign_id").fetchall()])
@@ -199,7 +237,7 @@ def test_the_fast_path_and_the_documented_route_answer_alike(tmp_path: Path) -> 
     assert tallies[0] == tallies[1]
     statuses = [a[0] for a in answers[0]]
     assert statuses[:7] == [200] * 7 and statuses[25] == statuses[30] == 200
-    assert [a[3] for a in answers[0][:7]] == [
+    assert [a[4] for a in answers[0][:7]] == [
         {"accepted": 20, "duplicates": 0},
         {"accepted": 0, "duplicates": 20},
         {"accepted": 1, "duplicates": 0},
@@ -208,12 +246,19 @@ def test_the_fast_path_and_the_documented_route_answer_alike(tmp_path: Path) -> 
         {"accepted": 0, "duplicates": 20},
         {"accepted": 0, "duplicates": 20},
     ]
-    assert statuses[7] == 409 and answers[0][7][3]["error"] == "conflicting_report"
+    assert statuses[7] == 409 and answers[0][7][4]["error"] == "conflicting_report"
     bad = [i for i in range(8, 34) if i not in (25, 30)]
     assert all(statuses[i] == 400 and answers[0][i][1] == "application/json" for i in bad)
-    assert statuses[34:] == [413, 413, 413, 409, 404, 404, 401, 401, 401, 401]
-    assert all(a[2] == "Bearer" for a in answers[0][-4:])  # the 401s ask for a bearer token
-    assert {a[3]["error"] for a in answers[0] if a[0] >= 400} >= {
+    assert statuses[34:44] == [413, 413, 413, 409, 404, 404, 401, 401, 401, 401]
+    assert all(a[2] == "Bearer" for a in answers[0][40:44])  # the 401s ask for a bearer token
+    assert statuses[44:53] == [415, 415, 403, 403, 200, 200, 400, 400, 413]
+    assert [a[4]["error"] for a in answers[0][50:53]] == ["too_deep", "number_too_long", "too_many_reports"]
+    assert statuses[53:] == [200, 200, 200, 409, 429, 200, 200, 429, 200, 200]
+    assert answers[0][56][4]["error"] == "campaign_full"
+    assert [answers[0][i][3] for i in (57, 60)] == ["26", "1"]  # Retry-After: (45 - 19) / 1 s, then 1 s
+    assert answers[0][58][4] == {"accepted": 0, "duplicates": 1}
+    assert sorted(n for (n,) in tallies[0][0]) == [0, 6, 6, 30 + 135 + 18]  # closed, oue, febsf, krr at its cap
+    assert {a[4]["error"] for a in answers[0] if a[0] >= 400} >= {
         "malformed_json",
         "bad_report",
         "too_many_reports",
@@ -221,6 +266,9 @@ def test_the_fast_path_and_the_documented_route_answer_alike(tmp_path: Path) -> 
         "campaign_closed",
         "unknown_campaign",
         "unauthorized",
+        "unsupported_media_type",
+        "cross_origin",
+        "rate_limited",
     }
 
 
@@ -230,15 +278,15 @@ def test_the_fast_path_and_the_documented_route_answer_alike(tmp_path: Path) -> 
 #: campaign is one not granted, a 403.)
 REFUSALS = {
     ("get", "/v1/health"): set(),
-    ("post", "/v1/campaigns"): {400, 401, 403, 413, 503},
+    ("post", "/v1/campaigns"): {400, 401, 403, 413, 415, 503},
     ("get", "/v1/campaigns"): {401},
     ("get", "/v1/campaigns/{campaign_id}/spec"): {401, 404},
     ("post", "/v1/campaigns/{campaign_id}/close"): {401, 403, 404, 503},
-    ("post", "/v1/campaigns/{campaign_id}/reports"): {400, 401, 404, 409, 413, 503},
+    ("post", "/v1/campaigns/{campaign_id}/reports"): {400, 401, 403, 404, 409, 413, 415, 429, 503},
     ("get", "/v1/campaigns/{campaign_id}/estimate"): {400, 401, 403, 409},
     ("get", "/v1/campaigns/{campaign_id}/export"): {400, 401, 403, 501},
     ("get", "/v1/campaigns/{campaign_id}/days"): {401, 403},
-    ("post", "/v1/tokens"): {400, 401, 403, 404, 413, 503},
+    ("post", "/v1/tokens"): {400, 401, 403, 404, 413, 415, 503},
     ("get", "/c/{campaign_id}"): {404},
     ("get", "/dashboard/{campaign_id}"): {404},
     ("get", "/static/{name}"): {404},
@@ -328,7 +376,7 @@ def test_every_route_declares_its_refusals_with_the_error_model(schema: dict[str
 
 def test_the_refusals_each_route_gives_are_declared(tmp_path: Path, schema: dict[str, Any]) -> None:
     """Provoke the refusals of every route; each status seen is one its operation declares."""
-    app = _app(tmp_path / "r.db", limits=Limits(max_body=4096, max_reports=5, max_spec=2000))
+    app = _app(tmp_path / "r.db", limits=Limits(max_body=4096, max_reports=5, max_spec=2000, rate=1.0, burst=3))
     spec = Spec.from_mechanism(pldp.KRR(1.0, 3), question="q")
     big = Spec.from_mechanism(pldp.OUE(1.0, 200), question="too big")
     app.state.writer.run(lambda ctx: collect.add_token(ctx, ANALYST, "analyst", "an", [], 0.0))
@@ -350,6 +398,10 @@ def test_the_refusals_each_route_gives_are_declared(tmp_path: Path, schema: dict
         (("post", "/v1/campaigns/{campaign_id}/reports"), f"{c}/reports", report, bad),
         (("post", "/v1/campaigns/{campaign_id}/reports"), f"{z}/reports", report, []),
         (("post", "/v1/campaigns/{campaign_id}/reports"), f"{c}/reports", b" " * 5000, []),
+        (("post", "/v1/campaigns/{campaign_id}/reports"), f"{c}/reports", report, [("origin", "https://a.example")]),
+        (("post", "/v1/campaigns/{campaign_id}/reports"), f"{c}/reports", report, [("content-type", "text/plain")]),
+        (("post", "/v1/campaigns"), "/v1/campaigns", spec.to_json().encode(), [*a, ("content-type", "text/plain")]),
+        (("post", "/v1/tokens"), "/v1/tokens", b"{}", [*a, ("content-type", "application/x-www-form-urlencoded")]),
         (("get", "/v1/campaigns/{campaign_id}/estimate"), f"{c}/estimate?level=x", b"", n),
         (("get", "/v1/campaigns/{campaign_id}/estimate"), f"{c}/estimate", b"", []),
         (("get", "/v1/campaigns/{campaign_id}/estimate"), f"{c}/estimate", b"", a),
@@ -389,9 +441,10 @@ def test_the_refusals_each_route_gives_are_declared(tmp_path: Path, schema: dict
             asyncio.run(_asgi(app, "GET", f"{c}/export?day=x", b"", g))[0]
         )
         assert asyncio.run(_asgi(app, "POST", f"{c}/close", b"", a))[0] == 200
-        seen[("post", "/v1/campaigns/{campaign_id}/reports")].add(
-            asyncio.run(_asgi(app, "POST", f"{c}/reports", report))[0]
-        )
+        for _ in range(2):  # a 409 (closed; its 2 reports charged), then a 429 (1 of the burst of 3 left)
+            seen[("post", "/v1/campaigns/{campaign_id}/reports")].add(
+                asyncio.run(_asgi(app, "POST", f"{c}/reports", report))[0]
+            )
     finally:
         app.state.writer.close()
     for key, statuses in seen.items():

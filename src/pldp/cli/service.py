@@ -33,7 +33,10 @@ def _serve(args: Any) -> int:
             raise CLIError(str(exc)) from None
     elif args.retain_days is not None:
         raise CLIError("--retain-days deletes exported reports only; it needs --export-dir")
-    limits = Limits(args.max_body, args.max_reports)
+    try:
+        limits = _limits(args, Limits)
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None
     serve(
         args.db,
         args.host,
@@ -44,8 +47,34 @@ def _serve(args: Any) -> int:
         rollover,
         ssl_keyfile=args.ssl_keyfile,
         ssl_certfile=args.ssl_certfile,
+        trusted_proxies=None if args.trusted_proxy is None else [p for p in args.trusted_proxy if p != "none"],
     )
     return 0
+
+
+def _limits(args: Any, limits: Any) -> Any:
+    """The collector's :class:`~pldp.service.state.Limits` from ``pldp serve``'s options."""
+    from pldp.service.crossorigin import normalize_origin
+
+    for name in ("max_body", "max_reports", "burst", "max_connections", "max_parsing"):
+        if getattr(args, name) < 1:
+            raise ValueError(f"--{name.replace('_', '-')} must be at least 1")
+    if args.rate < 0 or args.header_timeout <= 0 or args.body_timeout <= 0:
+        raise ValueError("--rate must be at least 0 (0: no limit), and the timeouts above 0")
+    if args.campaign_cap is not None and args.campaign_cap < 1:
+        raise ValueError("--campaign-cap must be at least 1")
+    return limits(
+        max_body=args.max_body,
+        max_reports=args.max_reports,
+        rate=args.rate,
+        burst=args.burst,
+        campaign_cap=args.campaign_cap,
+        max_parsing=args.max_parsing,
+        allow_origins=tuple(normalize_origin(o) for o in args.allow_origin),
+        header_timeout=args.header_timeout,
+        body_timeout=args.body_timeout,
+        max_connections=args.max_connections,
+    )
 
 
 def _create(args: Any) -> int:
@@ -139,6 +168,7 @@ def _add_serve(sub: Subparsers) -> None:
         "--max-reports", type=int, default=10_000, help="most reports in one request (default %(default)s)"
     )
     srv.add_argument("--workers", type=int, default=1, help="server processes on the same store (default %(default)s)")
+    _add_abuse_limits(srv)
     srv.add_argument(
         "--export-dir", default=None, help="write the reports to report files here (DIR/spec=<id>/day=<date>/)"
     )
@@ -152,6 +182,54 @@ def _add_serve(sub: Subparsers) -> None:
         help="delete exported reports received more than N days ago (default: keep every report)",
     )
     srv.set_defaults(func=_serve)
+
+
+def _add_abuse_limits(srv: argparse.ArgumentParser) -> None:
+    """The options that bound what clients may do (docs/threat-model.md); each worker keeps its own state."""
+    lim = srv.add_argument_group("limits on clients (per worker process; see docs/threat-model.md)")
+    lim.add_argument(
+        "--rate",
+        type=float,
+        default=100.0,
+        help="reports per second one client address may send, sustained (default %(default)s; 0: no limit); "
+        "admin and analyst tokens are not limited",
+    )
+    lim.add_argument(
+        "--burst", type=int, default=10_000, help="reports one client address may send at once (default %(default)s)"
+    )
+    lim.add_argument(
+        "--campaign-cap", type=int, default=None, help="the most reports one campaign takes (default: no cap)"
+    )
+    lim.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="let pages of this origin (https://host[:port]) send requests, besides the collector's own; repeatable",
+    )
+    lim.add_argument(
+        "--trusted-proxy",
+        action="append",
+        default=None,
+        metavar="ADDRESS",
+        help="a proxy whose X-Forwarded-For names the client (an address or network; repeatable; 'none': no proxy); "
+        "default: $FORWARDED_ALLOW_IPS, else 127.0.0.1 and ::1",
+    )
+    lim.add_argument(
+        "--header-timeout", type=float, default=10.0, help="seconds to send a request's head (default %(default)s)"
+    )
+    lim.add_argument(
+        "--body-timeout", type=float, default=30.0, help="seconds to send a request's body (default %(default)s)"
+    )
+    lim.add_argument(
+        "--max-connections", type=int, default=4096, help="open connections per worker (default %(default)s)"
+    )
+    lim.add_argument(
+        "--max-parsing",
+        type=int,
+        default=64 * 2**20,
+        help="bytes of request bodies read and parsed at once per worker (default %(default)s)",
+    )
 
 
 def add_commands(sub: Subparsers) -> None:

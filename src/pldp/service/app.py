@@ -24,12 +24,17 @@ endpoint                               who         what
 =====================================  ==========  ===============================================
 
 Every refusal is a JSON object ``{"error": code, "reason": text}`` with a 4xx status: 401 without
-a valid token where one is needed (or with an invalid one anywhere but ``/v1/health``), 403 when the token's role
-may not do it, 404, 409 (closed campaign, conflicting report id), 413 (body or batch too large),
-400 (anything malformed, with the first bad report named). FastAPI's interactive documentation
-pages load scripts from a CDN and are therefore off; the schema itself is served, and
-:mod:`pldp.service.pages` serves its own API page at ``/docs``, beside the web pages (``/c/{id}``,
-``/dashboard/{id}``, ``/static/...``) and a not-found page for browsers. With a
+a valid token where one is needed (or with an invalid one anywhere but ``/v1/health``), 403 when
+the token's role may not do it (or a page of another origin sent it), 404, 409 (closed or full
+campaign, conflicting report id), 413 (body or batch too large), 415 (a body that is not JSON),
+429 (too many reports from one address), 400 (anything malformed, with the first bad report
+named); 503 when the store cannot write or too many bodies are being read at once
+(:mod:`pldp.service.ratelimit`, :mod:`pldp.service.crossorigin`, :mod:`pldp.service.bodies`,
+:mod:`pldp.service.jsonlimits`; slow and surplus connections: :mod:`pldp.service.connections`).
+FastAPI's interactive documentation pages load scripts from a CDN and are therefore off; the
+schema itself is served, and :mod:`pldp.service.pages` serves its own API page at ``/docs``,
+beside the web pages (``/c/{id}``, ``/dashboard/{id}``, ``/static/...``) and a not-found page for
+browsers. With a
 :class:`~pldp.service.rollover.Rollover`, the process also runs the report rollover
 (:class:`~pldp.service.rollover.Exporter`; one process of a store exports).
 
@@ -52,6 +57,7 @@ from fastapi import FastAPI
 
 import pldp
 from pldp.service import errors, openapi, pages
+from pldp.service.crossorigin import CrossOrigin
 from pldp.service.ingest import FastPath
 from pldp.service.rollover import Exporter, Rollover
 from pldp.service.routes import ROUTERS
@@ -70,6 +76,7 @@ def _lifespan(
         # here and stalled the event loop (measured with gc.callbacks under 800 requests/s).
         gc.collect()
         gc.freeze()
+        errors.quiet_tracebacks()  # here: the server has configured its logging by now
         if exporter is not None:
             exporter.start()
         yield
@@ -88,7 +95,9 @@ def create_app(db: str | Path, limits: Limits | None = None, rollover: Rollover 
     db : str or Path
         The SQLite file.
     limits : Limits, optional
-        Request bounds (defaults: 8 MiB bodies, 10,000 reports per request).
+        Request and client bounds (defaults: 8 MiB bodies, 10,000 reports per request, 100 reports
+        a second and 10,000 at once per client address, no campaign cap, 64 MiB of bodies parsed at
+        once, only the collector's own origin).
     rollover : Rollover, optional
         Export report files (and apply retention) in the background while the app runs.
     """
@@ -109,6 +118,7 @@ def create_app(db: str | Path, limits: Limits | None = None, rollover: Rollover 
     for router in ROUTERS:
         app.include_router(router)
     app.add_middleware(FastPath, ingest=service.ingest)
+    app.add_middleware(CrossOrigin, allow=service.limits.allow_origins)  # outside FastPath: both paths obey it
     pages.add_pages(app, lambda campaign_id: service.campaign(campaign_id).row.closed)
     openapi.document(app)
     return app

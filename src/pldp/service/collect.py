@@ -24,20 +24,22 @@ import numpy as np
 
 from pldp.deploy import ReportBatch, Spec, decode
 from pldp.errors import ReportError
-from pldp.service import auth, store
+from pldp.service import auth, jsonlimits, store
 from pldp.service.writer import Context
 
-__all__ = ["CollectError", "Prepared", "prepare_batch", "store_batch"]
+__all__ = ["CollectError", "Prepared", "prepare_batch", "read_json", "store_batch"]
 
 
 class CollectError(Exception):
-    """A request the collector refuses: an HTTP ``status``, a short ``code`` and a ``reason``."""
+    """A request the collector refuses: an HTTP ``status``, a short ``code``, a ``reason``, and
+    ``headers`` to send with the answer (``Retry-After``)."""
 
-    def __init__(self, status: int, code: str, reason: str) -> None:
+    def __init__(self, status: int, code: str, reason: str, headers: dict[str, str] | None = None) -> None:
         super().__init__(reason)
         self.status = status
         self.code = code
         self.reason = reason
+        self.headers = headers or {}
 
 
 @dataclass(frozen=True)
@@ -60,8 +62,32 @@ class Prepared:
         return self.ids[16 * i : 16 * i + 16], self.rows[self.width * i : self.width * (i + 1)]
 
 
-def prepare_batch(spec: Spec, body: bytes, max_reports: int) -> Prepared:
+def read_json(body: bytes | bytearray, max_values: int | None = None) -> Any:
+    """The JSON value of a request body, read within :mod:`pldp.service.jsonlimits`' bounds.
+
+    Raises
+    ------
+    CollectError
+        400 for a body that is not JSON or nests too deep or holds too long a number (the code
+        names which); 413 ``too_many_reports`` for more values than ``max_values``.
+    """
+    try:
+        return jsonlimits.loads(body, max_values=max_values)
+    except jsonlimits.JSONLimitError as exc:
+        if exc.code == "too_many_values":
+            raise CollectError(
+                413, "too_many_reports", f"{exc.reason}: more than the reports a request may carry"
+            ) from None
+        raise CollectError(400, exc.code, exc.reason) from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CollectError(400, "malformed_json", f"the body is not JSON: {exc}") from None
+
+
+def prepare_batch(spec: Spec, body: bytes | bytearray, max_reports: int) -> Prepared:
     """Parse and validate a request body of reports for ``spec`` (all or nothing).
+
+    The body is scanned before it is parsed (:func:`read_json`): one with more JSON values than
+    ``max_reports`` reports of ``spec`` can hold is refused without building them.
 
     Raises
     ------
@@ -69,10 +95,7 @@ def prepare_batch(spec: Spec, body: bytes, max_reports: int) -> Prepared:
         400 for malformed JSON or reports (the reason names the first bad report), 413 for more
         than ``max_reports`` reports.
     """
-    try:
-        data = json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CollectError(400, "malformed_json", f"the body is not JSON: {exc}") from None
+    data = read_json(body, jsonlimits.report_values(spec, max_reports))
     reports = data.get("reports") if isinstance(data, dict) and "reports" in data else data
     count = len(reports) if isinstance(reports, list) else 1
     if count > max_reports:
@@ -87,12 +110,14 @@ def prepare_batch(spec: Spec, body: bytes, max_reports: int) -> Prepared:
     return Prepared(spec, batch, batch.ids.tobytes(), *store.row_table(batch), tally)
 
 
-def store_batch(ctx: Context, campaign_id: str, prep: Prepared) -> dict[str, int]:
+def store_batch(ctx: Context, campaign_id: str, prep: Prepared, cap: int | None = None) -> dict[str, int]:
     """Store the new reports of a prepared batch and count them (a writer job; see module doc).
 
     The batch's ids are looked up in the writer's index of stored ids (:meth:`Context.find`); a
     stored one is a retry if its stored row is the same (counted once) and a conflict otherwise
     (the batch is refused). The new reports are appended in one insert and their ids staged.
+    With ``cap``, a batch whose new reports would take the campaign's count over it is refused
+    (409 ``campaign_full``); its retries are still acknowledged.
     """
     row = ctx.conn.execute("SELECT key, closed_at FROM campaigns WHERE id = ?", (campaign_id,)).fetchone()
     if row is None:
@@ -113,6 +138,10 @@ def store_batch(ctx: Context, campaign_id: str, prep: Prepared) -> dict[str, int
     new = np.flatnonzero(where < 0)
     if new.size == 0:
         return {"accepted": 0, "duplicates": n}
+    if cap is not None and (held := ctx.tally(campaign_id, prep.spec).n) + new.size > cap:
+        raise CollectError(
+            409, "campaign_full", f"campaign {campaign_id} holds {held:,} reports; it takes at most {cap:,}"
+        )
     ids, rows, tally = prep.ids, prep.rows, prep.tally
     if new.size < n:  # some were retries: store and count the others only
         picked = [prep.report(i) for i in new.tolist()]

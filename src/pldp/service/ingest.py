@@ -1,8 +1,11 @@
 """The collector's hot path: ``POST /v1/campaigns/{id}/reports``, shared by FastAPI and a bare ASGI handler.
 
 :class:`Ingest` does what a submission needs: the token (anonymous is fine; an invalid one is a
-401), the campaign's spec, the body within its limit, validation (on the event loop for small
-bodies, in a thread for large ones), and the writer's durable commit. Two callers share it:
+401), the campaign's spec, the client address's rate limit (:mod:`pldp.service.ratelimit`), the
+body within its limit and the process's budget of bytes being parsed (:mod:`pldp.service.bodies`),
+validation (on the event loop for small bodies, in a thread for large ones), the reports charged
+to the address, and the writer's durable commit, which also holds the campaign to its cap. Two
+callers share it:
 
 * the FastAPI route (:mod:`pldp.service.routes.reports`), which describes the endpoint in the
   OpenAPI schema;
@@ -28,8 +31,10 @@ from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from pldp.deploy import Spec
-from pldp.service import collect
+from pldp.service import bodies, collect, errors
+from pldp.service.bodies import BodyBudget
 from pldp.service.collect import CollectError
+from pldp.service.ratelimit import RateLimiter
 from pldp.service.writer import StoreUnavailableError, Writer
 
 __all__ = ["INLINE_BODY", "FastPath", "Ingest", "read_body"]
@@ -48,15 +53,12 @@ async def read_body(declared: str | None, chunks: AsyncIterator[bytes], limit: i
     CollectError
         413 as soon as the declared or received size exceeds ``limit``.
     """
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise CollectError(413, "body_too_large", f"the body has {declared} bytes; at most {limit}")
-    parts, size = [], 0
-    async for chunk in chunks:
-        size += len(chunk)
-        if size > limit:
-            raise CollectError(413, "body_too_large", f"the body exceeds {limit} bytes")
-        parts.append(chunk)
-    return b"".join(parts)
+    async with bodies.reading(declared, chunks, limit) as raw:
+        return bytes(raw)
+
+
+#: Roles whose submissions are not rate-limited: named, revocable tokens (a bulk upload uses one).
+UNLIMITED = frozenset({"admin", "analyst"})
 
 
 class Ingest:
@@ -72,6 +74,12 @@ class Ingest:
         The spec of a campaign id; raises a 404 for an unknown campaign.
     max_body, max_reports : int
         The request bounds.
+    limiter : RateLimiter, optional
+        Reports per client address (none: unlimited).
+    budget : BodyBudget, optional
+        Bytes of bodies read and parsed at once (none: unbounded).
+    cap : int, optional
+        The most reports a campaign takes (none: no cap).
     """
 
     def __init__(
@@ -81,29 +89,47 @@ class Ingest:
         spec_of: Callable[[str], Spec],
         max_body: int,
         max_reports: int,
+        limiter: RateLimiter | None = None,
+        budget: BodyBudget | None = None,
+        cap: int | None = None,
     ) -> None:
         self.writer = writer
         self.who = who
         self.spec_of = spec_of
         self.max_body = max_body
         self.max_reports = max_reports
+        self.limiter = limiter
+        self.budget = budget
+        self.cap = cap
 
     async def accept(
-        self, campaign_id: str, authorization: str | None, declared: str | None, chunks: AsyncIterator[bytes]
+        self,
+        campaign_id: str,
+        authorization: str | None,
+        declared: str | None,
+        client: str | None,
+        chunks: AsyncIterator[bytes],
     ) -> dict[str, int]:
         """Store the batch in the body (all or nothing) and count it: ``{"accepted", "duplicates"}``.
 
-        Whether the campaign is closed is checked by the writer, in the transaction that would
-        store the batch.
+        ``client`` is the client's address (the ASGI scope's, which a trusted proxy's
+        ``X-Forwarded-For`` has set). Whether the campaign is closed, or full, is checked by the
+        writer, in the transaction that would store the batch.
         """
-        self.who(authorization)
+        principal = self.who(authorization)
         spec = self.spec_of(campaign_id)
-        raw = await read_body(declared, chunks, self.max_body)
-        if len(raw) <= INLINE_BODY:  # a few reports: validating costs less than a hop to a thread
-            prep = collect.prepare_batch(spec, raw, self.max_reports)
-        else:
-            prep = await run_in_threadpool(collect.prepare_batch, spec, raw, self.max_reports)
-        job = self.writer.submit(lambda ctx: collect.store_batch(ctx, campaign_id, prep))
+        limiter = None if self.limiter is None or principal.role in UNLIMITED else self.limiter
+        if limiter is not None:
+            limiter.admit(client)
+        async with bodies.reading(declared, chunks, self.max_body, self.budget) as raw:
+            if len(raw) <= INLINE_BODY:  # a few reports: validating costs less than a hop to a thread
+                prep = collect.prepare_batch(spec, raw, self.max_reports)
+            else:
+                prep = await run_in_threadpool(collect.prepare_batch, spec, raw, self.max_reports)
+        if limiter is not None:
+            limiter.charge(client, len(prep))
+        cap = self.cap
+        job = self.writer.submit(lambda ctx: collect.store_batch(ctx, campaign_id, prep, cap))
         try:
             return await asyncio.wrap_future(job)
         except StoreUnavailableError as exc:
@@ -125,15 +151,19 @@ class FastPath:
             return
         headers = {k.lower(): v.decode("latin-1") for k, v in scope["headers"] if k.lower() in _WANTED}
         extra: list[tuple[bytes, bytes]] = []
+        client = scope.get("client")
         try:
             answer: dict[str, Any] = await self.ingest.accept(
-                match[1], headers.get(b"authorization"), headers.get(b"content-length"), _chunks(receive)
+                match[1],
+                headers.get(b"authorization"),
+                headers.get(b"content-length"),
+                client[0] if client else None,
+                _chunks(receive),
             )
             status = 200
         except CollectError as exc:
             status, answer = exc.status, {"error": exc.code, "reason": exc.reason}
-            if exc.status == 401:
-                extra.append((b"www-authenticate", b"Bearer"))
+            extra += [(k.lower().encode(), v.encode("latin-1")) for k, v in errors.headers_of(exc).items()]
         body = json.dumps(answer, separators=(",", ":")).encode()
         start_headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
         await send({"type": "http.response.start", "status": status, "headers": start_headers + extra})

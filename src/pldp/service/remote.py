@@ -37,13 +37,15 @@ T = TypeVar("T")
 
 
 class RemoteError(Exception):
-    """The collector refused a request: its HTTP ``status``, error ``code`` and ``reason``."""
+    """The collector refused a request: its HTTP ``status``, error ``code`` and ``reason``, and the
+    seconds its ``Retry-After`` asked to wait (429, 503), if any."""
 
-    def __init__(self, status: int, code: str, reason: str) -> None:
+    def __init__(self, status: int, code: str, reason: str, retry_after: float | None = None) -> None:
         super().__init__(f"{status} {code}: {reason}")
         self.status = status
         self.code = code
         self.reason = reason
+        self.retry_after = retry_after
 
 
 class UnreachableError(ConnectionError):
@@ -59,8 +61,13 @@ class UnreachableError(ConnectionError):
 
 
 def _retryable(exc: Exception) -> bool:
-    """A failure that sending the same request again may cure: no answer, or a 503 (nothing stored)."""
-    return isinstance(exc, UnreachableError) or (isinstance(exc, RemoteError) and exc.status == 503)
+    """A failure that sending the same request again may cure: no answer, a 503 (nothing stored), or
+    a 429 (too many reports from this address for now)."""
+    return isinstance(exc, UnreachableError) or (isinstance(exc, RemoteError) and exc.status in (429, 503))
+
+
+def _retry_after(value: str | None) -> float | None:
+    return float(value) if value is not None and value.strip().isdigit() else None
 
 
 class Collector:
@@ -113,7 +120,8 @@ class Collector:
         if status >= 400:
             try:
                 err = json.loads(data)
-                raise RemoteError(status, str(err.get("error")), str(err.get("reason")))
+                after = _retry_after(head.get("retry-after"))
+                raise RemoteError(status, str(err.get("error")), str(err.get("reason")), after)
             except (json.JSONDecodeError, AttributeError):
                 raise RemoteError(status, "http_error", data[:200].decode("utf-8", "replace")) from None
         return status, head, data
@@ -147,7 +155,9 @@ class Collector:
     ) -> T:
         """``call()``, called again after a failure that a resend may cure, up to ``retries`` times.
 
-        The waits double from ``backoff`` seconds (0.5, 1, 2, 4, 8 s by default: 15.5 s in all).
+        The waits double from ``backoff`` seconds (0.5, 1, 2, 4, 8 s by default: 15.5 s in all),
+        or are as long as the collector's ``Retry-After`` when it asks for longer (a 429: this
+        address sent too many reports for now).
         A resend is safe for reads, for a batch of reports (sent twice, it counts once: the
         collector keeps each report id once), and for creating or closing a campaign; not for
         :meth:`create_token`, which would make a second token.
@@ -174,7 +184,7 @@ class Collector:
             except (UnreachableError, RemoteError) as exc:
                 if attempt == retries or not _retryable(exc):
                     raise
-                wait = backoff * 2**attempt
+                wait = max(backoff * 2**attempt, getattr(exc, "retry_after", None) or 0.0)
                 if on_retry is not None:
                     on_retry(exc, wait)
                 time.sleep(wait)
@@ -192,7 +202,7 @@ class Collector:
     ) -> dict[str, int]:
         """Send a batch of any size in requests of at most ``size`` reports; the summed answers.
 
-        Each request is retried (:meth:`retrying`) after a connection error or a 503; a resent
+        Each request is retried (:meth:`retrying`) after a connection error, a 503 or a 429; a resent
         request counts once, since the collector keeps each report id once, so a report whose first
         sending was stored but not acknowledged comes back as a duplicate. A 413 (the collector's
         ``--max-reports`` or ``--max-body`` is lower) halves the request, and the later requests

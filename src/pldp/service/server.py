@@ -25,8 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from pldp.errors import PLDPError
-from pldp.service import auth, collect
+from pldp.service import auth, collect, connections
 from pldp.service.app import Limits, create_app
+from pldp.service.connections import GuardedHttpTools
 from pldp.service.rollover import Rollover
 from pldp.service.store import SchemaError
 from pldp.service.writer import Writer
@@ -134,7 +135,8 @@ def bootstrap_admin(writer: Writer, token_file: str | Path | None) -> str | None
 
 def app_from_env() -> Any:
     """The application of a worker process started by uvicorn (``--workers N``), from the environment."""
-    limits = Limits(int(os.environ["PLDP_MAX_BODY"]), int(os.environ["PLDP_MAX_REPORTS"]))
+    limits = Limits.from_json(os.environ["PLDP_LIMITS"])
+    guard_connections(limits)
     rollover = None
     if os.environ.get("PLDP_EXPORT_DIR"):
         retain = os.environ.get("PLDP_RETAIN_DAYS")
@@ -144,6 +146,11 @@ def app_from_env() -> Any:
             int(retain) if retain else None,
         )
     return create_app(os.environ["PLDP_DB"], limits, rollover)
+
+
+def guard_connections(limits: Limits) -> None:
+    """Set this process's connection deadlines and cap (:mod:`pldp.service.connections`)."""
+    connections.configure(limits.header_timeout, limits.body_timeout, limits.max_connections)
 
 
 def serve(
@@ -156,6 +163,7 @@ def serve(
     rollover: Rollover | None = None,
     ssl_keyfile: str | Path | None = None,
     ssl_certfile: str | Path | None = None,
+    trusted_proxies: list[str] | None = None,
 ) -> None:
     """Start the collector on ``host:port`` with the store ``db`` (blocks until interrupted).
 
@@ -164,6 +172,11 @@ def serve(
     With ``rollover``, reports are exported to files (and old ones deleted) in the background by
     one of the processes (:mod:`pldp.service.rollover`). With ``ssl_certfile`` (PEM, the
     certificate chain) and ``ssl_keyfile`` (PEM, its private key) it speaks HTTPS.
+
+    ``limits`` bound requests, clients and connections (:class:`~pldp.service.state.Limits`).
+    ``trusted_proxies`` (addresses or networks) are the proxies whose ``X-Forwarded-For`` names
+    the client, which the rate limit then keys on; None: uvicorn's default, ``$FORWARDED_ALLOW_IPS``
+    or else 127.0.0.1 and ::1 (a proxy on this machine); ``[]``: none.
 
     Raises
     ------
@@ -200,21 +213,31 @@ def serve(
         "ssl_certfile": None if ssl_certfile is None else str(ssl_certfile),
     }
     quiet: dict[str, Any] = {"log_level": "warning", "access_log": False}
+    guarded: dict[str, Any] = {"http": GuardedHttpTools, "timeout_keep_alive": 5}
+    if trusted_proxies is not None:
+        guarded["forwarded_allow_ips"] = ",".join(trusted_proxies) if trusted_proxies else ""
+    guard_connections(limits)  # also raises the file limit, which the workers inherit
     if workers > 1:
         os.environ.update(
             PLDP_DB=str(Path(db).resolve()),
-            PLDP_MAX_BODY=str(limits.max_body),
-            PLDP_MAX_REPORTS=str(limits.max_reports),
+            PLDP_LIMITS=limits.to_json(),
             PLDP_EXPORT_DIR="" if rollover is None else str(rollover.root.resolve()),
             PLDP_EXPORT_EVERY="" if rollover is None else str(rollover.every),
             PLDP_RETAIN_DAYS="" if rollover is None or rollover.retain_days is None else str(rollover.retain_days),
         )
         config = uvicorn.Config(
-            "pldp.service.server:app_from_env", factory=True, workers=workers, host=host, port=port, **tls, **quiet
+            "pldp.service.server:app_from_env",
+            factory=True,
+            workers=workers,
+            host=host,
+            port=port,
+            **tls,
+            **quiet,
+            **guarded,
         )
         _run_workers(config, sock)
     else:
-        config = uvicorn.Config(create_app(db, limits, rollover), host=host, port=port, **tls, **quiet)
+        config = uvicorn.Config(create_app(db, limits, rollover), host=host, port=port, **tls, **quiet, **guarded)
         server = uvicorn.Server(config)
         try:
             server.run(sockets=[sock])
