@@ -352,3 +352,25 @@ def test_a_slowloris_of_20000_connections_does_not_starve_honest_clients(tmp_pat
         assert slowest < 2.0, f"an honest request took {slowest:.2f} s ({probes} probes, {opened} attack connections)"
         assert fds < 4_096 + 300, fds
         assert srv.client().health()["status"] == "ok"
+
+
+@pytest.mark.parametrize(
+    ("option", "says"),
+    [
+        (["--allow-origin", "survey.example.org"], "is not an origin"),
+        (["--rate", "-1"], "--rate must be at least 0"),
+        (["--burst", "0"], "--burst must be at least 1"),
+        (["--campaign-cap", "0"], "--campaign-cap must be at least 1"),
+        (["--body-timeout", "0"], "the timeouts above 0"),
+    ],
+)
+def test_bad_limits_are_one_line_and_exit_2(tmp_path: Path, option: list[str], says: str) -> None:
+    db = tmp_path / "never.db"
+    run = subprocess.run(
+        [sys.executable, "-m", "pldp.cli", "serve", "--db", str(db), "--port", "0", *option],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 2 and run.stderr.startswith("pldp: error: ") and says in run.stderr, run.stderr
+    assert "Traceback" not in run.stderr and not db.exists()

@@ -19,6 +19,11 @@ How a report travels, and which module holds each step::
   and :mod:`pldp.service.ingest` (report submission and its fast path).
 * :mod:`pldp.service.server`: running it (the commands ``pldp serve`` and ``pldp campaign ...``
   live in :mod:`pldp.cli.service`); :mod:`pldp.service.remote`: a standard-library client of the API.
+* The bounds on clients (``docs/threat-model.md``): :mod:`pldp.service.ratelimit` (reports per
+  client address), :mod:`pldp.service.crossorigin` (JSON bodies only, from allowed origins),
+  :mod:`pldp.service.jsonlimits` (depth, digits and values of a body, before parsing),
+  :mod:`pldp.service.bodies` (bytes of bodies parsed at once) and
+  :mod:`pldp.service.connections` (request deadlines and a connection cap in uvicorn's protocol).
 * :mod:`pldp.service.rollover`: report files written on a schedule (crash-safe, one exporter per
   store) and retention; :mod:`pldp.service.dayfiles`: a campaign's reports as one file per day
   (``pldp campaign export --out-dir``).

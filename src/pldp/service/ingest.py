@@ -57,10 +57,6 @@ async def read_body(declared: str | None, chunks: AsyncIterator[bytes], limit: i
         return bytes(raw)
 
 
-#: Roles whose submissions are not rate-limited: named, revocable tokens (a bulk upload uses one).
-UNLIMITED = frozenset({"admin", "analyst"})
-
-
 class Ingest:
     """Accept a batch of reports for a campaign (see module doc).
 
@@ -76,6 +72,9 @@ class Ingest:
         The request bounds.
     limiter : RateLimiter, optional
         Reports per client address (none: unlimited).
+    unlimited : callable, optional
+        Whether an ``Authorization`` header exempts the request from ``limiter`` (an admin's or an
+        analyst's token; :meth:`pldp.service.state.Service.unlimited`).
     budget : BodyBudget, optional
         Bytes of bodies read and parsed at once (none: unbounded).
     cap : int, optional
@@ -92,6 +91,7 @@ class Ingest:
         limiter: RateLimiter | None = None,
         budget: BodyBudget | None = None,
         cap: int | None = None,
+        unlimited: Callable[[str | None], bool] = lambda _: False,
     ) -> None:
         self.writer = writer
         self.who = who
@@ -101,6 +101,7 @@ class Ingest:
         self.limiter = limiter
         self.budget = budget
         self.cap = cap
+        self.unlimited = unlimited
 
     async def accept(
         self,
@@ -116,9 +117,9 @@ class Ingest:
         ``X-Forwarded-For`` has set). Whether the campaign is closed, or full, is checked by the
         writer, in the transaction that would store the batch.
         """
-        principal = self.who(authorization)
+        self.who(authorization)
         spec = self.spec_of(campaign_id)
-        limiter = None if self.limiter is None or principal.role in UNLIMITED else self.limiter
+        limiter = None if self.limiter is None or self.unlimited(authorization) else self.limiter
         if limiter is not None:
             limiter.admit(client)
         async with bodies.reading(declared, chunks, self.max_body, self.budget) as raw:

@@ -30,6 +30,9 @@ __all__ = ["Campaign", "Limits", "Service"]
 
 T = TypeVar("T")
 
+#: Roles whose report submissions are not rate-limited: named, revocable tokens (a bulk upload uses one).
+UNLIMITED = frozenset({"admin", "analyst"})
+
 
 @dataclass(frozen=True)
 class Limits:
@@ -126,6 +129,7 @@ class Service:
             RateLimiter(limits.rate, limits.burst),
             self.budget,
             limits.campaign_cap,
+            self.unlimited,
         )
 
     def conn(self) -> sqlite3.Connection:
@@ -141,6 +145,14 @@ class Service:
         if principal is None:
             raise CollectError(401, "unauthorized", "the bearer token is not valid")
         return principal
+
+    def unlimited(self, authorization: str | None) -> bool:
+        """Whether ``authorization`` is a valid admin's or analyst's token, which the per-address rate
+        limit of report submission does not apply to (:data:`UNLIMITED`)."""
+        if not authorization:
+            return False
+        principal = auth.identify(self.conn(), authorization)
+        return principal is not None and principal.role in UNLIMITED
 
     def campaign(self, campaign_id: str) -> Campaign:
         """The stored campaign ``campaign_id``; a 404 for an unknown one."""
