@@ -39,6 +39,8 @@ from tests.deploy_cases import words
 from tests.service_server import Server, stored_and_recount, wait_until
 
 SPEC = Spec.from_mechanism(pldp.KRR(1.0, 5), question="Under attack?")
+#: Seconds between the slowloris' rounds of opening again the connections the server closed.
+REOPEN = 7
 PARTNER = "https://partner.example"
 
 
@@ -297,7 +299,8 @@ def test_x_forwarded_for_counts_only_from_a_trusted_proxy(strict: Server) -> Non
 @pytest.mark.slow
 def test_a_slowloris_of_20000_connections_does_not_starve_honest_clients(tmp_path: Path) -> None:
     """Four attacker processes hold 5,000 half-sent requests each, sending a header line a second
-    and opening again every 5 s what the server closed, for 15 s. Meanwhile an honest client
+    and opening again every 7 s what the server closed (as the slowloris tools do at each round),
+    for 15 s. Meanwhile an honest client
     sends a health check and a batch of 10 reports every quarter second on new connections: each
     is answered within 2 s, and the server never holds more file descriptors than its connection cap
     allows. The attackers run at the lowest CPU priority: on one machine they would otherwise take
@@ -315,7 +318,7 @@ def test_a_slowloris_of_20000_connections_does_not_starve_honest_clients(tmp_pat
         cmd = [sys.executable, "-m", "tests.slowloris", str(srv.port), str(n // attackers), str(seconds)]
         procs = [
             subprocess.Popen(
-                ["nice", "-n", "19", *cmd, f"127.0.{20 + i}.1", "5"],
+                ["nice", "-n", "19", *cmd, f"127.0.{20 + i}.1", str(REOPEN)],
                 stdout=subprocess.PIPE,
                 cwd=Path(__file__).resolve().parent.parent,
             )
@@ -324,19 +327,13 @@ def test_a_slowloris_of_20000_connections_does_not_starve_honest_clients(tmp_pat
         honest = Collector(srv.url, timeout=10.0)
         slowest, fds, probes = 0.0, 0, 0
         try:
-            start = time.monotonic()
             deadline = time.monotonic() + seconds - 1
             while time.monotonic() < deadline:
                 t0 = time.monotonic()
                 honest.close()  # a new connection each time, as a new respondent
                 assert honest.health()["status"] == "ok"
-                t1 = time.monotonic()
                 assert honest.submit(SPEC.id, _batch(10, 1_000 + probes).decode())["accepted"] == 10
                 slowest = max(slowest, time.monotonic() - t0)
-                print(
-                    f"probe {probes} at {t0 - start:.1f} s took {t1 - t0:.2f} + {time.monotonic() - t1:.2f} s",
-                    flush=True,
-                )
                 fds = max(fds, len(os.listdir(f"/proc/{pid}/fd")))
                 probes += 1
                 time.sleep(0.25)
@@ -349,6 +346,7 @@ def test_a_slowloris_of_20000_connections_does_not_starve_honest_clients(tmp_pat
         opened = sum(s["opened"] + s["reopened"] for s in stats)
         assert sum(s["opened"] for s in stats) == n and all(s["failed"] == 0 for s in stats), stats
         assert sum(s["closed_by_server"] for s in stats) > n - 4_096, stats  # the cap and the deadline closed them
+        print(f"slowloris: {opened} attack connections, {probes} honest probes, slowest {slowest:.2f} s, {fds} fds")
         assert slowest < 2.0, f"an honest request took {slowest:.2f} s ({probes} probes, {opened} attack connections)"
         assert fds < 4_096 + 300, fds
         assert srv.client().health()["status"] == "ok"
