@@ -205,7 +205,8 @@ def _add_abuse_limits(srv: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="ORIGIN",
-        help="let pages of this origin (https://host[:port]) send requests, besides the collector's own; repeatable",
+        help="let pages of this origin (e.g. https://survey.example.org) send requests, besides the collector's own; "
+        "repeatable",
     )
     lim.add_argument(
         "--trusted-proxy",
