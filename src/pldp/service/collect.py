@@ -25,19 +25,29 @@ import numpy as np
 from pldp.deploy import ReportBatch, Spec, decode
 from pldp.errors import ReportError
 from pldp.service import auth, store
+from pldp.service.faults import StoreUnavailableError
 from pldp.service.writer import Context
 
-__all__ = ["CollectError", "Prepared", "prepare_batch", "store_batch"]
+__all__ = ["CollectError", "Prepared", "prepare_batch", "store_batch", "unavailable"]
 
 
 class CollectError(Exception):
-    """A request the collector refuses: an HTTP ``status``, a short ``code`` and a ``reason``."""
+    """A request the collector refuses: an HTTP ``status``, a short ``code``, a ``reason`` and
+    the answer's extra ``headers`` (``Retry-After`` of a 503, say)."""
 
-    def __init__(self, status: int, code: str, reason: str) -> None:
+    def __init__(self, status: int, code: str, reason: str, headers: dict[str, str] | None = None) -> None:
         super().__init__(reason)
         self.status = status
         self.code = code
         self.reason = reason
+        self.headers = dict(headers or {})
+
+
+def unavailable(exc: StoreUnavailableError) -> CollectError:
+    """The 503 of a write the store could not take (:mod:`pldp.service.faults`)."""
+    return CollectError(
+        503, exc.code, f"{exc.reason}; nothing was stored, send it again", {"Retry-After": str(exc.retry_after)}
+    )
 
 
 @dataclass(frozen=True)

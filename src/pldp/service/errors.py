@@ -2,12 +2,13 @@
 
 :func:`install` turns the exceptions of a request into such answers (a
 :class:`~pldp.service.collect.CollectError`, an unknown path or method, a malformed query, which
-is a 400 and never FastAPI's 422, and a store that cannot write, 503); :func:`responses` declares
+is a 400 and never FastAPI's 422, and a store that cannot write, 503 with ``Retry-After``); :func:`responses` declares
 them in a route's OpenAPI entry with the :class:`~pldp.service.models.Error` model.
 """
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -15,9 +16,9 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from pldp.service.collect import CollectError
+from pldp.service.collect import CollectError, unavailable
+from pldp.service.faults import StoreUnavailableError, store_error
 from pldp.service.models import Error
-from pldp.service.writer import StoreUnavailableError
 
 __all__ = ["error", "install", "responses"]
 
@@ -30,7 +31,8 @@ MEANINGS = {
     409: "Conflicts with the stored state: a closed campaign, a report id stored with another payload, no reports.",
     413: "The body, or the number of reports in it, is over the collector's limit.",
     501: "The server lacks an optional dependency.",
-    503: "The store could not write: nothing was stored, send it again.",
+    503: "The store cannot take writes now (read-only, full, or its writer lock is held): nothing was stored, "
+    "send it again after Retry-After seconds.",
 }
 
 
@@ -46,13 +48,15 @@ def responses(*statuses: int, others: dict[int | str, dict[str, Any]] | None = N
         out[status] = {"model": Error, "description": MEANINGS[status]}
         if status == 401:
             out[status]["headers"] = {"WWW-Authenticate": {"description": "Bearer", "schema": {"type": "string"}}}
+        if status == 503:
+            out[status]["headers"] = {"Retry-After": {"description": "Seconds", "schema": {"type": "integer"}}}
     return out
 
 
 async def _collect_error(_: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, CollectError)
-    headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
-    return error(exc.status, exc.code, exc.reason, headers)
+    headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else {}
+    return error(exc.status, exc.code, exc.reason, headers | exc.headers)
 
 
 async def _http_error(_: Request, exc: Exception) -> JSONResponse:
@@ -68,8 +72,11 @@ async def _validation_error(_: Request, exc: Exception) -> JSONResponse:
     return error(400, "bad_request", f"{where}: {first.get('msg', 'invalid request')}")
 
 
-async def _store_error(_: Request, exc: Exception) -> JSONResponse:
-    return error(503, "store_unavailable", f"{exc}; nothing was stored, send it again")
+async def _store_error(request: Request, exc: Exception) -> JSONResponse:
+    fault = store_error(exc)
+    if fault is None:  # not the store's fault: a bug, answered 500 by the server's error middleware
+        raise exc
+    return await _collect_error(request, unavailable(fault))
 
 
 def install(app: FastAPI) -> None:
@@ -78,3 +85,4 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(StarletteHTTPException, _http_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StoreUnavailableError, _store_error)
+    app.add_exception_handler(sqlite3.Error, _store_error)

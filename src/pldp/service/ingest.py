@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import sqlite3
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -30,7 +31,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from pldp.deploy import Spec
 from pldp.service import collect
 from pldp.service.collect import CollectError
-from pldp.service.writer import StoreUnavailableError, Writer
+from pldp.service.faults import StoreUnavailableError, store_error
+from pldp.service.writer import Writer
 
 __all__ = ["INLINE_BODY", "FastPath", "Ingest", "read_body"]
 
@@ -96,8 +98,11 @@ class Ingest:
         Whether the campaign is closed is checked by the writer, in the transaction that would
         store the batch.
         """
-        self.who(authorization)
-        spec = self.spec_of(campaign_id)
+        try:
+            self.who(authorization)
+            spec = self.spec_of(campaign_id)
+        except sqlite3.Error as exc:  # a store that cannot be read: a 503 too, never a traceback
+            raise collect.unavailable(store_error(exc) or StoreUnavailableError(str(exc))) from None
         raw = await read_body(declared, chunks, self.max_body)
         if len(raw) <= INLINE_BODY:  # a few reports: validating costs less than a hop to a thread
             prep = collect.prepare_batch(spec, raw, self.max_reports)
@@ -107,7 +112,7 @@ class Ingest:
         try:
             return await asyncio.wrap_future(job)
         except StoreUnavailableError as exc:
-            raise CollectError(503, "store_unavailable", f"{exc}; nothing was stored, send it again") from None
+            raise collect.unavailable(exc) from None
 
 
 class FastPath:
@@ -134,6 +139,7 @@ class FastPath:
             status, answer = exc.status, {"error": exc.code, "reason": exc.reason}
             if exc.status == 401:
                 extra.append((b"www-authenticate", b"Bearer"))
+            extra += [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in exc.headers.items()]
         body = json.dumps(answer, separators=(",", ":")).encode()
         start_headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
         await send({"type": "http.response.start", "status": status, "headers": start_headers + extra})

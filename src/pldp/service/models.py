@@ -276,10 +276,13 @@ class Error(BaseModel):
 
 
 class Health(BaseModel):
-    """The service is up; the store's schema version."""
+    """The service is up; the store's schema version; whether the store takes writes."""
 
-    status: Literal["ok"]
+    status: Literal["ok", "degraded"] = Field(
+        description="degraded: the store cannot take writes now (every write is answered 503)."
+    )
     schema_: int = Field(alias="schema", description="The store's schema version.")
+    reason: str | None = Field(None, description="Why the service is degraded (only then).")
 
 
 class CampaignUrls(BaseModel):

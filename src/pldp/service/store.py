@@ -45,6 +45,7 @@ import json
 import os
 import sqlite3
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -55,6 +56,7 @@ from pldp.deploy import ReportBatch, Spec, decode
 from pldp.deploy.files import parse_day
 
 __all__ = [
+    "FAULT_ENV",
     "SCHEMA_VERSION",
     "TODAY_ENV",
     "CampaignRow",
@@ -62,8 +64,9 @@ __all__ = [
     "batch_of",
     "connect",
     "days",
+    "id_chunks",
+    "ids_since",
     "insert_reports",
-    "load_ids",
     "migrate",
     "next_run",
     "retention_generations",
@@ -160,22 +163,45 @@ class SchemaError(RuntimeError):
     """The database file was written by a newer pldp (its schema version is ahead of this code)."""
 
 
+#: Test hook (fault injection), read by :func:`connect`: ``readonly`` opens every connection
+#: read-only (as SQLite opens a file it may not write), ``full`` caps the store at the pages it has
+#: (``PRAGMA max_page_count``, as a full disk). ``tests/test_service_faults.py`` uses it where
+#: ``chmod`` cannot make a file read-only (as root).
+FAULT_ENV = "PLDP_STORE_FAULT"
+_UNWRITABLE = (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN)  # open the store read-only then
+
+
 def connect(path: str | Path, *, readonly: bool = False) -> sqlite3.Connection:
     """A connection to the store at ``path`` in WAL mode with durable commits.
 
     The connection is in autocommit mode (``isolation_level=None``): transactions are explicit
-    (``BEGIN IMMEDIATE`` in the writer), so nothing is committed behind the writer's back.
+    (``BEGIN IMMEDIATE`` in the writer), so nothing is committed behind the writer's back. A store
+    that cannot be written is opened read-only (``mode=ro``; ``immutable=1`` when its directory
+    cannot hold the write-ahead log's index either): it is read, and every write fails
+    (:mod:`pldp.service.faults`).
     """
-    uri = f"file:{Path(path)}?mode=ro" if readonly else str(Path(path))
-    conn = sqlite3.connect(uri, uri=readonly, isolation_level=None, check_same_thread=False, timeout=30.0)
-    conn.execute("PRAGMA busy_timeout = 30000")
-    if not readonly:
-        conn.execute("PRAGMA page_size = 16384")  # a new file only: fewer, larger pages per commit
-        conn.execute("PRAGMA journal_mode = WAL")
+    fault = os.environ.get(FAULT_ENV, "")
+    modes = ["ro"] if readonly or fault == "readonly" else [None, "ro", "ro&immutable=1"]
+    for mode in modes:
+        uri = str(Path(path)) if mode is None else f"file:{Path(path)}?mode={mode}"
+        conn = sqlite3.connect(uri, uri=mode is not None, isolation_level=None, check_same_thread=False, timeout=30.0)
+        try:
+            conn.execute("PRAGMA busy_timeout = 30000")
+            if mode is None:
+                conn.execute("PRAGMA page_size = 16384")  # a new file only: fewer, larger pages per commit
+                conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA user_version").fetchone()  # reads the file: fails here if it cannot be opened
+            break
+        except sqlite3.OperationalError as exc:
+            conn.close()
+            if mode == modes[-1] or exc.sqlite_errorcode & 0xFF not in _UNWRITABLE:
+                raise
     conn.execute("PRAGMA cache_size = -65536")  # 64 MiB: the report index's hot pages stay in memory
     conn.execute("PRAGMA synchronous = FULL")
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute("PRAGMA temp_store = MEMORY")  # statement journals of savepoints stay in memory
+    if fault == "full":
+        conn.execute(f"PRAGMA max_page_count = {conn.execute('PRAGMA page_count').fetchone()[0]}")
     return conn
 
 
@@ -331,16 +357,46 @@ def insert_reports(
         )
 
 
+#: Rows per read of a campaign's ids (:func:`id_chunks`): each read is one short call into SQLite
+#: and a few milliseconds of numpy, so a load of millions of ids leaves Python's GIL to the other
+#: threads in between (the event loop, and the thread that answers uvicorn's checks of a worker).
+ID_CHUNK = 1 << 18
+
+
+def id_chunks(conn: sqlite3.Connection, key: int, after: int) -> Iterator[tuple[bytes, np.ndarray]]:
+    """The ids (concatenated) and ``seq`` of the campaign's reports numbered above ``after``, by
+    ranges of :data:`ID_CHUNK` numbers (make it one snapshot: call it inside a transaction)."""
+    low, top = conn.execute(
+        "SELECT min(seq), max(seq) FROM reports WHERE campaign_key = ? AND seq > ?", (key, after)
+    ).fetchone()
+    if low is None:
+        return
+    factory = conn.text_factory
+    conn.text_factory = bytes  # group_concat of blobs: their bytes as they are (a UTF-8 file is not transcoded)
+    try:
+        for start in range(int(low) - 1, int(top), ID_CHUNK):
+            # one aggregate: both lists come in the same row order, whatever it is
+            ids, seqs = conn.execute(
+                "SELECT group_concat(report_id, ''), group_concat(seq) FROM reports "
+                "WHERE campaign_key = ? AND seq > ? AND seq <= ?",
+                (key, start, start + ID_CHUNK),
+            ).fetchone()
+            if ids is None:
+                continue
+            numbers = np.fromstring(seqs, dtype=np.int64, sep=",")
+            if len(ids) != 16 * len(numbers):
+                raise sqlite3.DatabaseError(f"a report id of campaign {key} above seq {start} is not 16 bytes")
+            yield bytes(ids), numbers
+    finally:
+        conn.text_factory = factory
+
+
 def ids_since(conn: sqlite3.Connection, key: int, after: int) -> tuple[bytes, np.ndarray]:
     """The ids (concatenated) and ``seq`` of the campaign's reports numbered above ``after``."""
-    # one row back, not one per report: both lists are concatenated in the same pass over the rows
-    seqs, ids = conn.execute(
-        "SELECT group_concat(seq), group_concat(hex(report_id), '') FROM reports WHERE campaign_key = ? AND seq > ?",
-        (key, after),
-    ).fetchone()
-    if seqs is None:
+    chunks = list(id_chunks(conn, key, after))
+    if not chunks:
         return b"", np.zeros(0, dtype=np.int64)
-    return bytes.fromhex(ids), np.array(seqs.split(","), dtype=np.int64)
+    return b"".join(c[0] for c in chunks), np.concatenate([c[1] for c in chunks])
 
 
 def rows_at(conn: sqlite3.Connection, key: int, seqs: list[int]) -> dict[int, bytes]:
@@ -432,24 +488,3 @@ def next_run(conn: sqlite3.Connection, key: int, after: int, cap: int) -> tuple[
 def retention_generations(conn: sqlite3.Connection) -> dict[int, int]:
     """How many deletions retention has made in each campaign it deleted from (campaign key -> count)."""
     return {int(k): int(g) for k, g in conn.execute("SELECT campaign_key, generation FROM retention")}
-
-
-def load_ids(conn: sqlite3.Connection, key: int) -> tuple[bytes, np.ndarray, int, int]:
-    """The campaign's stored ids and their ``seq`` (:func:`ids_since` from 0), the largest ``seq``
-    retention ever deleted, and retention's generation, all read in one snapshot.
-
-    The writer loads a campaign's index from this: the ``seq`` floor keeps new reports numbered
-    above deleted ones (a campaign whose every report was deleted still continues its numbering),
-    and the generation tells it later whether reports were deleted after the load.
-    """
-    owned = not conn.in_transaction
-    if owned:
-        conn.execute("BEGIN")  # a read transaction: the three reads see the same commit
-    try:
-        ids, seqs = ids_since(conn, key, 0)
-        row = conn.execute("SELECT upto_seq, generation FROM retention WHERE campaign_key = ?", (key,)).fetchone()
-    finally:
-        if owned:
-            conn.execute("COMMIT")
-    floor, generation = (0, 0) if row is None else (int(row[0]), int(row[1]))
-    return ids, seqs, floor, generation
