@@ -116,7 +116,9 @@ def test_a_read_only_store_answers_503_with_its_reason_and_health_says_degraded(
         status, headers, answer, _ = _call(server, "POST", "/v1/campaigns", SPEC.to_json().encode(), server.admin_token)
         assert status in (200, 503), answer  # the campaign exists: nothing to write
         other = Spec.from_mechanism(pldp.KRR(1.0, 11), question="another")
-        status, headers, answer, _ = _call(server, "POST", "/v1/campaigns", other.to_json().encode(), server.admin_token)
+        status, headers, answer, _ = _call(
+            server, "POST", "/v1/campaigns", other.to_json().encode(), server.admin_token
+        )
         assert status == 503 and "read-only" in answer["reason"] and "retry-after" in headers, answer
         assert _call(server, "GET", f"/v1/campaigns/{SPEC.id}/spec")[0] == 200  # reads go on
         _degraded(server, "read-only")

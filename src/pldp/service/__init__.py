@@ -7,7 +7,10 @@ How a report travels, and which module holds each step::
     store --tally--> app: estimate, export (Parquet)
 
 * :mod:`pldp.service.store`: the SQLite schema, its migrations, durable settings, reads.
-* :mod:`pldp.service.writer`: the one writing thread; many requests per durable transaction.
+* :mod:`pldp.service.writer`: the one writing thread; many requests per durable transaction;
+  :mod:`pldp.service.seen` its in-memory index of stored report ids (a keyed hash table);
+  :mod:`pldp.service.faults` a store that cannot take writes (503 answers, the writer lock's
+  timeout, the health check).
 * :mod:`pldp.service.collect`: what a request does to the store (validate, dedupe, count).
 * :mod:`pldp.service.auth`: tokens (hashed, constant-time) and roles.
 * :mod:`pldp.service.app`: the HTTP API (``/v1``, OpenAPI at ``/openapi.json``); its

@@ -98,7 +98,7 @@ class TurnLock:
     of up to 100 ms), but it has no timeout. So an uncontended lock is taken at once (``LOCK_NB``)
     and a contended one by a helper thread that blocks in ``flock``: the caller waits for it at
     most ``timeout`` seconds. If the helper gets the lock after the caller gave up, it hands the
-    lock to the caller's next :meth:`acquire` if one is waiting, and releases it otherwise.
+    lock to the caller's next :meth:`acquire` if one is waiting by then, and releases it otherwise.
 
     A lock file that cannot be opened (a read-only directory) leaves the writers without turns:
     SQLite's own lock still serializes them, and every write fails there anyway.
@@ -113,7 +113,9 @@ class TurnLock:
                 self._file = open(self.path, mode)  # held while the writer lives
                 break
         self._cv = threading.Condition()
-        self._state = "free"  # free, wanted (helper asked), blocked (helper waits, nobody wants it), held
+        # free; wanted (a caller waits for the helper); blocked (the helper waits in flock, no
+        # caller does); held (by this process's writer); closed
+        self._state = "free"
         self._helper: threading.Thread | None = None
 
     def acquire(self) -> None:
@@ -128,10 +130,11 @@ class TurnLock:
                     return
                 except BlockingIOError:
                     pass
-            if self._state != "blocked" or self._helper is None:  # a helper already blocks in flock: reuse it
-                self._helper = threading.Thread(target=self._wait, name="pldp-writer-lock", daemon=True)
-                self._helper.start()
-            self._state = "wanted"
+                if self._helper is None:
+                    self._helper = threading.Thread(target=self._wait, name="pldp-writer-lock", daemon=True)
+                    self._helper.start()
+            self._state = "wanted"  # from free (the helper starts waiting) or blocked (it waits already)
+            self._cv.notify_all()
             if self._cv.wait_for(lambda: self._state == "held", self.timeout):
                 return
             self._state = "blocked"
@@ -147,18 +150,24 @@ class TurnLock:
             self._state = "free"
 
     def _wait(self) -> None:
-        assert self._file is not None
-        try:
-            fcntl.flock(self._file, fcntl.LOCK_EX)
-        except (OSError, ValueError):  # closed under us
-            return
-        with self._cv:
-            if self._state == "wanted":
-                self._state = "held"
-                self._cv.notify_all()
-            else:  # nobody waits any more: do not keep the other processes out
-                fcntl.flock(self._file, fcntl.LOCK_UN)
-                self._state = "free"
+        """The helper: whenever the lock is wanted, wait for it in ``flock`` and hand it over."""
+        while True:
+            with self._cv:
+                self._cv.wait_for(lambda: self._state in ("wanted", "closed"))
+                if self._state == "closed" or self._file is None:
+                    return
+                held = self._file
+            try:
+                fcntl.flock(held, fcntl.LOCK_EX)
+            except (OSError, ValueError):  # closed under us
+                return
+            with self._cv:
+                if self._state == "wanted":
+                    self._state = "held"
+                    self._cv.notify_all()
+                elif self._state == "blocked":  # nobody waits any more: do not keep the other processes out
+                    fcntl.flock(held, fcntl.LOCK_UN)
+                    self._state = "free"
 
     def held_elsewhere(self) -> bool:
         """Whether another process holds the lock now (a probe on a descriptor of its own)."""
@@ -172,6 +181,9 @@ class TurnLock:
         return False
 
     def close(self) -> None:
+        with self._cv:
+            self._state = "closed"
+            self._cv.notify_all()
         if self._file is not None:
             self._file.close()
             self._file = None

@@ -19,22 +19,23 @@ run count grew as n / 2^18 and whose binary searches missed the cache ever more 
   slot free in its home bucket or, when that is full, in the next bucket (and so on: linear
   probing by buckets; nothing is ever deleted, so a bucket that is not full ends every search).
 * **Lookup.** For every id at once (numpy): its hash gives its home bucket and its tag; the
-  bucket's 16 tags are compared at once, and only the slots whose tag matches (the id itself, or
-  one other id in 17 on average) are compared in full, 16 bytes. A second round, for the ids
+  bucket's 16 tags are compared at once, and only the slots whose tag matches (the id itself, and
+  for about one id in 14 another one) are compared in full, 16 bytes. A second round, for the ids
   whose home bucket is full, is rare. A lookup thus reads one or two cache lines per id.
 * **Hash.** Report ids are chosen by clients, so the hash is keyed: a multilinear hash of the
   id's four 32-bit words, ``h = k0 + k1 w1 + ... + k4 w4 mod 2^64`` with random 64-bit keys
   drawn per index (Dietzfelbinger, "Universal hashing and k-wise independent random variables
   via integer arithmetic without primes", STACS 1996); the bucket is taken from the high bits of
-  ``h``, the tag from the 8 bits below. Without the keys, ids cannot be made to share a bucket.
+  ``h``, the tag from the 8 bits below (made odd: 0 marks an empty slot). Without the keys, ids
+  cannot be made to share a bucket.
 * **Growth without a pause.** At half load a table twice as large is started. Each later call to
   :meth:`SeenIds.maintain` (which the writer makes after releasing the write lock) moves
   :data:`MOVE_PER_ID` ids to it for each id added since, so the move is done by the time the old
   table is 5/8 full, and then replaces it. No call ever rehashes every id: the cost of growing
   is spread over the adds, O(1) per id. An add that finds no room (a very large batch, or no
   maintenance) finishes the move itself.
-* **Memory.** 24 bytes per id in the dense arrays plus 5 bytes per slot, with 2 to 3.2 slots
-  per id: 34 to 40 bytes per stored id, and up to twice that while a larger table is being
+* **Memory.** 24 bytes per id in the dense arrays plus 5.3 bytes per slot, with 2 to 3.2 slots
+  per id: 35 to 41 bytes per stored id, and up to twice that while a larger table is being
   filled. Each worker process keeps its own index.
 
 The writer loads a campaign's ids on first use, outside its write lock (:func:`load`; the job that
@@ -86,6 +87,7 @@ class _Table:
         self.tags = np.zeros((1 << bits, BUCKET), np.uint8)
         self.slots = np.zeros((1 << bits, BUCKET), np.int32)
         self.fill = np.zeros(1 << bits, np.uint8)  # slots taken in each bucket (left to right)
+        self.claim = np.zeros(1 << bits, np.int32)  # scratch of place(): which entry a bucket takes this round
 
     @property
     def size(self) -> int:
@@ -93,33 +95,36 @@ class _Table:
 
     @property
     def nbytes(self) -> int:
-        return self.tags.nbytes + self.slots.nbytes + self.fill.nbytes
+        return self.tags.nbytes + self.slots.nbytes + self.fill.nbytes + self.claim.nbytes
 
     def home(self, h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The home bucket and the tag (1 to 255) of hashes ``h``."""
+        """The home bucket and the tag (odd: never 0, the empty slot's) of hashes ``h``."""
         bucket = (h >> np.uint64(64 - self.bits)).astype(np.intp)
-        tag = ((h >> np.uint64(56 - self.bits)) & np.uint64(255)) % np.uint64(255) + np.uint64(1)
-        return bucket, tag.astype(np.uint8)
+        tag = (h >> np.uint64(56 - self.bits)).astype(np.uint8)  # the 8 bits below the bucket's
+        return bucket, tag | np.uint8(1)
 
     def home_one(self, h: int) -> tuple[int, int]:
-        return h >> (64 - self.bits), ((h >> (56 - self.bits)) & 255) % 255 + 1
+        return h >> (64 - self.bits), ((h >> (56 - self.bits)) & 255) | 1
 
     def place(self, h: np.ndarray, where: np.ndarray) -> None:
-        """Insert the ids of hashes ``h`` at positions ``where`` (ids not in the table)."""
+        """Insert the ids of hashes ``h`` at positions ``where`` (ids not in the table).
+
+        In rounds: every entry writes its number into its bucket's ``claim``, and the entry whose
+        number stays there takes the bucket's next free slot (one per bucket per round: no sort);
+        an entry whose bucket is full moves on to the next bucket.
+        """
         bucket, tag = self.home(h)
+        entry = np.arange(bucket.size, dtype=np.int32)
         while bucket.size:
-            order = np.argsort(bucket)
-            bucket, tag, where = bucket[order], tag[order], where[order]
-            starts = np.flatnonzero(np.concatenate(([True], bucket[1:] != bucket[:-1])))
-            counts = np.diff(np.append(starts, bucket.size))
-            taken = self.fill[bucket].astype(np.intp) + (np.arange(bucket.size) - np.repeat(starts, counts))
-            fits = taken < BUCKET
-            self.tags[bucket[fits], taken[fits]] = tag[fits]
-            self.slots[bucket[fits], taken[fits]] = where[fits]
-            first = bucket[starts]
-            self.fill[first] = np.minimum(self.fill[first].astype(np.intp) + counts, BUCKET)
-            spill = ~fits  # the bucket is full: on to the next one
-            bucket, tag, where = (bucket[spill] + 1) & self.mask, tag[spill], where[spill]
+            taken = self.fill[bucket]
+            full = taken == BUCKET
+            self.claim[bucket] = entry
+            won = (self.claim[bucket] == entry) & ~full
+            b, c = bucket[won], taken[won]
+            self.tags[b, c], self.slots[b, c], self.fill[b] = tag[won], where[won], c + 1
+            rest = ~won
+            bucket = np.where(full, (bucket + 1) & self.mask, bucket)[rest]
+            tag, where, entry = tag[rest], where[rest], entry[rest]
 
     def place_one(self, h: int, where: int) -> None:
         bucket, tag = self.home_one(h)
@@ -140,7 +145,10 @@ class _Table:
                 at = self.slots[bucket[i], col]
                 same = (ids[at] == q[rows[i]]).all(axis=1)
                 out[rows[i[same]]] = seqs[at[same]]
-            on = (self.fill[bucket] == BUCKET) & (out[rows] < 0)  # a full bucket: the id may be further on
+            full = self.fill[bucket] == BUCKET  # a full bucket: the id may be further on
+            if not full.any():
+                break
+            on = full & (out[rows] < 0)
             rows, bucket, tag = rows[on], (bucket[on] + 1) & self.mask, tag[on]
         return out
 
@@ -299,8 +307,8 @@ def load(conn: sqlite3.Connection, key: int) -> tuple[SeenIds, int]:
     """
     conn.execute("BEGIN")  # a read transaction: every read sees the same commit
     try:
-        low, top = conn.execute("SELECT min(seq), max(seq) FROM reports WHERE campaign_key = ?", (key,)).fetchone()
-        index = SeenIds(0 if low is None else int(top) - int(low) + 1)
+        low, top = store.seq_range(conn, key)
+        index = SeenIds(0 if low is None or top is None else top - low + 1)
         for ids, seqs in store.id_chunks(conn, key, 0):
             index.add(ids, seqs)
         row = conn.execute("SELECT upto_seq, generation FROM retention WHERE campaign_key = ?", (key,)).fetchone()

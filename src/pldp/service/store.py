@@ -71,6 +71,7 @@ __all__ = [
     "next_run",
     "retention_generations",
     "row_table",
+    "seq_range",
     "store_id",
     "stored_batch",
     "today",
@@ -366,10 +367,8 @@ ID_CHUNK = 1 << 18
 def id_chunks(conn: sqlite3.Connection, key: int, after: int) -> Iterator[tuple[bytes, np.ndarray]]:
     """The ids (concatenated) and ``seq`` of the campaign's reports numbered above ``after``, by
     ranges of :data:`ID_CHUNK` numbers (make it one snapshot: call it inside a transaction)."""
-    low, top = conn.execute(
-        "SELECT min(seq), max(seq) FROM reports WHERE campaign_key = ? AND seq > ?", (key, after)
-    ).fetchone()
-    if low is None:
+    low, top = seq_range(conn, key, after)
+    if low is None or top is None:
         return
     factory = conn.text_factory
     conn.text_factory = bytes  # group_concat of blobs: their bytes as they are (a UTF-8 file is not transcoded)
@@ -389,6 +388,14 @@ def id_chunks(conn: sqlite3.Connection, key: int, after: int) -> Iterator[tuple[
             yield bytes(ids), numbers
     finally:
         conn.text_factory = factory
+
+
+def seq_range(conn: sqlite3.Connection, key: int, after: int = 0) -> tuple[int | None, int | None]:
+    """The smallest and largest ``seq`` of the campaign's reports above ``after`` (None, None: none)."""
+    # two statements: SQLite finds a min() or a max() alone in the key's B-tree, both at once by a scan
+    low = conn.execute("SELECT min(seq) FROM reports WHERE campaign_key = ? AND seq > ?", (key, after)).fetchone()[0]
+    top = conn.execute("SELECT max(seq) FROM reports WHERE campaign_key = ?", (key,)).fetchone()[0]
+    return low, top
 
 
 def ids_since(conn: sqlite3.Connection, key: int, after: int) -> tuple[bytes, np.ndarray]:

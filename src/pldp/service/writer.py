@@ -192,16 +192,21 @@ class Writer:
 
     def _probe(self) -> StoreUnavailableError | None:
         """Whether the store takes a write now: a write rolled back (a read-only store fails it).
-        Skipped, as None, when another writer holds the locks."""
+        Skipped, as None, when another writer holds SQLite's write lock (no waiting for it)."""
+        timeout = self.conn.execute("PRAGMA busy_timeout").fetchone()[0]
+        self.conn.execute("PRAGMA busy_timeout = 0")
         try:
             self.conn.execute("BEGIN IMMEDIATE")
             try:
                 self.conn.execute("UPDATE settings SET value = value WHERE name = 'store_id'")
             finally:
-                self.conn.execute("ROLLBACK")
+                if self.conn.in_transaction:
+                    self.conn.execute("ROLLBACK")
         except sqlite3.Error as exc:
             fault = store_error(exc)
             return None if fault is None or fault.code == "store_busy" else fault
+        finally:
+            self.conn.execute(f"PRAGMA busy_timeout = {int(timeout)}")
         return None
 
     def problem(self, conn: sqlite3.Connection) -> str | None:
