@@ -34,9 +34,9 @@ run count grew as n / 2^18 and whose binary searches missed the cache ever more 
   table is 5/8 full, and then replaces it. No call ever rehashes every id: the cost of growing
   is spread over the adds, O(1) per id. An add that finds no room (a very large batch, or no
   maintenance) finishes the move itself.
-* **Memory.** 24 bytes per id in the dense arrays plus 5.3 bytes per slot, with 2 to 3.2 slots
-  per id: 35 to 41 bytes per stored id, and up to twice that while a larger table is being
-  filled. Each worker process keeps its own index.
+* **Memory.** 24 bytes per id in the dense arrays plus 5.3 bytes per slot, with 2 to 4 slots
+  per id: 35 to 45 bytes per stored id (42 at 10^7), and up to twice that while a larger table
+  is being filled. Each worker process keeps its own index.
 
 The writer loads a campaign's ids on first use, outside its write lock (:func:`load`; the job that
 needed them waits, the other writers go on), and, when another process has committed since its
