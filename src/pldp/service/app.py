@@ -3,7 +3,9 @@
 =====================================  ==========  ===============================================
 endpoint                               who         what
 =====================================  ==========  ===============================================
-``GET /v1/health``                     anyone      ``{"status": "ok", "schema": version}``
+``GET /v1/health``                     anyone      ``{"status": "ok", "schema": version}``;
+                                                   ``"degraded"`` with a ``reason`` when the store
+                                                   cannot take writes (:mod:`~pldp.service.faults`)
 ``POST /v1/campaigns``                 admin       a spec; stored if :func:`pldp.deploy.verify`
                                                    holds (201; 200 if it exists already)
 ``GET /v1/campaigns``                  admin,      the campaigns (an analyst: those granted),
@@ -26,7 +28,8 @@ endpoint                               who         what
 Every refusal is a JSON object ``{"error": code, "reason": text}`` with a 4xx status: 401 without
 a valid token where one is needed (or with an invalid one anywhere but ``/v1/health``), 403 when the token's role
 may not do it, 404, 409 (closed campaign, conflicting report id), 413 (body or batch too large),
-400 (anything malformed, with the first bad report named). The interactive documentation pages
+400 (anything malformed, with the first bad report named); a write the store cannot take is a 503
+with ``Retry-After``. The interactive documentation pages
 of FastAPI load scripts from a CDN and are therefore off; the schema itself is served. The web
 pages (``/c/{id}``, ``/dashboard/{id}``, ``/static/...``) are in :mod:`pldp.service.pages`. With a
 :class:`~pldp.service.rollover.Rollover`, the process also runs the report rollover
