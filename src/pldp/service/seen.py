@@ -68,6 +68,7 @@ _MIN_BITS = 10
 _FEW = 4
 _M64 = (1 << 64) - 1
 _WORDS = struct.Struct("=4I")  # an id's four 32-bit words, as numpy sees them in a uint32 view
+_PAIR = struct.Struct("=2Q")  # an id as the two uint64 of its row in the dense array
 
 
 def _bits_for(n: int) -> int:
@@ -238,31 +239,39 @@ class SeenIds:
         return self._table.lookup(self._hash(q), q, self._ids, self._seqs)
 
     # ------------------------------------------------------------------ adding
-    def add(self, ids: bytes, seqs: np.ndarray) -> None:
+    def add(self, ids: bytes, seqs: np.ndarray | range) -> None:
         """Add ids not stored before (concatenated 16-byte ids, distinct), with their ``seq``
         (all above :attr:`last`)."""
         m = len(ids) // 16
         if m == 0:
             return
-        seqs = np.asarray(seqs, dtype=np.int64)
         while self._n + m > len(self._seqs):  # no room: finish (or make) the larger table now
             if self._next is None:
                 self._grow(self._n + m)
             self._move(self._n)
         n = self._n
-        rows = np.frombuffer(ids, dtype=np.uint64).reshape(m, 2)
-        self._ids[n : n + m], self._seqs[n : n + m] = rows, seqs
-        if m <= _FEW:
+        if m <= _FEW:  # a single report's request: no numpy call per id
             for i in range(m):
-                self._table.place_one(self._hash_one(ids[16 * i : 16 * i + 16]), n + i)
+                rid = ids[16 * i : 16 * i + 16]
+                self._ids[n + i], self._seqs[n + i] = _PAIR.unpack(rid), seqs[i]
+                self._table.place_one(self._hash_one(rid), n + i)
+            top = max(int(seqs[i]) for i in range(m))
         else:
+            rows, numbers = np.frombuffer(ids, dtype=np.uint64).reshape(m, 2), np.asarray(seqs, dtype=np.int64)
+            self._ids[n : n + m], self._seqs[n : n + m] = rows, numbers
             self._table.place(self._hash(rows), np.arange(n, n + m, dtype=np.int32))
+            top = int(numbers.max())
         self._n += m
-        self.last = max(self.last, int(seqs.max()))
+        self.last = max(self.last, top)
         if self._next is None and 2 * self._n > self._table.size:
             self._grow(self._n)
         if self._next is not None:
             self._owed += MOVE_PER_ID * m
+
+    def append(self, ids: bytes, first: int) -> None:
+        """:meth:`add` ids numbered ``first``, ``first + 1``, ... (a job's new reports)."""
+        m = len(ids) // 16
+        self.add(ids, range(first, first + m) if m <= _FEW else np.arange(first, first + m, dtype=np.int64))
 
     def maintain(self) -> None:
         """Move the ids owed to the larger table, if one is being filled (see module doc); the

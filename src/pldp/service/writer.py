@@ -119,7 +119,7 @@ class Context:
     def _release(self) -> None:
         """The job succeeded: its ids join the index, its tallies the group's."""
         for key, ids, first in self._job_ids:
-            self.seen[key].add(ids, np.arange(first, first + len(ids) // 16, dtype=np.int64))
+            self.seen[key].append(ids, first)
         self.pending.update(self._job)
         self._job, self._job_ids = {}, []
 
