@@ -53,7 +53,8 @@ def _run(fn: Any) -> Any:
 
 
 def _create(args: Any) -> int:
-    out = _collector(args).create_campaign(Path(args.spec).read_text(encoding="utf-8"))
+    collector, text = _collector(args), Path(args.spec).read_text(encoding="utf-8")
+    out = collector.create_invited_campaign(text) if args.invited else collector.create_campaign(text)
     print(json.dumps(out, indent=2))
     return 0
 
@@ -140,7 +141,9 @@ def add_commands(sub: Subparsers) -> None:
         p.set_defaults(func=_run(fn))
         return p
 
-    command("create", "create a campaign from a spec (admin)", _create).add_argument("spec", help="spec.json")
+    create = command("create", "create a campaign from a spec (admin)", _create)
+    create.add_argument("spec", help="spec.json")
+    create.add_argument("--invited", action="store_true", help="reports only with respondent codes (campaign invite)")
     command("list", "the campaigns you may see", _list)
     est = command("estimate", "estimated frequencies with intervals (analyst)", _estimate)
     est.add_argument("campaign")
