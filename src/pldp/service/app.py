@@ -11,7 +11,8 @@ endpoint                               who         what
 ``GET /v1/campaigns/{id}/spec``        anyone      the spec, ``ETag`` = its id (304 on a match)
 ``POST /v1/campaigns/{id}/reports``    anyone      a batch of wire reports, all or nothing,
                                                    idempotent by report id, acknowledged after a
-                                                   durable commit
+                                                   durable commit (an invited campaign: one
+                                                   report with a respondent code)
 ``GET /v1/campaigns/{id}/estimate``    analyst     frequencies, intervals, ``n``, method and
                                                    solver diagnostics (``?method=&level=``)
 ``GET /v1/campaigns/{id}/export``      analyst     the stored reports as Parquet (the wire format's
@@ -20,7 +21,15 @@ endpoint                               who         what
 ``GET /v1/campaigns/{id}/days``        analyst     the days of the stored reports, with how many
                                                    each, and the store's id (which names files)
 ``POST /v1/campaigns/{id}/close``      admin       no reports accepted afterwards
-``POST /v1/tokens``                    admin       a new analyst token and its grants (shown once)
+``POST /v1/campaigns/{id}/codes``      admin       one-time respondent codes of an invited campaign
+                                                   (``?access=invited`` at creation); ``GET``
+                                                   counts them, ``DELETE`` revokes them
+``POST /v1/tokens``                    admin       a new analyst token, its grants and expiry
+                                                   (shown once)
+``GET /v1/tokens``                     admin       every token's public id, role, label, grants,
+                                                   expiry and revocation (never a secret)
+``DELETE /v1/tokens/{id}``             admin       revoke an analyst token (from the next request)
+``POST /v1/tokens/rotate``             admin       a new admin token; the others are revoked
 =====================================  ==========  ===============================================
 
 Every refusal is a JSON object ``{"error": code, "reason": text}`` with a 4xx status: 401 without
@@ -109,6 +118,6 @@ def create_app(db: str | Path, limits: Limits | None = None, rollover: Rollover 
     for router in ROUTERS:
         app.include_router(router)
     app.add_middleware(FastPath, ingest=service.ingest)
-    pages.add_pages(app, lambda campaign_id: service.campaign(campaign_id).row.closed)
+    pages.add_pages(app, lambda campaign_id: service.campaign(campaign_id).row.closed, service.access)
     openapi.document(app)
     return app

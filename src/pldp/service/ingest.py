@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -28,7 +29,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from pldp.deploy import Spec
-from pldp.service import collect
+from pldp.service import codes, collect
 from pldp.service.collect import CollectError
 from pldp.service.writer import StoreUnavailableError, Writer
 
@@ -67,7 +68,9 @@ class Ingest:
     writer : Writer
         The store's writer; the answer waits for the commit that stores the batch.
     who : callable
-        Checks an ``Authorization`` header (None: anonymous) and raises a 401 for an invalid token.
+        ``who(campaign_id, authorization)`` checks an ``Authorization`` header (None: anonymous)
+        against the campaign's access and returns the hash of a respondent code, or None where
+        none is needed; it raises a 401 for an invalid token or code (:func:`pldp.service.codes.submitter`).
     spec_of : callable
         The spec of a campaign id; raises a 404 for an unknown campaign.
     max_body, max_reports : int
@@ -77,7 +80,7 @@ class Ingest:
     def __init__(
         self,
         writer: Writer,
-        who: Callable[[str | None], Any],
+        who: Callable[[str, str | None], bytes | None],
         spec_of: Callable[[str], Spec],
         max_body: int,
         max_reports: int,
@@ -93,17 +96,17 @@ class Ingest:
     ) -> dict[str, int]:
         """Store the batch in the body (all or nothing) and count it: ``{"accepted", "duplicates"}``.
 
-        Whether the campaign is closed is checked by the writer, in the transaction that would
-        store the batch.
+        Whether the campaign is closed, and whether a respondent code was used already, is checked
+        by the writer, in the transaction that would store the batch.
         """
-        self.who(authorization)
+        code = self.who(campaign_id, authorization)
         spec = self.spec_of(campaign_id)
         raw = await read_body(declared, chunks, self.max_body)
         if len(raw) <= INLINE_BODY:  # a few reports: validating costs less than a hop to a thread
             prep = collect.prepare_batch(spec, raw, self.max_reports)
         else:
             prep = await run_in_threadpool(collect.prepare_batch, spec, raw, self.max_reports)
-        job = self.writer.submit(lambda ctx: collect.store_batch(ctx, campaign_id, prep))
+        job = self.writer.submit(codes.job_for(campaign_id, prep, code, time.time()))
         try:
             return await asyncio.wrap_future(job)
         except StoreUnavailableError as exc:

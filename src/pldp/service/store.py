@@ -2,13 +2,14 @@
 
 Tables (schema version :data:`SCHEMA_VERSION`, kept in ``PRAGMA user_version``):
 
-``campaigns(key, id, spec, created_at, closed_at)``
+``campaigns(key, id, spec, created_at, closed_at, access)``
     A campaign is a verified spec; its id is the spec id, so a campaign's parameters can never
     change under it (a new parameter is a new spec, hence a new campaign). ``key`` is a small
-    integer that the reports table uses instead of the 32-digit id.
-``tokens(hash, role, label, created_at)`` and ``grants(token_hash, campaign_id)``
-    Bearer tokens, stored only as SHA-256 hashes (:mod:`pldp.service.auth`); an analyst token
-    reads the campaigns it is granted.
+    integer that the reports table uses instead of the 32-digit id. ``access``: ``open`` or ``invited``.
+``tokens(hash, role, label, created_at, id, expires_at, revoked_at)`` and ``grants(token_hash, campaign_id)``
+    Bearer tokens, stored only as SHA-256 hashes with a public ``id`` (:mod:`pldp.service.auth`).
+``codes(hash, campaign_key, created_at, expires_at, revoked_at)``, ``code_uses(code_hash, round, report_id, used_at)``
+    Respondent codes of invited campaigns (hashed) and the report each sent per round (:mod:`pldp.service.codes`).
 ``reports(campaign_key, seq, report_id, row, received_day)``
     Every accepted report in arrival order (``seq`` counts a campaign's reports from 1, so every
     insert appends to the table's B-tree), with its 16-byte id (unique in a campaign: the writer
@@ -75,7 +76,7 @@ __all__ = [
 ]
 
 #: The schema version this code writes; older files are migrated forward on open.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 #: Forward migrations: ``MIGRATIONS[v]`` takes a file from version ``v`` to ``v + 1``.
 MIGRATIONS: tuple[str, ...] = (
@@ -152,6 +153,32 @@ MIGRATIONS: tuple[str, ...] = (
         value TEXT NOT NULL
     );
     INSERT INTO settings (name, value) VALUES ('store_id', lower(hex(randomblob(8))));
+    """,
+    # v4: credentials over time (token ids, expiry, revocation), invited campaigns and their codes.
+    # Tokens made before get the default lifetime from the upgrade on (admin 365 days, analyst 90).
+    """
+    ALTER TABLE tokens ADD COLUMN id TEXT;
+    ALTER TABLE tokens ADD COLUMN expires_at REAL;
+    ALTER TABLE tokens ADD COLUMN revoked_at REAL;
+    UPDATE tokens SET id = lower(hex(randomblob(6))),
+        expires_at = CAST(strftime('%s', 'now') AS REAL) + (CASE role WHEN 'admin' THEN 365 ELSE 90 END) * 86400.0;
+    CREATE UNIQUE INDEX tokens_by_id ON tokens (id);
+    ALTER TABLE campaigns ADD COLUMN access TEXT NOT NULL DEFAULT 'open' CHECK (access IN ('open', 'invited'));
+    CREATE TABLE codes (
+        hash BLOB PRIMARY KEY,
+        campaign_key INTEGER NOT NULL REFERENCES campaigns(key),
+        created_at REAL NOT NULL,
+        expires_at REAL NOT NULL,
+        revoked_at REAL
+    ) WITHOUT ROWID;
+    CREATE INDEX codes_by_campaign ON codes (campaign_key);
+    CREATE TABLE code_uses (
+        code_hash BLOB NOT NULL REFERENCES codes(hash),
+        round INTEGER NOT NULL,
+        report_id BLOB NOT NULL,
+        used_at REAL NOT NULL,
+        PRIMARY KEY (code_hash, round)
+    ) WITHOUT ROWID;
     """,
 )
 
@@ -230,6 +257,7 @@ class CampaignRow:
     spec_text: str
     created_at: float
     closed_at: float | None
+    access: str = "open"  # "open" or "invited" (respondent codes)
 
     @property
     def closed(self) -> bool:
@@ -239,14 +267,17 @@ class CampaignRow:
         return Spec.from_json(self.spec_text)
 
 
+_CAMPAIGN = "id, spec, created_at, closed_at, access"  # the columns of a CampaignRow
+
+
 def campaign(conn: sqlite3.Connection, campaign_id: str) -> CampaignRow | None:
-    row = conn.execute("SELECT id, spec, created_at, closed_at FROM campaigns WHERE id = ?", (campaign_id,)).fetchone()
+    row = conn.execute(f"SELECT {_CAMPAIGN} FROM campaigns WHERE id = ?", (campaign_id,)).fetchone()
     return None if row is None else CampaignRow(*row)
 
 
 def campaigns(conn: sqlite3.Connection, ids: list[str] | None = None) -> list[CampaignRow]:
     """Every campaign (or those of ``ids``), oldest first."""
-    rows = conn.execute("SELECT id, spec, created_at, closed_at FROM campaigns ORDER BY created_at, id").fetchall()
+    rows = conn.execute(f"SELECT {_CAMPAIGN} FROM campaigns ORDER BY created_at, id").fetchall()
     out = [CampaignRow(*r) for r in rows]
     return out if ids is None else [c for c in out if c.id in set(ids)]
 
