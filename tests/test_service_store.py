@@ -77,9 +77,9 @@ def test_seen_ids_hash_is_keyed_so_chosen_ids_do_not_pile_into_one_bucket() -> N
 
 
 def test_loading_the_index_reads_every_stored_id_across_gaps_and_chunks(tmp_path: Path, monkeypatch) -> None:
-    """seen.load reads the ids in ranges of store.ID_CHUNK numbers; deleted reports leave gaps
+    """seen.load reads the ids in ranges of seen.ID_CHUNK numbers; deleted reports leave gaps
     (retention), some longer than a range; the index is exactly the stored ids at their seq."""
-    monkeypatch.setattr(store, "ID_CHUNK", 7)
+    monkeypatch.setattr(seen, "ID_CHUNK", 7)
     spec = Spec.from_mechanism(pldp.KRR(1.0, 5), question="q")
     writer = Writer(tmp_path / "g.db")
     try:
@@ -95,7 +95,7 @@ def test_loading_the_index_reads_every_stored_id_across_gaps_and_chunks(tmp_path
         assert generation == 1 and len(index) == len(want) and index.last == 200
         assert np.array_equal(index.find(b"".join(want)), np.array(list(want.values())))
         assert (index.find(batch.ids[:10].tobytes()) == -1).all()
-        assert store.ids_since(writer.conn, key, 100)[1].tolist() == [s for s in range(101, 201) if s % 9]
+        assert seen.ids_since(writer.conn, key, 100)[1].tolist() == [s for s in range(101, 201) if s % 9]
     finally:
         writer.close()
 

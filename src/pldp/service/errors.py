@@ -25,10 +25,11 @@ __all__ = ["error", "install", "responses"]
 #: What each refusal status means, for the schema.
 MEANINGS = {
     400: "Malformed: the reason names what (for reports, the first bad one).",
-    401: "No token where one is needed, or an invalid token.",
+    401: "No token (or respondent code) where one is needed, or one that is unknown, expired or revoked.",
     403: "The token's role may not do this, or the campaign is not granted to it.",
     404: "Not found: no such campaign (or, for the pages, no such file).",
-    409: "Conflicts with the stored state: a closed campaign, a report id stored with another payload, no reports.",
+    409: "Conflicts with the stored state: a closed campaign, a report id stored with another payload, no reports, "
+    "a respondent code used already, a campaign's access.",
     413: "The body, or the number of reports in it, is over the collector's limit.",
     501: "The server lacks an optional dependency.",
     503: "The store cannot take writes now (read-only, full, or its writer lock is held): nothing was stored, "

@@ -22,6 +22,7 @@ import asyncio
 import json
 import re
 import sqlite3
+import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -29,7 +30,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from pldp.deploy import Spec
-from pldp.service import collect
+from pldp.service import codes, collect
 from pldp.service.collect import CollectError
 from pldp.service.faults import StoreUnavailableError, store_error
 from pldp.service.writer import Writer
@@ -69,7 +70,9 @@ class Ingest:
     writer : Writer
         The store's writer; the answer waits for the commit that stores the batch.
     who : callable
-        Checks an ``Authorization`` header (None: anonymous) and raises a 401 for an invalid token.
+        ``who(campaign_id, authorization)`` checks an ``Authorization`` header (None: anonymous)
+        against the campaign's access and returns the hash of a respondent code, or None where
+        none is needed; it raises a 401 for an invalid token or code (:func:`pldp.service.codes.submitter`).
     spec_of : callable
         The spec of a campaign id; raises a 404 for an unknown campaign.
     max_body, max_reports : int
@@ -79,7 +82,7 @@ class Ingest:
     def __init__(
         self,
         writer: Writer,
-        who: Callable[[str | None], Any],
+        who: Callable[[str, str | None], bytes | None],
         spec_of: Callable[[str], Spec],
         max_body: int,
         max_reports: int,
@@ -95,11 +98,11 @@ class Ingest:
     ) -> dict[str, int]:
         """Store the batch in the body (all or nothing) and count it: ``{"accepted", "duplicates"}``.
 
-        Whether the campaign is closed is checked by the writer, in the transaction that would
-        store the batch.
+        Whether the campaign is closed, and whether a respondent code was used already, is checked
+        by the writer, in the transaction that would store the batch.
         """
         try:
-            self.who(authorization)
+            code = self.who(campaign_id, authorization)
             spec = self.spec_of(campaign_id)
         except sqlite3.Error as exc:  # a store that cannot be read: a 503 too, never a traceback
             raise collect.unavailable(store_error(exc) or StoreUnavailableError(str(exc))) from None
@@ -108,7 +111,7 @@ class Ingest:
             prep = collect.prepare_batch(spec, raw, self.max_reports)
         else:
             prep = await run_in_threadpool(collect.prepare_batch, spec, raw, self.max_reports)
-        job = self.writer.submit(lambda ctx: collect.store_batch(ctx, campaign_id, prep))
+        job = self.writer.submit(codes.job_for(campaign_id, prep, code, time.time()))
         try:
             return await asyncio.wrap_future(job)
         except StoreUnavailableError as exc:

@@ -51,12 +51,11 @@ from __future__ import annotations
 import os
 import sqlite3
 import struct
+from collections.abc import Iterator
 
 import numpy as np
 
-from pldp.service import store
-
-__all__ = ["BUCKET", "MOVE_PER_ID", "SeenIds", "load"]
+__all__ = ["BUCKET", "ID_CHUNK", "MOVE_PER_ID", "SeenIds", "id_chunks", "ids_since", "load", "seq_range"]
 
 #: Slots per bucket: 16 one-byte tags are one comparison per id.
 BUCKET = 16
@@ -305,6 +304,54 @@ class SeenIds:
         return self._next is not None
 
 
+#: Rows per read of a campaign's ids (:func:`id_chunks`): each read is one short call into SQLite
+#: and a few milliseconds of numpy, so a load of millions of ids leaves Python's GIL to the other
+#: threads in between (the event loop, and the thread that answers uvicorn's checks of a worker).
+ID_CHUNK = 1 << 18
+
+
+def id_chunks(conn: sqlite3.Connection, key: int, after: int) -> Iterator[tuple[bytes, np.ndarray]]:
+    """The ids (concatenated) and ``seq`` of the campaign's reports numbered above ``after``, by
+    ranges of :data:`ID_CHUNK` numbers (make it one snapshot: call it inside a transaction)."""
+    low, top = seq_range(conn, key, after)
+    if low is None or top is None:
+        return
+    factory = conn.text_factory
+    conn.text_factory = bytes  # group_concat of blobs: their bytes as they are (a UTF-8 file is not transcoded)
+    try:
+        for start in range(int(low) - 1, int(top), ID_CHUNK):
+            # one aggregate: both lists come in the same row order, whatever it is
+            ids, seqs = conn.execute(
+                "SELECT group_concat(report_id, ''), group_concat(seq) FROM reports "
+                "WHERE campaign_key = ? AND seq > ? AND seq <= ?",
+                (key, start, start + ID_CHUNK),
+            ).fetchone()
+            if ids is None:
+                continue
+            numbers = np.fromstring(seqs, dtype=np.int64, sep=",")
+            if len(ids) != 16 * len(numbers):
+                raise sqlite3.DatabaseError(f"a report id of campaign {key} above seq {start} is not 16 bytes")
+            yield bytes(ids), numbers
+    finally:
+        conn.text_factory = factory
+
+
+def seq_range(conn: sqlite3.Connection, key: int, after: int = 0) -> tuple[int | None, int | None]:
+    """The smallest and largest ``seq`` of the campaign's reports above ``after`` (None, None: none)."""
+    # two statements: SQLite finds a min() or a max() alone in the key's B-tree, both at once by a scan
+    low = conn.execute("SELECT min(seq) FROM reports WHERE campaign_key = ? AND seq > ?", (key, after)).fetchone()[0]
+    top = conn.execute("SELECT max(seq) FROM reports WHERE campaign_key = ?", (key,)).fetchone()[0]
+    return low, top
+
+
+def ids_since(conn: sqlite3.Connection, key: int, after: int) -> tuple[bytes, np.ndarray]:
+    """The ids (concatenated) and ``seq`` of the campaign's reports numbered above ``after``."""
+    chunks = list(id_chunks(conn, key, after))
+    if not chunks:
+        return b"", np.zeros(0, dtype=np.int64)
+    return b"".join(c[0] for c in chunks), np.concatenate([c[1] for c in chunks])
+
+
 def load(conn: sqlite3.Connection, key: int) -> tuple[SeenIds, int]:
     """An index of the stored ids of the campaign with ``key``, and retention's generation, read
     in one snapshot (a read transaction on ``conn``, which must not be in one).
@@ -312,13 +359,13 @@ def load(conn: sqlite3.Connection, key: int) -> tuple[SeenIds, int]:
     The index's ``last`` is at least the largest ``seq`` retention ever deleted, so new reports
     are numbered above deleted ones (a campaign whose every report was deleted still continues its
     numbering); the generation tells the writer later whether reports were deleted after the load.
-    The ids are read by :func:`pldp.service.store.id_chunks`, a few hundred thousand at a time.
+    The ids are read by :func:`id_chunks`, a few hundred thousand at a time.
     """
     conn.execute("BEGIN")  # a read transaction: every read sees the same commit
     try:
-        low, top = store.seq_range(conn, key)
+        low, top = seq_range(conn, key)
         index = SeenIds(0 if low is None or top is None else top - low + 1)
-        for ids, seqs in store.id_chunks(conn, key, 0):
+        for ids, seqs in id_chunks(conn, key, 0):
             index.add(ids, seqs)
         row = conn.execute("SELECT upto_seq, generation FROM retention WHERE campaign_key = ?", (key,)).fetchone()
     finally:

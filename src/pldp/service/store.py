@@ -2,13 +2,14 @@
 
 Tables (schema version :data:`SCHEMA_VERSION`, kept in ``PRAGMA user_version``):
 
-``campaigns(key, id, spec, created_at, closed_at)``
+``campaigns(key, id, spec, created_at, closed_at, access)``
     A campaign is a verified spec; its id is the spec id, so a campaign's parameters can never
     change under it (a new parameter is a new spec, hence a new campaign). ``key`` is a small
-    integer that the reports table uses instead of the 32-digit id.
-``tokens(hash, role, label, created_at)`` and ``grants(token_hash, campaign_id)``
-    Bearer tokens, stored only as SHA-256 hashes (:mod:`pldp.service.auth`); an analyst token
-    reads the campaigns it is granted.
+    integer that the reports table uses instead of the 32-digit id. ``access``: ``open`` or ``invited``.
+``tokens(hash, role, label, created_at, id, expires_at, revoked_at)`` and ``grants(token_hash, campaign_id)``
+    Bearer tokens, stored only as SHA-256 hashes with a public ``id`` (:mod:`pldp.service.auth`).
+``codes(hash, campaign_key, created_at, expires_at, revoked_at)``, ``code_uses(code_hash, round, report_id, used_at)``
+    Respondent codes of invited campaigns (hashed) and the report each sent per round (:mod:`pldp.service.codes`).
 ``reports(campaign_key, seq, report_id, row, received_day)``
     Every accepted report in arrival order (``seq`` counts a campaign's reports from 1, so every
     insert appends to the table's B-tree), with its 16-byte id (unique in a campaign: the writer
@@ -45,7 +46,6 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -64,14 +64,11 @@ __all__ = [
     "batch_of",
     "connect",
     "days",
-    "id_chunks",
-    "ids_since",
     "insert_reports",
     "migrate",
     "next_run",
     "retention_generations",
     "row_table",
-    "seq_range",
     "store_id",
     "stored_batch",
     "today",
@@ -79,7 +76,7 @@ __all__ = [
 ]
 
 #: The schema version this code writes; older files are migrated forward on open.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 #: Forward migrations: ``MIGRATIONS[v]`` takes a file from version ``v`` to ``v + 1``.
 MIGRATIONS: tuple[str, ...] = (
@@ -156,6 +153,32 @@ MIGRATIONS: tuple[str, ...] = (
         value TEXT NOT NULL
     );
     INSERT INTO settings (name, value) VALUES ('store_id', lower(hex(randomblob(8))));
+    """,
+    # v4: credentials over time (token ids, expiry, revocation), invited campaigns and their codes.
+    # Tokens made before get the default lifetime from the upgrade on (admin 365 days, analyst 90).
+    """
+    ALTER TABLE tokens ADD COLUMN id TEXT;
+    ALTER TABLE tokens ADD COLUMN expires_at REAL;
+    ALTER TABLE tokens ADD COLUMN revoked_at REAL;
+    UPDATE tokens SET id = lower(hex(randomblob(6))),
+        expires_at = CAST(strftime('%s', 'now') AS REAL) + (CASE role WHEN 'admin' THEN 365 ELSE 90 END) * 86400.0;
+    CREATE UNIQUE INDEX tokens_by_id ON tokens (id);
+    ALTER TABLE campaigns ADD COLUMN access TEXT NOT NULL DEFAULT 'open' CHECK (access IN ('open', 'invited'));
+    CREATE TABLE codes (
+        hash BLOB PRIMARY KEY,
+        campaign_key INTEGER NOT NULL REFERENCES campaigns(key),
+        created_at REAL NOT NULL,
+        expires_at REAL NOT NULL,
+        revoked_at REAL
+    ) WITHOUT ROWID;
+    CREATE INDEX codes_by_campaign ON codes (campaign_key);
+    CREATE TABLE code_uses (
+        code_hash BLOB NOT NULL REFERENCES codes(hash),
+        round INTEGER NOT NULL,
+        report_id BLOB NOT NULL,
+        used_at REAL NOT NULL,
+        PRIMARY KEY (code_hash, round)
+    ) WITHOUT ROWID;
     """,
 )
 
@@ -257,6 +280,7 @@ class CampaignRow:
     spec_text: str
     created_at: float
     closed_at: float | None
+    access: str = "open"  # "open" or "invited" (respondent codes)
 
     @property
     def closed(self) -> bool:
@@ -266,14 +290,17 @@ class CampaignRow:
         return Spec.from_json(self.spec_text)
 
 
+_CAMPAIGN = "id, spec, created_at, closed_at, access"  # the columns of a CampaignRow
+
+
 def campaign(conn: sqlite3.Connection, campaign_id: str) -> CampaignRow | None:
-    row = conn.execute("SELECT id, spec, created_at, closed_at FROM campaigns WHERE id = ?", (campaign_id,)).fetchone()
+    row = conn.execute(f"SELECT {_CAMPAIGN} FROM campaigns WHERE id = ?", (campaign_id,)).fetchone()
     return None if row is None else CampaignRow(*row)
 
 
 def campaigns(conn: sqlite3.Connection, ids: list[str] | None = None) -> list[CampaignRow]:
     """Every campaign (or those of ``ids``), oldest first."""
-    rows = conn.execute("SELECT id, spec, created_at, closed_at FROM campaigns ORDER BY created_at, id").fetchall()
+    rows = conn.execute(f"SELECT {_CAMPAIGN} FROM campaigns ORDER BY created_at, id").fetchall()
     out = [CampaignRow(*r) for r in rows]
     return out if ids is None else [c for c in out if c.id in set(ids)]
 
@@ -356,54 +383,6 @@ def insert_reports(
         conn.execute(
             _INSERT, {"n": n, "key": key, "first": first, "ids": ids, "rows": rows, "width": width, "day": day}
         )
-
-
-#: Rows per read of a campaign's ids (:func:`id_chunks`): each read is one short call into SQLite
-#: and a few milliseconds of numpy, so a load of millions of ids leaves Python's GIL to the other
-#: threads in between (the event loop, and the thread that answers uvicorn's checks of a worker).
-ID_CHUNK = 1 << 18
-
-
-def id_chunks(conn: sqlite3.Connection, key: int, after: int) -> Iterator[tuple[bytes, np.ndarray]]:
-    """The ids (concatenated) and ``seq`` of the campaign's reports numbered above ``after``, by
-    ranges of :data:`ID_CHUNK` numbers (make it one snapshot: call it inside a transaction)."""
-    low, top = seq_range(conn, key, after)
-    if low is None or top is None:
-        return
-    factory = conn.text_factory
-    conn.text_factory = bytes  # group_concat of blobs: their bytes as they are (a UTF-8 file is not transcoded)
-    try:
-        for start in range(int(low) - 1, int(top), ID_CHUNK):
-            # one aggregate: both lists come in the same row order, whatever it is
-            ids, seqs = conn.execute(
-                "SELECT group_concat(report_id, ''), group_concat(seq) FROM reports "
-                "WHERE campaign_key = ? AND seq > ? AND seq <= ?",
-                (key, start, start + ID_CHUNK),
-            ).fetchone()
-            if ids is None:
-                continue
-            numbers = np.fromstring(seqs, dtype=np.int64, sep=",")
-            if len(ids) != 16 * len(numbers):
-                raise sqlite3.DatabaseError(f"a report id of campaign {key} above seq {start} is not 16 bytes")
-            yield bytes(ids), numbers
-    finally:
-        conn.text_factory = factory
-
-
-def seq_range(conn: sqlite3.Connection, key: int, after: int = 0) -> tuple[int | None, int | None]:
-    """The smallest and largest ``seq`` of the campaign's reports above ``after`` (None, None: none)."""
-    # two statements: SQLite finds a min() or a max() alone in the key's B-tree, both at once by a scan
-    low = conn.execute("SELECT min(seq) FROM reports WHERE campaign_key = ? AND seq > ?", (key, after)).fetchone()[0]
-    top = conn.execute("SELECT max(seq) FROM reports WHERE campaign_key = ?", (key,)).fetchone()[0]
-    return low, top
-
-
-def ids_since(conn: sqlite3.Connection, key: int, after: int) -> tuple[bytes, np.ndarray]:
-    """The ids (concatenated) and ``seq`` of the campaign's reports numbered above ``after``."""
-    chunks = list(id_chunks(conn, key, after))
-    if not chunks:
-        return b"", np.zeros(0, dtype=np.int64)
-    return b"".join(c[0] for c in chunks), np.concatenate([c[1] for c in chunks])
 
 
 def rows_at(conn: sqlite3.Connection, key: int, seqs: list[int]) -> dict[int, bytes]:

@@ -327,7 +327,7 @@ class Writer:
                 if self._seen:
                     self._forget_deleted()
                 for key, index in self._seen.items():
-                    for ids, seqs in store.id_chunks(self.conn, key, index.last):
+                    for ids, seqs in seen.id_chunks(self.conn, key, index.last):
                         index.add(ids, seqs)
             for job, fut in group:
                 self.conn.execute("SAVEPOINT job")
