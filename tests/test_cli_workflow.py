@@ -339,7 +339,18 @@ def test_help_shows_serve_defaults_and_pldp_server() -> None:
     assert "--ssl-certfile" in text and "--ssl-keyfile" in text
     campaign = next(a for a in build_parser()._subparsers._group_actions[0].choices.items() if a[0] == "campaign")[1]
     commands = campaign._subparsers._group_actions[0].choices
-    assert set(commands) == {"create", "list", "submit", "estimate", "export", "close", "token"}
+    assert set(commands) == {
+        "create",
+        "list",
+        "submit",
+        "estimate",
+        "export",
+        "close",
+        "token",
+        "invite",
+        "codes",
+        "revoke-codes",
+    }
     for name, command in commands.items():
         assert "$PLDP_SERVER" in command.format_help(), name
 

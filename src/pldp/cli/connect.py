@@ -16,7 +16,7 @@ from typing import Any
 
 from pldp.cli.errors import CLIError, file_error
 
-__all__ = ["DEFAULT_SERVER", "collector_from_args", "remote_command", "server_url"]
+__all__ = ["DEFAULT_SERVER", "add_remote_command", "collector_from_args", "remote_command", "server_url"]
 
 #: The collector's URL when neither ``--server`` nor ``PLDP_SERVER`` gives one.
 DEFAULT_SERVER = "http://127.0.0.1:8000"
@@ -96,3 +96,25 @@ def remote_command(fn: Callable[[argparse.Namespace], int]) -> Callable[[argpars
             raise CLIError(f"cannot reach the collector at {url} ({origin}): {exc.reason}") from None
 
     return wrapped
+
+
+def add_remote_command(
+    sub: Any, name: str, help_: str, fn: Callable[[argparse.Namespace], int], token: str = "your token"
+) -> argparse.ArgumentParser:
+    """Add the command ``name`` that talks to a collector to the subparsers ``sub``.
+
+    It gets ``--server``, ``--token-file`` and ``--wait`` (read by :func:`collector_from_args`)
+    and runs ``fn`` through :func:`remote_command`.
+    """
+    p: argparse.ArgumentParser = sub.add_parser(name, help=help_, description=help_[0].upper() + help_[1:] + ".")
+    p.add_argument("--server", default=None, help=f"the collector's URL (default: $PLDP_SERVER, else {DEFAULT_SERVER})")
+    p.add_argument("--token-file", default=None, help=f"a file holding {token}")
+    p.add_argument(
+        "--wait",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="wait up to this long for the collector to answer, e.g. one started a moment ago (default 0)",
+    )
+    p.set_defaults(func=remote_command(fn))
+    return p

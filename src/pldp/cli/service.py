@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pldp.cli.connect import DEFAULT_SERVER, collector_from_args, remote_command
+from pldp.cli.connect import DEFAULT_SERVER, add_remote_command, collector_from_args
 from pldp.cli.errors import CLIError, read_text, write_bytes
 from pldp.cli.options import Subparsers
 from pldp.cli.submit import add_submit_arguments, submit
@@ -78,8 +78,8 @@ def _limits(args: Any, limits: Any) -> Any:
 
 
 def _create(args: Any) -> int:
-    collector = collector_from_args(args)
-    out = collector.create_campaign(read_text(args.spec, "spec file"))
+    collector, text = collector_from_args(args), read_text(args.spec, "spec file")
+    out = collector.create_invited_campaign(text) if args.invited else collector.create_campaign(text)
     print(out["id"] if args.quiet else json.dumps(out, indent=2))
     # the pages for people, on standard error: standard output stays the answer (or the id) alone
     print(f"survey page: {collector.url}/c/{out['id']}", file=sys.stderr)
@@ -244,26 +244,14 @@ def add_commands(sub: Subparsers) -> None:
     camp_sub = camp.add_subparsers(dest="action", required=True)
 
     def command(name: str, help_: str, fn: Any) -> argparse.ArgumentParser:
-        p = camp_sub.add_parser(name, help=help_, description=help_[0].upper() + help_[1:] + ".")
-        p.add_argument(
-            "--server", default=None, help=f"the collector's URL (default: $PLDP_SERVER, else {DEFAULT_SERVER})"
-        )
-        p.add_argument("--token-file", default=None, help="a file holding your token")
-        p.add_argument(
-            "--wait",
-            type=float,
-            default=0.0,
-            metavar="SECONDS",
-            help="wait up to this long for the collector to answer, e.g. one started a moment ago (default 0)",
-        )
-        p.set_defaults(func=remote_command(fn))
-        return p
+        return add_remote_command(camp_sub, name, help_, fn)
 
     create = command("create", "create a campaign from a spec (admin)", _create)
     create.add_argument("spec", help="spec.json")
     create.add_argument(
         "-q", "--quiet", action="store_true", help="print the campaign id alone (ID=$(pldp campaign create ... -q))"
     )
+    create.add_argument("--invited", action="store_true", help="reports only with respondent codes (campaign invite)")
     command("list", "the campaigns you may see", _list)
     add_submit_arguments(command("submit", "send a report file's reports in batches, retried (anyone)", submit))
     est = command("estimate", "estimated frequencies with intervals (analyst)", _estimate)

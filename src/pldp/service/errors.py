@@ -2,7 +2,7 @@
 
 :func:`install` turns the exceptions of a request into such answers (a
 :class:`~pldp.service.collect.CollectError`, an unknown path or method, a malformed query, which
-is a 400 and never FastAPI's 422, and a store that cannot write, 503); :func:`responses` declares
+is a 400 and never FastAPI's 422, and a store that cannot write, 503 with ``Retry-After``); :func:`responses` declares
 them in a route's OpenAPI entry with the :class:`~pldp.service.models.Error` model.
 
 A failure no check foresaw is a 500, JSON too (``internal_error``), and its traceback is logged
@@ -16,8 +16,10 @@ that parses a body itself.
 from __future__ import annotations
 
 import logging
+import sqlite3
 import time
 import traceback
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -25,32 +27,33 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from pldp.service.collect import CollectError
+from pldp.service.collect import CollectError, unavailable
+from pldp.service.faults import StoreUnavailableError, store_error
 from pldp.service.models import Error
-from pldp.service.writer import StoreUnavailableError
 
 __all__ = ["OncePerKind", "error", "install", "quiet_tracebacks", "responses"]
 
 #: What each refusal status means, for the schema.
 MEANINGS = {
     400: "Malformed: the reason names what (for reports, the first bad one).",
-    401: "No token where one is needed, or an invalid token.",
+    401: "No token (or respondent code) where one is needed, or one that is unknown, expired or revoked.",
     403: "The token's role may not do this, the campaign is not granted to it, or the request came from a page "
     "of another origin (`Origin`) than the collector's own and those it allows.",
     404: "Not found: no such campaign (or, for the pages, no such file).",
-    409: "Conflicts with the stored state: a closed campaign, a report id stored with another payload, no reports.",
+    409: "Conflicts with the stored state: a closed campaign, a report id stored with another payload, no reports, "
+    "a respondent code used already, a campaign's access.",
     413: "The body, or the number of reports in it, is over the collector's limit.",
     415: "The body is not `application/json` (a page of another origin could send any other type without asking).",
     429: "Too many reports from this address: send them again after `Retry-After` seconds.",
     501: "The server lacks an optional dependency.",
-    503: "The store could not write, or the collector is reading too many bodies at once: nothing was stored, "
-    "send it again (after `Retry-After` seconds when given).",
+    503: "The store cannot take writes now (read-only, full, or its writer lock is held), or the collector is "
+    "reading too many bodies at once: nothing was stored, send it again after Retry-After seconds.",
 }
 #: The headers a refusal may carry, for the schema.
 _HEADERS = {
     401: {"WWW-Authenticate": {"description": "Bearer", "schema": {"type": "string"}}},
     429: {"Retry-After": {"description": "Seconds to wait before sending again.", "schema": {"type": "integer"}}},
-    503: {"Retry-After": {"description": "Seconds to wait, when it is known.", "schema": {"type": "integer"}}},
+    503: {"Retry-After": {"description": "Seconds to wait before sending again.", "schema": {"type": "integer"}}},
 }
 
 
@@ -92,8 +95,11 @@ async def _validation_error(_: Request, exc: Exception) -> JSONResponse:
     return error(400, "bad_request", f"{where}: {first.get('msg', 'invalid request')}")
 
 
-async def _store_error(_: Request, exc: Exception) -> JSONResponse:
-    return error(503, "store_unavailable", f"{exc}; nothing was stored, send it again")
+async def _store_error(request: Request, exc: Exception) -> JSONResponse:
+    fault = store_error(exc)
+    if fault is None:  # not the store's fault: a bug, answered 500 by the server's error middleware
+        raise exc
+    return await _collect_error(request, unavailable(fault))
 
 
 async def _too_deep(_: Request, exc: Exception) -> JSONResponse:
@@ -120,6 +126,7 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(StarletteHTTPException, _http_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StoreUnavailableError, _store_error)
+    app.add_exception_handler(sqlite3.Error, _store_error)
     app.add_exception_handler(RecursionError, _too_deep)
     app.add_exception_handler(UnicodeDecodeError, _not_utf8)  # json.loads of bytes that are not UTF-8
     app.add_exception_handler(ValueError, _value_error)
@@ -135,9 +142,10 @@ class OncePerKind(logging.Filter):
     client that repeats them adds nothing to the log but that minute's count.
     """
 
-    def __init__(self, every: float = 60.0) -> None:
+    def __init__(self, every: float = 60.0, clock: Callable[[], float] = time.monotonic) -> None:
         super().__init__()
         self.every = every
+        self.clock = clock
         self._seen: dict[tuple[str, ...], list[float]] = {}  # kind -> [records dropped, time of the last line]
 
     @staticmethod
@@ -151,7 +159,7 @@ class OncePerKind(logging.Filter):
         return (type(exc).__qualname__, where)
 
     def filter(self, record: logging.LogRecord) -> bool:
-        key, now = self.kind(record), time.monotonic()
+        key, now = self.kind(record), self.clock()
         seen = self._seen.get(key)
         if seen is None:
             self._seen[key] = [0, now]

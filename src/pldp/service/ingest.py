@@ -24,6 +24,8 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import sqlite3
+import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -31,11 +33,12 @@ from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from pldp.deploy import Spec
-from pldp.service import bodies, collect, errors
+from pldp.service import bodies, codes, collect
 from pldp.service.bodies import BodyBudget
 from pldp.service.collect import CollectError
+from pldp.service.faults import StoreUnavailableError, store_error
 from pldp.service.ratelimit import RateLimiter
-from pldp.service.writer import StoreUnavailableError, Writer
+from pldp.service.writer import Writer
 
 __all__ = ["INLINE_BODY", "FastPath", "Ingest", "read_body"]
 
@@ -65,7 +68,9 @@ class Ingest:
     writer : Writer
         The store's writer; the answer waits for the commit that stores the batch.
     who : callable
-        Checks an ``Authorization`` header (None: anonymous) and raises a 401 for an invalid token.
+        ``who(campaign_id, authorization)`` checks an ``Authorization`` header (None: anonymous)
+        against the campaign's access and returns the hash of a respondent code, or None where
+        none is needed; it raises a 401 for an invalid token or code (:func:`pldp.service.codes.submitter`).
     spec_of : callable
         The spec of a campaign id; raises a 404 for an unknown campaign.
     max_body, max_reports : int
@@ -84,7 +89,7 @@ class Ingest:
     def __init__(
         self,
         writer: Writer,
-        who: Callable[[str | None], Any],
+        who: Callable[[str, str | None], bytes | None],
         spec_of: Callable[[str], Spec],
         max_body: int,
         max_reports: int,
@@ -114,12 +119,16 @@ class Ingest:
         """Store the batch in the body (all or nothing) and count it: ``{"accepted", "duplicates"}``.
 
         ``client`` is the client's address (the ASGI scope's, which a trusted proxy's
-        ``X-Forwarded-For`` has set). Whether the campaign is closed, or full, is checked by the
-        writer, in the transaction that would store the batch.
+        ``X-Forwarded-For`` has set). Whether the campaign is closed or full, and whether a
+        respondent code was used already, is checked by the writer, in the transaction that would
+        store the batch.
         """
-        self.who(authorization)
-        spec = self.spec_of(campaign_id)
-        limiter = None if self.limiter is None or self.unlimited(authorization) else self.limiter
+        try:
+            code = self.who(campaign_id, authorization)
+            spec = self.spec_of(campaign_id)
+            limiter = None if self.limiter is None or self.unlimited(authorization) else self.limiter
+        except sqlite3.Error as exc:  # a store that cannot be read: a 503 too, never a traceback
+            raise collect.unavailable(store_error(exc) or StoreUnavailableError(str(exc))) from None
         if limiter is not None:
             limiter.admit(client)
         async with bodies.reading(declared, chunks, self.max_body, self.budget) as raw:
@@ -129,12 +138,11 @@ class Ingest:
                 prep = await run_in_threadpool(collect.prepare_batch, spec, raw, self.max_reports)
         if limiter is not None:
             limiter.charge(client, len(prep))
-        cap = self.cap
-        job = self.writer.submit(lambda ctx: collect.store_batch(ctx, campaign_id, prep, cap))
+        job = self.writer.submit(codes.job_for(campaign_id, prep, code, time.time(), self.cap))
         try:
             return await asyncio.wrap_future(job)
         except StoreUnavailableError as exc:
-            raise CollectError(503, "store_unavailable", f"{exc}; nothing was stored, send it again") from None
+            raise collect.unavailable(exc) from None
 
 
 class FastPath:
@@ -164,7 +172,9 @@ class FastPath:
             status = 200
         except CollectError as exc:
             status, answer = exc.status, {"error": exc.code, "reason": exc.reason}
-            extra += [(k.lower().encode(), v.encode("latin-1")) for k, v in errors.headers_of(exc).items()]
+            if exc.status == 401:
+                extra.append((b"www-authenticate", b"Bearer"))
+            extra += [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in exc.headers.items()]
         body = json.dumps(answer, separators=(",", ":")).encode()
         start_headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
         await send({"type": "http.response.start", "status": status, "headers": start_headers + extra})

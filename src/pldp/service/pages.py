@@ -192,7 +192,9 @@ def _install_not_found(app: FastAPI) -> None:
     app.add_exception_handler(StarletteHTTPException, not_found)
 
 
-def add_pages(app: FastAPI, campaign_closed: Callable[[str], bool]) -> None:
+def add_pages(
+    app: FastAPI, campaign_closed: Callable[[str], bool], campaign_access: Callable[[str], str | None] | None = None
+) -> None:
     """Add the survey page, the dashboard and the static files to the collector ``app``.
 
     Parameters
@@ -202,6 +204,9 @@ def add_pages(app: FastAPI, campaign_closed: Callable[[str], bool]) -> None:
     campaign_closed : callable
         ``campaign_closed(campaign_id)`` tells whether the campaign is closed, and raises
         :class:`~pldp.service.collect.CollectError` (404) for an unknown campaign.
+    campaign_access : callable, optional
+        ``campaign_access(campaign_id)``: ``open`` or ``invited`` (the survey page then asks for
+        the code of the respondent's link); every campaign is open without it.
     """
     files = static_files()
     html_body = {"text/html": {"schema": {"type": "string"}}}
@@ -225,7 +230,8 @@ def add_pages(app: FastAPI, campaign_closed: Callable[[str], bool]) -> None:
             if wants_html(request.headers.get("accept")):
                 return not_found_page(what)
             return error(exc.status, exc.code, exc.reason, headers={"Vary": "Accept"})
-        return _page(template, campaign_id=campaign_id, closed="true" if closed else "false")
+        access = (campaign_access(campaign_id) if campaign_access else None) or "open"
+        return _page(template, campaign_id=campaign_id, closed="true" if closed else "false", access=access)
 
     @app.get("/c/{campaign_id}", tags=["pages"], response_class=Response, responses=page)
     def respondent_page(request: Request, campaign_id: str) -> Response:

@@ -281,6 +281,56 @@ class Collector:
         """A new analyst token granted ``campaigns`` (admin)."""
         return self._json("POST", "/v1/tokens", {"label": label, "campaigns": campaigns})
 
+    # ------------------------------------------------------------------ credentials (admin)
+    def create_invited_campaign(self, spec: Spec | str) -> dict[str, Any]:
+        """Create a campaign that takes reports only with respondent codes (admin;
+        ``POST /v1/campaigns?access=invited``)."""
+        text = spec.to_json() if isinstance(spec, Spec) else spec
+        return self._json("POST", "/v1/campaigns?access=invited", text.encode("utf-8"))
+
+    def issue_codes(self, campaign_id: str, count: int, expires_in: int | None = None) -> dict[str, Any]:
+        """``count`` one-time respondent codes of an invited campaign (admin), living ``expires_in``
+        seconds (None: the collector's default, 30 days): ``{"codes": [...], "survey": path, ...}``."""
+        asked: dict[str, Any] = {"count": count}
+        if expires_in is not None:
+            asked["expires_in"] = expires_in
+        return self._json("POST", f"/v1/campaigns/{campaign_id}/codes", asked)
+
+    def code_counts(self, campaign_id: str) -> dict[str, Any]:
+        """How many of the campaign's codes are issued, used, revoked, expired and usable (admin)."""
+        return self._json("GET", f"/v1/campaigns/{campaign_id}/codes")
+
+    def revoke_codes(self, campaign_id: str, codes: list[str] | None = None) -> dict[str, int]:
+        """Revoke ``codes``, or with None every code not used yet (admin): ``{"revoked", "unknown"}``."""
+        asked: dict[str, Any] = {"unused": True} if codes is None else {"codes": codes}
+        return self._json("DELETE", f"/v1/campaigns/{campaign_id}/codes", asked)
+
+    def new_token(self, label: str, campaigns: list[str], expires_in: int | None = None) -> dict[str, Any]:
+        """A new analyst token granted ``campaigns`` (admin), living ``expires_in`` seconds (None:
+        the collector's default, 90 days); ``{"token", "id", "expires_at", ...}``."""
+        asked: dict[str, Any] = {"label": label, "campaigns": campaigns}
+        if expires_in is not None:
+            asked["expires_in"] = expires_in
+        return self._json("POST", "/v1/tokens", asked)
+
+    def tokens(self) -> list[dict[str, Any]]:
+        """Every token's public id, role, label, grants, expiry and state (admin); never a secret."""
+        return self._json("GET", "/v1/tokens")
+
+    def revoke_token(self, token_id: str) -> dict[str, Any]:
+        """Revoke the analyst token with this public id (admin)."""
+        from urllib.parse import quote
+
+        return self._json("DELETE", f"/v1/tokens/{quote(token_id, safe='')}")
+
+    def rotate_admin(self, expires_in: int | None = None) -> dict[str, Any]:
+        """A new admin token (admin); the old ones, this client's included, stop working. This
+        client then uses the new one."""
+        asked: dict[str, Any] = {} if expires_in is None else {"expires_in": expires_in}
+        out: dict[str, Any] = self._json("POST", "/v1/tokens/rotate", asked)
+        self.token = out["token"]
+        return out
+
 
 def _why(exc: BaseException) -> str:
     """A failed connection in words: the OS's reason (``Connection refused``), else the exception's."""

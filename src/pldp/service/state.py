@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import NamedTuple, TypeVar
 
 from pldp.deploy import Spec
-from pldp.service import auth, store
+from pldp.service import auth, codes, store
 from pldp.service.bodies import BodyBudget
 from pldp.service.collect import CollectError
 from pldp.service.ingest import Ingest
@@ -118,11 +118,12 @@ class Service:
         self.writer = Writer(db)
         self._readers = threading.local()
         self._specs: dict[str, Spec] = {}
+        self._access: dict[str, str] = {}  # campaign id -> "open" or "invited" (set once, at creation)
         #: Bytes of bodies being read and parsed at once, in this process.
         self.budget = BodyBudget(max(limits.max_parsing, limits.max_body, limits.max_spec))
         self.ingest = Ingest(
             self.writer,
-            self.principal,
+            self.submitter,
             self.spec,
             limits.max_body,
             limits.max_reports,
@@ -140,11 +141,28 @@ class Service:
         return c
 
     def principal(self, authorization: str | None) -> auth.Principal:
-        """Who sent an ``Authorization`` header (None: anonymous); a 401 for an invalid token."""
-        principal = auth.identify(self.conn(), authorization)
-        if principal is None:
-            raise CollectError(401, "unauthorized", "the bearer token is not valid")
-        return principal
+        """Who sent an ``Authorization`` header (None: anonymous); a 401 for a token that is not
+        valid (unknown, expired or revoked: looked up in the store at every call, never cached)."""
+        found = auth.resolve(self.conn(), authorization)
+        if isinstance(found, str):
+            raise CollectError(401, "unauthorized", found)
+        return found
+
+    def submitter(self, campaign_id: str, authorization: str | None) -> bytes | None:
+        """Who may submit reports to a campaign: None for anyone, or the hash of a respondent code
+        (:func:`pldp.service.codes.submitter`, which gives the refusals)."""
+        return codes.submitter(self.conn(), campaign_id, authorization, self.access)
+
+    def access(self, campaign_id: str) -> str | None:
+        """A campaign's access, ``open`` or ``invited`` (None: no such campaign); it never changes,
+        so a known one is not looked up again."""
+        known = self._access.get(campaign_id)
+        if known is None:
+            row = store.campaign(self.conn(), campaign_id)
+            if row is None:
+                return None
+            known = self._access[campaign_id] = row.access
+        return known
 
     def unlimited(self, authorization: str | None) -> bool:
         """Whether ``authorization`` is a valid admin's or analyst's token, which the per-address rate

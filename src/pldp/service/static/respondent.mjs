@@ -1,5 +1,8 @@
 // The survey page (/c/{id}): shows the campaign's question, randomizes the answer in the browser
 // with pldp-client.mjs, and sends only the randomized report (a pldp.batch/1 of one report).
+// An invited campaign's link carries the respondent's one-time code in its fragment
+// (/c/{id}#code=...), which browsers never send to a server: the page reads it, removes it from the
+// address bar, and sends it as the bearer token of the report.
 
 import { Client, loadSpec } from "/static/pldp-client.mjs";
 import { apiError, budget, canVerify, el, fetchSpecText, fetchWithin, formatEps } from "/static/common.mjs";
@@ -12,6 +15,8 @@ const questions = document.getElementById("questions");
 const submitButton = document.getElementById("submit");
 const statusLine = document.getElementById("status");
 const errorBox = document.getElementById("error");
+const invited = main.dataset.access === "invited";
+const codeKey = `pldp-code:${campaignId}`;
 
 /** Delays (ms) before the automatic retries of a batch after a network or server error. */
 const RETRY_DELAYS = [500, 1000, 2000, 4000];
@@ -26,6 +31,40 @@ let client = null;
 let parts = []; // one {kind, node} per question
 let batch = null; // the randomized batch, drawn once; retries send exactly it
 let sending = false;
+const code = invited ? takeCode() : null;
+
+/**
+ * The respondent code of the link's fragment (#code=...), which is then removed from the address
+ * bar (and so from the history, bookmarks and a shared screen); kept in this tab's sessionStorage
+ * so that a reload still has it.
+ */
+function takeCode() {
+  const fragment = new URLSearchParams(location.hash.slice(1));
+  const fromLink = fragment.get("code");
+  if (fromLink !== null) history.replaceState(history.state, "", location.pathname + location.search);
+  try {
+    if (fromLink) sessionStorage.setItem(codeKey, fromLink);
+    return fromLink || sessionStorage.getItem(codeKey);
+  } catch {
+    return fromLink || null; // storage refused (a private window): the code lives as long as the page
+  }
+}
+
+function forgetCode() {
+  try {
+    sessionStorage.removeItem(codeKey);
+  } catch {
+    // nothing was kept
+  }
+}
+
+/** What to tell a respondent whose code the collector refused (null: not a code's refusal). */
+const CODE_REFUSALS = {
+  unknown_code: () => "The code in your link is not one of this survey's. Check that the whole link was copied, or ask whoever sent it for the link again.",
+  code_expired: (reason) => `Your link has expired (${reason}). Ask whoever sent it for a new one.`,
+  code_revoked: () => "Your link was withdrawn by the survey's organisers. Ask whoever sent it for a new one.",
+  code_used: () => "This link has been used already: an answer was sent with it and recorded. Each link takes one answer.",
+};
 
 function setStatus(text) {
   statusLine.textContent = text;
@@ -42,12 +81,13 @@ function clearError() {
   errorBox.hidden = true;
 }
 
-function showClosed() {
+/** Show the notice with this id ("closed", "invitation") instead of the form. */
+function showNotice(id) {
   form.hidden = true;
   setStatus("");
-  const closed = document.getElementById("closed");
-  closed.hidden = false;
-  closed.focus();
+  const notice = document.getElementById(id);
+  notice.hidden = false;
+  notice.focus();
 }
 
 // ------------------------------------------------------------------ the form
@@ -217,11 +257,9 @@ async function send(body) {
       await sleep(RETRY_DELAYS[attempt - 1]);
     }
     try {
-      const response = await fetchWithin(`/v1/campaigns/${campaignId}/reports`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body,
-      });
+      const headers = { "content-type": "application/json" };
+      if (code) headers.authorization = `Bearer ${code}`;
+      const response = await fetchWithin(`/v1/campaigns/${campaignId}/reports`, { method: "POST", headers, body });
       if (response.ok) return { ok: true };
       const err = await apiError(response);
       if (response.status < 500 && response.status !== 408 && response.status !== 429) return { ok: false, ...err };
@@ -265,6 +303,7 @@ async function onSubmit(event) {
   const result = await send(JSON.stringify(batch));
   sending = false;
   if (result.ok) {
+    forgetCode();
     form.reset();
     form.hidden = true;
     setStatus("");
@@ -275,10 +314,19 @@ async function onSubmit(event) {
     return;
   }
   if (result.code === "campaign_closed") {
-    showClosed();
+    showNotice("closed");
+    return;
+  }
+  main.dataset.refused = result.code;
+  if (result.code === "code_required") {
+    showNotice("invitation");
     return;
   }
   setStatus("");
+  if (Object.hasOwn(CODE_REFUSALS, result.code)) {
+    showError(CODE_REFUSALS[result.code](result.reason)); // final: this link sends no (other) answer
+    return;
+  }
   submitButton.disabled = false;
   if (result.retryable) {
     submitButton.textContent = "Try sending again";
@@ -292,7 +340,11 @@ async function onSubmit(event) {
 
 async function start() {
   if (main.dataset.closed === "true") {
-    showClosed();
+    showNotice("closed");
+    return;
+  }
+  if (invited && !code) {
+    showNotice("invitation");
     return;
   }
   if (!canVerify()) {
