@@ -327,7 +327,13 @@ def test_the_fast_path_and_the_documented_route_answer_alike(tmp_path: Path) -> 
     assert answers[0][56][4]["error"] == "campaign_full"
     assert [answers[0][i][3] for i in (57, 60)] == ["26", "1"]  # Retry-After: (45 - 19) / 1 s, then 1 s
     assert answers[0][58][4] == {"accepted": 0, "duplicates": 1}
-    assert sorted(n for (n,) in tallies[0][0]) == [0, 2, 6, 6, 30 + 135 + 18]  # closed, invited, oue, febsf, krr: its cap
+    assert sorted(n for (n,) in tallies[0][0]) == [
+        0,
+        2,
+        6,
+        6,
+        30 + 135 + 18,
+    ]  # closed, invited, oue, febsf, krr: its cap
     assert {a[4]["error"] for a in answers[0] if a[0] >= 400} >= {
         "malformed_json",
         "bad_report",
