@@ -141,7 +141,7 @@ def _run(base: Path, workers: int, spec: Spec, warm: list[bytes], loops: list[li
     with tempfile.TemporaryDirectory(prefix="pldp-ingest-", dir=base.parent) as tmp:
         db = Path(tmp) / "run.db"
         shutil.copy(base, db)
-        with CollectorProcess(db, "--workers", str(workers)) as srv:
+        with CollectorProcess(db, "--workers", str(workers), "--rate", "0") as srv:  # one client address
             host, port, path = "127.0.0.1", srv.port, f"/v1/campaigns/{spec.id}/reports"
             waits: list[float] = []
             for i in range(0, len(warm), CONNECTIONS):  # until three rounds in a row are fast (module doc)
