@@ -151,6 +151,7 @@ def em(
     tol: float = 1e-10,
     max_iter: int = 20_000,
     start: tuple[np.ndarray, np.ndarray] | None = None,
+    on_cap: Literal["raise", "return"] | None = None,
 ) -> Estimate:
     """Maximum likelihood of ``(p, rho)`` by EM.
 
@@ -176,7 +177,15 @@ def em(
     Stopping rule (ERRATA FEBSF-5): the log-likelihood (``Q`` for the paper's variant) rises
     by less than ``tol * (1 + |loglik|)`` and no parameter moves by more than ``0.01 sqrt(tol)``
     in one cycle, or ``max_iter`` EM steps (see :func:`pldp.estimation.em.run_em`). The joint
-    variant is accelerated by SQUAREM; the paper's runs plain EM steps, as printed.
+    variant is accelerated by SQUAREM with backtracking (its log-likelihood never decreases);
+    the paper's runs plain EM steps, as printed.
+
+    At ``max_iter`` without meeting the rule: ``on_cap="raise"`` raises
+    :class:`~pldp.errors.EstimationError` saying how far the last cycle was from the rule;
+    ``on_cap="return"`` returns the last iterate with ``converged=False``. The default is
+    ``"raise"`` for the joint EM (a stall is never silent) and ``"return"`` for the paper's
+    variant (Algorithm 1 has no stopping rule: it is run for a chosen number of steps). Either
+    way ``info["stopped"]`` holds :meth:`~pldp.estimation.em.EMResult.diagnostic`'s sentence.
 
     Variance (joint variant): the inverse of the observed information, estimated by the
     outer product of the per-cell score vectors, in the free coordinates of the two simplices.
@@ -206,13 +215,23 @@ def em(
         pn, rn, value = fit(theta[:d], theta[d:])
         return np.concatenate([pn, rn]), value
 
-    theta, ll, it, converged = run_em(step, np.concatenate([p, rho]), (d, t), tol, max_iter, variant == "joint")
-    p, rho = theta[:d], theta[d:]
+    if on_cap not in (None, "raise", "return"):
+        raise EstimationError(f"on_cap must be 'raise' or 'return', got {on_cap!r}")
+    run = run_em(step, np.concatenate([p, rho]), (d, t), tol, max_iter, variant == "joint")
+    if not run.converged and (on_cap or ("raise" if variant == "joint" else "return")) == "raise":
+        raise EstimationError(f"FEBSF's joint EM did not converge: {run.diagnostic()}")
+    p, rho = run.theta[:d], run.theta[d:]
     name = "joint EM" if variant == "joint" else "EM (paper)"
-    info: dict[str, Any] = {"estimator": name, "rho": rho, "log_likelihood": ll, "variant": variant}
+    info: dict[str, Any] = {
+        "estimator": name,
+        "rho": rho,
+        "log_likelihood": run.loglik,
+        "variant": variant,
+        "stopped": run.diagnostic(),
+    }
     var = _em_variance(model, p, rho) if variant == "joint" else np.full(d, np.inf)
     method = "mle" if variant == "joint" else "paper"
-    return Estimate(p, var, tally.n, method, protocol.domain, it, converged, info, on_simplex=True)
+    return Estimate(p, var, tally.n, method, protocol.domain, run.steps, run.converged, info, on_simplex=True)
 
 
 def _em_variance(model: _Model, p: np.ndarray, rho: np.ndarray) -> np.ndarray:
