@@ -35,6 +35,7 @@ from pldp.tally import Tally
 
 __all__ = [
     "ORACLES",
+    "UNARY_AFFINE",
     "LeveledProtocol",
     "cell_users",
     "check_levels",
@@ -45,6 +46,10 @@ __all__ = [
 
 #: The pure frequency oracles a level can use: k-RR, OUE and basic (one-time) RAPPOR.
 ORACLES: dict[str, Callable[[float, Domain], Mechanism]] = {"krr": KRR, "oue": OUE, "rappor": RAPPOR}
+#: The unary oracles' bit probabilities are affine, ``a = alpha + beta * b`` at every budget (exactly on
+#: the coin grid): OUE ``a = 1/2``, RAPPOR ``a = 1 - b``. So a report's expected number of ones,
+#: ``alpha + (d - 1 + beta) b``, tells ``b`` (and ``a``) of any mixture of levels (PPDA's calibration).
+UNARY_AFFINE: dict[str, tuple[float, float]] = {"oue": (0.5, 0.0), "rappor": (1.0, -1.0)}
 
 
 def check_levels(levels: Any) -> np.ndarray:

@@ -7,7 +7,7 @@ PLDP-FEBSF baseline (Appendix A.5); ``docs/protocols.md`` has its design and var
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar, Literal, Self
+from typing import Any, Literal, Self
 
 import numpy as np
 from scipy.optimize import minimize_scalar
@@ -18,7 +18,7 @@ from pldp.errors import EstimationError, ParameterError
 from pldp.estimation.consistency import norm_sub
 from pldp.estimation.mle import log_likelihood_unary, mle_unary
 from pldp.estimation.result import Estimate
-from pldp.protocols.leveled import HiddenLevels, check_oracle, make_oracle
+from pldp.protocols.leveled import UNARY_AFFINE, HiddenLevels, check_oracle, make_oracle
 from pldp.registry import register
 from pldp.tally import Tally
 
@@ -70,9 +70,6 @@ class PPDA(HiddenLevels):
         Which bits estimate :math:`q^*`.
     """
 
-    #: ``(alpha, beta)`` with ``a = alpha + beta * b`` for every level.
-    _AFFINE: ClassVar[dict[str, tuple[float, float]]] = {"oue": (0.5, 0.0), "rappor": (1.0, -1.0)}
-
     def __init__(
         self,
         levels: Any,
@@ -89,7 +86,7 @@ class PPDA(HiddenLevels):
         self.extra_bits = self.d if extra_bits is None else check_int(extra_bits, "extra_bits", 1)
         width = self.d + self.extra_bits
         self.mechanisms = tuple(make_oracle(self.oracle, e, Domain.range(width)) for e in self.levels)
-        self.alpha, self.beta = self._AFFINE[self.oracle]
+        self.alpha, self.beta = UNARY_AFFINE[self.oracle]
         a = np.array([m.support[0][0] for m in self.mechanisms])
         b = np.array([m.support[1][0] for m in self.mechanisms])
         if not np.array_equal(a, self.alpha + self.beta * b):  # pragma: no cover - exact on any coin grid

@@ -192,7 +192,8 @@ def em(
     The paper's variant has no variance model (``inf``: its intervals are the whole range).
 
     Returns an :class:`~pldp.Estimate` with method ``"mle"`` (joint) or ``"paper"``; ``info``
-    holds ``rho``, the log-likelihood and the estimator's name.
+    holds ``rho``, the log-likelihood and the estimator's name (the joint EM also
+    ``rho_covariance``, the block of the inverse information for ``rho``).
     """
     tally = protocol._check_tally(tally)
     if variant not in ("joint", "paper"):
@@ -229,13 +230,18 @@ def em(
         "variant": variant,
         "stopped": run.diagnostic(),
     }
-    var = _em_variance(model, p, rho) if variant == "joint" else np.full(d, np.inf)
+    if variant == "joint":
+        cov = _em_covariance(model, p, rho)
+        var = np.maximum(np.diag(cov)[:d], 0.0)
+        info["rho_covariance"] = cov[d:, d:]
+    else:
+        var = np.full(d, np.inf)
     method = "mle" if variant == "joint" else "paper"
     return Estimate(p, var, tally.n, method, protocol.domain, run.steps, run.converged, info, on_simplex=True)
 
 
-def _em_variance(model: _Model, p: np.ndarray, rho: np.ndarray) -> np.ndarray:
-    """Diagonal of the inverse observed information (outer product of scores) for ``p``."""
+def _em_covariance(model: _Model, p: np.ndarray, rho: np.ndarray) -> np.ndarray:
+    """The inverse observed information (outer product of scores) of ``(p, rho)``, shape ``(d + t, d + t)``."""
     proto = model.proto
     t, d = proto.t, proto.d
     gap = proto.p_star - proto.q_star
@@ -274,5 +280,4 @@ def _em_variance(model: _Model, p: np.ndarray, rho: np.ndarray) -> np.ndarray:
     J[d : d + t - 1, d - 1 :] = np.eye(t - 1)
     J[d + t - 1, d - 1 :] = -1.0
     cov_free = np.linalg.pinv(J.T @ info @ J)
-    cov = J @ cov_free @ J.T
-    return np.maximum(np.diag(cov)[:d], 0.0)
+    return np.asarray(J @ cov_free @ J.T)
