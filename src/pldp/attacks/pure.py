@@ -26,6 +26,7 @@ the count drawn is below ``r``: then a random subset of the targets is set, and
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -89,9 +90,11 @@ def honest_ones(mech: UnaryEncoding, m: int, rng: np.random.Generator, items: in
     return np.bitwise_count(rows).sum(axis=1, dtype=np.int64)
 
 
+@functools.lru_cache(maxsize=256)
 def ones_law(mech: UnaryEncoding, items: int | None = None) -> np.ndarray:
     """The law of the ones count of an honest report of an item drawn uniformly from ``[0, items)``:
-    a mixture over the items of Poisson-binomial laws (one convolution per distinct ``(a, b)``)."""
+    a mixture over the items of Poisson-binomial laws (one convolution per distinct ``(a, b)``;
+    cached per mechanism, read-only)."""
     a, b = mech.a, mech.b
     k = items or mech.d
     total = np.zeros(mech.d + 1)
@@ -105,6 +108,7 @@ def ones_law(mech: UnaryEncoding, items: int | None = None) -> np.ndarray:
         for p, n in zip(values, mult, strict=True):
             pmf = np.convolve(pmf, stats.binom.pmf(np.arange(n + 1), n, p))
         total += c / k * pmf
+    total.setflags(write=False)
     return total
 
 
