@@ -54,14 +54,17 @@ def _choose(targets: np.ndarray, m: int, rng: np.random.Generator) -> np.ndarray
 
 
 def _subsets(cols: np.ndarray, k: np.ndarray, bits: np.ndarray, rng: np.random.Generator) -> None:
-    """Set ``k[i]`` bits of row ``i`` of ``bits``, drawn uniformly without replacement among ``cols``."""
-    m = bits.shape[0]
-    if not m or not cols.size or not np.any(k):
+    """Set ``k[i]`` bits of row ``i`` of ``bits``, drawn uniformly without replacement among ``cols``
+    (selection sampling, Knuth's Algorithm S, one column at a time for every row at once)."""
+    m, w = bits.shape[0], cols.size
+    if not m or not w or not np.any(k):
         return
-    order = np.argsort(rng.random((m, cols.size)), axis=1)
-    chosen = np.arange(cols.size)[None, :] < k[:, None]
-    rows = np.broadcast_to(np.arange(m)[:, None], order.shape)
-    bits[rows[chosen], cols[order[chosen]]] = True
+    remaining = np.minimum(k, w).astype(np.int64)
+    u = rng.random((w, m))
+    for j in range(w):
+        take = u[j] * (w - j) < remaining
+        bits[:, cols[j]] = take
+        remaining -= take
 
 
 def unary_rows(width: int, targets: np.ndarray, ones: np.ndarray, rng: np.random.Generator) -> np.ndarray:
