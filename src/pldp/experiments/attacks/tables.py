@@ -12,7 +12,7 @@ from pldp.experiments.attacks.catalog import MEAN_BUDGET, PROTOCOLS, build, hone
 from pldp.experiments.attacks.checks import gain_summary
 from pldp.experiments.attacks.runs import fakes_for
 
-__all__ = ["ISSUE_NUMBERS", "issue_table", "markdown", "personalized_table"]
+__all__ = ["ISSUE_NUMBERS", "issue_table", "markdown", "personalized_table", "uniform_gain"]
 
 #: The issue's numbers (main's estimators; the IPRR and IDUE budgets are not stated there).
 ISSUE_NUMBERS: dict[tuple[str, float, str, float], str] = {
@@ -42,7 +42,7 @@ def _cell(mean: float, se: float, failed: int, repeats: int) -> str:
     return text + (f" (fails {failed}/{repeats})" if failed else "")
 
 
-def _uniform_gain(protocol: str, setting: Any) -> float:
+def uniform_gain(protocol: str, setting: Any) -> float:
     """The expected MGA gain (closed form) of the uniform mechanism ``protocol`` is compared with, at
     the mean budget, for the setting's honest users, targets and ``beta``."""
     d, n, r = int(setting["d"]), int(setting["n"]), int(setting["r"])
@@ -64,7 +64,7 @@ def issue_table(table: Any, directory: Path) -> list[Path]:
         protocol, eps, strategy, beta = key
         by = {m: r for m, r in part.set_index("method").iterrows()}
         u = by["unbiased"]
-        uniform = _uniform_gain(protocol, part.iloc[0])
+        uniform = uniform_gain(protocol, part.iloc[0])
         closed = (
             "-" if not np.isfinite(u["expected"]) else f"{u['expected']:.4f}" + ("" if u["exact"] else " (1st order)")
         )
@@ -102,7 +102,7 @@ def personalized_table(table: Any, directory: Path) -> list[Path]:
         for (protocol, strategy), part in sb.groupby(["protocol", "strategy"], sort=False):
             by = {m: r for m, r in part.set_index("method").iterrows()}
             u = by.get("unbiased")
-            times = _times(u["mean"], _uniform_gain(protocol, part.iloc[0])) if u is not None else "-"
+            times = _times(u["mean"], uniform_gain(protocol, part.iloc[0])) if u is not None else "-"
             cells = [
                 _cell(by[m]["mean"], by[m]["se"], int(by[m]["failed"]), int(by[m]["repeats"])) if m in by else ""
                 for m in methods
