@@ -42,6 +42,7 @@ def test_catalog() -> None:
     assert item_budgets(100).epsilons.mean() == pytest.approx(0.55)
     assert item_budgets(16).epsilons.mean() == pytest.approx(0.55)
     assert item_budgets(16).epsilons[-1] == pytest.approx(0.1)  # the rarest item is the most sensitive
+    assert item_budgets(16, 4).epsilons.tolist() == pytest.approx(np.repeat([1.0, 0.7, 0.4, 0.1], 4).tolist())
     counts = honest_counts(100_000, 16, 2.0)
     assert counts.sum() == 100_000 and np.all(np.diff(counts) <= 0)
     assert fakes_for(100_000, 0.01) == 1010  # m / (n + m) = 0.01
@@ -81,12 +82,15 @@ def test_experiments_run_and_write_their_tables(tmp_path) -> None:  # type: igno
     assert [p.name for p in figs] == ["cao_beta.png", "cao_eps.png", "cao_r.png"]
     wrong = cao.assign(expected=cao["expected"] * 1.1)  # the check can fail
     assert not check_closed_forms(wrong).agree
-    checked = [s for s in exps["issue26"].settings if s["protocol"] in ("krr", "oue", "rcf-krr", "febsf-oue")]
+    checked = [
+        s for s in exps["issue26"].settings if s["protocol"] in ("krr", "oue", "iprr", "idue", "rcf-krr", "febsf-oue")
+    ]
     issue = run_experiments(
         [dataclasses.replace(exps["issue26"], settings=checked)], trials=2, workers=1, progress=False
     )
     text = issue_table(issue, tmp_path)[0].read_text()
     assert "| krr | 1 | mga | 0.01 | 0.0973" in text and "0.300 (x1.4)" in text
+    assert "| iprr | 0.55 | sensitive | 0.01 | 0.43" in text and "| x2.05 |" in text  # the issue's budgets
     assert check_issue(issue).agree, check_issue(issue).ours
     table = personalized_table(issue, tmp_path)[0].read_text()
     assert "beta = 0.01" in table and "rcf-krr | max_level" in table

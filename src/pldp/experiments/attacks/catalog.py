@@ -8,9 +8,10 @@ name            oracle
 ==============  ===========================================================================
 ``krr``         ``KRR(eps, d)`` (``eps`` from the setting, default 0.55)
 ``oue``         ``OUE(eps, d)``
-``iprr``        IPRR, budgets 1.0 down to 0.1 by frequency rank (the rarest items most
-                sensitive; :meth:`~pldp.ItemBudgets.by_frequency`, 10 levels, or ``d`` levels
-                when 10 does not divide ``d``)
+``iprr``        IPRR, budgets 1.0 down to 0.1 by frequency rank in ``item_levels`` equal groups
+                (the rarest items most sensitive; :meth:`~pldp.ItemBudgets.by_frequency`;
+                default: the largest divisor of ``d`` up to 10; the issue's: 4 levels 1.0,
+                0.7, 0.4, 0.1 of 4 items each)
 ``idue``        IDUE (opt0, MinID-LDP) with the same budgets
 ``febsf-krr``   PLDP-FEBSF, levels 0.1 ... 1.0, :math:`\\varepsilon_p = 0.3`, k-RR items
 ``febsf-oue``   the same with OUE items
@@ -53,37 +54,41 @@ MEAN_BUDGET = 0.55
 EPS_P = 0.3
 
 
-def item_budgets(d: int) -> ItemBudgets:
-    """Budgets 1.0 down to 0.1 by frequency rank (items are in decreasing frequency)."""
-    levels = 10 if d % 10 == 0 else d
+def item_budgets(d: int, levels: int | None = None) -> ItemBudgets:
+    """Budgets 1.0 down to 0.1 by frequency rank (items are in decreasing frequency), in ``levels``
+    equal groups (default: the largest divisor of ``d`` up to 10), so that their mean is 0.55."""
+    if levels is None:
+        levels = max(k for k in range(1, min(d, 10) + 1) if d % k == 0)
+    if levels < 2 or d % levels:
+        raise ParameterError(f"item levels must be at least 2 and divide d = {d}, got {levels}")
     return ItemBudgets.by_frequency(np.arange(d, 0, -1), 0.1, 1.0, levels, 0.0)
 
 
-#: Name -> (builder of ``d`` and ``eps``, the uniform mechanism it is compared with).
-PROTOCOLS: dict[str, tuple[Callable[[int, float], FrequencyOracle], str]] = {
-    "krr": (lambda d, eps: KRR(eps, d), "krr"),
-    "oue": (lambda d, eps: OUE(eps, d), "oue"),
-    "iprr": (lambda d, eps: IPRR(item_budgets(d)), "krr"),
-    "idue": (lambda d, eps: IDUE(item_budgets(d), "opt0", "min"), "oue"),
-    "febsf-krr": (lambda d, eps: FEBSF(LEVELS, EPS_P, d, oracle="krr"), "krr"),
-    "febsf-oue": (lambda d, eps: FEBSF(LEVELS, EPS_P, d, oracle="oue"), "oue"),
-    "rcf-krr": (lambda d, eps: RCF(LEVELS, d, "krr"), "krr"),
-    "rcf-oue": (lambda d, eps: RCF(LEVELS, d, "oue"), "oue"),
-    "apldp": (lambda d, eps: APLDP(LEVELS, d), "oue"),
-    "pbp-krr": (lambda d, eps: PBP(LEVELS, np.full(LEVELS.size, 1 / LEVELS.size), d, "krr"), "krr"),
-    "ppda": (lambda d, eps: PPDA(LEVELS, d), "oue"),
-    "mpldp": (lambda d, eps: MPLDP([d], [0.9]), "oue"),
+#: Name -> (builder of ``d``, ``eps`` and the item levels, the uniform mechanism it is compared with).
+PROTOCOLS: dict[str, tuple[Callable[[int, float, int | None], FrequencyOracle], str]] = {
+    "krr": (lambda d, eps, lv: KRR(eps, d), "krr"),
+    "oue": (lambda d, eps, lv: OUE(eps, d), "oue"),
+    "iprr": (lambda d, eps, lv: IPRR(item_budgets(d, lv)), "krr"),
+    "idue": (lambda d, eps, lv: IDUE(item_budgets(d, lv), "opt0", "min"), "oue"),
+    "febsf-krr": (lambda d, eps, lv: FEBSF(LEVELS, EPS_P, d, oracle="krr"), "krr"),
+    "febsf-oue": (lambda d, eps, lv: FEBSF(LEVELS, EPS_P, d, oracle="oue"), "oue"),
+    "rcf-krr": (lambda d, eps, lv: RCF(LEVELS, d, "krr"), "krr"),
+    "rcf-oue": (lambda d, eps, lv: RCF(LEVELS, d, "oue"), "oue"),
+    "apldp": (lambda d, eps, lv: APLDP(LEVELS, d), "oue"),
+    "pbp-krr": (lambda d, eps, lv: PBP(LEVELS, np.full(LEVELS.size, 1 / LEVELS.size), d, "krr"), "krr"),
+    "ppda": (lambda d, eps, lv: PPDA(LEVELS, d), "oue"),
+    "mpldp": (lambda d, eps, lv: MPLDP([d], [0.9]), "oue"),
 }
 #: The uniform mechanisms of the comparisons.
 UNIFORM = ("krr", "oue")
 
 
 @functools.lru_cache(maxsize=64)
-def build(name: str, d: int, eps: float = MEAN_BUDGET) -> FrequencyOracle:
+def build(name: str, d: int, eps: float = MEAN_BUDGET, item_levels: int | None = None) -> FrequencyOracle:
     """The oracle ``name`` over ``d`` items (cached per process: IDUE's opt0 takes seconds)."""
     if name not in PROTOCOLS:
         raise ParameterError(f"unknown protocol {name!r}; choose one of {', '.join(PROTOCOLS)}")
-    return PROTOCOLS[name][0](d, eps)
+    return PROTOCOLS[name][0](d, eps, item_levels)
 
 
 def honest_counts(n: int, d: int, exponent: float) -> np.ndarray:

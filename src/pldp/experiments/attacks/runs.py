@@ -78,7 +78,10 @@ def run_strategies(
 def run_repeat(setting: dict[str, Any], rng: np.random.Generator) -> list[dict[str, Any]]:
     """One repeat of ``setting`` (module docstring)."""
     d, n = int(setting["d"]), int(setting["n"])
-    oracle = build(setting["protocol"], d, float(setting.get("eps", MEAN_BUDGET)))
+    levels = setting.get("item_levels")
+    oracle = build(
+        setting["protocol"], d, float(setting.get("eps", MEAN_BUDGET)), None if levels is None else int(levels)
+    )
     counts = honest_counts(n, d, float(setting.get("zipf", 1.0)))
     data = honest_data(oracle, counts, rng)
     honest = observe(oracle, *data, rng=rng, path=path_of(setting))

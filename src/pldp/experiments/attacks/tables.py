@@ -14,7 +14,7 @@ from pldp.experiments.attacks.runs import fakes_for
 
 __all__ = ["ISSUE_NUMBERS", "issue_table", "markdown", "personalized_table", "uniform_gain"]
 
-#: The issue's numbers (main's estimators; the IPRR and IDUE budgets are not stated there).
+#: The issue's numbers (main's estimators).
 ISSUE_NUMBERS: dict[tuple[str, float, str, float], str] = {
     ("krr", 1.0, "mga", 0.01): "0.097",
     ("oue", 1.0, "mga", 0.01): "0.032",
