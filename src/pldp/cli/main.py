@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 
 from pldp import __version__
-from pldp.cli import aggregate, audit, datasets, demo, deploy, mechanism, reproduce, service
+from pldp.cli import aggregate, attack, audit, datasets, demo, deploy, mechanism, reproduce, service
 from pldp.errors import PLDPError
 
 __all__ = ["build_parser", "main"]
@@ -28,7 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pldp", description="Personalized local differential privacy.")
     parser.add_argument("--version", action="version", version=f"pldp {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    for commands in (demo, reproduce, datasets, mechanism, aggregate, deploy, service, audit):
+    for commands in (demo, reproduce, datasets, mechanism, aggregate, deploy, service, audit, attack):
         commands.add_commands(sub)
     return parser
 
