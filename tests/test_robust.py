@@ -78,27 +78,36 @@ def test_attack_bound_closed_form() -> None:
 
 
 # -------------------------------------------------------------------------------- RCF, APLDP
-def _rcf_run(
-    proto: RCF, n: int, share: float, level: int, repeats: int, seed: int, methods: tuple[str, ...]
-) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], np.ndarray, object]:
-    d, t = proto.d, proto.t
+def _run(
+    proto: object, fake: object, n: int, repeats: int, rng: np.random.Generator, methods: tuple[str, ...]
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], np.ndarray, list[dict]]:
+    """``repeats`` honest tallies (Zipf(2), uniform levels; plus ``fake``): every method's estimates,
+    whether its 95 % intervals cover, the truth, and the robust estimates' ``info``."""
+    t, d = proto.t, proto.d  # type: ignore[attr-defined]
     p = zipf_probabilities(d)
-    rng = np.random.default_rng(seed)
-    m = round(share / (1 - share) * n)
-    fake = _rcf_fakes(proto, level, m, d - 1, rng) if m else None
     est: dict[str, list[np.ndarray]] = {k: [] for k in methods}
     cover: dict[str, list[np.ndarray]] = {k: [] for k in methods}
-    last = None
+    infos = []
     for _ in range(repeats):
-        tally = proto.simulate(_cells(rng, n, t, p), rng)
+        tally = proto.simulate(_cells(rng, n, t, p), rng)  # type: ignore[attr-defined]
         tally = tally + fake if fake is not None else tally
         for method in methods:
-            e = proto.estimate(tally, method)
+            e = proto.estimate(tally, method)  # type: ignore[attr-defined]
             est[method].append(e.frequencies)
             lo, hi = e.ci(0.95)
             cover[method].append((lo <= p) & (p <= hi))
-            last = e if method == "robust" else last
-    return {k: np.array(v) for k, v in est.items()}, {k: np.array(v) for k, v in cover.items()}, p, last
+            if method == "robust":
+                infos.append(e.info)
+    return {k: np.array(v) for k, v in est.items()}, {k: np.array(v) for k, v in cover.items()}, p, infos
+
+
+def _rcf_run(
+    proto: RCF, n: int, share: float, level: int, repeats: int, seed: int, methods: tuple[str, ...]
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], np.ndarray, list[dict]]:
+    rng = np.random.default_rng(seed)
+    m = round(share / (1 - share) * n)
+    fake = _rcf_fakes(proto, level, m, proto.d - 1, rng) if m else None
+    return _run(proto, fake, n, repeats, rng, methods)
 
 
 def _coverage_ok(hits: np.ndarray, level: float = 0.95) -> None:
@@ -131,7 +140,7 @@ def test_rcf_robust_bound_under_attack(level: int, share: float) -> None:
     while "unbiased" gains 0.3 (beta = 1 %) to 1.3 (4.5 %) at the largest level, 0.09 at the smallest."""
     proto = RCF(LEVELS10, 16, oracle="krr")
     n, d = 100_000, 16
-    est, _, p, last = _rcf_run(proto, n, share, level, 30, 12, ("unbiased", "robust"))
+    est, _, p, infos = _rcf_run(proto, n, share, level, 30, 12, ("unbiased", "robust"))
     target = d - 1
     gain = est["robust"][:, target] - p[target]
     # the bound at the true frequencies: each level's model precision, and what the fakes add
@@ -145,7 +154,7 @@ def test_rcf_robust_bound_under_attack(level: int, share: float) -> None:
         add = m * gap**2 / (mm * (1 - mm)) if i == level else add
     now, worst = attack_bound(np.array(prec), level, add)
     assert gain.mean() <= float(now) + 3 * gain.std(ddof=1) / np.sqrt(gain.size)
-    assert float(now) <= float(worst) <= float(last.info["bound"][target]) * 1.15
+    assert float(now) <= float(worst) <= float(infos[-1]["bound"][target]) * 1.15
     assert (est["unbiased"][:, target] - p[target]).mean() > 2 * float(worst)
 
 
@@ -163,24 +172,10 @@ def _febsf_run(
     oracle: str, n: int, share: float, level: int, repeats: int, seed: int, methods: tuple[str, ...]
 ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], np.ndarray, list[dict]]:
     proto = FEBSF(LEVELS10, 0.3, 16, oracle=oracle)  # type: ignore[arg-type]
-    p = zipf_probabilities(16)
     rng = np.random.default_rng(seed)
     m = round(share / (1 - share) * n)
     fake = _febsf_fakes(proto, level, m, 15, rng) if m else None
-    est: dict[str, list[np.ndarray]] = {k: [] for k in methods}
-    cover: dict[str, list[np.ndarray]] = {k: [] for k in methods}
-    infos = []
-    for _ in range(repeats):
-        tally = proto.simulate(_cells(rng, n, 10, p), rng)
-        tally = tally + fake if fake is not None else tally
-        for method in methods:
-            e = proto.estimate(tally, method)
-            est[method].append(e.frequencies)
-            lo, hi = e.ci(0.95)
-            cover[method].append((lo <= p) & (p <= hi))
-            if method == "robust":
-                infos.append(e.info)
-    return {k: np.array(v) for k, v in est.items()}, {k: np.array(v) for k, v in cover.items()}, p, infos
+    return _run(proto, fake, n, repeats, rng, methods)
 
 
 @pytest.mark.parametrize(("oracle", "repeats", "low", "high"), [("krr", 100, 0.8, 1.0), ("oue", 20, 0.03, 0.5)])

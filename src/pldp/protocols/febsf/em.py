@@ -152,6 +152,7 @@ def em(
     max_iter: int = 20_000,
     start: tuple[np.ndarray, np.ndarray] | None = None,
     on_cap: Literal["raise", "return"] | None = None,
+    keep: np.ndarray | None = None,
 ) -> Estimate:
     """Maximum likelihood of ``(p, rho)`` by EM.
 
@@ -191,6 +192,14 @@ def em(
     outer product of the per-cell score vectors, in the free coordinates of the two simplices.
     The paper's variant has no variance model (``inf``: its intervals are the whole range).
 
+    ``keep`` (joint variant; :func:`pldp.protocols.febsf.detect.detect`): the tally holds only the
+    reports a screen kept, and ``keep[i]`` is the probability that an honest report of true level
+    ``i`` is kept, the same for every item. The EM for truncated data (Dempster, Laird & Rubin
+    1977) then adds, at each step, the expected dropped reports, :math:`N'\\rho_i(1-\\kappa_i)/
+    \\sum_k \\rho_k\\kappa_k` at level ``i`` with items from ``p``, and maximizes the kept reports'
+    likelihood :math:`\\ell - N' \\ln \\sum_k \\rho_k\\kappa_k`: ``rho`` and ``p`` are the whole
+    population's.
+
     Returns an :class:`~pldp.Estimate` with method ``"mle"`` (joint) or ``"paper"``; ``info``
     holds ``rho``, the log-likelihood and the estimator's name (the joint EM also
     ``rho_covariance``, the block of the inverse information for ``rho``).
@@ -214,6 +223,12 @@ def em(
     def step(theta: np.ndarray) -> tuple[np.ndarray, float]:
         fit = model.step if variant == "joint" else model.paper_step
         pn, rn, value = fit(theta[:d], theta[d:])
+        if keep is not None:  # the truncated-data EM: impute the honest reports the screen dropped
+            kept = float(theta[d:] @ keep)
+            lost = (1.0 - kept) / kept  # per kept report
+            rn = (rn + theta[d:] * (1.0 - keep) / kept) / (1.0 + lost)
+            pn = (pn + lost * theta[:d]) / (1.0 + lost)
+            value -= model.n * np.log(kept)
         return np.concatenate([pn, rn]), value
 
     if on_cap not in (None, "raise", "return"):

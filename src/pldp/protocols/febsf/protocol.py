@@ -24,12 +24,14 @@ from pldp.channel.direct import DirectNode
 from pldp.domain import Domain
 from pldp.errors import EstimationError, ParameterError, SpecError, TallyError
 from pldp.estimation.consistency import norm_sub
+from pldp.estimation.detect import DEFAULT_ALPHA
 from pldp.estimation.result import Estimate
 from pldp.estimation.robust import DEFAULT_CAP, DEFAULT_K
 from pldp.mechanisms.direct import KRR, DirectEncoding
 from pldp.mechanisms.unary import UnaryEncoding
 from pldp.privacy import FEBSFPrivacy, PrivacyCheck, level_protection
 from pldp.protocols.febsf.auem import auem_trouble
+from pldp.protocols.febsf.detect import detect
 from pldp.protocols.febsf.em import em
 from pldp.protocols.febsf.robust import robust
 from pldp.protocols.febsf.tally import FEBSFReports, FEBSFTally, pattern_tally
@@ -63,7 +65,7 @@ class FEBSF(LeveledProtocol):
         Pure direct-encoding mechanism over the ``t`` level indices; default ``KRR(eps_p, t)``.
     """
 
-    methods: ClassVar[tuple[str, ...]] = ("unbiased", "norm_sub", "mle", "paper", "robust")
+    methods: ClassVar[tuple[str, ...]] = ("unbiased", "norm_sub", "mle", "paper", "robust", "detect")
     tally_type: ClassVar[type[BaseTally]] = FEBSFTally
 
     def __init__(
@@ -236,6 +238,7 @@ class FEBSF(LeveledProtocol):
         on_cap: Literal["raise", "return"] | None = None,
         cap: float = DEFAULT_CAP,
         k: float = DEFAULT_K,
+        alpha: float = DEFAULT_ALPHA,
     ) -> Estimate:
         """Estimate the item distribution.
 
@@ -251,11 +254,16 @@ class FEBSF(LeveledProtocol):
           (reported level, item report) (:func:`~pldp.protocols.febsf.em`).
         * ``"paper"``: the EM of Section 6 as printed (ERRATA FEBSF-4; no variance).
 
-        * ``"robust"``: the reported levels' estimates (given the joint EM's level shares)
-          combined with bounded influence (:func:`~pldp.protocols.febsf.robust.robust`).
+        * ``"robust"``: the reported levels' estimates combined with bounded influence
+          (:func:`~pldp.protocols.febsf.robust.robust`).
+        * ``"detect"``: unary reports whose number of ones is unlikely at every level dropped,
+          the joint EM run on the rest as truncated data; the level reports tested against the
+          level model (:func:`~pldp.protocols.febsf.detect.detect`).
 
         ``tol``, ``max_iter``, ``start`` and ``on_cap`` are the EM's options, ``cap`` and ``k``
-        the robust combination's. ``info["estimator"]`` names the estimator.
+        the robust combination's, ``alpha`` detection's. ``info["estimator"]`` names the
+        estimator; ``"robust"`` and ``"detect"`` also carry the level reports' test
+        (``info["level_excess"]``).
         """
         self._check_method(method)
         tally = self._check_tally(tally)
@@ -282,6 +290,8 @@ class FEBSF(LeveledProtocol):
             return Estimate(freq, a.variance, a.n, method, self.domain, rounds, True, info, on_simplex=True)
         if method == "robust":
             return robust(self, tally, cap=cap, k=k, tol=tol, max_iter=max_iter)
+        if method == "detect":
+            return detect(self, tally, alpha=alpha, tol=tol, max_iter=max_iter)
         variant: Literal["joint", "paper"] = "joint" if method == "mle" else "paper"
         return em(self, tally, variant=variant, tol=tol, max_iter=max_iter, start=start, on_cap=on_cap)
 

@@ -38,6 +38,7 @@ import numpy as np
 
 from pldp.estimation.result import Estimate
 from pldp.estimation.robust import DEFAULT_CAP, DEFAULT_K, robust_combine
+from pldp.protocols.febsf.detect import level_excess
 from pldp.protocols.febsf.em import em
 from pldp.protocols.leveled import UNARY_AFFINE
 
@@ -126,5 +127,5 @@ def robust(
         )  # (l, j, i)
         g = np.einsum("lj,lji->ji", rob.coefficients, slope)
         variance = variance + np.maximum(np.einsum("ji,ik,jk->j", g, fit.info["rho_covariance"], g), 0.0)
-    info.update(level_estimates=est, level_support=(p_bar, q_bar), **rob.info())
+    info.update(level_estimates=est, level_support=(p_bar, q_bar), **rob.info(), **level_excess(protocol, tally))
     return Estimate(rob.frequencies, variance, tally.n, "robust", protocol.domain, steps, True, info)
