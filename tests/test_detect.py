@@ -258,3 +258,23 @@ def test_recover_costs_what_norm_sub_costs_without_attack() -> None:
             errs[m].append(((mech.estimate(tally, m).frequencies - P16) ** 2).mean())
     assert zero >= 36 and np.mean(errs["recover"]) < np.mean(errs["unbiased"])
     assert norm.ppf(1 - 0.05 / 16) == pytest.approx(e.info["z"])
+
+
+def test_screen_reports_the_flagged_share_without_estimating() -> None:
+    """pldp.estimation.detect.screen: detection's diagnostics next to any estimate (a dashboard's);
+    None where there is nothing to screen (k-RR, a count-level simulation)."""
+    from pldp.estimation.detect import screen
+
+    mech = pldp.OUE(1.0, 16)
+    rng = np.random.default_rng(13)
+    tally = mech.tally(mech.perturb(rng.integers(0, 16, 5000), rng))
+    tally = tally + mech.tally(np.packbits(np.ones((50, 16), dtype=bool), axis=1))
+    info = screen(mech, tally)
+    assert info is not None and info["flagged"] >= 50 and info == {
+        k: v for k, v in mech.estimate(tally, "detect").info.items() if k in info
+    }
+    febsf = FEBSF([0.5, 1.0, 2.0], 0.5, 16, oracle="oue")
+    seen = screen(febsf, febsf.simulate(np.full((3, 16), 100), rng))
+    assert seen is not None and "ones_excess_share" not in seen  # the level shares are unknown
+    assert screen(pldp.KRR(1.0, 4), pldp.KRR(1.0, 4).simulate([5, 5, 5, 5], rng)) is None
+    assert screen(mech, mech.simulate(np.full(16, 10), rng)) is None

@@ -40,8 +40,9 @@ TALLY_FORMAT = "pldp.tally/2"
 TALLY_KINDS = ("direct", "unary")
 
 
-#: Number of ones in each byte value.
-_POPCOUNT = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).sum(axis=1).astype(np.uint8)
+#: Number of ones in each 16-bit value (two bytes of a packed row at a time).
+_POP8 = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).sum(axis=1).astype(np.uint8)
+_POPCOUNT = (_POP8[np.arange(1 << 16) & 255] + _POP8[np.arange(1 << 16) >> 8]).astype(np.uint8)
 #: Bytes of packed rows looked up at once when counting ones.
 _BLOCK_BYTES = 1 << 22
 
@@ -50,15 +51,22 @@ def unary_report_stats(rows: np.ndarray, nbits: int, region: np.ndarray) -> tupl
     """``(ones, tails)`` of packed unary reports: the histogram of their numbers of ones (length
     ``nbits + 1``) and, for each number of ones ``s`` with ``region[s]`` true, the per-bit counts of
     the reports with ``s`` ones (only the ``s`` some report has)."""
-    ones = np.zeros(rows.shape[0], dtype=np.int64)
-    step = max(1, _BLOCK_BYTES // max(rows.shape[1], 1))
-    for start in range(0, rows.shape[0], step):
-        ones[start : start + step] = _POPCOUNT[rows[start : start + step]].sum(axis=1, dtype=np.int64)
+    n, width = rows.shape
+    ones = np.zeros(n, dtype=np.int64)
+    step = max(1, _BLOCK_BYTES // max(width, 1))
+    buffer = np.zeros((min(step, n), width + width % 2), dtype=np.uint8)  # an even width, viewed as uint16
+    for start in range(0, n, step):
+        block = rows[start : start + step]
+        buffer[: block.shape[0], :width] = block
+        ones[start : start + step] = _POPCOUNT[buffer[: block.shape[0]].view(np.uint16)].sum(axis=1, dtype=np.int64)
     hist = np.bincount(ones, minlength=nbits + 1)[: nbits + 1]
     tails: dict[int, np.ndarray] = {}
-    for s in np.flatnonzero(region[: nbits + 1] & (hist > 0)):
-        sel = rows[ones == s]
-        tails[int(s)] = np.unpackbits(sel, axis=1, count=nbits).sum(axis=0, dtype=np.int64)
+    in_tail = region[np.minimum(ones, nbits)]
+    if in_tail.any():
+        sel_ones = ones[in_tail]
+        bits = np.unpackbits(rows[in_tail], axis=1, count=nbits)
+        for s in np.unique(sel_ones):
+            tails[int(s)] = bits[sel_ones == s].sum(axis=0, dtype=np.int64)
     return hist, tails
 
 

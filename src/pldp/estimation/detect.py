@@ -65,6 +65,7 @@ __all__ = [
     "flagged_share",
     "ones_excess",
     "poisson_binomial",
+    "screen",
 ]
 
 #: The tail level whose region tallies keep per-bit counts of: detection works at any alpha <= it.
@@ -107,6 +108,9 @@ class UnaryLaws:
         Items per class.
     classes : ndarray of int, shape (d,)
         Each item's class.
+    weights_known : bool
+        Whether the weights are the honest users' (PBP's public shares, one mechanism) or only a
+        placeholder (levels of unknown shares: PPDA, PLDP-FEBSF).
     """
 
     weights: np.ndarray
@@ -114,9 +118,10 @@ class UnaryLaws:
     b: np.ndarray
     sizes: np.ndarray
     classes: np.ndarray
+    weights_known: bool = True
 
     @classmethod
-    def of(cls, components: list[tuple[float, np.ndarray, np.ndarray]]) -> UnaryLaws:
+    def of(cls, components: list[tuple[float, np.ndarray, np.ndarray]], weights_known: bool = True) -> UnaryLaws:
         """From ``(weight, a, b)`` per component (``a``, ``b`` of shape (d,)), classes of items
         sharing every component's ``(a, b)``."""
         a = np.stack([np.asarray(c[1], dtype=float) for c in components])
@@ -127,7 +132,7 @@ class UnaryLaws:
         n_comp = len(components)
         sizes = np.bincount(inverse, minlength=uniq.shape[0])
         weights = np.array([float(c[0]) for c in components])
-        return cls(weights, uniq[:, :n_comp].T.copy(), uniq[:, n_comp:].T.copy(), sizes, inverse)
+        return cls(weights, uniq[:, :n_comp].T.copy(), uniq[:, n_comp:].T.copy(), sizes, inverse, weights_known)
 
     @property
     def d(self) -> int:
@@ -142,8 +147,8 @@ class UnaryLaws:
         return poisson_binomial(self.b[comp], counts)
 
     def mixture(self) -> np.ndarray | None:
-        """The honest law of the number of ones when it does not depend on the item (one class): the
-        components' laws mixed with their weights; else None."""
+        """The honest law of the number of ones when it does not depend on the item (one class) and
+        the components' weights are known: their laws mixed with the weights; else None."""
         return _mixture(self)
 
     def laws(self) -> np.ndarray:
@@ -160,7 +165,7 @@ class UnaryLaws:
 
 
 def _mixture(laws: UnaryLaws) -> np.ndarray | None:
-    if laws.sizes.size != 1:
+    if laws.sizes.size != 1 or not laws.weights_known:
         return None
     return np.asarray(laws.weights @ laws.laws() / laws.weights.sum())
 
@@ -305,3 +310,18 @@ def detect_unary(oracle: Any, tally: Any, laws: UnaryLaws, alpha: float = DEFAUL
     freq, var, n_hat = detect_estimate(KeptChannel.of(laws, region), counts, tally.n)
     info["honest_reports"] = n_hat
     return Estimate(freq, var, tally.n, "detect", oracle.domain, info=info)
+
+
+def screen(oracle: Any, tally: Any, alpha: float = DEFAULT_ALPHA) -> dict[str, Any] | None:
+    """Detection's diagnostics for any oracle's tally, without estimating: ``flagged``,
+    ``flagged_share``, ``flagged_ones``, ``tail_share`` and (when the honest law of the count does
+    not depend on the item) ``ones_excess_share``; None when the oracle's reports are not unary or
+    the tally holds no per-report statistics (a count-level simulation, a grouped tally).
+
+    For a collector's dashboard: the share of reports flagged, next to any estimate.
+    """
+    laws = getattr(oracle, "ones_laws", None)
+    hist = getattr(tally, "ones", None)
+    if not isinstance(laws, UnaryLaws) or hist is None or not 0 < alpha <= ALPHA_BAND:
+        return None
+    return describe(hist, flag_region(laws, alpha), flag_region(laws, ALPHA_BAND), alpha, laws.mixture())

@@ -249,17 +249,18 @@ class HiddenLevels(LeveledProtocol):
             return pooled
         return pooled.with_report_stats(*self.report_stats(first._check_reports(reports)))
 
-    def level_weights(self) -> np.ndarray:
-        """The shares of the levels as far as the server knows them (uniform unless public)."""
-        return np.full(self.t, 1.0 / self.t)
+    def level_weights(self) -> np.ndarray | None:
+        """The shares of the levels if public (PBP), else None."""
+        return None
 
     @cached_property
     def ones_laws(self) -> UnaryLaws:
-        """Unary levels: the honest laws of a report's number of ones, per level (weights: :meth:`level_weights`)."""
-        comps = [
-            (float(w), m.support[0], m.support[1]) for w, m in zip(self.level_weights(), self.mechanisms, strict=True)
-        ]
-        return UnaryLaws.of(comps)
+        """Unary levels: the honest laws of a report's number of ones, per level, weighted by the
+        public shares when there are (:meth:`level_weights`)."""
+        known = self.level_weights()
+        weights = np.full(self.t, 1.0 / self.t) if known is None else known
+        comps = [(float(w), m.support[0], m.support[1]) for w, m in zip(weights, self.mechanisms, strict=True)]
+        return UnaryLaws.of(comps, weights_known=known is not None)
 
     @cached_property
     def tail_region(self) -> np.ndarray:

@@ -88,7 +88,7 @@ class PBP(HiddenLevels):
         levels, dom = cls._params_levels(params)
         return cls(levels, np.asarray(params["rho"], dtype=float), dom, params["oracle"])
 
-    def level_weights(self) -> np.ndarray:
+    def level_weights(self) -> np.ndarray | None:
         """The public shares :math:`\\rho`."""
         return self.rho
 

@@ -54,12 +54,10 @@ def level_excess(protocol: FEBSF, tally: FEBSFTally) -> dict[str, Any]:
 def laws(protocol: FEBSF) -> UnaryLaws:
     """Each level's law of a report's number of ones (unary data)."""
     d = protocol.d
-    return UnaryLaws.of(
-        [
-            (1.0 / protocol.t, np.full(d, a), np.full(d, b))
-            for a, b in zip(protocol.p_star, protocol.q_star, strict=True)
-        ]
-    )
+    comps = [
+        (1.0 / protocol.t, np.full(d, a), np.full(d, b)) for a, b in zip(protocol.p_star, protocol.q_star, strict=True)
+    ]
+    return UnaryLaws.of(comps, weights_known=False)  # the level shares are unknown
 
 
 def detect(
@@ -74,9 +72,8 @@ def detect(
         the_laws = laws(protocol)
         region = flag_region(the_laws, alpha)
         patterns, level, count = tally.rows
-        ones = tally.ones
-        hist = np.bincount(ones, weights=count, minlength=protocol.d + 1).astype(np.int64)
-        info.update(describe(hist, region, flag_region(the_laws, ALPHA_BAND), alpha))
+        ones = tally.pattern_ones
+        info.update(describe(tally.ones, region, flag_region(the_laws, ALPHA_BAND), alpha))
         kept = ~region[ones]
         screened = pattern_tally(
             protocol.t, protocol.d, patterns[kept], level[kept], count[kept], fingerprint=tally.fingerprint

@@ -24,14 +24,14 @@ from pldp.channel.direct import DirectNode
 from pldp.domain import Domain
 from pldp.errors import EstimationError, ParameterError, SpecError, TallyError
 from pldp.estimation.consistency import norm_sub
-from pldp.estimation.detect import DEFAULT_ALPHA
+from pldp.estimation.detect import DEFAULT_ALPHA, UnaryLaws
 from pldp.estimation.result import Estimate
 from pldp.estimation.robust import DEFAULT_CAP, DEFAULT_K
 from pldp.mechanisms.direct import KRR, DirectEncoding
 from pldp.mechanisms.unary import UnaryEncoding
 from pldp.privacy import FEBSFPrivacy, PrivacyCheck, level_protection
 from pldp.protocols.febsf.auem import auem_trouble
-from pldp.protocols.febsf.detect import detect
+from pldp.protocols.febsf.detect import detect, laws
 from pldp.protocols.febsf.em import em
 from pldp.protocols.febsf.robust import robust
 from pldp.protocols.febsf.tally import FEBSFReports, FEBSFTally, pattern_tally
@@ -93,6 +93,11 @@ class FEBSF(LeveledProtocol):
         self.q_star = np.array([s[1][0] for s in supports])
         #: ``pi[i, l] = Pr(reported level l | true level i)``.
         self.pi = level_mechanism.channel() if level_mechanism is not None else np.ones((1, 1))
+
+    @property
+    def ones_laws(self) -> UnaryLaws:
+        """Unary data: each level's law of a report's number of ones (:mod:`pldp.estimation.detect`)."""
+        return laws(self)
 
     @property
     def kind(self) -> str:

@@ -54,7 +54,7 @@ def _unary_groups(protocol: FEBSF, tally: FEBSFTally) -> tuple[np.ndarray, ...]:
     alpha, beta = UNARY_AFFINE[protocol.oracle]
     d = protocol.d
     count = tally.rows[2].astype(float)
-    ones = tally.ones.astype(float)
+    ones = tally.pattern_ones.astype(float)
     sizes = np.maximum(tally.level_counts.astype(float), 1.0)
     level = tally.rows[1]
     s1 = np.bincount(level, weights=count * ones, minlength=protocol.t) / sizes

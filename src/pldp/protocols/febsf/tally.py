@@ -117,10 +117,17 @@ class FEBSFTally(BaseTally):
         return np.rint(self.level_bit_sums(self.rows[2].astype(float))).astype(np.int64)
 
     @property
-    def ones(self) -> np.ndarray:
+    def pattern_ones(self) -> np.ndarray:
         """Unary: the number of ones of each distinct pattern (aligned with :attr:`rows`)."""
         patterns = self.rows[0]
         return np.unpackbits(patterns, axis=1, count=self.d).sum(axis=1, dtype=np.int64)
+
+    @property
+    def ones(self) -> np.ndarray | None:
+        """Unary: the number of reports with ``s`` ones, ``s = 0..d`` (as :attr:`pldp.Tally.ones`); None for k-RR."""
+        if self.kind == "direct":
+            return None
+        return np.bincount(self.pattern_ones, weights=self.rows[2], minlength=self.d + 1).astype(np.int64)
 
     def level_bit_sums(self, weights: np.ndarray) -> np.ndarray:
         """Unary: ``out[l, j]``, the sum of ``weights`` over the patterns of reported level ``l`` setting bit ``j``."""
