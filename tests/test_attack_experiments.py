@@ -79,7 +79,7 @@ def test_experiments_run_and_write_their_tables(tmp_path) -> None:  # type: igno
     cao = run_experiments([exps["cao_mga"]], quick=True, trials=4, workers=1, progress=False)
     assert check_closed_forms(cao).agree
     figs = exps["cao_mga"].figures(cao, tmp_path)
-    assert [p.name for p in figs] == ["cao_beta.png", "cao_eps.png", "cao_r.png"]
+    assert [p.name for p in figs] == ["cao_beta.png", "cao_eps.png", "cao_r.png", "cao_mga.md"]
     wrong = cao.assign(expected=cao["expected"] * 1.1)  # the check can fail
     assert not check_closed_forms(wrong).agree
     checked = [

@@ -9,7 +9,7 @@ from pldp.attacks import STRATEGIES
 from pldp.experiments.attacks.catalog import PROTOCOLS
 from pldp.experiments.attacks.checks import check_closed_forms, check_issue
 from pldp.experiments.attacks.runs import run_repeat
-from pldp.experiments.attacks.tables import issue_table, personalized_table
+from pldp.experiments.attacks.tables import cao_table, issue_table, personalized_table
 from pldp.experiments.plotting import Panel
 from pldp.experiments.spec import Experiment
 
@@ -125,6 +125,7 @@ def experiments() -> list[Experiment]:
             quick_settings=_cao_settings(100, 100_000)[::3],
             quick_repeats=5,
             panels=_cao_panels(),
+            plot=cao_table,
             check=check_closed_forms,
             notes="n = 10^6 honest users, Zipf(1) over d = 100 items (IPUMS-sized), the r rarest items as "
             "targets; honest users at count level, fakes report by report; the closed forms are the "
