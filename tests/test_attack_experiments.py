@@ -93,7 +93,7 @@ def test_experiments_run_and_write_their_tables(tmp_path) -> None:  # type: igno
     assert "| iprr | 0.55 | sensitive | 0.01 | 0.43" in text and "| x2.05 |" in text  # the issue's budgets
     assert check_issue(issue).agree, check_issue(issue).ours
     table = personalized_table(issue, tmp_path)[0].read_text()
-    assert "beta = 0.01" in table and "rcf-krr | max_level" in table
+    assert "beta = 0.01, unbiased" in table and "| rcf-krr |  |  | 0.2991 (x1.39) |  |" in table
 
 
 def test_cli_attack(tmp_path) -> None:  # type: ignore[no-untyped-def]
