@@ -35,6 +35,14 @@ def markdown(rows: list[list[str]], head: list[str]) -> str:
     return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in rows]) + "\n"
 
 
+def _write(directory: Path, name: str, text: str) -> list[Path]:
+    """``text`` written to ``directory / name`` (the directory made if needed); the path, in a list."""
+    path = Path(directory) / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return [path]
+
+
 def _cell(mean: float, se: float, failed: int, repeats: int) -> str:
     if failed >= repeats:
         return f"fails {failed}/{repeats}"
@@ -73,10 +81,7 @@ def cao_table(table: Any, directory: Path) -> list[Path]:
             cells += [f"{x['expected']:.5f}", f"{x['mean']:.5f} ± {x['se']:.5f}", f"{z:.1f}"]
         rows.append(cells)
     head = ["eps", "beta", "r", "k-RR closed form", "k-RR measured", "z", "OUE closed form", "OUE measured", "z"]
-    path = Path(directory) / "cao_mga.md"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(markdown(rows, head), encoding="utf-8")
-    return [path]
+    return _write(directory, "cao_mga.md", markdown(rows, head))
 
 
 def issue_table(table: Any, directory: Path) -> list[Path]:
@@ -108,10 +113,7 @@ def issue_table(table: Any, directory: Path) -> list[Path]:
             ]
         )
     head = ["protocol", "eps", "move", "beta", "gain (unbiased)", "x uniform", "closed form", "other methods", "issue"]
-    path = Path(directory) / "issue26.md"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(markdown(rows, head), encoding="utf-8")
-    return [path]
+    return _write(directory, "issue26.md", markdown(rows, head))
 
 
 def personalized_table(table: Any, directory: Path) -> list[Path]:
@@ -144,7 +146,4 @@ def personalized_table(table: Any, directory: Path) -> list[Path]:
                     cells.append(cell)
                 rows.append([str(protocol), *cells])
             parts.append(f"beta = {beta:g}, {method}\n\n" + markdown(rows, ["protocol", *strategies]))
-    path = Path(directory) / "personalized.md"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(parts), encoding="utf-8")
-    return [path]
+    return _write(directory, "personalized.md", "\n".join(parts))
