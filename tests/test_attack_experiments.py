@@ -79,7 +79,7 @@ def test_experiments_run_and_write_their_tables(tmp_path) -> None:  # type: igno
     cao = run_experiments([exps["cao_mga"]], quick=True, trials=4, workers=1, progress=False)
     assert check_closed_forms(cao).agree
     figs = exps["cao_mga"].figures(cao, tmp_path)
-    assert [p.name for p in figs] == ["cao_beta.png", "cao_eps.png", "cao_r.png"]
+    assert [p.name for p in figs] == ["cao_beta.png", "cao_eps.png", "cao_r.png", "cao_mga.md"]
     wrong = cao.assign(expected=cao["expected"] * 1.1)  # the check can fail
     assert not check_closed_forms(wrong).agree
     checked = [
@@ -93,7 +93,7 @@ def test_experiments_run_and_write_their_tables(tmp_path) -> None:  # type: igno
     assert "| iprr | 0.55 | sensitive | 0.01 | 0.43" in text and "| x2.05 |" in text  # the issue's budgets
     assert check_issue(issue).agree, check_issue(issue).ours
     table = personalized_table(issue, tmp_path)[0].read_text()
-    assert "beta = 0.01" in table and "rcf-krr | max_level" in table
+    assert "beta = 0.01, unbiased" in table and "| rcf-krr |  |  | 0.2991 (x1.39) |  |" in table
 
 
 def test_cli_attack(tmp_path) -> None:  # type: ignore[no-untyped-def]

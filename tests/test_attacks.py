@@ -350,3 +350,45 @@ def test_check_attack_catches_a_wrong_attack(rule: type, match: str) -> None:
     finally:
         del RULES[_RandomKRR]
     check_attack(OracleCase(_RandomKRR(1.0, 5), name="inherits the KRR rule"))
+
+
+def test_knows_defence_supports_non_targets_at_the_honest_rate() -> None:
+    """Against a recovery that reads the fakes' share from the items they push below zero: MGA
+    pushes every non-target's estimate down by beta q / delta; knows_defence does not (each
+    non-target is reported at its rate q), at the price of the reports spent on non-targets."""
+    iprr = pldp.IPRR(pldp.ItemBudgets.from_array([0.5, 0.5, 1.0, 1.0, 2.0, np.inf]))
+    counts = np.array([4000, 3000, 2000, 1000, 0, 0])
+    n, m, rng = int(counts.sum()), 2000, np.random.default_rng(21)
+    beta = m / (n + m)
+    fake = fake_reports(iprr, [5], 200_000, rng=rng, strategy="knows_defence")
+    share = np.bincount(fake, minlength=6) / fake.size
+    assert np.all(np.abs(share[:5] - iprr.q[:5]) < Z * np.sqrt(iprr.q[:5] / fake.size))
+    for strategy, push in (("mga", -beta * iprr.q[4] / iprr.delta), ("knows_defence", 0.0)):
+        shifts = np.array(
+            [
+                pldp.attacks.shift(
+                    iprr,
+                    iprr.simulate(counts, rng),
+                    iprr.tally(fake_reports(iprr, [5], m, rng=rng, strategy=strategy)),
+                )[4]
+                for _ in range(200)
+            ]
+        )
+        assert abs(shifts.mean() - push) <= Z * shifts.std(ddof=1) / math.sqrt(200)
+    # the price: the reports spent on non-targets
+    assert expected_gain(iprr, [5], m, counts, strategy="knows_defence") == pytest.approx(
+        beta * ((1 - iprr.q[:5].sum() - iprr.q[5]) / iprr.delta)
+    )
+
+
+def test_knows_defence_against_recover_in_user_level_protocols() -> None:
+    rcf = RCF([0.5, 1.0, 2.0], 8, "krr")
+    rng = np.random.default_rng(22)
+    plain = fake_reports(rcf, [7], 3000, rng=rng, strategy="knows_defence")
+    hidden = fake_reports(rcf, [7], 3000, rng=rng, strategy="knows_defence", defence="recover")
+    assert all(np.all(d == 7) for d in plain.data)  # k-RR levels: honest counts are nothing to mimic
+    assert 0.2 < np.mean(np.concatenate(hidden.data) == 7) < 0.9  # the rest supports non-targets
+    cells = np.full((3, 8), 1000)
+    assert expected_gain(rcf, [7], 3000, cells, strategy="knows_defence", defence="recover") < expected_gain(
+        rcf, [7], 3000, cells, strategy="knows_defence"
+    )

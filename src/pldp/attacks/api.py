@@ -54,17 +54,23 @@ def fake_reports(
         ``"level"`` (user-level protocols: claim that level and report MGA-style at it),
         ``"sensitive"`` (item-personalized mechanisms: MGA on the items of the smallest budgets, as
         many as ``targets`` holds; see :func:`promoted`) or ``"knows_defence"`` (an attacker who
-        knows the robust estimator: spreads its claims so that every level's estimate moves alike,
-        and passes detection). :mod:`pldp.attacks.pure` and :mod:`pldp.attacks.leveled` say
-        exactly what each does per family.
+        knows the robust estimators: claims spread so that every level's estimate moves alike,
+        which no robust combination of the levels can clip; honest ones counts, which detection
+        cannot flag; direct-encoding reports that support non-targets at the honest rate, which
+        leaves a recovery in the manner of LDPRecover nothing to read the fakes' share from).
+        :mod:`pldp.attacks.pure` and :mod:`pldp.attacks.leveled` say exactly what each does per
+        family.
     level : int, optional
         The claimed level's index, for ``strategy="level"``.
     shares : array_like, optional
         The honest users' level shares the attacker assumes (``"adaptive"``, ``"input"``,
         ``"knows_defence"``); default PBP's public ``rho``, MPLDP's ``level_shares``, else uniform.
     defence : str, optional
-        The defence ``"knows_defence"`` answers (recorded; every shipped counter-move is the one
-        above).
+        The defence ``"knows_defence"`` answers, where a family has several: for the user-level
+        protocols, ``"recover"`` makes the reports at the claimed levels also support non-targets
+        at the honest rate (as a single mechanism's ``knows_defence`` always does); by default they
+        answer ``"robust"`` and ``"detect"`` (claims that move every level alike, honest ones
+        counts).
 
     Returns
     -------
@@ -164,9 +170,11 @@ def expected_gain(
     strategy: str = "mga",
     level: int | None = None,
     shares: Any = None,
+    defence: str | None = None,
 ) -> float | None:
     """The expected gain of the ``"unbiased"`` estimate in closed form, when ``m`` fakes of
-    ``strategy`` join the honest users of ``data`` (what ``oracle.simulate`` takes).
+    ``strategy`` join the honest users of ``data`` (what ``oracle.simulate`` takes); ``level``,
+    ``shares`` and ``defence`` as for :func:`fake_reports`.
 
     Exact for the pure mechanisms (:func:`pldp.robustness.support_gain`; Cao et al.'s theorems for
     k-RR and OUE), padding-and-sampling, PBP, and RCF, APLDP and MPLDP (their weights recomputed,
@@ -175,7 +183,7 @@ def expected_gain(
     for PLDP-FEBSF (AUEM at the expected counts; NaN where AUEM has no estimate). None for PPDA.
     """
     m = check_int(m, "m", 0)
-    attack = _attack(oracle, targets, strategy, level, shares, None)
+    attack = _attack(oracle, targets, strategy, level, shares, defence)
     return rule_of(oracle).expected_gain(oracle, attack, m, tuple(data))
 
 

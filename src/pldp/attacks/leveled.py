@@ -6,24 +6,19 @@ user of the level's mechanism does (:mod:`pldp.attacks.pure`). The level claims 
 (``t`` levels; the honest shares are what the attacker assumes, ``shares=``, by default PBP's public
 ``rho``, MPLDP's ``level_shares``, else uniform):
 
-=================  ================================================================  =============
-strategy           claimed levels                                                    reports
-=================  ================================================================  =============
-``mga``            spread evenly (counts differ by at most one; the first levels     ``mga``
-                   get the remainder), in random order: the plain MGA that does not
-                   exploit the levels
-``min_level``      every fake claims the smallest budget                             ``mga``
-``max_level``      every fake claims the largest budget                              ``mga``
-``level``          every fake claims ``level=`` (an index into the levels)            ``mga``
-``adaptive``       drawn from the honest shares; PLDP-FEBSF's level report perturbed  ``adaptive``
-                   by its level mechanism, as an honest user's is
-``input``          as ``adaptive``: the fakes run the honest client on a target       ``input``
-``knows_defence``  ``m_l`` proportional to :math:`\\rho_l / S_l` (:math:`S_l` the move  ``adaptive``
-                   of the targets' level-:math:`l` estimate per fake report): every
-                   level's estimate moves by the same amount, so no combination of
-                   the levels (a weighted median, bounded weights, a trimmed mean)
-                   can tell the attack from a true change; ones counts pass detection
-=================  ================================================================  =============
+* ``mga``: the claims spread evenly over the levels (counts differ by at most one, the first
+  levels get the remainder), in random order: the plain MGA that does not exploit the levels;
+  the reports are ``mga``'s;
+* ``min_level``, ``max_level``, ``level``: every fake claims the smallest budget, the largest, or
+  ``level=`` (an index into the levels), and reports ``mga``-style at it;
+* ``adaptive``: claims drawn from the honest shares (PLDP-FEBSF's level report perturbed by its
+  level mechanism, as an honest user's is), ``adaptive`` reports;
+* ``input``: as ``adaptive``, with the honest client run on a target;
+* ``knows_defence``: :math:`m_l \\propto \\rho_l / S_l` fakes at level :math:`l` (:math:`S_l` the
+  move of the targets' level-:math:`l` estimate per fake report), ``adaptive`` reports: every
+  level's estimate moves by the same amount, so no combination of the levels (a weighted median,
+  capped weights, Huber's clipped mean) can tell the attack from a true change, and the ones
+  counts pass detection.
 
 A claimed level is sent in the clear (RCF, APLDP, MPLDP), as PLDP-FEBSF's reported level (not
 perturbed: a fake sends what it likes, except under ``adaptive`` and ``input``), or not at all
@@ -38,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from pldp.attacks.base import Attack, Rule, check_targets, rule_for, rule_of
+from pldp.attacks.pure import HOW as PURE_HOW
 from pldp.attacks.pure import PureRule
 from pldp.errors import ParameterError
 from pldp.oracle import FrequencyOracle
@@ -47,9 +43,22 @@ from pldp.protocols.mpldp import MPLDP, MPLDPReports, oc_weights
 from pldp.protocols.rcf import RCF, GroupedReports
 from pldp.robustness import combined_gain, support_gain
 
-__all__ = ["FEBSFRule", "GroupedRule", "HiddenRule", "LeveledRule", "MPLDPRule", "claim_counts", "claims"]
+__all__ = [
+    "FEBSFRule",
+    "GroupedRule",
+    "HiddenRule",
+    "LeveledRule",
+    "MPLDPRule",
+    "claim_counts",
+    "claims",
+    "level_reports",
+    "level_shift",
+    "level_support",
+    "report_strategy",
+]
 
-#: The per-report rule of each strategy at the claimed level.
+#: The strategy of the fake reports at the claimed level (of the level's mechanism,
+#: :mod:`pldp.attacks.pure`), for each strategy (``knows_defence``: see :func:`report_strategy`).
 HOW = {
     "mga": "mga",
     "min_level": "mga",
@@ -70,14 +79,23 @@ def _mechanism_rule(mech: Any) -> PureRule:
     return rule
 
 
-def level_reports(mech: Any, targets: np.ndarray, m: int, rng: np.random.Generator, how: str) -> Any:
-    """``m`` fake reports of one level's mechanism by rule ``how`` (:mod:`pldp.attacks.pure`)."""
-    return _mechanism_rule(mech).reports(mech, Attack(targets, how), m, rng)
+def report_strategy(attack: Attack) -> str:
+    """The strategy of the fake reports at the claimed level: :data:`HOW`'s, and for
+    ``knows_defence`` the level mechanism's ``knows_defence`` (non-targets at the honest rate)
+    when the defence is ``"recover"``, else ``adaptive`` (honest ones counts)."""
+    if attack.strategy == "knows_defence" and attack.defence == "recover":
+        return "knows_defence"
+    return HOW[attack.strategy]
 
 
-def level_support(mech: Any, targets: np.ndarray, how: str) -> np.ndarray:
-    """:math:`s_x` of one level's fake reports."""
-    return _mechanism_rule(mech).support(mech, targets, how)
+def level_reports(mech: Any, targets: np.ndarray, m: int, rng: np.random.Generator, strategy: str) -> Any:
+    """``m`` fake reports of one level's mechanism by its ``strategy`` (:mod:`pldp.attacks.pure`)."""
+    return _mechanism_rule(mech).reports(mech, Attack(targets, strategy), m, rng)
+
+
+def level_support(mech: Any, targets: np.ndarray, strategy: str) -> np.ndarray:
+    """:math:`s_x` of one level's fake reports by its ``strategy``."""
+    return _mechanism_rule(mech).support(mech, targets, PURE_HOW[strategy])
 
 
 def _largest_remainder(weights: np.ndarray, m: int) -> np.ndarray:
@@ -99,7 +117,7 @@ def claim_counts(mechanisms: Any, attack: Attack, m: int, shares: np.ndarray) ->
     if s == "mga":
         return _largest_remainder(np.ones(t), m)
     if s == "knows_defence":
-        move = np.array([level_shift(mech, attack.targets, "adaptive") for mech in mechanisms])
+        move = np.array([level_shift(mech, attack.targets, report_strategy(attack)) for mech in mechanisms])
         return _largest_remainder(shares / np.maximum(move, 1e-12), m)
     out = np.zeros(t, dtype=np.int64)
     out[{"min_level": 0, "max_level": t - 1}.get(s, attack.level or 0)] = m
@@ -151,7 +169,7 @@ class LeveledRule(Rule):
 
     def per_level(self, mechanisms: Any, attack: Attack, levels: np.ndarray, rng: np.random.Generator) -> list[Any]:
         """The fake reports of each level's claimants, level by level."""
-        how = HOW[attack.strategy]
+        how = report_strategy(attack)
         return [
             level_reports(mech, attack.targets, int(np.count_nonzero(levels == i)), rng, how)
             for i, mech in enumerate(mechanisms)
@@ -175,7 +193,7 @@ class LeveledRule(Rule):
         """``(t, d)``: the standardized support :math:`(s - q)/(p - q)` of a fake report at each level."""
         rows = []
         for mech in oracle.mechanisms:
-            s = level_support(mech, attack.targets, HOW[attack.strategy])[: oracle.d]
+            s = level_support(mech, attack.targets, report_strategy(attack))[: oracle.d]
             p, q = (v[: oracle.d] for v in mech.support)
             rows.append((s - q) / (p - q))
         return np.array(rows)
@@ -227,7 +245,7 @@ class HiddenRule(LeveledRule):
             return None
         cells = np.asarray(data[0], dtype=float)
         counts = claim_counts(pbp.mechanisms, attack, m, self.prepare(pbp, attack))
-        how = HOW[attack.strategy]
+        how = report_strategy(attack)
         p_star, q_star = pbp.pooled_support
         support = sum(
             c / m * level_support(mech, attack.targets, how) for c, mech in zip(counts, pbp.mechanisms, strict=True)
@@ -268,7 +286,7 @@ class FEBSFRule(LeveledRule):
         febsf: Any = oracle
         cells = np.asarray(data[0], dtype=float)
         counts = claim_counts(febsf.mechanisms, attack, m, self.prepare(febsf, attack))
-        how = HOW[attack.strategy]
+        how = report_strategy(attack)
         n_level = cells.sum(axis=1)
         gap = febsf.p_star - febsf.q_star
         honest_support = n_level[:, None] * febsf.q_star[:, None] + cells * gap[:, None]
@@ -323,7 +341,11 @@ class MPLDPRule(LeveledRule):
         bits, levels = [], []
         for i, targets in enumerate(attack.targets):
             honest = not targets.size  # an attribute not attacked: an honest report of a uniform value
-            part = Attack(np.arange(mp.k[i]), "input") if honest else Attack(targets, attack.strategy, attack.level)
+            part = (
+                Attack(np.arange(mp.k[i]), "input")
+                if honest
+                else Attack(targets, attack.strategy, attack.level, defence=attack.defence)
+            )
             lv = claims(mp.mechanisms[i], part, m, shares, rng)
             bits.append(self.in_user_order(self.per_level(mp.mechanisms[i], part, lv, rng), lv))
             levels.append(lv)
@@ -338,12 +360,12 @@ class MPLDPRule(LeveledRule):
         for i, targets in enumerate(attack.targets):
             if not targets.size:
                 continue
-            part = Attack(targets, attack.strategy, attack.level)
+            part = Attack(targets, attack.strategy, attack.level, defence=attack.defence)
             k, t = mp.k[i], mp.n_levels
             cells = np.bincount(user_levels[:, i] * k + values[:, i], minlength=t * k).reshape(t, k).astype(float)
             n = cells.sum(axis=1)
             fakes = claim_counts(mp.mechanisms[i], part, m, shares)
-            shift = np.array([_standardized(mech, targets, HOW[part.strategy]) for mech in mp.mechanisms[i]])
+            shift = np.array([_standardized(mech, targets, report_strategy(part)) for mech in mp.mechanisms[i]])
             honest = cells / np.where(n > 0, n, 1.0)[:, None]
             eps = mp.level_eps[i]
             total += combined_gain(oc_weights(n, eps), oc_weights(n + fakes, eps), honest, shift, n, fakes, targets)

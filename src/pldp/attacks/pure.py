@@ -1,21 +1,24 @@
 """Fake reports of the pure mechanisms: direct encoding (KRR, URR, IPRR) and unary encoding
 (RAPPOR, OUE, IDUE), and of padding-and-sampling around a unary mechanism.
 
-Per strategy, a fake report of ``r`` targets ``T``:
+Per strategy, a fake report of ``r`` targets ``T``, for direct encoding (a report is one item)
+and unary encoding (one bit per item):
 
-================  ==================================================  =====================================
-strategy          direct encoding (one item)                          unary encoding (one bit per item)
-================  ==================================================  =====================================
-``mga``           a target, uniformly                                 every target bit, and
-                                                                      :math:`l - r` random other bits,
-                                                                      :math:`l` = the expected ones of an
-                                                                      honest report, rounded (Cao et al.)
-``adaptive``      as ``mga`` (a direct report has nothing to detect)  a ones count drawn from the honest
-                                                                      law; that many bits, targets first
-``input``         the honest randomizer on a target                   the same
-``sensitive``     ``mga`` on the most sensitive items                 the same
-``knows_defence`` ``adaptive`` (what per-report detection sees)       the same
-================  ==================================================  =====================================
+* ``mga`` (Cao et al.'s maximal gain attack): a target, drawn uniformly; or every target bit and
+  :math:`l - r` random other bits, :math:`l` the expected number of ones of an honest report
+  (of an item drawn uniformly), rounded (only the targets when :math:`l \\le r`);
+* ``adaptive``: as ``mga`` for direct encoding (a report that is one item has nothing to detect);
+  for unary encoding a number of ones drawn from the law of an honest report's, and that many
+  bits, the targets first;
+* ``input``: the honest randomizer run on a target (the weakest baseline);
+* ``sensitive``: ``mga`` on the items of the smallest budgets (:func:`most_sensitive`);
+* ``knows_defence``: for direct encoding, a non-target ``y`` with probability :math:`q_y` (so that
+  every non-target is supported at the honest rate of a user who does not hold it: nothing is
+  pushed below zero, which is what a recovery in the manner of LDPRecover, ``"recover"``, reads
+  the fakes' share from), else a target: the price is the share :math:`\\sum_{y \\notin T} q_y`
+  of reports not spent on targets; for unary encoding ``adaptive`` (a per-report detection,
+  ``"detect"``, sees the honest law, and the random fill sets the non-targets at about the honest
+  rate).
 
 ``adaptive`` makes the number of ones of every fake report follow exactly the law of an honest
 report's (of an item drawn uniformly): a test on the ones count (the per-report detection of
@@ -42,10 +45,22 @@ from pldp.oracle import FrequencyOracle
 from pldp.protocols.padding import PaddingSampling
 from pldp.robustness import fake_shift, support_gain
 
-__all__ = ["DirectRule", "PaddingRule", "PureRule", "UnaryRule", "honest_ones", "ones_law", "unary_rows"]
+__all__ = [
+    "DirectRule",
+    "PaddingRule",
+    "PureRule",
+    "UnaryRule",
+    "expected_ones",
+    "honest_ones",
+    "most_sensitive",
+    "ones_law",
+    "unary_reports",
+    "unary_rows",
+    "unary_support",
+]
 
 #: The per-report rule of each strategy for a single mechanism.
-HOW = {"mga": "mga", "sensitive": "mga", "adaptive": "adaptive", "knows_defence": "adaptive", "input": "input"}
+HOW = {"mga": "mga", "sensitive": "mga", "adaptive": "adaptive", "knows_defence": "defence", "input": "input"}
 
 
 def _choose(targets: np.ndarray, m: int, rng: np.random.Generator) -> np.ndarray:
@@ -162,12 +177,29 @@ class DirectRule(PureRule):
 
     def reports(self, oracle: FrequencyOracle, attack: Attack, m: int, rng: np.random.Generator) -> np.ndarray:
         chosen = _choose(attack.targets, m, rng)
-        return oracle.perturb(chosen, rng) if HOW[attack.strategy] == "input" else chosen
+        how = HOW[attack.strategy]
+        if how == "input":
+            return oracle.perturb(chosen, rng)
+        if how == "defence":  # a non-target y with probability q_y, else a target
+            mech: Any = oracle
+            rest = np.zeros(mech.d)
+            others = np.setdiff1d(np.arange(mech.d), attack.targets)
+            rest[others] = mech.q[others]
+            away = rng.random(m) < rest.sum()
+            if away.any():
+                chosen[away] = rng.choice(mech.d, size=int(away.sum()), p=rest / rest.sum())
+        return chosen
 
     def support(self, mech: Any, targets: np.ndarray, how: str) -> np.ndarray:
         s = np.zeros(mech.d)
         s[targets] = 1.0 / targets.size
-        return mech.q + mech.delta * s if how == "input" else s
+        if how == "input":
+            return mech.q + mech.delta * s
+        if how == "defence":
+            others = np.setdiff1d(np.arange(mech.d), targets)
+            s *= 1.0 - mech.q[others].sum()
+            s[others] = mech.q[others]
+        return s
 
 
 @rule_for(UnaryEncoding)
@@ -189,7 +221,7 @@ def unary_reports(
     ``"input"``; module docstring); honest users hold items in ``[0, items)`` (default: all)."""
     if how == "input":
         return mech.perturb(_choose(targets, m, rng), rng)
-    if how == "adaptive":
+    if how in ("adaptive", "defence"):
         ones = honest_ones(mech, m, rng, items)
     else:
         ones = np.full(m, max(expected_ones(mech, items), targets.size), dtype=np.int64)
@@ -204,7 +236,7 @@ def unary_support(mech: UnaryEncoding, targets: np.ndarray, how: str, items: int
         s = mech.b.copy()
         s[targets] += (mech.a[targets] - mech.b[targets]) / r
         return s
-    if how == "adaptive":
+    if how in ("adaptive", "defence"):
         law = ones_law(mech, items)
         count = np.arange(law.size)
         on_targets = float(np.minimum(count, r) @ law) / r

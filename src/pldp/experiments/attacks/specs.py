@@ -9,7 +9,7 @@ from pldp.attacks import STRATEGIES
 from pldp.experiments.attacks.catalog import PROTOCOLS
 from pldp.experiments.attacks.checks import check_closed_forms, check_issue
 from pldp.experiments.attacks.runs import run_repeat
-from pldp.experiments.attacks.tables import issue_table, personalized_table
+from pldp.experiments.attacks.tables import cao_table, issue_table, personalized_table
 from pldp.experiments.plotting import Panel
 from pldp.experiments.spec import Experiment
 
@@ -125,12 +125,14 @@ def experiments() -> list[Experiment]:
             quick_settings=_cao_settings(100, 100_000)[::3],
             quick_repeats=5,
             panels=_cao_panels(),
+            plot=cao_table,
             check=check_closed_forms,
             notes="n = 10^6 honest users, Zipf(1) over d = 100 items (IPUMS-sized), the r rarest items as "
             "targets; honest users at count level, fakes report by report; the closed forms are the "
             "theorems' (pldp.robustness.krr_mga_gain, oue_mga_gain) evaluated at the coins that run.",
             quick_decides=False,
             full_verdict="agrees",
+            full_ours="22 settings, every mean gain within 2.66 standard errors of its closed form (bound 4.08)",
         ),
         Experiment(
             PAPER,
@@ -145,6 +147,8 @@ def experiments() -> list[Experiment]:
             quick_repeats=3,
             plot=issue_table,
             check=check_issue,
+            full_ours="KRR 0.0973, OUE 0.0316, IPRR 0.4393, IDUE 0.2552, RCF-KRR 0.3001, FEBSF-OUE 0.2234 "
+            "(the issue: 0.097, 0.032, 0.439, 0.255, 0.300, 0.214)",
             notes="n = 100,000 honest users, Zipf(2) over 16 items, the rarest as target; IPRR's and IDUE's "
             "budgets 1.0, 0.7, 0.4, 0.1 by frequency rank (4 items each), the levels 0.1, ..., 1.0 of the "
             "user-level protocols (uniform shares, eps_p = 0.3): every mean budget is 0.55; beta = m/(n+m).",
@@ -167,6 +171,7 @@ def experiments() -> list[Experiment]:
             check=check_closed_forms,
             quick_decides=False,
             full_verdict="agrees",
+            full_ours="117 settings, every mean gain within 2.80 standard errors of its closed form (bound 4.45)",
             notes="n = 10^6 honest users (PLDP-FEBSF-OUE 10^5), Zipf(1) over d = 100 items, the rarest "
             "as target; every personalized oracle has mean budget 0.55 (catalog).",
         ),

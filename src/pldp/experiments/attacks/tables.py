@@ -12,7 +12,7 @@ from pldp.experiments.attacks.catalog import MEAN_BUDGET, PROTOCOLS, build, hone
 from pldp.experiments.attacks.checks import gain_summary
 from pldp.experiments.attacks.runs import fakes_for
 
-__all__ = ["ISSUE_NUMBERS", "issue_table", "markdown", "personalized_table", "uniform_gain"]
+__all__ = ["ISSUE_NUMBERS", "cao_table", "issue_table", "markdown", "personalized_table", "uniform_gain"]
 
 #: The issue's numbers (main's estimators).
 ISSUE_NUMBERS: dict[tuple[str, float, str, float], str] = {
@@ -35,6 +35,14 @@ def markdown(rows: list[list[str]], head: list[str]) -> str:
     return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in rows]) + "\n"
 
 
+def _write(directory: Path, name: str, text: str) -> list[Path]:
+    """``text`` written to ``directory / name`` (the directory made if needed); the path, in a list."""
+    path = Path(directory) / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return [path]
+
+
 def _cell(mean: float, se: float, failed: int, repeats: int) -> str:
     if failed >= repeats:
         return f"fails {failed}/{repeats}"
@@ -54,6 +62,26 @@ def uniform_gain(protocol: str, setting: Any) -> float:
 
 def _times(mean: float, uniform: float) -> str:
     return f"x{mean / uniform:.2f}" if np.isfinite(mean) and np.isfinite(uniform) and uniform else "-"
+
+
+def cao_table(table: Any, directory: Path) -> list[Path]:
+    """``cao_mga.md``: per setting, the closed form (Cao et al.'s theorem) and the measured mean gain
+    of k-RR and OUE, with the measured one's distance from it in standard errors."""
+    s = gain_summary(table)
+    rows = []
+    for (eps, beta, r), part in s.groupby(["eps", "beta", "r"], sort=True):
+        cells = [f"{eps:g}", f"{beta:g}", str(int(r))]
+        for protocol in ("krr", "oue"):
+            row = part[part["protocol"] == protocol]
+            if not len(row):
+                cells += ["", "", ""]
+                continue
+            x = row.iloc[0]
+            z = abs(x["excess"]) / x["excess_se"] if x["excess_se"] > 0 else 0.0
+            cells += [f"{x['expected']:.5f}", f"{x['mean']:.5f} ± {x['se']:.5f}", f"{z:.1f}"]
+        rows.append(cells)
+    head = ["eps", "beta", "r", "k-RR closed form", "k-RR measured", "z", "OUE closed form", "OUE measured", "z"]
+    return _write(directory, "cao_mga.md", markdown(rows, head))
 
 
 def issue_table(table: Any, directory: Path) -> list[Path]:
@@ -85,33 +113,37 @@ def issue_table(table: Any, directory: Path) -> list[Path]:
             ]
         )
     head = ["protocol", "eps", "move", "beta", "gain (unbiased)", "x uniform", "closed form", "other methods", "issue"]
-    path = Path(directory) / "issue26.md"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(markdown(rows, head), encoding="utf-8")
-    return [path]
+    return _write(directory, "issue26.md", markdown(rows, head))
 
 
 def personalized_table(table: Any, directory: Path) -> list[Path]:
-    """``personalized.md``: per beta, every protocol and strategy, the gain of every method and the
-    unbiased gain against the uniform mechanism's at the mean budget."""
+    """``personalized.md``: per beta and estimation method, a table of protocols (rows) and
+    strategies (columns): the mean gain of the targets, and for the unbiased estimate its ratio to
+    the uniform mechanism's at the mean budget (``xN``; ``fails k/R``: the method refused ``k`` of
+    ``R`` repeats)."""
+    from pldp.attacks import STRATEGIES
+
     s = gain_summary(table)
     methods = [m for m in ("unbiased", "norm_sub", "mle", "robust") if m in set(s["method"])]
+    strategies = [x for x in STRATEGIES if x in set(s["strategy"])]
     parts = []
     for beta, sb in s.groupby("beta", sort=True):
-        rows = []
-        for (protocol, strategy), part in sb.groupby(["protocol", "strategy"], sort=False):
-            by = {m: r for m, r in part.set_index("method").iterrows()}
-            u = by.get("unbiased")
-            times = _times(u["mean"], uniform_gain(protocol, part.iloc[0])) if u is not None else "-"
-            cells = [
-                _cell(by[m]["mean"], by[m]["se"], int(by[m]["failed"]), int(by[m]["repeats"])) if m in by else ""
-                for m in methods
-            ]
-            rows.append([protocol, strategy, cells[0], "" if protocol in ("krr", "oue") else times, *cells[1:]])
-        parts.append(
-            f"beta = {beta:g}\n\n" + markdown(rows, ["protocol", "strategy", methods[0], "x uniform", *methods[1:]])
-        )
-    path = Path(directory) / "personalized.md"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(parts), encoding="utf-8")
-    return [path]
+        for method in methods:
+            sm = sb[sb["method"] == method]
+            rows = []
+            for protocol, part in sm.groupby("protocol", sort=False):
+                by = {r["strategy"]: r for _, r in part.iterrows()}
+                uniform = uniform_gain(str(protocol), part.iloc[0]) if method == "unbiased" else float("nan")
+                cells = []
+                for x in strategies:
+                    if x not in by:
+                        cells.append("")
+                        continue
+                    r = by[x]
+                    cell = _cell(r["mean"], r["se"], int(r["failed"]), int(r["repeats"])).split(" ± ")[0]
+                    if method == "unbiased" and protocol not in ("krr", "oue") and "fails" not in cell:
+                        cell += f" ({_times(r['mean'], uniform)})"
+                    cells.append(cell)
+                rows.append([str(protocol), *cells])
+            parts.append(f"beta = {beta:g}, {method}\n\n" + markdown(rows, ["protocol", *strategies]))
+    return _write(directory, "personalized.md", "\n".join(parts))
