@@ -270,9 +270,11 @@ def test_screen_reports_the_flagged_share_without_estimating() -> None:
     tally = mech.tally(mech.perturb(rng.integers(0, 16, 5000), rng))
     tally = tally + mech.tally(np.packbits(np.ones((50, 16), dtype=bool), axis=1))
     info = screen(mech, tally)
-    assert info is not None and info["flagged"] >= 50 and info == {
-        k: v for k, v in mech.estimate(tally, "detect").info.items() if k in info
-    }
+    assert (
+        info is not None
+        and info["flagged"] >= 50
+        and info == {k: v for k, v in mech.estimate(tally, "detect").info.items() if k in info}
+    )
     febsf = FEBSF([0.5, 1.0, 2.0], 0.5, 16, oracle="oue")
     seen = screen(febsf, febsf.simulate(np.full((3, 16), 100), rng))
     assert seen is not None and "ones_excess_share" not in seen  # the level shares are unknown
