@@ -12,7 +12,7 @@ import argparse
 import sys
 
 from pldp import __version__
-from pldp.cli import aggregate, audit, credentials, datasets, demo, deploy, mechanism, reproduce, service
+from pldp.cli import aggregate, attack, audit, credentials, datasets, demo, deploy, mechanism, reproduce, service
 from pldp.cli.errors import BROKEN_PIPE, named_file_error, silence_stdout, stdout_closed
 from pldp.errors import PLDPError
 
@@ -30,7 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pldp", description="Personalized local differential privacy.")
     parser.add_argument("--version", action="version", version=f"pldp {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    for commands in (demo, reproduce, datasets, mechanism, aggregate, deploy, service, credentials, audit):
+    for commands in (demo, reproduce, datasets, mechanism, aggregate, deploy, service, credentials, audit, attack):
         commands.add_commands(sub)
     return parser
 
