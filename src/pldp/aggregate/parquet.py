@@ -175,16 +175,20 @@ def read_rows(spec: Spec, pf: Any, rows: np.ndarray, source: str | Path) -> Repo
 
     meta = pf.metadata
     bounds = np.cumsum([0, *(meta.row_group(g).num_rows for g in range(meta.num_row_groups))])
-    group_of = np.searchsorted(bounds, rows, side="right") - 1
-    groups, slot = np.unique(group_of, return_inverse=True)
+    group_of = np.searchsorted(bounds, rows, side="right") - 1  # increasing, as ``rows``
+    new = np.concatenate(([True], group_of[1:] != group_of[:-1]))
+    groups, slot = group_of[new], np.cumsum(new) - 1
     names = ["id", *(c.name for c in spec.root.columns())]
     try:
         table = pf.read_row_groups(groups.tolist(), columns=names, use_threads=False)
     except (OSError, pa.ArrowException) as exc:
         raise ReportError(f"{source}: cannot be read: {exc}") from None
-    sizes = bounds[groups + 1] - bounds[groups]
-    local = rows - bounds[group_of] + (np.cumsum(sizes) - sizes)[slot]  # the rows' places in ``table``
-    table = table.take(pa.array(local, type=pa.int64()))
+    if rows.size and rows[-1] - rows[0] + 1 == rows.size:  # a range of rows: a slice
+        table = table.slice(int(rows[0] - bounds[groups[0]]), int(rows.size))
+    else:
+        sizes = bounds[groups + 1] - bounds[groups]
+        local = rows - bounds[group_of] + (np.cumsum(sizes) - sizes)[slot]  # the rows' places in ``table``
+        table = table.take(pa.array(local, type=pa.int64()))
     ids = report_ids(table.column("id"), rows, source)
     return ReportBatch(spec.id, ids, arrow_columns(table, spec.root), spec.root)
 

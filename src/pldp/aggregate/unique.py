@@ -40,7 +40,7 @@ __all__ = ["PARTITION_ROWS", "partition_bits", "partition_repeats", "ranges_of",
 
 #: Ids per partition task that the number of partitions aims at (about 200 MB spilled, 500 MB sorting).
 PARTITION_ROWS = 1 << 23
-_MAX_BITS = 12
+_MAX_BITS = 16
 
 
 def partition_bits(n: int) -> int:
@@ -64,15 +64,15 @@ def spill_ids(
     offset : int
         The global row number of the file's first row (the files' rows numbered in turn).
     out : str
-        The ``.npy`` file to write: rows of (first half, last half, global row) as uint64,
-        ordered by partition, then row.
+        The ``.npy`` file to write: three rows of uint64 (the ids' first halves, last halves,
+        global rows), its columns ordered by partition, then row.
     bits : int
         The id bits that choose the partition.
 
     Returns
     -------
     ndarray of int64, shape (2^bits + 1,)
-        Row ``bounds[p]`` of ``out`` is the first of partition ``p``.
+        Column ``bounds[p]`` of ``out`` is the first of partition ``p``.
 
     Raises
     ------
@@ -92,14 +92,17 @@ def spill_ids(
     kept = kept_rows(skip, first, n)
     rows = np.arange(first, first + n, dtype=np.int64) if kept is None else first + kept
     ids = report_ids(column if kept is None else column.take(pa.array(kept)), rows, source)
-    halves = np.ascontiguousarray(ids).view(">u8").reshape(-1, 2).astype(np.uint64)
-    part = (halves[:, 0] >> np.uint64(64 - bits)).astype(np.uint16) if bits else np.zeros(len(rows), np.uint16)
-    order = np.argsort(part, kind="stable")  # a radix sort; rows stay in order within a partition
-    table = np.empty((len(rows), 3), dtype=np.uint64)
-    table[:, :2] = halves[order]
-    table[:, 2] = (rows + offset)[order]
+    halves = np.ascontiguousarray(ids).view(">u8").astype(np.uint64)  # (n, 2), native order
+    table = np.empty((3, len(rows)), dtype=np.uint64)  # one column a row: a partition's slice is contiguous
+    part = np.zeros(len(rows), dtype=np.uint16)
+    if bits:  # the id's first ``bits`` bits
+        part = ((ids[:, 0].astype(np.uint16) << 8) | ids[:, 1]) >> np.uint16(16 - bits)
+        order = np.argsort(part, kind="stable")  # a radix sort; rows stay in order within a partition
+        part, halves, rows = part[order], np.take(halves, order, axis=0), rows[order]
+    table[:2] = halves.T
+    table[2] = rows + offset
     np.save(out, table, allow_pickle=False)
-    return np.searchsorted(part[order], np.arange((1 << bits) + 1), side="left").astype(np.int64)
+    return np.searchsorted(part, np.arange((1 << bits) + 1), side="left").astype(np.int64)
 
 
 def partition_repeats(spec: Spec, pieces: list[tuple[str, int, int]]) -> tuple[np.ndarray, np.ndarray]:
@@ -108,10 +111,10 @@ def partition_repeats(spec: Spec, pieces: list[tuple[str, int, int]]) -> tuple[n
     ``pieces`` are the partition's slices ``(file, start, stop)`` of the spilled files, in the
     order of the global rows.
     """
-    parts = [np.load(path, mmap_mode="r")[a:b] for path, a, b in pieces if b > a]
-    table = np.concatenate(parts) if parts else np.zeros((0, 3), dtype=np.uint64)
-    again, first = repeated(table[:, 0], table[:, 1])
-    return table[again, 2].astype(np.int64), table[first, 2].astype(np.int64)
+    parts = [np.load(path, mmap_mode="r")[:, a:b] for path, a, b in pieces if b > a]
+    table = np.concatenate(parts, axis=1) if parts else np.zeros((3, 0), dtype=np.uint64)
+    again, first = repeated(table[0], table[1])
+    return table[2, again].astype(np.int64), table[2, first].astype(np.int64)
 
 
 def rows_task(spec: Spec, source: str, rows: np.ndarray) -> ReportBatch:

@@ -41,22 +41,20 @@ def repeated(hi: np.ndarray, lo: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         ``again[i]`` is a row whose key occurs at an earlier row, ``first[i]`` the earliest row of
         that key; ``again`` is in increasing order of key, then row.
 
-    One unstable sort of ``hi`` finds the rows whose first half is shared; only those (for random
-    ids: the repeats) are sorted again by the whole key and the row. Exact for any keys.
+    One sort of ``hi`` (values only, which numpy vectorises: several times faster than an
+    argsort) finds the first halves that occur twice; only the rows that hold one of those (for
+    random ids: the repeats) are sorted by the whole key and the row. Exact for any keys.
     """
     n = int(hi.size)
     none = np.zeros(0, dtype=np.intp)
     if n < 2:
         return none, none
-    order = np.argsort(hi)
-    ordered = hi[order]
-    same = ordered[1:] == ordered[:-1]
-    if not same.any():
+    ordered = np.sort(hi)
+    shared = np.unique(ordered[1:][ordered[1:] == ordered[:-1]])
+    if not shared.size:
         return none, none
-    shared = np.zeros(n, dtype=bool)
-    shared[1:] |= same
-    shared[:-1] |= same
-    rows = order[shared]
+    at = np.minimum(np.searchsorted(shared, hi), shared.size - 1)
+    rows = np.flatnonzero(shared[at] == hi)
     rows = rows[np.lexsort((rows, lo[rows], hi[rows]))]  # by key, then row
     again = np.zeros(rows.size, dtype=bool)
     again[1:] = (hi[rows[1:]] == hi[rows[:-1]]) & (lo[rows[1:]] == lo[rows[:-1]])
