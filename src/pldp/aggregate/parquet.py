@@ -175,15 +175,20 @@ def read_rows(spec: Spec, pf: Any, rows: np.ndarray, source: str | Path) -> Repo
 
     meta = pf.metadata
     bounds = np.cumsum([0, *(meta.row_group(g).num_rows for g in range(meta.num_row_groups))])
-    group_of = np.searchsorted(bounds, rows, side="right") - 1  # increasing, as ``rows``
-    new = np.concatenate(([True], group_of[1:] != group_of[:-1]))
-    groups, slot = group_of[new], np.cumsum(new) - 1
     names = ["id", *(c.name for c in spec.root.columns())]
+    span = bool(rows.size) and rows[-1] - rows[0] + 1 == rows.size  # a range of rows: read a slice
+    if span:
+        first, last = np.searchsorted(bounds, [rows[0], rows[-1]], side="right") - 1
+        groups = np.arange(first, last + 1)
+    else:
+        group_of = np.searchsorted(bounds, rows, side="right") - 1  # increasing, as ``rows``
+        new = np.concatenate(([True], group_of[1:] != group_of[:-1]))
+        groups, slot = group_of[new], np.cumsum(new) - 1
     try:
         table = pf.read_row_groups(groups.tolist(), columns=names, use_threads=False)
     except (OSError, pa.ArrowException) as exc:
         raise ReportError(f"{source}: cannot be read: {exc}") from None
-    if rows.size and rows[-1] - rows[0] + 1 == rows.size:  # a range of rows: a slice
+    if span:
         table = table.slice(int(rows[0] - bounds[groups[0]]), int(rows.size))
     else:
         sizes = bounds[groups + 1] - bounds[groups]

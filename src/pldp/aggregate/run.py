@@ -374,7 +374,9 @@ def aggregate(
     bar = progress_bar(sum(len(w.groups) for w in plan), "aggregate", progress, unit="part")
     extra = {"before": once} if once.needed else {}
     try:
-        if scheduler is not None or n_workers:
+        if not once.needed and not any(w.groups for w in plan):  # files of no reports count, with nothing
+            done = _Done()
+        elif scheduler is not None or n_workers:
             done = _run_dask(spec, plan, skip_bad, bar, workers=n_workers, scheduler=scheduler, **extra)
         else:
             done = _run_serial(spec, plan, skip_bad, bar, **extra)

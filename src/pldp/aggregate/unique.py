@@ -111,10 +111,22 @@ def partition_repeats(spec: Spec, pieces: list[tuple[str, int, int]]) -> tuple[n
     ``pieces`` are the partition's slices ``(file, start, stop)`` of the spilled files, in the
     order of the global rows.
     """
-    parts = [np.load(path, mmap_mode="r")[:, a:b] for path, a, b in pieces if b > a]
-    table = np.concatenate(parts, axis=1) if parts else np.zeros((3, 0), dtype=np.uint64)
-    again, first = repeated(table[0], table[1])
-    return table[2, again].astype(np.int64), table[2, first].astype(np.int64)
+    spilled = [np.load(path, mmap_mode="r") for path, a, b in pieces if b > a]
+    spans = [(a, b) for _, a, b in pieces if b > a]
+
+    def column(k: int) -> np.ndarray:
+        """Row ``k`` of the partition's slices (only the pages it is in are read)."""
+        cols = [m[k, a:b] for m, (a, b) in zip(spilled, spans, strict=True)]
+        return np.concatenate(cols) if cols else np.zeros(0, dtype=np.uint64)
+
+    hi = column(0)
+    ordered = np.sort(hi)
+    if not (ordered[1:] == ordered[:-1]).any():  # no first half twice: no repeat (the last halves are not read)
+        none = np.zeros(0, dtype=np.int64)
+        return none, none
+    again, first = repeated(hi, column(1))
+    rows = column(2)
+    return rows[again].astype(np.int64), rows[first].astype(np.int64)
 
 
 def rows_task(spec: Spec, source: str, rows: np.ndarray) -> ReportBatch:
