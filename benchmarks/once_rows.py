@@ -59,7 +59,7 @@ from pldp.deploy import ReportBatch, Spec
 from pldp.deploy.files import ROW_GROUP, partition_dir, write_reports
 from pldp.deploy.origin import Origin
 from pldp.parallel import dask_client
-from probes import peak_rss, reset_peak
+from probes import cpu_seconds, peak_rss, reset_peak
 from report import fmt_rate, fmt_time, mib, users
 from scale_files import DAY, WORKERS, D, client_batch, link_files
 
@@ -127,17 +127,20 @@ def _size(
             fresh = rng.integers(0, 256, size=(per_file, 16), dtype=np.uint8)
             _write(spec, items[j % len(items)], fresh, tmp / "ids", f"{STORE}-{j:05d}", j * per_file + 1)
         made["ids"] = time.perf_counter() - t0
-    out: dict[str, Any] = {"n": n, "files": n_files, "made": made, "times": {}, "load": {}}
+    out: dict[str, Any] = {"n": n, "files": n_files, "made": made, "times": {}, "cpu": {}, "load": {}}
     with dask_client(WORKERS, None) as client:
         address = client.scheduler.address
         aggregate(spec, [base[0]], scheduler=address, progress=False)  # imports and code paths, on every worker
 
         def run(key: str, root: Path, repeats: int, dropped: int = 0, **kw: Any) -> None:
             call = lambda: aggregate(spec, [root], scheduler=address, progress=False, **kw)  # noqa: E731
+            workers, main = sum(client.run(cpu_seconds).values()), cpu_seconds()
             out["times"].setdefault(key, []).extend(_timed(call, repeats, _checker(n, dropped, want)))
+            cpu = (sum(client.run(cpu_seconds).values()) - workers) / repeats, (cpu_seconds() - main) / repeats
+            out["cpu"].setdefault(key, []).append(cpu)  # CPU seconds per call: the workers', this process's
             out["load"][key] = os.getloadavg()[0]
-            print(f"  once n={users(n)} {key}: {[round(t, 2) for t in out['times'][key]]} s, "
-                  f"load {out['load'][key]:.2f}", flush=True)  # fmt: skip
+            print(f"  once n={users(n)} {key}: {[round(t, 2) for t in out['times'][key]]} s, CPU per call: "
+                  f"workers {cpu[0]:.2f} s, main {cpu[1]:.2f} s, load {out['load'][key]:.2f}", flush=True)  # fmt: skip
 
         for _ in range(REPEATS):  # in turn: the load of a shared machine moves
             run("reference", ref, 1)
@@ -159,15 +162,21 @@ def _rows(r: dict[str, Any]) -> list[harness.Row]:
     n, files, times, load = r["n"], r["files"], r["times"], r["load"]
     ref = min(times["reference"])
     pairs = float(np.median(np.array(times["default"]) / np.array(times["reference"])))
+
+    def cpu(key: str) -> str:
+        """The CPU seconds per call (median over the calls): workers, and this process."""
+        w, m = np.median(np.array(r["cpu"][key]), axis=0)
+        return f"CPU per call: workers {w:.2f} s, scheduler + client {m:.2f} s"
+
     common = f"k-RR ε=1, d={D}: {users(n)} reports in {files:,} files of {users(n // files)}, {WORKERS} workers"
     rows = [
         harness.Row(
             "aggregate exactly once: default",
             f"{common}, one store's numbers in every footer, checked for overlap (none); best of "
             f"{len(times['default'])} ({', '.join(fmt_time(t) for t in times['default'])}), "
-            f"load {load['default']:.1f}; "
+            f"{cpu('default')}, load {load['default']:.1f}; "
             f"the same reports as hard links naming no store (the scale rows' path), timed in turn with it, "
-            f"took {fmt_time(ref)} ({', '.join(fmt_time(t) for t in times['reference'])}): "
+            f"took {fmt_time(ref)} ({', '.join(fmt_time(t) for t in times['reference'])}; {cpu('reference')}): "
             f"{min(times['default']) / ref:.2f}x best to best, {pairs:.2f}x the median of the pairs",
             min(times["default"]),
             n / min(times["default"]),
@@ -185,7 +194,8 @@ def _rows(r: dict[str, Any]) -> list[harness.Row]:
                 "aggregate exactly once: unique ids",
                 f"{common}, every report its own id; unique_ids=True: every id read, spilled to disk (24 B "
                 f"a report) by partition and sorted, then the tally; {fmt_time(t)} "
-                f"({t / ref:.1f}x the reference), peak worker growth {mib(r['peak'])}, load {load['unique ids']:.1f}",
+                f"({t / ref:.1f}x the reference), {cpu('unique ids')}, peak worker growth {mib(r['peak'])}, "
+                f"load {load['unique ids']:.1f}",
                 t,
                 n / t,
                 "reports/s",
@@ -200,7 +210,8 @@ def _rows(r: dict[str, Any]) -> list[harness.Row]:
                 "aggregate exactly once: two copies",
                 f"{common}, and each file again under another name (a day's export beside the rollover): "
                 f"{users(n)} repeats found from the footers, both copies compared (ids and payloads), "
-                f"counted once; {fmt_time(t)} ({t / ref:.1f}x the reference), load {load['two copies']:.1f}",
+                f"counted once; {fmt_time(t)} ({t / ref:.1f}x the reference), {cpu('two copies')}, "
+                f"load {load['two copies']:.1f}",
                 t,
                 n / t,
                 "reports/s",

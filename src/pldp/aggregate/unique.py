@@ -5,7 +5,7 @@ a set of tasks (on Dask or in this process):
 
 1. **Spill, one task per row group** (:func:`spill_ids`). A task reads the row group's ``id``
    column (16 bytes a report; the rows already known as repeats of a store are left out), and
-   writes each id's two 8-byte halves and its global row number to one ``.npy`` file in a
+   writes each id's two 8-byte words and its global row number to one ``.npy`` file in a
    scratch directory, ordered by partition, the id's first ``bits`` bits.
 2. **Find the repeats, one task per partition** (:func:`partition_repeats`). A task loads its
    slice of every spilled file (about :data:`PARTITION_ROWS` rows, 24 bytes each) and sorts it
@@ -64,8 +64,8 @@ def spill_ids(
     offset : int
         The global row number of the file's first row (the files' rows numbered in turn).
     out : str
-        The ``.npy`` file to write: three rows of uint64 (the ids' first halves, last halves,
-        global rows), its columns ordered by partition, then row.
+        The ``.npy`` file to write: three rows of uint64 (the ids' first and last 8 bytes as
+        machine words, the global rows), its columns ordered by partition, then row.
     bits : int
         The id bits that choose the partition.
 
@@ -92,7 +92,7 @@ def spill_ids(
     kept = kept_rows(skip, first, n)
     rows = np.arange(first, first + n, dtype=np.int64) if kept is None else first + kept
     ids = report_ids(column if kept is None else column.take(pa.array(kept)), rows, source)
-    halves = np.ascontiguousarray(ids).view(">u8").astype(np.uint64)  # (n, 2), native order
+    halves = np.ascontiguousarray(ids).view(np.uint64)  # (n, 2) words: equal ids, equal words (no copy)
     table = np.empty((3, len(rows)), dtype=np.uint64)  # one column a row: a partition's slice is contiguous
     part = np.zeros(len(rows), dtype=np.uint16)
     if bits:  # the id's first ``bits`` bits

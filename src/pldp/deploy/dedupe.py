@@ -33,7 +33,7 @@ def repeated(hi: np.ndarray, lo: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     Parameters
     ----------
     hi, lo : ndarray of uint64
-        The keys' two halves (a report id's first and last 8 bytes, big-endian), one per row.
+        The keys' two halves (a report id's first and last 8 bytes as words), one per row.
 
     Returns
     -------
