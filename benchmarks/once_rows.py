@@ -16,7 +16,7 @@ row groups of 2^20:
   footers are read and the numbers parsed and checked for overlap (none meet), then the same
   tally. The ratio to the reference is the cost of the check;
 * **unique ids** (10^8 in full mode): files whose every report has its own random id, with
-  ``unique_ids=True``: every id read, spilled (24 bytes a report, in a temporary directory on the
+  ``unique_ids=True``: every id read, spilled (12 bytes a report, in a temporary directory on the
   same disk) and sorted by partition, then the tally;
 * **default, every report in two files** (10^8): the same files plus a hard link of each under
   another name (a day's export beside the rollover's files): the copies compared, id and payload,
@@ -32,7 +32,7 @@ Standalone::
 
     PYTHONPATH=src:benchmarks .venv/bin/python benchmarks/once_rows.py [--quick] [--billion-ids]
 
-``--billion-ids`` adds unique ids at 10^9 (17 GB of files and 24 GB of scratch, minutes). Called
+``--billion-ids`` adds unique ids at 10^9 (17 GB of files and 12 GB of scratch, minutes). Called
 by ``run.py`` as ``bench_once(mode, rng)`` (``run.py --only once`` runs these rows alone).
 """
 
@@ -192,7 +192,7 @@ def _rows(r: dict[str, Any]) -> list[harness.Row]:
         rows.append(
             harness.Row(
                 "aggregate exactly once: unique ids",
-                f"{common}, every report its own id; unique_ids=True: every id read, spilled to disk (24 B "
+                f"{common}, every report its own id; unique_ids=True: every id read, spilled to disk (12 B "
                 f"a report) by partition and sorted, then the tally; {fmt_time(t)} "
                 f"({t / ref:.1f}x the reference), {cpu('unique ids')}, peak worker growth {mib(r['peak'])}, "
                 f"load {load['unique ids']:.1f}",
@@ -258,7 +258,7 @@ def main() -> None:
     """Print the rows as a Markdown table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="10^6 and 10^7 reports")
-    parser.add_argument("--billion-ids", action="store_true", help="unique ids at 10^9 too (minutes, 41 GB of disk)")
+    parser.add_argument("--billion-ids", action="store_true", help="unique ids at 10^9 too (minutes, 29 GB of disk)")
     args = parser.parse_args()
     mode = harness.QUICK if args.quick else harness.FULL
     rows = bench_once(mode, np.random.default_rng(harness.SEED), args.billion_ids)

@@ -296,6 +296,22 @@ def test_unique_ids_count_every_id_once_as_read_unique_does(
     assert default.unmarked == [str(files[2]), str(files[3])]
 
 
+def test_unique_ids_compare_whole_ids_not_only_their_first_bytes(tmp_path: Path) -> None:
+    """Crafted ids that share their first 8 bytes are different reports, found as candidates and
+    told apart by their last 8; one true repeat is dropped."""
+    spec, batch = _spec("krr"), _store("krr", 5, seed=19)
+    words = np.array([(7, 1), (7, 2), (8, 1), (7, 2), (9, 9)], dtype=np.uint64)
+    crafted = ReportBatch(spec.id, words.view(np.uint8).reshape(5, 16), batch.columns, spec.root)
+    crafted.columns["item"][3] = crafted.columns["item"][1]  # the repeat's payload is its first copy's
+    files = [
+        _file(tmp_path, crafted, [1, 2, 3], "a", store=None),
+        _file(tmp_path, crafted, [4, 5], "b", store=S2),
+    ]
+    merged, dropped = read_unique(files, spec)
+    result = agg.aggregate(spec, files, workers=1, progress=False, unique_ids=True)
+    assert result.tally == decode(spec, merged) and (result.reports, result.repeats) == (4, 1) == (len(merged), dropped)
+
+
 def test_unique_ids_refuse_or_skip_a_file_with_a_missing_id(tmp_path: Path) -> None:
     spec, batch = _spec("krr"), _store("krr", 60, seed=16)
     good = _file(tmp_path, batch, np.arange(1, 61), "good", store=None)

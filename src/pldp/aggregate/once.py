@@ -25,13 +25,13 @@ from pldp.aggregate.overlap import Repeat, check_repeat, merge_ranges, overlaps,
 from pldp.aggregate.parquet import Footer
 from pldp.aggregate.unique import (
     partition_bits,
-    partition_repeats,
+    partition_candidates,
     ranges_of,
     rows_task,
     spill_ids,
     spill_name,
 )
-from pldp.deploy.dedupe import payload_difference, take
+from pldp.deploy.dedupe import payload_difference, repeated, take
 from pldp.deploy.spec import Spec
 from pldp.deploy.wire import ReportBatch
 from pldp.errors import ReportError
@@ -63,10 +63,10 @@ def covered_below(skip: np.ndarray, x: np.ndarray) -> np.ndarray:
     return np.asarray(total[k] - beyond, dtype=np.int64)
 
 
-def _spill_task(spec: Spec, source: str, group: int, skip: Any, offset: int, out: str, bits: int, catch: bool) -> Any:
+def _spill_task(spec: Spec, source: str, group: int, skip: Any, out: str, bits: int, catch: bool) -> Any:
     """:func:`spill_ids`, or (``catch``) the reason the row group is bad."""
     try:
-        return spill_ids(spec, source, group, skip, offset, out, bits)
+        return spill_ids(spec, source, group, skip, out, bits)
     except ReportError as exc:
         if not catch:
             raise
@@ -147,62 +147,67 @@ class Once:
     # ------------------------------------------------------------------ the id step
     def _ids(self, mapper: Mapper) -> None:
         plan = self.plan()
-        sizes = {s: sum(f.groups) for s, f in self.footers}
-        offsets = np.cumsum([0, *(sizes[w.source] for w in plan)])
+        sizes = {s: f.groups for s, f in self.footers}
+        offsets = np.cumsum([0, *(sum(sizes[w.source]) for w in plan)])  # each file's first global row
         live = int(offsets[-1]) - sum(self.repeated_rows(w.source) for w in plan)
         bits = partition_bits(live)
         with tempfile.TemporaryDirectory(prefix="pldp-ids-", dir=self.spill_dir) as folder:
             tasks = [
-                (w.source, g, w.skip, int(offsets[i]), spill_name(folder, i, g), bits, self.skip_bad)
+                (w.source, g, w.skip, spill_name(folder, i, g), bits, self.skip_bad)
                 for i, w in enumerate(plan)
                 for g in w.groups
             ]
+            firsts = [int(offsets[i]) + sum(sizes[w.source][:g]) for i, w in enumerate(plan) for g in w.groups]
             results = mapper.map(_spill_task, tasks, "ids")
             bad = {t[0]: r for t, r in zip(tasks, results, strict=True) if isinstance(r, str)}
             self.skipped += [(s, reason) for s, reason in bad.items()]
-            good = [(t[4], r) for t, r in zip(tasks, results, strict=True) if t[0] not in bad]
-            pieces = [[(path, int(b[p]), int(b[p + 1])) for path, b in good] for p in range(1 << bits)]
-            found = mapper.map(partition_repeats, [(p,) for p in pieces], "repeats")
-        again = np.concatenate([a for a, _ in found]) if found else np.zeros(0, np.int64)
-        first = np.concatenate([f for _, f in found]) if found else np.zeros(0, np.int64)
-        if again.size:
-            self._compare(mapper, plan, offsets, again, first)
-            order = np.argsort(again)
-            again, first = again[order], first[order]
-            which = np.searchsorted(offsets, again, side="right") - 1
-            for i in np.unique(which).tolist():
-                source, mine = plan[i].source, again[which == i] - offsets[i]
-                old = self.skips.get(source, np.zeros((0, 2), np.int64))
-                self.skips[source] = merge_ranges(np.concatenate([old, ranges_of(mine)]))
-            keepers = np.searchsorted(offsets, first, side="right") - 1
-            self.shadows |= {
-                (plan[a].source, plan[b].source) for a, b in set(zip(which.tolist(), keepers.tolist(), strict=True))
-            }
-
-    def _compare(
-        self, mapper: Mapper, plan: list[Work], offsets: np.ndarray, again: np.ndarray, first: np.ndarray
-    ) -> None:
-        """Refuse an id whose copies' payloads differ (reads every repeat and its first occurrence)."""
-        needed = np.unique(np.concatenate([again, first]))
-        which = np.searchsorted(offsets, needed, side="right") - 1
+            good = [(t[3], b, f) for t, b, f in zip(tasks, results, firsts, strict=True) if t[0] not in bad]
+            pieces = [[(out, int(b[p]), int(b[p + 1]), f) for out, b, f in good] for p in range(1 << bits)]
+            found = mapper.map(partition_candidates, [(p,) for p in pieces], "repeats")
+        candidates = np.sort(np.concatenate(found)) if found else np.zeros(0, np.int64)
+        if not candidates.size:
+            return
+        which = np.searchsorted(offsets, candidates, side="right") - 1
         files = np.unique(which).tolist()
         batches: list[ReportBatch] = mapper.map(
-            rows_task, [(plan[i].source, needed[which == i] - offsets[i]) for i in files], "compare"
+            rows_task, [(plan[i].source, candidates[which == i] - offsets[i]) for i in files], "compare"
         )
-        ids = np.concatenate([b.ids for b in batches])
-        cols = {name: np.concatenate([b.columns[name] for b in batches]) for name in batches[0].columns}
-        held = ReportBatch(self.spec.id, ids, cols, self.spec.root)
-        a, f = np.searchsorted(needed, again), np.searchsorted(needed, first)
+        held = ReportBatch(
+            self.spec.id,
+            np.concatenate([b.ids for b in batches]),
+            {name: np.concatenate([b.columns[name] for b in batches]) for name in batches[0].columns},
+            self.spec.root,
+        )
+        words = held.ids.view(np.uint64)
+        a, f = repeated(words[:, 0], words[:, 1])  # exact: whole ids; the first occurrence is the earliest row
+        self._refuse_two_payloads(held, a, f, candidates, plan, offsets)
+        again, first = candidates[np.sort(a)], candidates[f[np.argsort(a)]]
+        which = np.searchsorted(offsets, again, side="right") - 1
+        for i in np.unique(which).tolist():
+            source, mine = plan[i].source, again[which == i] - offsets[i]
+            old = self.skips.get(source, np.zeros((0, 2), np.int64))
+            self.skips[source] = merge_ranges(np.concatenate([old, ranges_of(mine)]))
+        keepers = np.searchsorted(offsets, first, side="right") - 1
+        self.shadows |= {
+            (plan[x].source, plan[y].source) for x, y in set(zip(which.tolist(), keepers.tolist(), strict=True))
+        }
+
+    @staticmethod
+    def _refuse_two_payloads(
+        held: ReportBatch, a: np.ndarray, f: np.ndarray, rows: np.ndarray, plan: list[Work], offsets: np.ndarray
+    ) -> None:
+        """Refuse an id whose copies (``held[a]`` and its first occurrence ``held[f]``) differ in payload."""
         differs = payload_difference(take(held, a), take(held, f))
-        if differs is not None:
-            i, column = differs
+        if differs is None:
+            return
+        i, column = differs
 
-            def where(row: int) -> str:
-                k = int(np.searchsorted(offsets, row, side="right") - 1)
-                return f"{plan[k].source} row {row - int(offsets[k])}"
+        def where(row: int) -> str:
+            k = int(np.searchsorted(offsets, row, side="right") - 1)
+            return f"{plan[k].source} row {row - int(offsets[k])}"
 
-            raise ReportError(
-                f"report id {held.ids[a[i]].tobytes().hex()} is held twice with different payloads ({column}): "
-                f"{where(int(first[i]))} and {where(int(again[i]))}; a report is never retried with another "
-                "payload, so one of them was altered or forged"
-            )
+        raise ReportError(
+            f"report id {held.ids[a[i]].tobytes().hex()} is held twice with different payloads ({column}): "
+            f"{where(int(rows[f[i]]))} and {where(int(rows[a[i]]))}; a report is never retried with another "
+            "payload, so one of them was altered or forged"
+        )

@@ -317,7 +317,7 @@ def aggregate(
         counted once, from the numbers in the files' footers, and files that name no store are
         counted whole (:attr:`Aggregation.unmarked`).
     spill_dir : str or Path, optional
-        Where ``unique_ids`` writes its scratch files (24 bytes a report; default the system's
+        Where ``unique_ids`` writes its scratch files (12 bytes a report; default the system's
         temporary directory). With a scheduler of other machines, one that every worker sees.
     progress : bool
         A tqdm bar of the row groups done.

@@ -113,7 +113,7 @@ def add_commands(sub: Subparsers) -> None:
         "--spill-dir",
         default=None,
         metavar="DIR",
-        help="scratch space of --unique-ids, 24 bytes a report (default: the system's temporary directory)",
+        help="scratch space of --unique-ids, 12 bytes a report (default: the system's temporary directory)",
     )
     ag.add_argument("--method", default="unbiased", help="unbiased (default), norm_sub or mle")
     ag.add_argument("--level", type=float, default=0.95, help="confidence level of the intervals (default 0.95)")
