@@ -255,14 +255,14 @@ def bench_once(mode: harness.Mode, rng: np.random.Generator, billion_ids: bool =
 
 
 def main() -> None:
-    """Print the rows as a Markdown table."""
+    """Print the rows as a Markdown table (``--quick``: 10^6 and 10^7 reports; ``--billion-ids``)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="10^6 and 10^7 reports")
     parser.add_argument("--billion-ids", action="store_true", help="unique ids at 10^9 too (minutes, 29 GB of disk)")
     args = parser.parse_args()
     mode = harness.QUICK if args.quick else harness.FULL
-    rows = bench_once(mode, np.random.default_rng(harness.SEED), args.billion_ids)
-    print(harness.markdown(rows, f"once_rows.py ({mode.name}), {WORKERS} workers, row groups of {ROW_GROUP:,}"))
+    header = f"once_rows.py ({mode.name}), {WORKERS} workers, row groups of {ROW_GROUP:,}"
+    print(harness.markdown(bench_once(mode, np.random.default_rng(harness.SEED), args.billion_ids), header))
 
 
 if __name__ == "__main__":
