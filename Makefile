@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: demo test bench bench-quick audit lint docs format clean
+.PHONY: demo test test-fast dist bench bench-quick audit lint docs format clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -27,6 +27,14 @@ demo: $(STAMP)  ## run the main job: every paper's experiments at quick scale ->
 
 test: $(STAMP)  ## run the test suite (doctests included) on both cores
 	$(PY) -m pytest -n 2 -q src tests docs/guide --doctest-glob='docs/guide/*.md'
+
+test-fast: $(STAMP)  ## the test suite without the tests marked slow; lists the 15 slowest that ran
+	$(PY) -m pytest -n 2 -q -m "not slow" --durations=15 src tests docs/guide --doctest-glob='docs/guide/*.md'
+
+dist: $(STAMP)  ## a wheel of pldp (its static files and bundled data included) -> dist/
+	rm -rf build dist
+	$(PY) -m pip wheel -q --no-deps --wheel-dir dist .
+	@ls dist/*.whl
 
 bench: $(VENV)/.bench-installed  ## speed benchmarks, pldp and its peers -> benchmarks/results.md and README
 	$(PY) benchmarks/run.py

@@ -1,11 +1,11 @@
 """The collector under load on loopback: batched ingest, single-report requests, latency, estimates.
 
-A real ``pldp serve --workers 2`` (two processes on one temporary SQLite file, each with its
+* batched ingest at 0, 10^6 and 10^7 stored reports, with 1 and 2 server processes:
+  ``ingest_rows.py``;
+
+and on a real ``pldp serve --workers 2`` (two processes on one temporary SQLite file, each with its
 group-committing writer, see ``pldp.service.writer``), driven by ``loadgen.py`` on the same machine:
 
-* batched ingest: k-RR (d = 100) reports in batches of 1,000 on 16 connections (closed loop), until
-  the store holds a million reports (``docs/collector.md``, "Capacity": the rate of a store keyed
-  by random report ids fell with its size);
 * single-report requests on 64 connections (closed loop), each acknowledged after the durable
   commit that stores it (group commit shares the commits);
 * p99 latency of single-report requests at half that rate (open loop, Poisson-free fixed rate);
@@ -25,6 +25,7 @@ import numpy as np
 
 import pldp
 from harness import Mode, Row
+from ingest_rows import bench_ingest
 from loadgen import closed_loop, open_loop, request
 from pldp.client import Client
 from pldp.deploy import Spec
@@ -32,8 +33,6 @@ from report import fmt_rate, fmt_time
 
 #: Server processes (``pldp serve --workers``): two use both cores (one parses while the other writes).
 WORKERS = 2
-#: Concurrent connections sending batches: enough for group commits of several batches.
-BATCH_CONNECTIONS = 16
 
 
 def bench_service(mode: Mode, rng: np.random.Generator) -> list[Row]:
@@ -46,10 +45,10 @@ def bench_service(mode: Mode, rng: np.random.Generator) -> list[Row]:
     except ImportError:
         return []
     quick = mode.name == "quick"
-    rows: list[Row] = []
+    rows: list[Row] = bench_ingest(mode, rng)
     with (
         tempfile.TemporaryDirectory(prefix="pldp-bench-") as tmp,
-        CollectorProcess(Path(tmp) / "bench.db", "--workers", str(WORKERS)) as srv,
+        CollectorProcess(Path(tmp) / "bench.db", "--workers", str(WORKERS), "--rate", "0") as srv,  # one address
     ):
         host, port = "127.0.0.1", srv.port
         admin = srv.admin()
@@ -57,28 +56,6 @@ def bench_service(mode: Mode, rng: np.random.Generator) -> list[Row]:
         admin.create_campaign(spec)
         path = f"/v1/campaigns/{spec.id}/reports"
         client = Client(spec)
-
-        # batched ingest
-        n_batches = 60 if quick else 1_000  # the store grows to 10^6 reports: the rate must not fall with it
-        batches = [client.reports(rng.integers(0, 100, 1_000)).to_json() for _ in range(n_batches)]
-        bodies = [request(host, port, "POST", path, json.dumps(b).encode()) for b in batches]
-        res = closed_loop(host, port, [bodies[i::BATCH_CONNECTIONS] for i in range(BATCH_CONNECTIONS)])
-        assert res.statuses == {200: n_batches}, res.statuses
-        rate = n_batches * 1_000 / res.wall
-        rows.append(
-            Row(
-                "collector: batched ingest",
-                f"k-RR d=100, {n_batches * 1_000:,} reports in batches of 1,000 on {BATCH_CONNECTIONS} connections, "
-                f"{WORKERS} server processes, durable commits; p50 {fmt_time(res.percentile(50))} per batch; "
-                f"load generator (benchmarks/loadgen.py, asyncio) used {res.cpu_s / res.wall:.0%} of a core",
-                res.wall / n_batches,
-                rate,
-                "reports/s",
-                fmt_rate(rate, "reports/s"),
-                f"≥ {fmt_rate(1e5, 'reports/s')}",
-                rate >= 1e5,
-            )
-        )
 
         # single-report requests
         n_single = 4_000 if quick else 20_000

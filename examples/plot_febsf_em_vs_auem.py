@@ -65,7 +65,7 @@ for i, eps_p in enumerate(EPS_P):
         cells = rng.multinomial(counts, np.full(LEVELS.size, 1 / LEVELS.size)).T  # (levels, items)
         tally = proto.simulate(cells, rng)
         for name, method in methods.items():
-            options = {"max_iter": EM_MAX_STEPS} if method == "mle" else {}
+            options = {"max_iter": EM_MAX_STEPS, "on_cap": "return"} if method == "mle" else {}
             est = proto.estimate(tally, method, **options)
             capped += method == "mle" and not est.converged
             mse[name][i, r] = pldp.metrics.l2(p, est.frequencies) / d

@@ -1,4 +1,4 @@
-"""The real collector process of the service tests (:class:`pldp.service.process.CollectorProcess`),
+"""The real collector process of the service tests (:class:`pldp.service.process.CollectorProcess`, unlimited),
 the recount every service test ends with, and the bounded wait of the tests that poll."""
 
 from __future__ import annotations
@@ -10,12 +10,23 @@ from typing import Any, TypeVar
 
 from pldp.deploy import Spec, decode
 from pldp.service import store
-from pldp.service.process import CollectorProcess as Server
-from pldp.service.process import free_port
+from pldp.service.process import CollectorProcess, free_port
 
 __all__ = ["Server", "free_port", "stored_and_recount", "wait_until"]
 
 T = TypeVar("T")
+
+
+class Server(CollectorProcess):
+    """The tests' collector: ``pldp serve`` without a rate limit unless ``extra`` sets ``--rate``.
+
+    The tests send thousands of reports from 127.0.0.1, beyond one address's default limit; the
+    tests of the limits (``tests/test_service_abuse.py``) set their own, or keep the defaults with
+    ``--rate 100``.
+    """
+
+    def __init__(self, db: Path, *extra: str, env: dict[str, str] | None = None) -> None:
+        super().__init__(db, *(extra if "--rate" in extra else ("--rate", "0", *extra)), env=env)
 
 
 def stored_and_recount(db: Path, spec: Spec) -> tuple[Any, Any]:

@@ -1,10 +1,13 @@
 """The documentation says what the code does: every cited erratum is explained, every test a page
-names exists, and every internal link of the Markdown pages points to a file of the repository."""
+names exists, every internal link of the Markdown pages points to a file of the repository, and
+every formula of a page is read as math (no raw ``$...$`` on the site)."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -39,3 +42,72 @@ def test_internal_links_point_to_files(page: Path) -> None:
         if re.match(r"[a-z]+:", target):  # http:, https:, mailto:
             continue
         assert (page.parent / target).exists(), f"{page.relative_to(ROOT)} links to a missing file: {target}"
+
+
+#: A list or definition-list marker that may start a line before a block (``: ``, ``- ``, ``1. ``).
+_MARKER = re.compile(r"^\s*(?:[:*+-]|\d+[.)])\s+")
+
+
+def _display_math_inside_paragraphs(text: str) -> list[int]:
+    """Lines (1-based) whose ``$$`` the docs' MyST (``dollarmath``) reads as text: display math
+    renders only as a block of its own, after a blank line (or a list or definition marker on its
+    line); a ``$$`` in the middle of a line, or on a line that continues a paragraph, shows as
+    raw ``$...$`` (it did in docs/guide/estimation.md's definition list). Code fences are skipped."""
+    bad, fence, in_math, previous = [], "", False, ""
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if fence:
+            fence = "" if stripped.startswith(fence) else fence
+        elif stripped.startswith(("```", "~~~")):
+            fence = stripped[:3]
+        elif in_math:
+            in_math = "$$" not in stripped
+        elif "$$" in stripped:
+            content = _MARKER.sub("", line).lstrip()
+            starts_block = not previous.strip() or bool(_MARKER.match(line))
+            if not content.startswith("$$") or not starts_block:
+                bad.append(number)
+            else:
+                in_math = content.count("$$") == 1  # opened here, closed on a later line
+        previous = line if not fence else ""
+    return bad
+
+
+def test_display_math_is_never_read_as_text() -> None:
+    assert _display_math_inside_paragraphs("a\n\n$$x$$\n\nb\n") == []
+    assert _display_math_inside_paragraphs("t\n: $$x$$\n") == []
+    assert _display_math_inside_paragraphs("a\n\n$$\nx\n$$\nb\n") == []
+    assert _display_math_inside_paragraphs("t\n: a $y$ and\n  $$x$$\n  where\n") == [3]  # the bug
+    assert _display_math_inside_paragraphs("a $$x$$ b\n") == [1]
+    assert _display_math_inside_paragraphs("```\na\n$$x$$\n```\n") == []
+    found = {
+        str(page.relative_to(ROOT)): lines
+        for page in PAGES
+        if (lines := _display_math_inside_paragraphs(page.read_text(encoding="utf-8")))
+    }
+    assert not found, f"display math inside a paragraph (put a blank line before and after): {found}"
+
+
+@pytest.mark.parametrize("page", sorted(ROOT.glob("docs/**/*.md")), ids=lambda p: str(p.relative_to(ROOT)))
+def test_myst_reads_every_dollar_as_math(page: Path) -> None:
+    """With the docs' MyST extensions (docs/conf.py), no ``$`` is left in the text of a page."""
+    pytest.importorskip("myst_parser", reason="the docs extra (myst-parser) is not installed")
+    from markdown_it.renderer import RendererHTML
+    from myst_parser.config.main import MdParserConfig
+    from myst_parser.parsers.mdit import create_md_parser
+
+    conf = (ROOT / "docs" / "conf.py").read_text(encoding="utf-8")
+    extensions = re.search(r"myst_enable_extensions\s*=\s*\[([^\]]*)\]", conf)
+    assert extensions, "docs/conf.py sets no myst_enable_extensions"
+    parser = create_md_parser(
+        MdParserConfig(enable_extensions=set(re.findall(r'"(\w+)"', extensions[1]))), RendererHTML
+    )
+
+    def texts(tokens: list[Any]) -> Iterator[str]:
+        for token in tokens:
+            if token.type == "text":
+                yield token.content
+            yield from texts(token.children or [])
+
+    left = [t for t in texts(parser.parse(page.read_text(encoding="utf-8"))) if "$" in t]
+    assert not left, f"{page.relative_to(ROOT)}: text with a $ that MyST did not read as math: {left}"

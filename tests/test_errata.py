@@ -9,6 +9,7 @@ import pytest
 
 import pldp
 from pldp import theory
+from pldp.errors import EstimationError
 from pldp.protocols import FEBSF, MPLDP, auem, em
 
 #: Tolerance of the Monte Carlo checks, in standard errors of the Monte Carlo mean.
@@ -58,13 +59,17 @@ def test_febsf3_negative_rho_hat_is_kept_by_auem_and_projected_for_em() -> None:
 
 def test_febsf5_em_stopping_rule_and_cap() -> None:
     """FEBSF-5: the EM stops when the log-likelihood gain is below tol (1 + |ll|) and no parameter
-    moves by more than 0.01 sqrt(tol); at the step cap it says it did not converge."""
+    moves by more than 0.01 sqrt(tol); at the step cap it raises, saying how far it was from the
+    rule, or (``on_cap="return"``) returns the last iterate marked as not converged."""
     proto = FEBSF([0.5, 1.0, 2.0], 0.5, 5, oracle="krr")
     rng = np.random.default_rng(2)
     tally = proto.simulate(rng.multinomial(np.full(5, 2000), [0.3, 0.3, 0.4]).T, rng)
     done = em(proto, tally, tol=1e-10)
-    capped = em(proto, tally, tol=1e-10, max_iter=3)
-    assert done.converged and done.iterations < 20_000
+    capped = em(proto, tally, tol=1e-10, max_iter=3, on_cap="return")
+    with pytest.raises(EstimationError, match=r"max_iter = 3 steps without meeting its stopping rule"):
+        em(proto, tally, tol=1e-10, max_iter=3)
+    assert done.converged and done.iterations < 20_000 and "converged in" in done.info["stopped"]
+    assert "max_iter = 3" in capped.info["stopped"]
     assert not capped.converged and capped.iterations <= 3
     assert capped.info["log_likelihood"] <= done.info["log_likelihood"] + 1e-9
 

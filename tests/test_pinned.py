@@ -36,7 +36,9 @@ RTOL = 1e-9
 #: numpy's rounding (its SIMD sums, say) can end the path a few cycles earlier or later. Measured:
 #: FEBSF's EM moved by 6.5e-10 between numpy builds; a real change moves estimates by far more.
 ITERATIVE_ATOL = 1e-7
-ITERATIVE = {"mle", "paper"}
+#: "robust" and "detect" too: PLDP-FEBSF's k-RR robust estimate rests on the joint EM's level shares,
+#: its "detect" is the joint EM on the screened reports.
+ITERATIVE = {"mle", "paper", "robust", "detect"}
 
 
 def _sha(text: str) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import time
 from pathlib import Path
 from typing import Any, get_args
 
@@ -26,7 +27,7 @@ from pldp.deploy import Spec, decode
 from pldp.deploy.estimates import campaign_estimate
 from pldp.deploy.spec import FORMAT
 from pldp.deploy.wire import BATCH_FORMAT, REPORT_FORMAT
-from pldp.service import collect, models
+from pldp.service import auth, codes, collect, models
 from pldp.service.app import Limits, create_app
 from pldp.service.ingest import FastPath
 from tests.deploy_cases import answers_of, oracle_cases, spec_of, words
@@ -36,21 +37,24 @@ ANALYST = "b" * 43
 
 
 async def _asgi(
-    app: Any, method: str, path: str, body: bytes | list[bytes] = b"", headers: Any = ()
+    app: Any, method: str, path: str, body: bytes | list[bytes] = b"", headers: Any = (), client: str = "127.0.0.1"
 ) -> tuple[int, dict[str, str], bytes]:
     """One request through an ASGI app, in process: the status, the headers and the body.
 
-    ``body`` as a list is sent in that many chunks, without a Content-Length.
+    ``body`` as a list is sent in that many chunks, without a Content-Length. A body is sent as
+    ``application/json`` unless ``headers`` give a ``Content-Type`` (``None``: none).
     """
     chunks = body if isinstance(body, list) else [body]
     path, _, query = path.partition("?")
-    raw = [(k.lower().encode(), v.encode()) for k, v in headers]
+    raw = [(k.lower().encode(), v.encode()) for k, v in headers if v is not None]
     if not isinstance(body, list):
         raw.append((b"content-length", str(sum(map(len, chunks))).encode()))
+    if any(chunks) and not any(k.lower() == "content-type" for k, _ in headers):
+        raw.append((b"content-type", b"application/json"))
     scope = {
         "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": method, "scheme": "http",
         "path": path, "raw_path": path.encode(), "query_string": query.encode(), "root_path": "", "headers": raw,
-        "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 80),
+        "client": (client, 1), "server": ("127.0.0.1", 80),
     }  # fmt: skip
     sent = [{"type": "http.request", "body": c, "more_body": i < len(chunks) - 1} for i, c in enumerate(chunks)]
     out: dict[str, Any] = {"body": b""}
@@ -74,7 +78,7 @@ def _app(db: Path, fast: bool = True, limits: Limits | None = None) -> Any:
     app = create_app(db, limits)
     if not fast:
         app.user_middleware = [m for m in app.user_middleware if m.cls is not FastPath]
-    app.state.writer.run(lambda ctx: collect.add_token(ctx, ADMIN, "admin", "admin", [], 0.0))
+    app.state.writer.run(lambda ctx: collect.add_token(ctx, ADMIN, "admin", "admin", [], time.time()))
     return app
 
 
@@ -169,6 +173,70 @@ def _submissions(krr: Spec, oue: Spec, febsf: Spec, closed: Spec) -> list[tuple[
         (r, good, [("authorization", "Basic YWxhZGRpbjpvcGVu")]),  # 401: not a bearer token
         (r, good, [("authorization", "Bearer ")]),  # 401: an empty token
         (r, b"{not json", [("authorization", "Bearer not-a-token")]),  # 401 before the body is read
+        # 44-: cross-origin requests, and bodies over the JSON bounds
+        (r, good, [("content-type", "text/plain")]),  # 415: a CORS "simple request"
+        (r, good, [("content-type", None)]),  # 415: no type
+        (r, good, [("origin", "https://evil.example")]),  # 403: a page of another origin
+        (r, good, [("origin", "null")]),  # 403: a sandboxed frame
+        (r, good, [("origin", "http://collector.test"), ("host", "collector.test")]),  # its own page: a retry
+        (r, good, [("content-type", "application/json; charset=utf-8")]),  # JSON with a charset: a retry
+        (r, b"[" * 100 + b"]" * 100, anonymous),  # 400: too deep (over 64)
+        (r, b"[" + b"7" * 2000 + b"]", anonymous),  # 400: a number too long (over 1,000 digits)
+        (r, b"[" + b"{}," * 1300 + b"{}]", anonymous),  # 413: more values than 50 reports hold
+    ]
+
+
+def _floods(krr: Spec) -> list[tuple[str, Any, list[tuple[str, str]], str]]:
+    """Requests from other addresses (path, body, headers, client), after :func:`_submissions`: the
+    rate limit (a burst of 200 reports, no refill) and the campaign's cap (200 reports)."""
+
+    def batch(n: int, seed: int) -> bytes:
+        return json.dumps(Client(krr, words(seed)).reports(np.arange(n) % 5).to_json()).encode()
+
+    r, x, y = f"/v1/campaigns/{krr.id}/reports", "198.51.100.7", "2001:db8::1"
+    single = json.dumps(Client(krr, words(2)).report(3)).encode()  # stored already
+    admin = [("authorization", f"Bearer {ADMIN}")]
+    return [
+        *[(r, batch(45, 30 + i), [], x) for i in range(3)],  # stored: krr holds 30 + 135 reports
+        (r, batch(45, 33), [], x),  # 409: over the campaign's cap (the address is charged)
+        (r, batch(45, 34), [], x),  # 429: 20 tokens left, 45 asked (one charged)
+        (r, single, [], x),  # a retry: 18 left
+        (r, batch(18, 35), [], x),  # stored: none left
+        (r, b"{not json", [], x),  # 429 before the body is read
+        (r, single, admin, x),  # an admin's token is not limited
+        (r, single, [], y),  # another address: its own bucket
+    ]
+
+
+#: Respondent codes of the invited campaign, the same in both stores: good, good, expired, revoked.
+CODES = ["good" + "a" * 22, "good" + "b" * 22, "expired" + "c" * 19, "revoked" + "d" * 19]
+
+
+def _coded(invited: Spec, krr: Spec) -> list[tuple[str, Any, list[tuple[str, str]]]]:
+    """Requests to an invited campaign (and one to an open one), with and without codes, in order."""
+
+    def report(seed: int) -> bytes:
+        return json.dumps(Client(invited, words(seed)).report(seed % 4)).encode()
+
+    def code(c: str) -> list[tuple[str, str]]:
+        return [("authorization", f"Bearer {c}")]
+
+    good, other, expired, revoked = CODES
+    two = json.dumps(Client(invited, words(40)).reports([0, 1]).to_json()).encode()
+    i = f"/v1/campaigns/{invited.id}/reports"
+    return [
+        (i, report(31), []),  # 401: no code
+        (i, report(31), code("unknown" + "e" * 19)),  # 401: not a code of this campaign
+        (i, report(31), code(good)),  # stored, the code used
+        (i, report(31), code(good)),  # the same report again: a duplicate
+        (i, report(32), code(good)),  # 409: the code sent another report
+        (i, two, code(other)),  # 400: a code sends one report
+        (i, report(33), code(expired)),  # 401: expired
+        (i, report(33), code(revoked)),  # 401: revoked
+        (i, report(33), code(ADMIN)),  # 403: a token is not a code
+        (i, report(31), code(other)),  # stored already (with another code): a duplicate, ``other`` unused
+        (i, report(33), code(other)),  # stored, ``other`` used
+        (f"/v1/campaigns/{krr.id}/reports", report(34), code(other)),  # 401: a code of another campaign
     ]
 
 
@@ -177,29 +245,69 @@ def test_the_fast_path_and_the_documented_route_answer_alike(tmp_path: Path) -> 
     oue = Spec.from_mechanism(pldp.OUE(1.0, 5), question="bits?")
     febsf = Spec.from_mechanism(pldp.protocols.FEBSF([0.5, 1.0], 0.5, 4, "krr"), question="levels?")
     closed = Spec.from_mechanism(pldp.KRR(2.0, 3), question="closed?")
-    requests = _submissions(krr, oue, febsf, closed)
-    answers, tallies = [], []
+    invited = Spec.from_mechanism(pldp.KRR(1.5, 4), question="invited?")
+    with_codes = [(*r, "192.0.2.99") for r in _coded(invited, krr)]
+    requests = [(*r, "127.0.0.1") for r in _submissions(krr, oue, febsf, closed)] + _floods(krr) + with_codes
+    answers, tallies, uses = [], [], []
+    limits = Limits(max_body=4096, max_reports=50, rate=1.0, burst=200, campaign_cap=200)
+    now = float(int(time.time()))  # the same times in both stores, so the same reasons
+    hashes = [b"".join(auth.token_hash(c) for c in part) for part in (CODES[:2], CODES[2:])]
     for fast in (True, False):
-        app = _app(tmp_path / f"{fast}.db", fast, Limits(max_body=4096, max_reports=50))
+        app = _app(tmp_path / f"{fast}.db", fast, limits)
+        app.state.service.ingest.limiter.clock = lambda: 0.0  # no refill: the same answers on both paths
         writer = app.state.writer
         try:
             for spec in (krr, oue, febsf, closed):
                 writer.run(lambda ctx, s=spec: collect.create_campaign(ctx, s, 0.0))
             writer.run(lambda ctx: collect.close_campaign(ctx, closed.id, 1.0))
+            writer.run(lambda ctx: collect.create_campaign(ctx, invited, 0.0, "invited"))
+            writer.run(lambda ctx: codes.add_codes(ctx, invited.id, hashes[0], now, now + 3600))
+            writer.run(lambda ctx: codes.add_codes(ctx, invited.id, hashes[1], now - 7200, now - 3600))
+            writer.run(lambda ctx: codes.revoke_codes(ctx, invited.id, codes.hash_codes(CODES[3:]), now))
             got = []
-            for path, body, headers in requests:
-                status, head, raw = asyncio.run(_asgi(app, "POST", path, body, headers))
-                got.append((status, head.get("content-type"), head.get("www-authenticate"), json.loads(raw)))
+            for path, body, headers, client in requests:
+                status, head, raw = asyncio.run(_asgi(app, "POST", path, body, headers, client))
+                extra = (head.get("www-authenticate"), head.get("retry-after"))
+                got.append((status, head.get("content-type"), *extra, json.loads(raw)))
             assert _stack_has_fast_path(app) is fast  # the other app's answers came from the FastAPI route
             answers.append(got)
-            tallies.append([app.state.service.conn().execute("SELECT n FROM tallies ORDER BY campaign_id").fetchall()])
+            conn = app.state.service.conn()
+            tallies.append([conn.execute("SELECT n FROM tallies ORDER BY campaign_id").fetchall()])
+            uses.append(conn.execute("SELECT code_hash, round, report_id FROM code_uses ORDER BY used_at").fetchall())
         finally:
             writer.close()
     assert answers[0] == answers[1]
     assert tallies[0] == tallies[1]
+    coded = answers[0][-12:]
+    assert [(a[0], a[4].get("error")) for a in coded] == [
+        (401, "code_required"),
+        (401, "unknown_code"),
+        (200, None),
+        (200, None),
+        (409, "code_used"),
+        (400, "one_report_per_code"),
+        (401, "code_expired"),
+        (401, "code_revoked"),
+        (403, "forbidden"),
+        (200, None),
+        (200, None),
+        (401, "unauthorized"),
+    ]
+    assert [coded[i][4] for i in (2, 3, 9, 10)] == [
+        {"accepted": 1, "duplicates": 0},
+        {"accepted": 0, "duplicates": 1},
+        {"accepted": 0, "duplicates": 1},
+        {"accepted": 1, "duplicates": 0},
+    ]
+    assert all(a[2] == "Bearer" for a in coded if a[0] == 401)
+    # each good code is used once, by the report it stored, in round 0: the same in both stores
+    ids = [json.loads(coded_body)["id"] for _, coded_body, _ in _coded(invited, krr)[2:11:8]]
+    want = [(auth.token_hash(CODES[i]), 0, bytes.fromhex(r)) for i, r in zip((0, 1), ids, strict=True)]
+    assert uses[0] == uses[1] == want
+    answers = [a[:-12] for a in answers]
     statuses = [a[0] for a in answers[0]]
     assert statuses[:7] == [200] * 7 and statuses[25] == statuses[30] == 200
-    assert [a[3] for a in answers[0][:7]] == [
+    assert [a[4] for a in answers[0][:7]] == [
         {"accepted": 20, "duplicates": 0},
         {"accepted": 0, "duplicates": 20},
         {"accepted": 1, "duplicates": 0},
@@ -208,12 +316,25 @@ def test_the_fast_path_and_the_documented_route_answer_alike(tmp_path: Path) -> 
         {"accepted": 0, "duplicates": 20},
         {"accepted": 0, "duplicates": 20},
     ]
-    assert statuses[7] == 409 and answers[0][7][3]["error"] == "conflicting_report"
+    assert statuses[7] == 409 and answers[0][7][4]["error"] == "conflicting_report"
     bad = [i for i in range(8, 34) if i not in (25, 30)]
     assert all(statuses[i] == 400 and answers[0][i][1] == "application/json" for i in bad)
-    assert statuses[34:] == [413, 413, 413, 409, 404, 404, 401, 401, 401, 401]
-    assert all(a[2] == "Bearer" for a in answers[0][-4:])  # the 401s ask for a bearer token
-    assert {a[3]["error"] for a in answers[0] if a[0] >= 400} >= {
+    assert statuses[34:44] == [413, 413, 413, 409, 404, 404, 401, 401, 401, 401]
+    assert all(a[2] == "Bearer" for a in answers[0][40:44])  # the 401s ask for a bearer token
+    assert statuses[44:53] == [415, 415, 403, 403, 200, 200, 400, 400, 413]
+    assert [a[4]["error"] for a in answers[0][50:53]] == ["too_deep", "number_too_long", "too_many_reports"]
+    assert statuses[53:] == [200, 200, 200, 409, 429, 200, 200, 429, 200, 200]
+    assert answers[0][56][4]["error"] == "campaign_full"
+    assert [answers[0][i][3] for i in (57, 60)] == ["26", "1"]  # Retry-After: (45 - 19) / 1 s, then 1 s
+    assert answers[0][58][4] == {"accepted": 0, "duplicates": 1}
+    assert sorted(n for (n,) in tallies[0][0]) == [
+        0,
+        2,
+        6,
+        6,
+        30 + 135 + 18,
+    ]  # closed, invited, oue, febsf, krr: its cap
+    assert {a[4]["error"] for a in answers[0] if a[0] >= 400} >= {
         "malformed_json",
         "bad_report",
         "too_many_reports",
@@ -221,6 +342,9 @@ def test_the_fast_path_and_the_documented_route_answer_alike(tmp_path: Path) -> 
         "campaign_closed",
         "unknown_campaign",
         "unauthorized",
+        "unsupported_media_type",
+        "cross_origin",
+        "rate_limited",
     }
 
 
@@ -230,15 +354,21 @@ def test_the_fast_path_and_the_documented_route_answer_alike(tmp_path: Path) -> 
 #: campaign is one not granted, a 403.)
 REFUSALS = {
     ("get", "/v1/health"): set(),
-    ("post", "/v1/campaigns"): {400, 401, 403, 413, 503},
+    ("post", "/v1/campaigns"): {400, 401, 403, 409, 413, 415, 503},
     ("get", "/v1/campaigns"): {401},
     ("get", "/v1/campaigns/{campaign_id}/spec"): {401, 404},
     ("post", "/v1/campaigns/{campaign_id}/close"): {401, 403, 404, 503},
-    ("post", "/v1/campaigns/{campaign_id}/reports"): {400, 401, 404, 409, 413, 503},
+    ("post", "/v1/campaigns/{campaign_id}/codes"): {400, 401, 403, 404, 409, 413, 415, 503},
+    ("get", "/v1/campaigns/{campaign_id}/codes"): {401, 403, 404},
+    ("delete", "/v1/campaigns/{campaign_id}/codes"): {400, 401, 403, 404, 413, 415, 503},
+    ("post", "/v1/campaigns/{campaign_id}/reports"): {400, 401, 403, 404, 409, 413, 415, 429, 503},
     ("get", "/v1/campaigns/{campaign_id}/estimate"): {400, 401, 403, 409},
     ("get", "/v1/campaigns/{campaign_id}/export"): {400, 401, 403, 501},
     ("get", "/v1/campaigns/{campaign_id}/days"): {401, 403},
-    ("post", "/v1/tokens"): {400, 401, 403, 404, 413, 503},
+    ("post", "/v1/tokens"): {400, 401, 403, 404, 413, 415, 503},
+    ("get", "/v1/tokens"): {401, 403},
+    ("delete", "/v1/tokens/{token_id}"): {401, 403, 404, 409, 503},
+    ("post", "/v1/tokens/rotate"): {400, 401, 403, 413, 415, 503},
     ("get", "/c/{campaign_id}"): {404},
     ("get", "/dashboard/{campaign_id}"): {404},
     ("get", "/static/{name}"): {404},
@@ -273,7 +403,7 @@ def test_every_post_body_is_typed_and_every_reference_resolves(schema: dict[str,
     bodies = {}
     for path, item in schema["paths"].items():
         for method, op in item.items():
-            if method == "post" and "requestBody" in op:
+            if "requestBody" in op:
                 body = op["requestBody"]["content"]["application/json"]["schema"]
                 if "$ref" in body:
                     target = components[body["$ref"].removeprefix("#/components/schemas/")]
@@ -281,14 +411,20 @@ def test_every_post_body_is_typed_and_every_reference_resolves(schema: dict[str,
                 else:
                     assert body.get("type") == "object" and body.get("properties"), path
                 assert op["requestBody"]["required"] is True
-                bodies[path] = body.get("$ref", "").rsplit("/", 1)[-1]
+                bodies[method, path] = body.get("$ref", "").rsplit("/", 1)[-1]
     assert bodies == {
-        "/v1/campaigns": "CampaignSpec",
-        "/v1/campaigns/{campaign_id}/reports": "ReportsBody",
-        "/v1/tokens": "TokenRequest",
+        ("post", "/v1/campaigns"): "CampaignSpec",
+        ("post", "/v1/campaigns/{campaign_id}/reports"): "ReportsBody",
+        ("post", "/v1/campaigns/{campaign_id}/codes"): "CodesRequest",
+        ("delete", "/v1/campaigns/{campaign_id}/codes"): "RevokeCodesRequest",
+        ("post", "/v1/tokens"): "TokenRequest",
+        ("post", "/v1/tokens/rotate"): "RotateRequest",
     }
-    posts = {p for p, item in schema["paths"].items() if "post" in item}
-    assert posts - set(bodies) == {"/v1/campaigns/{campaign_id}/close"}  # the one POST without a body
+    posts = {("post", p) for p, item in schema["paths"].items() if "post" in item}
+    assert posts - set(bodies) == {("post", "/v1/campaigns/{campaign_id}/close")}  # the one POST without a body
+    # a third-party client learns from the schema how to make an invited campaign
+    (access,) = [p for p in schema["paths"]["/v1/campaigns"]["post"]["parameters"] if p["name"] == "access"]
+    assert access["in"] == "query" and access["schema"]["enum"] == ["open", "invited"]
     for ref in _refs(schema):
         assert ref.removeprefix("#/components/schemas/") in components, ref
     # every node kind of a sampler, and a payload of every shape
@@ -328,16 +464,59 @@ def test_every_route_declares_its_refusals_with_the_error_model(schema: dict[str
 
 def test_the_refusals_each_route_gives_are_declared(tmp_path: Path, schema: dict[str, Any]) -> None:
     """Provoke the refusals of every route; each status seen is one its operation declares."""
-    app = _app(tmp_path / "r.db", limits=Limits(max_body=4096, max_reports=5, max_spec=2000))
+    app = _app(tmp_path / "r.db", limits=Limits(max_body=4096, max_reports=5, max_spec=2000, rate=1.0, burst=3))
     spec = Spec.from_mechanism(pldp.KRR(1.0, 3), question="q")
     big = Spec.from_mechanism(pldp.OUE(1.0, 200), question="too big")
-    app.state.writer.run(lambda ctx: collect.add_token(ctx, ANALYST, "analyst", "an", [], 0.0))
+    app.state.writer.run(lambda ctx: collect.add_token(ctx, ANALYST, "analyst", "an", [], time.time()))
     a = [("authorization", f"Bearer {ADMIN}")]
     n = [("authorization", f"Bearer {ANALYST}")]  # an analyst granted nothing
     bad = [("authorization", "Bearer " + "nope" * 10)]
     c, z = f"/v1/campaigns/{spec.id}", f"/v1/campaigns/{'0' * 32}"
     report = json.dumps(Client(spec).reports([0, 1]).to_json()).encode()
+    inv = Spec.from_mechanism(pldp.KRR(1.2, 3), question="invited")
+    i, one = f"/v1/campaigns/{inv.id}", json.dumps(Client(inv).report(0)).encode()
+    (admin_id,) = app.state.service.conn().execute("SELECT id FROM tokens WHERE role = 'admin'").fetchone()
+    issue, count, revoke = (
+        ("post", "/v1/campaigns/{campaign_id}/codes"),
+        ("get", "/v1/campaigns/{campaign_id}/codes"),
+        ("delete", "/v1/campaigns/{campaign_id}/codes"),
+    )
+    ask = json.dumps({"count": 2}).encode()
+    revoke_one, token_id, rotate = ("delete", "/v1/tokens/{token_id}"), f"/v1/tokens/{admin_id}", "/v1/tokens/rotate"
     provoked: list[tuple[tuple[str, str], str, Any, Any]] = [
+        (("post", "/v1/campaigns"), "/v1/campaigns?access=invited", spec.to_json().encode(), a),  # 409: it is open
+        (("post", "/v1/campaigns"), "/v1/campaigns?access=secret", spec.to_json().encode(), a),  # 400
+        (issue, f"{i}/codes", b"[]", a),
+        (issue, f"{i}/codes", json.dumps({"count": 0}).encode(), a),
+        (issue, f"{i}/codes", ask, []),
+        (issue, f"{i}/codes", ask, n),
+        (issue, f"{z}/codes", ask, a),
+        (issue, f"{c}/codes", ask, a),  # 409: an open campaign takes no codes
+        (issue, f"{i}/codes", b" " * 5000, a),
+        (count, f"{i}/codes", b"", []),
+        (count, f"{i}/codes", b"", n),
+        (count, f"{z}/codes", b"", a),
+        (revoke, f"{i}/codes", b"{}", a),  # 400: neither codes nor unused
+        (revoke, f"{i}/codes", b'{"unused": true}', []),
+        (revoke, f"{i}/codes", b'{"unused": true}', n),
+        (revoke, f"{z}/codes", b'{"unused": true}', a),
+        (revoke, f"{i}/codes", b" " * (33 * 100_000 + 5000), a),
+        (("post", "/v1/campaigns/{campaign_id}/reports"), f"{i}/reports", one, a),  # 403: a token is not a code
+        (("post", "/v1/campaigns/{campaign_id}/reports"), f"{i}/reports", one, []),  # 401: no code
+        (("get", "/v1/tokens"), "/v1/tokens", b"", []),
+        (("get", "/v1/tokens"), "/v1/tokens", b"", n),
+        (revoke_one, token_id, b"", []),
+        (revoke_one, token_id, b"", n),
+        (revoke_one, "/v1/tokens/nope", b"", a),
+        (revoke_one, token_id, b"", a),  # 409: an admin token is rotated, not revoked
+        (("post", rotate), rotate, b"[]", a),
+        (("post", rotate), rotate, json.dumps({"expires_in": 0}).encode(), a),
+        (("post", rotate), rotate, b"{}", []),
+        (("post", rotate), rotate, b"{}", n),
+        (("post", rotate), rotate, b" " * 70000, a),
+        (("post", rotate), rotate, b"{}", [*a, ("content-type", "text/plain")]),  # 415: not JSON
+        (issue, f"{i}/codes", ask, [*a, ("content-type", "text/plain")]),
+        (revoke, f"{i}/codes", b'{"unused": true}', [*a, ("content-type", "text/plain")]),
         (("post", "/v1/campaigns"), "/v1/campaigns", b"{}", a),
         (("post", "/v1/campaigns"), "/v1/campaigns", spec.to_json().encode(), []),
         (("post", "/v1/campaigns"), "/v1/campaigns", spec.to_json().encode(), n),
@@ -350,6 +529,10 @@ def test_the_refusals_each_route_gives_are_declared(tmp_path: Path, schema: dict
         (("post", "/v1/campaigns/{campaign_id}/reports"), f"{c}/reports", report, bad),
         (("post", "/v1/campaigns/{campaign_id}/reports"), f"{z}/reports", report, []),
         (("post", "/v1/campaigns/{campaign_id}/reports"), f"{c}/reports", b" " * 5000, []),
+        (("post", "/v1/campaigns/{campaign_id}/reports"), f"{c}/reports", report, [("origin", "https://a.example")]),
+        (("post", "/v1/campaigns/{campaign_id}/reports"), f"{c}/reports", report, [("content-type", "text/plain")]),
+        (("post", "/v1/campaigns"), "/v1/campaigns", spec.to_json().encode(), [*a, ("content-type", "text/plain")]),
+        (("post", "/v1/tokens"), "/v1/tokens", b"{}", [*a, ("content-type", "application/x-www-form-urlencoded")]),
         (("get", "/v1/campaigns/{campaign_id}/estimate"), f"{c}/estimate?level=x", b"", n),
         (("get", "/v1/campaigns/{campaign_id}/estimate"), f"{c}/estimate", b"", []),
         (("get", "/v1/campaigns/{campaign_id}/estimate"), f"{c}/estimate", b"", a),
@@ -373,6 +556,7 @@ def test_the_refusals_each_route_gives_are_declared(tmp_path: Path, schema: dict
     seen: dict[tuple[str, str], set[int]] = {}
     try:
         assert asyncio.run(_asgi(app, "POST", "/v1/campaigns", spec.to_json().encode(), a))[0] == 201
+        assert asyncio.run(_asgi(app, "POST", "/v1/campaigns?access=invited", inv.to_json().encode(), a))[0] == 201
         for key, path, body, headers in provoked:
             status, _, raw = asyncio.run(_asgi(app, key[0].upper(), path, body, headers))
             assert status >= 400 and set(json.loads(raw)) == {"error", "reason"}, (path, status)
@@ -389,9 +573,10 @@ def test_the_refusals_each_route_gives_are_declared(tmp_path: Path, schema: dict
             asyncio.run(_asgi(app, "GET", f"{c}/export?day=x", b"", g))[0]
         )
         assert asyncio.run(_asgi(app, "POST", f"{c}/close", b"", a))[0] == 200
-        seen[("post", "/v1/campaigns/{campaign_id}/reports")].add(
-            asyncio.run(_asgi(app, "POST", f"{c}/reports", report))[0]
-        )
+        for _ in range(2):  # a 409 (closed; its 2 reports charged), then a 429 (1 of the burst of 3 left)
+            seen[("post", "/v1/campaigns/{campaign_id}/reports")].add(
+                asyncio.run(_asgi(app, "POST", f"{c}/reports", report))[0]
+            )
     finally:
         app.state.writer.close()
     for key, statuses in seen.items():

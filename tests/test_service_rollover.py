@@ -29,7 +29,7 @@ from pldp.deploy import ReportBatch, Spec, decode
 from pldp.deploy import files as report_files
 from pldp.deploy.dedupe import read_unique
 from pldp.deploy.origin import Origin
-from pldp.service import collect, store
+from pldp.service import collect, seen, store
 from pldp.service.dayfiles import day_file_name, export_days
 from pldp.service.remote import RemoteError
 from pldp.service.rollover import PAUSE_ENV, Exporter, ExportError, Rollover, delete_exported, file_name
@@ -185,7 +185,7 @@ def _index_equals_stored(writer: Writer, key: int) -> bool:
     next needed) or holds exactly the stored ids, each at its stored ``seq``."""
 
     def job(ctx) -> bool:
-        ids, seqs = store.ids_since(ctx.conn, key, 0)
+        ids, seqs = seen.ids_since(ctx.conn, key, 0)
         index = ctx.seen.get(key)
         return index is None or (len(index) == len(seqs) and np.array_equal(index.find(ids), seqs))
 
@@ -215,7 +215,7 @@ def test_retention_deletes_old_exported_reports_and_every_writer_forgets_them(tm
         _on(monkeypatch, DAY + 3)
         deleted = exporter._writer.run(functools.partial(delete_exported, key=key, cutoff=DAY + 1))
         assert deleted == 400
-        assert store.ids_since(a.conn, key, 0)[1].tolist() == list(range(401, 901))
+        assert seen.ids_since(a.conn, key, 0)[1].tolist() == list(range(401, 901))
         assert store.stored_tally(a.conn, SPEC) == _tally(old, kept, late)  # the tally counts every report
         for w in (a, b):
             assert _index_equals_stored(w, key)
@@ -225,13 +225,13 @@ def test_retention_deletes_old_exported_reports_and_every_writer_forgets_them(tm
         assert _put(b, old) == {"accepted": 0, "duplicates": 400}
         assert _put(b, kept) == {"accepted": 0, "duplicates": 300}
         assert _put(a, late) == {"accepted": 0, "duplicates": 200}
-        assert store.ids_since(a.conn, key, 0)[1].tolist() == list(range(401, 1301))  # numbering goes on
+        assert seen.ids_since(a.conn, key, 0)[1].tolist() == list(range(401, 1301))  # numbering goes on
         # every report of the campaign deleted: new reports are numbered above the deleted ones
         _on(monkeypatch, DAY + 6)
         done = exporter.run_once()
         assert done is not None and done.deleted == 900 and store.stored_count(a.conn, SPEC.id) == 0
         assert _put(b, new) == {"accepted": 100, "duplicates": 0}
-        assert store.ids_since(b.conn, key, 0)[1].tolist() == list(range(1301, 1401))
+        assert seen.ids_since(b.conn, key, 0)[1].tolist() == list(range(1301, 1401))
         for w in (a, b):
             assert _index_equals_stored(w, key)
         assert exporter.run_once().written[0].name == f"{file_name(store.store_id(a.conn), 1301, 1400)}.parquet"

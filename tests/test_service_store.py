@@ -1,5 +1,5 @@
-"""The collector's store in-process: the in-memory index of stored report ids, the writer's
-dedupe across jobs and processes, and the forward migration of a version-1 file."""
+"""The collector's store in-process: the in-memory index of stored report ids and its loading, the
+writer's dedupe across jobs and processes, and the forward migration of a version-1 file."""
 
 from __future__ import annotations
 
@@ -25,13 +25,13 @@ def _ids(rng: np.random.Generator, n: int) -> bytes:
     return raw.tobytes()
 
 
-@pytest.mark.parametrize("cap", [seen.RUN_CAP, 64])
-def test_seen_ids_finds_exactly_the_stored_ids_and_their_seq(cap: int, monkeypatch) -> None:
-    capped = cap < seen.RUN_CAP
-    monkeypatch.setattr(seen, "RUN_CAP", cap)
+@pytest.mark.parametrize("maintained", [True, False])
+def test_seen_ids_finds_exactly_the_stored_ids_and_their_seq(maintained: bool) -> None:
+    """Through many growths of the table (from its smallest size), with the move to the larger
+    table done by maintain() between adds, or by the adds themselves when nobody calls it."""
     rng = np.random.default_rng(5)
-    index, truth, seq, found = SeenIds(), {}, 0, 0
-    for size in rng.integers(1, 40, 300):
+    index, truth, seq, found, grew = SeenIds(), {}, 0, 0, 0
+    for size in [*rng.integers(1, 40, 300).tolist(), 3_000, 2, 9_000, 1, 30_000, 5]:
         ids = _ids(rng, int(size))
         if truth:  # and some stored ids again, as in a retry
             stored = list(truth)
@@ -44,17 +44,60 @@ def test_seen_ids_finds_exactly_the_stored_ids_and_their_seq(cap: int, monkeypat
         new = list({ids[16 * i : 16 * i + 16]: i for i in new}.values())  # one of each id within the batch
         seqs = seq + 1 + np.arange(len(new))
         index.add(b"".join(ids[16 * i : 16 * i + 16] for i in new), seqs)
+        grew += index.moving
+        if maintained:
+            index.maintain()
         for i, s in zip(new, seqs.tolist(), strict=True):
             truth[ids[16 * i : 16 * i + 16]] = s
         seq += len(new)
         assert index.last == seq and len(index) == len(truth)
-    assert len(truth) > 5_000 and found > 2_000
-    # runs: O(log n) when merges are free, and none larger than the cap
-    bound = 2 * np.log2(len(truth)) if not capped else 2 * len(truth) / cap + 2 * np.log2(cap)
-    assert index.runs <= bound
-    assert max(len(hi) for hi, _, _ in index._runs) <= cap
-    absent = os.urandom(16 * 500) + bytes([42] * 8) + os.urandom(8)
+    assert len(truth) > 40_000 and found > 20_000 and grew > 0
+    stored = b"".join(truth)
+    assert np.array_equal(index.find(stored), np.array(list(truth.values())))
+    absent = os.urandom(16 * 500) + bytes([42] * 8) + os.urandom(8) + stored[:8] + bytes([255] * 8)
     assert (index.find(absent) == -1).all()
+    assert all(index.find(absent[16 * i : 16 * i + 16])[0] == -1 for i in range(3))  # the scalar path
+    # growth kept up: the table is at most 5/8 full (3/4 when only the adds move ids, when out of room)
+    assert len(index) / (seen.BUCKET << index._table.bits) <= (5 / 8 if maintained else 3 / 4)
+
+
+def test_seen_ids_hash_is_keyed_so_chosen_ids_do_not_pile_into_one_bucket() -> None:
+    """Ids that differ only in a few bits (those a client would choose to collide on a hash of the
+    first or last 8 bytes) spread over the buckets as random ids do: few buckets overflow, and a
+    lookup of a batch stays one pass over its home buckets."""
+    m = 1 << 15
+    crafted = np.zeros((m, 16), np.uint8)
+    crafted[:, 12:] = np.arange(m, dtype=">u4").view(np.uint8).reshape(m, 4)  # ids 0, 1, 2, ... in the last bytes
+    for ids in (crafted.tobytes(), crafted[:, ::-1].copy().tobytes()):  # ... and in the first bytes
+        index = SeenIds(m)
+        index.add(ids, np.arange(1, m + 1))
+        table = index._table
+        assert (table.fill == seen.BUCKET).mean() < 0.02  # at most half full: about 1 bucket in 100 is full
+        assert np.array_equal(index.find(ids), np.arange(1, m + 1))
+
+
+def test_loading_the_index_reads_every_stored_id_across_gaps_and_chunks(tmp_path: Path, monkeypatch) -> None:
+    """seen.load reads the ids in ranges of seen.ID_CHUNK numbers; deleted reports leave gaps
+    (retention), some longer than a range; the index is exactly the stored ids at their seq."""
+    monkeypatch.setattr(seen, "ID_CHUNK", 7)
+    spec = Spec.from_mechanism(pldp.KRR(1.0, 5), question="q")
+    writer = Writer(tmp_path / "g.db")
+    try:
+        writer.run(lambda ctx: collect.create_campaign(ctx, spec, 0.0))
+        key = store.campaign_key(writer.conn, spec.id)
+        batch = Client(spec).reports(np.arange(200) % 5)
+        rows, width = store.row_table(batch)
+        store.insert_reports(writer.conn, key, 1, batch.ids.tobytes(), rows, width, 0)
+        writer.conn.execute("DELETE FROM reports WHERE seq <= 10 OR seq BETWEEN 50 AND 80 OR seq % 9 = 0")
+        writer.conn.execute("INSERT INTO retention VALUES (?, 1, 80, 0, 0)", (key,))
+        want = {bytes(r[0]): r[1] for r in writer.conn.execute("SELECT report_id, seq FROM reports")}
+        index, generation = seen.load(writer.conn, key)
+        assert generation == 1 and len(index) == len(want) and index.last == 200
+        assert np.array_equal(index.find(b"".join(want)), np.array(list(want.values())))
+        assert (index.find(batch.ids[:10].tobytes()) == -1).all()
+        assert seen.ids_since(writer.conn, key, 100)[1].tolist() == [s for s in range(101, 201) if s % 9]
+    finally:
+        writer.close()
 
 
 def _v1_file(path: Path, spec: Spec, batch) -> None:

@@ -128,6 +128,10 @@ class RoundedTally(pldp.Tally):
     def _fields(self) -> dict[str, Any]:
         return {**super()._fields(), "counts": [10 * round(c / 10) for c in self.counts.tolist()]}
 
+    def _merge(self, other: pldp.Tally) -> RoundedTally:  # merged tallies stay of this class
+        merged = super()._merge(other)
+        return RoundedTally(merged.n, merged.counts, merged.kind, merged.fingerprint)
+
 
 class LossyOUE(pldp.OUE):
     tally_type = RoundedTally
@@ -210,7 +214,7 @@ def test_parametrize_with_checks_gives_readable_ids() -> None:
     argnames, params = mark.mark.args
     assert argnames == ("case", "check") and len(params) == 2 * N_CHECKS
     ids = [p.id for p in params]
-    assert ids[0] == "KRR(epsilon=1,d=5)-check_refusals" and ids[-1] == "oue-check_seeded"
+    assert ids[0] == "KRR(epsilon=1,d=5)-check_refusals" and ids[-1] == "oue-check_attack"
     assert [p.values[1] for p in params[:N_CHECKS]] == CHECKS
 
 

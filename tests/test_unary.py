@@ -71,7 +71,11 @@ def test_perturb_memory_and_shape() -> None:
     bits = m.unpack(rep)
     assert bits.shape == (300, 100)
     np.testing.assert_array_equal(m.pack(bits), rep)
-    assert m.tally(rep) == pldp.Tally(300, bits.sum(axis=0), "unary", m.fingerprint)
+    tally = m.tally(rep)
+    assert tally == pldp.Tally(
+        300, bits.sum(axis=0), "unary", m.fingerprint, np.bincount(bits.sum(axis=1), minlength=101)
+    )
+    assert set(tally.tails or {}) <= set(np.flatnonzero(m.tail_region).tolist())
 
 
 def test_per_bit_probabilities_match_a_and_b() -> None:

@@ -10,10 +10,18 @@ aggregated on many machines and combined later; a tally of another mechanism is 
 A :class:`Tally` holds ``n`` and one count per item. For direct-encoding mechanisms (KRR, URR,
 IPRR) the count of item ``y`` is the number of reports equal to ``y``; for unary encodings it is
 the number of reports whose bit ``y`` is set.
+
+Unary tallies made from reports (``tally``, the collector's decode, report files) also hold what
+detection needs (:mod:`pldp.estimation.detect`): ``ones``, the histogram of the number of ones per
+report, and ``tails``, the per-bit counts of the reports whose number of ones lies in the oracle's
+*tail region* (numbers of ones that honest users produce with probability below
+:data:`pldp.estimation.detect.ALPHA_BAND` whatever their item and level; usually no report). Both
+merge by addition; a tally drawn at count level (``simulate``), or merged with one, has neither.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, ClassVar, Self
 
@@ -23,13 +31,54 @@ from pldp._validation import as_counts, check_int
 from pldp.errors import TallyError
 from pldp.fingerprint import is_fingerprint
 
-__all__ = ["TALLY_FORMAT", "BaseTally", "Tally", "source_fingerprint"]
+__all__ = ["TALLY_FORMAT", "BaseTally", "Tally", "source_fingerprint", "unary_report_stats"]
 
 #: Version tag written by :meth:`Tally.to_dict` (``"pldp.tally/1"``, without a fingerprint, is still read).
 TALLY_FORMAT = "pldp.tally/2"
 
 #: Report families a :class:`Tally` can hold.
 TALLY_KINDS = ("direct", "unary")
+
+
+#: Number of ones in each 16-bit value (two bytes of a packed row at a time).
+_POP8 = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).sum(axis=1).astype(np.uint8)
+_POPCOUNT = (_POP8[np.arange(1 << 16) & 255] + _POP8[np.arange(1 << 16) >> 8]).astype(np.uint8)
+#: Bytes of packed rows looked up at once when counting ones.
+_BLOCK_BYTES = 1 << 22
+
+
+def unary_report_stats(rows: np.ndarray, nbits: int, region: np.ndarray) -> tuple[np.ndarray, dict[int, np.ndarray]]:
+    """``(ones, tails)`` of packed unary reports: the histogram of their numbers of ones (length
+    ``nbits + 1``) and, for each number of ones ``s`` with ``region[s]`` true, the per-bit counts of
+    the reports with ``s`` ones (only the ``s`` some report has)."""
+    n, width = rows.shape
+    ones = np.zeros(n, dtype=np.int64)
+    step = max(1, _BLOCK_BYTES // max(width, 1))
+    buffer = np.zeros((min(step, n), width + width % 2), dtype=np.uint8)  # an even width, viewed as uint16
+    for start in range(0, n, step):
+        block = rows[start : start + step]
+        buffer[: block.shape[0], :width] = block
+        ones[start : start + step] = _POPCOUNT[buffer[: block.shape[0]].view(np.uint16)].sum(axis=1, dtype=np.int64)
+    hist = np.bincount(ones, minlength=nbits + 1)[: nbits + 1]
+    tails: dict[int, np.ndarray] = {}
+    in_tail = region[np.minimum(ones, nbits)]
+    if in_tail.any():
+        sel_ones = ones[in_tail]
+        bits = np.unpackbits(rows[in_tail], axis=1, count=nbits)
+        for s in np.unique(sel_ones):
+            tails[int(s)] = bits[sel_ones == s].sum(axis=0, dtype=np.int64)
+    return hist, tails
+
+
+def _same_array(a: np.ndarray | None, b: np.ndarray | None) -> bool:
+    return (a is None and b is None) or (a is not None and b is not None and np.array_equal(a, b))
+
+
+def _add_tails(a: dict[int, np.ndarray], b: dict[int, np.ndarray]) -> dict[int, np.ndarray]:
+    out = dict(a)
+    for s, v in b.items():
+        out[s] = out[s] + v if s in out else v
+    return out
 
 
 def source_fingerprint(source: Any) -> str | None:
@@ -158,6 +207,12 @@ class Tally(BaseTally):
     fingerprint : str, optional
         Fingerprint of the mechanism that made the tally (set by ``Mechanism.tally`` and
         ``Mechanism.simulate``).
+    ones : array_like of int, optional
+        Unary tallies of reports: the number of reports with ``s`` ones, ``s = 0..d`` (module
+        docstring); None when unknown (a count-level simulation, a tally built by hand).
+    tails : dict, optional
+        With ``ones``: ``{s: per-bit counts of the reports with s ones}`` for the numbers of ones in
+        the oracle's tail region that some report has.
 
     Examples
     --------
@@ -175,6 +230,8 @@ class Tally(BaseTally):
     counts: np.ndarray
     kind: str = "direct"
     fingerprint: str | None = None
+    ones: np.ndarray | None = None
+    tails: dict[int, np.ndarray] | None = None
 
     def __post_init__(self) -> None:
         try:
@@ -196,6 +253,26 @@ class Tally(BaseTally):
         counts.setflags(write=False)
         object.__setattr__(self, "n", int(n))
         object.__setattr__(self, "counts", counts)
+        self._check_report_stats()
+
+    def _check_report_stats(self) -> None:
+        if self.ones is None:
+            if self.tails is not None:
+                raise TallyError("tails need the ones histogram")
+            return
+        if self.kind != "unary":
+            raise TallyError("only a unary tally has a histogram of ones")
+        ones = as_counts(self.ones, "ones")
+        if ones.size != self.d + 1 or int(ones.sum()) != self.n:
+            raise TallyError(f"ones must count the {self.n} reports by their 0..{self.d} ones")
+        tails = {}
+        for s, v in (self.tails or {}).items():
+            vec = as_counts(v, "tails")
+            if not 0 <= int(s) <= self.d or vec.size != self.d or np.any(vec > ones[int(s)]):
+                raise TallyError(f"tails[{s}] must hold {self.d} per-bit counts of the reports with {s} ones")
+            tails[int(s)] = vec
+        object.__setattr__(self, "ones", ones)
+        object.__setattr__(self, "tails", tails)
 
     @property
     def d(self) -> int:
@@ -219,7 +296,16 @@ class Tally(BaseTally):
             raise TallyError(
                 f"cannot merge a {other.kind} tally over {other.d} items into a {self.kind} tally over {self.d} items"
             )
-        return Tally(self.n + other.n, self.counts + other.counts, self.kind, self.fingerprint)
+        if self.ones is None or other.ones is None:  # report statistics survive only if both have them
+            return Tally(self.n + other.n, self.counts + other.counts, self.kind, self.fingerprint)
+        tails = _add_tails(self.tails or {}, other.tails or {})
+        return Tally(
+            self.n + other.n, self.counts + other.counts, self.kind, self.fingerprint, self.ones + other.ones, tails
+        )
+
+    def with_report_stats(self, ones: np.ndarray, tails: dict[int, np.ndarray]) -> Tally:
+        """This tally (of its class) with the histogram of ones and the tail counts of its reports."""
+        return dataclasses.replace(self, ones=ones, tails=tails)
 
     def __eq__(self, other: object) -> bool:
         return (
@@ -228,11 +314,27 @@ class Tally(BaseTally):
             and self.n == other.n
             and self.fingerprint == other.fingerprint
             and np.array_equal(self.counts, other.counts)
+            and _same_array(self.ones, other.ones)
+            and (self.tails or {}).keys() == (other.tails or {}).keys()
+            and all(np.array_equal(v, (other.tails or {})[s]) for s, v in (self.tails or {}).items())
         )
 
     def _fields(self) -> dict[str, Any]:
-        return {"kind": self.kind, "n": self.n, "counts": self.counts.tolist()}
+        out: dict[str, Any] = {"kind": self.kind, "n": self.n, "counts": self.counts.tolist()}
+        if self.ones is not None:
+            out["ones"] = self.ones.tolist()
+            out["tails"] = {str(s): v.tolist() for s, v in sorted((self.tails or {}).items())}
+        return out
 
     @classmethod
     def _from_fields(cls, data: dict[str, Any], fingerprint: str | None) -> Tally:
-        return cls(data["n"], np.asarray(data["counts"]), data["kind"], fingerprint)
+        ones = data.get("ones")
+        tails = data.get("tails")
+        return cls(
+            data["n"],
+            np.asarray(data["counts"]),
+            data["kind"],
+            fingerprint,
+            None if ones is None else np.asarray(ones),
+            None if tails is None else {int(s): np.asarray(v) for s, v in tails.items()},
+        )

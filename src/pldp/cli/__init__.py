@@ -9,7 +9,7 @@
 ``pldp spec new|verify``           write a campaign spec; check its privacy claims exactly
 ``pldp clients simulate``          the reports a population's clients would send
 ``pldp serve``                     run the collector
-``pldp campaign ...``              manage and read campaigns on a running collector
+``pldp campaign ...``              manage campaigns on a running collector, send and read reports
 ``pldp audit SPEC|MECHANISM``      empirical privacy audit (exit 1 when a pair leaks more than claimed)
 
 The CLI sits on top of the library: it imports :mod:`pldp.audit`, :mod:`pldp.deploy`,
@@ -18,7 +18,11 @@ The CLI sits on top of the library: it imports :mod:`pldp.audit`, :mod:`pldp.dep
 * :mod:`pldp.cli.main`: the entry point and the parser, assembled from one module per command
   group: :mod:`~pldp.cli.demo`, :mod:`~pldp.cli.reproduce`, :mod:`~pldp.cli.datasets`,
   :mod:`~pldp.cli.mechanism`, :mod:`~pldp.cli.aggregate`, :mod:`~pldp.cli.deploy` (``spec``,
-  ``clients``), :mod:`~pldp.cli.service` (``serve``, ``campaign``), :mod:`~pldp.cli.audit`.
+  ``clients``), :mod:`~pldp.cli.service` (``serve``, ``campaign``; ``campaign submit`` in
+  :mod:`~pldp.cli.submit`), :mod:`~pldp.cli.audit`.
+* :mod:`pldp.cli.connect`: the ``campaign`` commands' collector (``--server``, ``PLDP_SERVER``),
+  token and failures.
+* :mod:`pldp.cli.errors`: how a command fails: exit codes, one ``pldp: error:`` line for bad input.
 * :mod:`pldp.cli.options`: options shared by several commands, and the mechanism they name
   (:func:`~pldp.cli.options.add_mechanism_arguments`, :func:`~pldp.cli.options.mechanism_from_args`).
 """

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import io
 import json
 import sys
 from pathlib import Path
@@ -11,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from pldp.cli.errors import CLIError, file_error, read_text
 from pldp.cli.options import Subparsers
 from pldp.errors import ParameterError
 
@@ -19,10 +21,38 @@ __all__ = ["add_commands"]
 MECHANISMS = ("krr", "urr", "iprr", "rappor", "oue", "idue", "ps", "febsf", "rcf", "apldp", "pbp", "ppda", "mpldp")
 
 
-def _floats(text: str | None, name: str) -> list[float]:
+def _numbers(text: str | None, name: str, kind: type[float] | type[int] = float) -> list[Any]:
     if not text:
         raise ParameterError(f"--{name} is required for this mechanism")
-    return [float(v) for v in text.split(",")]
+    out = []
+    for part in text.split(","):
+        try:
+            out.append(kind(part.strip()))
+        except ValueError:
+            noun = "an integer" if kind is int else "a number"
+            raise ParameterError(f"--{name}: {part.strip()!r} is not {noun} (give comma-separated values)") from None
+    return out
+
+
+def _floats(text: str | None, name: str) -> list[float]:
+    return _numbers(text, name, float)
+
+
+def _parse_labels(text: str, what: str = "--labels") -> list[str]:
+    """The labels of ``--labels a,b,c``: stripped of surrounding white space, none empty, none twice.
+
+    Raises
+    ------
+    CLIError
+        An empty label or a label given twice, named with its position.
+    """
+    labels = [part.strip() for part in text.split(",")]
+    for i, label in enumerate(labels):
+        if not label:
+            raise CLIError(f"{what}: label {i + 1} of {len(labels)} is empty in {text!r}: give non-empty labels, a,b,c")
+        if label in labels[:i]:
+            raise CLIError(f"{what}: the label {label!r} is given twice in {text!r}: give each answer once")
+    return labels
 
 
 def _one(text: float | None, name: str) -> float:
@@ -61,7 +91,7 @@ def _oracle(args: argparse.Namespace, d: int) -> Any:
             base = pldp.IDUE(base.budgets, model=args.model, pair_rule=args.pair_rule, same_level="always")
         return PaddingSampling(base, args.ell)
     if name == "mpldp":
-        return MPLDP([int(k) for k in args.k.split(",")], _floats(args.eps_list, "eps-list"))
+        return MPLDP(_numbers(args.k, "k", int), _floats(args.eps_list, "eps-list"))
     levels = _floats(args.levels, "levels")
     if name == "febsf":
         return FEBSF(levels, _one(args.eps_p, "eps-p"), d, args.oracle)
@@ -78,12 +108,13 @@ def _spec_new(args: argparse.Namespace) -> int:
     from pldp.deploy import Spec
 
     if args.name == "mpldp":
-        labels = [part.split(",") for part in args.labels.split(";")]
-        question: Any = args.question.split(";")
+        parts = args.labels.split(";")
+        labels = [_parse_labels(part, f"--labels (attribute {i + 1})") for i, part in enumerate(parts)]
+        question: Any = [q.strip() for q in args.question.split(";")]
         spec = Spec.from_mechanism(_oracle(args, 0), question=question, labels=labels)
     else:
-        labels = args.labels.split(",")
-        spec = Spec.from_mechanism(_oracle(args, len(labels)), question=args.question, labels=labels)
+        flat = _parse_labels(args.labels)
+        spec = Spec.from_mechanism(_oracle(args, len(flat)), question=args.question.strip(), labels=flat)
     print(spec.to_json())
     return 0
 
@@ -91,7 +122,7 @@ def _spec_new(args: argparse.Namespace) -> int:
 def _spec_verify(args: argparse.Namespace) -> int:
     from pldp.deploy import verify
 
-    result = verify(Path(args.spec).read_text())
+    result = verify(read_text(args.spec, "spec file"))
     print(result.to_json() if args.json else result.table())
     return 0 if result.holds else 1
 
@@ -99,26 +130,38 @@ def _spec_verify(args: argparse.Namespace) -> int:
 def _read_answers(path: str, spec: Any) -> tuple[list[Any], dict[str, Any]]:
     """answers.csv: a column ``answer`` (labels; ``;`` between the items of a set), optionally
     ``level``; for several attributes ``answer0, answer1, ...`` and ``level0, level1, ...``."""
-    with open(path, newline="") as fh:
-        rows = list(csv.DictReader(fh))
+    rows = list(csv.DictReader(io.StringIO(read_text(path, "--answers"), newline="")))
     if not rows:
         raise ParameterError(f"{path} holds no answers")
     root = spec.root
     kw: dict[str, Any] = {}
+
+    def column(name: str) -> list[str]:
+        if name not in rows[0]:
+            raise ParameterError(f"{path} needs a column named {name!r} (it has {', '.join(map(repr, rows[0]))})")
+        values = [r[name] for r in rows]
+        if any(v is None for v in values):
+            raise ParameterError(f"{path}: a row has no value in column {name!r}")
+        return [v.strip() for v in values]
+
+    def integers(name: str) -> np.ndarray:
+        try:
+            return np.array([int(v) for v in column(name)])
+        except ValueError:
+            raise ParameterError(f"{path}: column {name!r} must hold integers (budget levels)") from None
+
     if root.kind == "attributes":
         k = len(root.by_attribute)
-        answers: list[Any] = [[r[f"answer{i}"] for i in range(k)] for r in rows]
+        answers: list[Any] = [list(row) for row in zip(*(column(f"answer{i}") for i in range(k)), strict=True)]
         if "level0" in rows[0]:
-            kw["levels"] = np.array([[int(r[f"level{i}"]) for i in range(k)] for r in rows])
+            kw["levels"] = np.stack([integers(f"level{i}") for i in range(k)], axis=1)
         return answers, kw
-    if "answer" not in rows[0]:
-        raise ParameterError(f"{path} needs a column named 'answer'")
     if root.kind == "padding":
-        answers = [[v for v in r["answer"].split(";") if v] for r in rows]
+        answers = [[v.strip() for v in a.split(";") if v.strip()] for a in column("answer")]
     else:
-        answers = [r["answer"] for r in rows]
+        answers = column("answer")
     if "level" in rows[0]:
-        kw["level"] = np.array([int(r["level"]) for r in rows])
+        kw["level"] = integers("level")
     return answers, kw
 
 
@@ -126,18 +169,23 @@ def _clients_simulate(args: argparse.Namespace) -> int:
     from pldp.client import Client
     from pldp.deploy import Spec
 
-    spec = Spec.from_json(Path(args.spec).read_text())
+    spec = Spec.from_json(read_text(args.spec, "spec file"))
+    out = Path(args.out)
+    if out.suffix not in (".parquet", ".jsonl", ".json"):
+        raise CLIError(f"--out {args.out}: name a .parquet, .jsonl or .json file")
     answers, kw = _read_answers(args.answers, spec)
     batch = Client(spec).reports(answers, **kw)
-    out = Path(args.out)
-    if out.suffix == ".parquet":
-        import pyarrow.parquet as pq
+    try:
+        if out.suffix == ".parquet":
+            import pyarrow.parquet as pq
 
-        pq.write_table(batch.to_arrow(), out)
-    elif out.suffix == ".jsonl":
-        out.write_text(batch.to_json_lines())
-    else:
-        out.write_text(json.dumps(batch.to_json()))
+            pq.write_table(batch.to_arrow(), str(out))
+        elif out.suffix == ".jsonl":
+            out.write_text(batch.to_json_lines())
+        else:
+            out.write_text(json.dumps(batch.to_json()))
+    except OSError as exc:  # a missing directory, no permission (pyarrow names no file: say which)
+        raise file_error("--out", out, exc, "write") from None
     print(f"{len(batch)} reports of spec {spec.id} -> {out}", file=sys.stderr)
     return 0
 
@@ -148,7 +196,11 @@ def add_commands(sub: Subparsers) -> None:
     spec_sub = spec.add_subparsers(dest="action", required=True)
     new = spec_sub.add_parser("new", help="print the spec of a mechanism or protocol (JSON)")
     new.add_argument("name", choices=MECHANISMS)
-    new.add_argument("--labels", required=True, help="answers, comma-separated (mpldp: ';' between attributes)")
+    new.add_argument(
+        "--labels",
+        required=True,
+        help="answers, comma-separated, each once (white space around them dropped; mpldp: ';' between attributes)",
+    )
     new.add_argument("--question", required=True, help="the question (mpldp: ';' between attributes)")
     new.add_argument("--eps", type=float, default=None, help="budget (krr, urr, rappor, oue; ps with those bases)")
     new.add_argument("--budgets", default=None, help="iprr/idue: one budget per label, inf = non-sensitive")

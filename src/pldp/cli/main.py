@@ -9,9 +9,11 @@ so that building the parser (``pldp --help``) stays fast.
 from __future__ import annotations
 
 import argparse
+import sys
 
 from pldp import __version__
-from pldp.cli import aggregate, audit, datasets, demo, deploy, mechanism, reproduce, service
+from pldp.cli import aggregate, attack, audit, credentials, datasets, demo, deploy, mechanism, reproduce, service
+from pldp.cli.errors import BROKEN_PIPE, named_file_error, silence_stdout, stdout_closed
 from pldp.errors import PLDPError
 
 __all__ = ["build_parser", "main"]
@@ -28,7 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pldp", description="Personalized local differential privacy.")
     parser.add_argument("--version", action="version", version=f"pldp {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    for commands in (demo, reproduce, datasets, mechanism, aggregate, deploy, service, audit):
+    for commands in (demo, reproduce, datasets, mechanism, aggregate, deploy, service, credentials, audit, attack):
         commands.add_commands(sub)
     return parser
 
@@ -44,12 +46,26 @@ def main(argv: list[str] | None = None) -> int:
     Returns
     -------
     int
-        The exit code of the command. Bad input (a :class:`~pldp.errors.PLDPError`) exits with 2
-        and one line naming the bad value, as argparse does for a bad option.
+        The exit code of the command (:mod:`pldp.cli.errors`). Bad input (a
+        :class:`~pldp.errors.PLDPError`, or an :class:`OSError` about a file named on the command
+        line) exits with 2 and one line naming the bad value, as argparse does for a bad option;
+        standard output closed early (``pldp ... | head -1``) ends the command quietly with 141.
     """
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return int(args.func(args))
+        code = int(args.func(args))
+        sys.stdout.flush()  # a closed pipe shows here, not in Python's flush at exit
+        return code
     except PLDPError as exc:  # bad input: one line naming the bad value, no traceback
         parser.exit(2, f"pldp: error: {exc}\n")
+    except BrokenPipeError:
+        if not stdout_closed():
+            raise  # a socket's, not the reader of our output: a bug
+        silence_stdout()
+        return BROKEN_PIPE
+    except OSError as exc:
+        message = named_file_error(exc, args)
+        if message is None:
+            raise  # not about a file the user named: a bug, with its traceback
+        parser.exit(2, f"pldp: error: {message}\n")

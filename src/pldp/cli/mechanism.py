@@ -1,5 +1,5 @@
-"""``pldp mechanism show NAME``: a mechanism's probabilities and its exact privacy check (exit 1
-when the check fails)."""
+"""``pldp mechanism show NAME``: a mechanism's probabilities, its exact privacy check (exit 1
+when the check fails) and its robustness to fake users (:mod:`pldp.robustness`)."""
 
 from __future__ import annotations
 
@@ -17,10 +17,20 @@ if TYPE_CHECKING:
 __all__ = ["add_commands"]
 
 
+def _robustness(mech: Mechanism) -> tuple[str, list[tuple[str, float, float]]]:
+    """The uniform mechanism compared with, and per item: the per-fake gain and its ratio to the uniform one's."""
+    from pldp.robustness import amplification, per_fake_gain, uniform_counterpart
+
+    gains, ratio = per_fake_gain(mech), amplification(mech)
+    items = [(str(lab), float(g), float(a)) for lab, g, a in zip(mech.domain.labels, gains, ratio, strict=True)]
+    return repr(uniform_counterpart(mech)), items
+
+
 def _mechanism_json(mech: Mechanism) -> str:
-    """Probabilities and privacy check of a mechanism as JSON."""
+    """Probabilities, privacy check and robustness of a mechanism as JSON."""
     p_star, q_star = mech.support
     rep = mech.privacy()
+    uniform, items = _robustness(mech)
     payload = {
         "mechanism": repr(mech),
         "family": mech.family,
@@ -34,6 +44,10 @@ def _mechanism_json(mech: Mechanism) -> str:
             for lab, e, p, q in zip(mech.domain.labels, mech.budgets.epsilons, p_star, q_star, strict=True)
         ],
         "privacy": {"notion": rep.notion, "holds": rep.holds, "ldp_epsilon": rep.ldp_epsilon},
+        "robustness": {
+            "uniform": uniform,
+            "items": [{"item": lab, "per_fake_gain": g, "amplification": a} for lab, g, a in items],
+        },
     }
     return json.dumps(payload, indent=2)
 
@@ -59,6 +73,13 @@ def _mechanism_show(args: argparse.Namespace) -> int:
     print(text_table(rows, head))
     print()
     print(rep.summary())
+    uniform, items = _robustness(mech)
+    print()
+    print("robustness to fake users: one fake report moves an item's unbiased estimate by up to")
+    print(f"(1 - q)/(p - q) / n; against the uniform mechanism at the mean budget, {uniform}:")
+    print(
+        text_table([[lab, f"{g:.4g}", f"x{a:.2f}"] for lab, g, a in items], ["item", "per-fake gain x n", "x uniform"])
+    )
     return 0 if rep.holds else 1
 
 

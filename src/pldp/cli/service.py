@@ -1,13 +1,21 @@
-"""``pldp serve`` and ``pldp campaign create|list|estimate|export|close|token``."""
+"""``pldp serve`` and ``pldp campaign create|list|submit|estimate|export|close|token``.
+
+Every ``campaign`` command talks to the collector at ``--server``, else at ``$PLDP_SERVER``, else
+at ``http://127.0.0.1:8000`` (:mod:`pldp.cli.connect`).
+"""
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
 from typing import Any
 
+from pldp.cli.connect import DEFAULT_SERVER, add_remote_command, collector_from_args
+from pldp.cli.errors import CLIError, read_text, write_bytes
 from pldp.cli.options import Subparsers
+from pldp.cli.submit import add_submit_arguments, submit
 
 __all__ = ["add_commands"]
 
@@ -22,44 +30,65 @@ def _serve(args: Any) -> int:
         try:
             rollover = Rollover(Path(args.export_dir).resolve(), parse_duration(args.export_every), args.retain_days)
         except ValueError as exc:
-            print(f"pldp serve: {exc}", file=sys.stderr)
-            return 2
+            raise CLIError(str(exc)) from None
     elif args.retain_days is not None:
-        print("pldp serve: --retain-days deletes exported reports only; it needs --export-dir", file=sys.stderr)
-        return 2
-    limits = Limits(args.max_body, args.max_reports)
-    serve(args.db, args.host, args.port, args.admin_token_file, limits, args.workers, rollover)
+        raise CLIError("--retain-days deletes exported reports only; it needs --export-dir")
+    try:
+        limits = _limits(args, Limits)
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None
+    serve(
+        args.db,
+        args.host,
+        args.port,
+        args.admin_token_file,
+        limits,
+        args.workers,
+        rollover,
+        ssl_keyfile=args.ssl_keyfile,
+        ssl_certfile=args.ssl_certfile,
+        trusted_proxies=None if args.trusted_proxy is None else [p for p in args.trusted_proxy if p != "none"],
+    )
     return 0
 
 
-def _collector(args: Any) -> Any:
-    from pldp.service.auth import read_token_file
-    from pldp.service.remote import Collector
+def _limits(args: Any, limits: Any) -> Any:
+    """The collector's :class:`~pldp.service.state.Limits` from ``pldp serve``'s options."""
+    from pldp.service.crossorigin import normalize_origin
 
-    return Collector(args.server, read_token_file(args.token_file) if args.token_file else None)
-
-
-def _run(fn: Any) -> Any:
-    def wrapped(args: Any) -> int:
-        from pldp.service.remote import RemoteError
-
-        try:
-            return int(fn(args) or 0)
-        except RemoteError as exc:
-            print(f"pldp: the collector refused: {exc}", file=sys.stderr)
-            return 1
-
-    return wrapped
+    for name in ("max_body", "max_reports", "burst", "max_connections", "max_parsing"):
+        if getattr(args, name) < 1:
+            raise ValueError(f"--{name.replace('_', '-')} must be at least 1")
+    if args.rate < 0 or args.header_timeout <= 0 or args.body_timeout <= 0:
+        raise ValueError("--rate must be at least 0 (0: no limit), and the timeouts above 0")
+    if args.campaign_cap is not None and args.campaign_cap < 1:
+        raise ValueError("--campaign-cap must be at least 1")
+    return limits(
+        max_body=args.max_body,
+        max_reports=args.max_reports,
+        rate=args.rate,
+        burst=args.burst,
+        campaign_cap=args.campaign_cap,
+        max_parsing=args.max_parsing,
+        allow_origins=tuple(normalize_origin(o) for o in args.allow_origin),
+        header_timeout=args.header_timeout,
+        body_timeout=args.body_timeout,
+        max_connections=args.max_connections,
+    )
 
 
 def _create(args: Any) -> int:
-    out = _collector(args).create_campaign(Path(args.spec).read_text(encoding="utf-8"))
-    print(json.dumps(out, indent=2))
+    collector, text = collector_from_args(args), read_text(args.spec, "spec file")
+    out = collector.create_invited_campaign(text) if args.invited else collector.create_campaign(text)
+    print(out["id"] if args.quiet else json.dumps(out, indent=2))
+    # the pages for people, on standard error: standard output stays the answer (or the id) alone
+    print(f"survey page: {collector.url}/c/{out['id']}", file=sys.stderr)
+    print(f"dashboard:   {collector.url}/dashboard/{out['id']}", file=sys.stderr)
     return 0
 
 
 def _list(args: Any) -> int:
-    for c in _collector(args).campaigns():
+    for c in collector_from_args(args).campaigns():
         state = "closed" if c["closed"] else "open"
         print(f"{c['id']}  {c['kind']:<10} n={c['n']:<10} {state:<6} {c['question']}")
     return 0
@@ -68,7 +97,7 @@ def _list(args: Any) -> int:
 def _estimate(args: Any) -> int:
     from pldp.deploy.estimates import estimate_text
 
-    out = _collector(args).estimate(args.campaign, args.method, args.level)
+    out = collector_from_args(args).estimate(args.campaign, args.method, args.level)
     if args.json:
         print(json.dumps(out, indent=2))
         return 0
@@ -82,7 +111,7 @@ def _export(args: Any) -> int:
 
         try:
             written = export_days(
-                _collector(args), args.campaign, args.out_dir, None if args.day is None else [args.day]
+                collector_from_args(args), args.campaign, args.out_dir, None if args.day is None else [args.day]
             )
         except FileExistsError as exc:
             print(f"pldp: {exc}", file=sys.stderr)
@@ -90,38 +119,62 @@ def _export(args: Any) -> int:
         for path in written:
             print(path)
         return 0
-    data = _collector(args).export(args.campaign, args.day)
-    Path(args.out).write_bytes(data)
+    data = collector_from_args(args).export(args.campaign, args.day)
+    write_bytes(args.out, data, "--out")
     print(f"{len(data)} bytes -> {args.out}", file=sys.stderr)
     return 0
 
 
 def _close(args: Any) -> int:
-    print(json.dumps(_collector(args).close_campaign(args.campaign)))
+    print(json.dumps(collector_from_args(args).close_campaign(args.campaign)))
     return 0
 
 
 def _token(args: Any) -> int:
-    out = _collector(args).create_token(args.label, args.campaigns)
+    out = collector_from_args(args).create_token(args.label, args.campaigns)
     print(out["token"])  # alone on stdout, so that "> analyst.token" keeps it
     print(f"analyst token {out['label']!r} granted {out['campaigns']} (shown once)", file=sys.stderr)
     return 0
 
 
-def add_commands(sub: Subparsers) -> None:
-    """Add ``serve`` and ``campaign`` to the ``pldp`` parser."""
-    srv = sub.add_parser("serve", help="run the collector (needs the service extra)")
-    srv.add_argument("--db", default="pldp.db", help="the SQLite store (created if missing)")
-    srv.add_argument("--host", default="127.0.0.1")
-    srv.add_argument("--port", type=int, default=8000)
-    srv.add_argument("--admin-token-file", default=None, help="a file holding the admin token to accept")
-    srv.add_argument("--max-body", type=int, default=8 * 2**20, help="largest request body, bytes")
-    srv.add_argument("--max-reports", type=int, default=10_000, help="most reports in one request")
-    srv.add_argument("--workers", type=int, default=1, help="server processes on the same store (default 1)")
+def _add_serve(sub: Subparsers) -> None:
+    srv = sub.add_parser(
+        "serve",
+        help="run the collector (needs the service extra)",
+        description="Run the collector: it binds HOST:PORT, opens (or creates) the store, and then prints its URL. "
+        "The first start on a new store prints an admin token once, unless --admin-token-file names one.",
+    )
+    srv.add_argument("--db", default="pldp.db", help="the SQLite store, created if missing (default %(default)s)")
+    srv.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="the address to listen on (default %(default)s: this machine only; 0.0.0.0: every interface)",
+    )
+    srv.add_argument("--port", type=int, default=8000, help="the TCP port to listen on (default %(default)s)")
+    srv.add_argument(
+        "--admin-token-file",
+        default=None,
+        help="a file holding the admin token to accept; created with a new token if missing "
+        "(default: none; the first start prints a new token once)",
+    )
+    srv.add_argument(
+        "--ssl-certfile", default=None, help="speak HTTPS with this PEM certificate chain (default: plain HTTP)"
+    )
+    srv.add_argument("--ssl-keyfile", default=None, help="the PEM private key of --ssl-certfile")
+    srv.add_argument(
+        "--max-body", type=int, default=8 * 2**20, help="largest request body, bytes (default %(default)s)"
+    )
+    srv.add_argument(
+        "--max-reports", type=int, default=10_000, help="most reports in one request (default %(default)s)"
+    )
+    srv.add_argument("--workers", type=int, default=1, help="server processes on the same store (default %(default)s)")
+    _add_abuse_limits(srv)
     srv.add_argument(
         "--export-dir", default=None, help="write the reports to report files here (DIR/spec=<id>/day=<date>/)"
     )
-    srv.add_argument("--export-every", default="1h", help="how often to write report files: 30s, 5m, 1h (default 1h)")
+    srv.add_argument(
+        "--export-every", default="1h", help="how often to write report files: 30s, 5m, 1h (default %(default)s)"
+    )
     srv.add_argument(
         "--retain-days",
         type=int,
@@ -130,23 +183,82 @@ def add_commands(sub: Subparsers) -> None:
     )
     srv.set_defaults(func=_serve)
 
-    camp = sub.add_parser("campaign", help="manage and read campaigns on a running collector")
+
+def _add_abuse_limits(srv: argparse.ArgumentParser) -> None:
+    """The options that bound what clients may do (docs/threat-model.md); each worker keeps its own state."""
+    lim = srv.add_argument_group("limits on clients (per worker process; see docs/threat-model.md)")
+    lim.add_argument(
+        "--rate",
+        type=float,
+        default=100.0,
+        help="reports per second one client address may send, sustained (default %(default)s; 0: no limit); "
+        "admin and analyst tokens are not limited",
+    )
+    lim.add_argument(
+        "--burst", type=int, default=10_000, help="reports one client address may send at once (default %(default)s)"
+    )
+    lim.add_argument(
+        "--campaign-cap", type=int, default=None, help="the most reports one campaign takes (default: no cap)"
+    )
+    lim.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="let pages of this origin (e.g. https://survey.example.org) send requests, besides the collector's own; "
+        "repeatable",
+    )
+    lim.add_argument(
+        "--trusted-proxy",
+        action="append",
+        default=None,
+        metavar="ADDRESS",
+        help="a proxy whose X-Forwarded-For names the client (an address or network; repeatable; 'none': no proxy); "
+        "default: $FORWARDED_ALLOW_IPS, else 127.0.0.1 and ::1",
+    )
+    lim.add_argument(
+        "--header-timeout", type=float, default=10.0, help="seconds to send a request's head (default %(default)s)"
+    )
+    lim.add_argument(
+        "--body-timeout", type=float, default=30.0, help="seconds to send a request's body (default %(default)s)"
+    )
+    lim.add_argument(
+        "--max-connections", type=int, default=4096, help="open connections per worker (default %(default)s)"
+    )
+    lim.add_argument(
+        "--max-parsing",
+        type=int,
+        default=64 * 2**20,
+        help="bytes of request bodies read and parsed at once per worker (default %(default)s)",
+    )
+
+
+def add_commands(sub: Subparsers) -> None:
+    """Add ``serve`` and ``campaign`` to the ``pldp`` parser."""
+    _add_serve(sub)
+    camp = sub.add_parser(
+        "campaign",
+        help="manage and read campaigns on a running collector",
+        description=f"Each command talks to the collector at --server, else at $PLDP_SERVER, else at {DEFAULT_SERVER}.",
+    )
     camp_sub = camp.add_subparsers(dest="action", required=True)
 
-    def command(name: str, help_: str, fn: Any) -> Any:
-        p = camp_sub.add_parser(name, help=help_)
-        p.add_argument("--server", default="http://127.0.0.1:8000", help="the collector's URL")
-        p.add_argument("--token-file", default=None, help="a file holding your token")
-        p.set_defaults(func=_run(fn))
-        return p
+    def command(name: str, help_: str, fn: Any) -> argparse.ArgumentParser:
+        return add_remote_command(camp_sub, name, help_, fn)
 
-    command("create", "create a campaign from a spec (admin)", _create).add_argument("spec", help="spec.json")
+    create = command("create", "create a campaign from a spec (admin)", _create)
+    create.add_argument("spec", help="spec.json")
+    create.add_argument(
+        "-q", "--quiet", action="store_true", help="print the campaign id alone (ID=$(pldp campaign create ... -q))"
+    )
+    create.add_argument("--invited", action="store_true", help="reports only with respondent codes (campaign invite)")
     command("list", "the campaigns you may see", _list)
+    add_submit_arguments(command("submit", "send a report file's reports in batches, retried (anyone)", submit))
     est = command("estimate", "estimated frequencies with intervals (analyst)", _estimate)
     est.add_argument("campaign")
-    est.add_argument("--method", default="unbiased")
-    est.add_argument("--level", type=float, default=0.95)
-    est.add_argument("--json", action="store_true")
+    est.add_argument("--method", default="unbiased", help="unbiased (default), norm_sub or mle")
+    est.add_argument("--level", type=float, default=0.95, help="confidence level of the intervals (default 0.95)")
+    est.add_argument("--json", action="store_true", help="the collector's answer as JSON")
     exp = command("export", "the raw reports as Parquet (analyst)", _export)
     exp.add_argument("campaign")
     where = exp.add_mutually_exclusive_group(required=True)

@@ -171,6 +171,11 @@ def item_counts(column: Any, d: int) -> np.ndarray:
 def bit_counts(column: Any, nbits: int) -> np.ndarray:
     """Per bit, the reports of a unary spec's ``bits`` column (an Arrow chunked array) that set it;
     the first null row, or the first row that sets a padding bit, is refused."""
+    return _bit_counts(column, nbits, None)[0]
+
+
+def _bit_counts(column: Any, nbits: int, stats: Any) -> tuple[np.ndarray, Any]:
+    """:func:`bit_counts`, and the sum of ``stats(rows)`` (a pair: ones histogram, tails) over the blocks."""
     nbytes = (nbits + 7) // 8
     counts = np.zeros(8 * nbytes, dtype=np.int64)
     blocks = []
@@ -188,7 +193,22 @@ def bit_counts(column: Any, nbits: int) -> np.ndarray:
     if counts[nbits:].any():  # rare: find the first row that sets a padding bit
         for start, rows in blocks:
             check_bits(rows, nbits, None, "it", start)
-    return counts[:nbits]
+    if stats is None:
+        return counts[:nbits], None
+    parts = [stats(rows) for _, rows in blocks] or [stats(np.zeros((0, nbytes), dtype=np.uint8))]
+    ones = np.sum([p[0] for p in parts], axis=0)
+    tails: dict[int, np.ndarray] = {}
+    for _, part in parts:
+        for key, vec in part.items():
+            tails[key] = tails[key] + vec if key in tails else vec
+    return counts[:nbits], (ones, tails)
+
+
+def _unary_tally(spec: Spec, table: Any, nbits: int) -> Tally:
+    """A unary or padding spec's tally of an Arrow table, with the report statistics its oracle keeps."""
+    oracle: Any = spec.mechanism()  # a unary mechanism or padding-and-sampling: both have report_stats
+    counts, stats = _bit_counts(table.column("bits"), nbits, oracle.report_stats)
+    return Tally(table.num_rows, counts, "unary", spec.id).with_report_stats(*stats)
 
 
 class _Count(NodeVisitor[Any]):
@@ -198,10 +218,10 @@ class _Count(NodeVisitor[Any]):
         return Tally(table.num_rows, item_counts(table.column("item"), node.d), "direct", spec.id)
 
     def unary(self, node: UnaryNode, spec: Spec, table: Any) -> Any:
-        return Tally(table.num_rows, bit_counts(table.column("bits"), node.d), "unary", spec.id)
+        return _unary_tally(spec, table, node.d)
 
     def padding(self, node: PaddingNode, spec: Spec, table: Any) -> Any:
-        return Tally(table.num_rows, bit_counts(table.column("bits"), node.inner.d), "unary", spec.id)
+        return _unary_tally(spec, table, node.inner.d)
 
     def _checked(self, node: Node, spec: Spec, table: Any) -> Any:
         columns = arrow_columns(table, node)

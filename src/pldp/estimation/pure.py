@@ -19,6 +19,7 @@ from pldp.domain import Domain
 from pldp.errors import EstimationError
 from pldp.estimation.consistency import norm_sub
 from pldp.estimation.mle import ibu, log_likelihood_direct, log_likelihood_unary, mle_direct, mle_unary
+from pldp.estimation.recover import recover
 from pldp.estimation.result import Estimate
 from pldp.estimation.unbiased import invert, plugin_variance
 
@@ -40,6 +41,7 @@ def estimate_counts(
     tol: float = 1e-10,
     max_iter: int = 100_000,
     delta: float | None = None,
+    targets: Any = None,
 ) -> Estimate:
     """Estimate the item distribution from the support counts of ``n`` reports of a pure oracle.
 
@@ -56,7 +58,7 @@ def estimate_counts(
         Number of reports (> 0).
     counts : ndarray
         Support count of each item.
-    method : {"unbiased", "norm_sub", "mle"}
+    method : {"unbiased", "norm_sub", "mle", "recover"}
         * ``"unbiased"``: :math:`\\hat f_y = (C_y/n - q^*_y)/(p^*_y - q^*_y)` (Li et al. eq. 12
           for IPRR). Unbiased; entries may be negative; for direct encoding they sum to 1
           exactly, for unary encoding only in expectation.
@@ -70,11 +72,17 @@ def estimate_counts(
           the count-based likelihood of independent binomials per bit
           (:func:`~pldp.estimation.mle.mle_unary`; counts are not sufficient for unary reports,
           so this is the standard approximation).
+        * ``"recover"``: the fakes' contribution estimated from the items they push below zero
+          and subtracted, then projected onto the simplex (:func:`pldp.estimation.recover.recover`;
+          ``targets`` names suspected targets). Cost without attack: that of ``"norm_sub"``
+          whenever no estimate lies :math:`z` standard errors below 0 (probability >= 95 %).
     solver, tol, max_iter
         MLE options.
     delta : float, optional
         Direct encoding: the channel's gap :math:`\\delta` as the mechanism holds it (default
         ``p*[0] - q*[0]``, which can differ from it in the last bit).
+    targets : array_like of int, optional
+        ``"recover"``: the items suspected to be promoted.
 
     Returns
     -------
@@ -87,12 +95,16 @@ def estimate_counts(
     """
     if solver not in SOLVERS:
         raise EstimationError(f"unknown solver {solver!r}; choose one of {SOLVERS}")
-    if method not in ("unbiased", "norm_sub", "mle"):
-        raise EstimationError(f"unknown method {method!r}; choose 'unbiased', 'norm_sub' or 'mle'")
+    if method not in ("unbiased", "norm_sub", "mle", "recover"):
+        raise EstimationError(f"unknown method {method!r}; choose 'unbiased', 'norm_sub', 'mle' or 'recover'")
     p_star, q_star = support
     raw = invert(counts, n, p_star, q_star)
     if method == "unbiased":
         return _result(raw, counts / n, n, support, domain, method, on_simplex=False)
+    if method == "recover":
+        var = plugin_variance(counts / n, n, p_star, q_star)
+        freq, var, info = recover(raw, var, support, family, float(counts.sum() / n), targets)
+        return Estimate(freq, var, n, method, domain, 0, True, info, True)
     if method == "norm_sub":
         freq, rounds = norm_sub(raw)
         return _result(freq, counts / n, n, support, domain, method, iterations=rounds)

@@ -15,7 +15,7 @@ from pldp.errors import BudgetError, EstimationError
 from pldp.estimation.pure import estimate_counts
 from pldp.estimation.result import Estimate
 from pldp.fingerprint import canonical_labels
-from pldp.oracle import FrequencyOracle
+from pldp.oracle import STANDARD_METHODS, FrequencyOracle
 from pldp.tally import Tally
 
 __all__ = ["Mechanism"]
@@ -41,6 +41,7 @@ class Mechanism(FrequencyOracle):
     """
 
     params_key = "mechanism"
+    methods = (*STANDARD_METHODS, "recover")
     #: Report family: ``"direct"`` (a report is one item) or ``"unary"`` (one bit per item).
     family: str = ""
     #: Name used in error messages.
@@ -123,11 +124,13 @@ class Mechanism(FrequencyOracle):
         solver: Literal["auto", "exact", "em"] = "auto",
         tol: float = 1e-10,
         max_iter: int = 100_000,
+        targets: Any = None,
     ) -> Estimate:
         """Estimate the item distribution from a tally of this mechanism's reports.
 
-        ``method`` is ``"unbiased"``, ``"norm_sub"`` or ``"mle"``; the options tune the MLE
-        solver. See :func:`pldp.estimation.pure.estimate_counts`.
+        ``method`` is ``"unbiased"``, ``"norm_sub"``, ``"mle"`` or ``"recover"``; the options tune
+        the MLE solver, ``targets`` names suspected targets for ``"recover"``. See
+        :func:`pldp.estimation.pure.estimate_counts`.
 
         Raises
         ------
@@ -152,6 +155,7 @@ class Mechanism(FrequencyOracle):
             tol=tol,
             max_iter=max_iter,
             delta=self._gap(),
+            targets=targets,
         )
 
     def _gap(self) -> float | None:

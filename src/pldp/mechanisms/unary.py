@@ -44,11 +44,14 @@ from pldp.channel.sampling import GRID_BITS
 from pldp.channel.unary import UnaryNode
 from pldp.domain import Domain
 from pldp.errors import ParameterError, TallyError
+from pldp.estimation.detect import ALPHA_BAND, DEFAULT_ALPHA, UnaryLaws, detect_unary, flag_region
+from pldp.estimation.result import Estimate
 from pldp.mechanisms.base import Mechanism
+from pldp.oracle import STANDARD_METHODS
 from pldp.params import budgets_of, domain_of, epsilons_of
 from pldp.privacy import PairPrivacyReport, pair_budgets
 from pldp.registry import register
-from pldp.tally import Tally
+from pldp.tally import Tally, unary_report_stats
 
 if TYPE_CHECKING:
     from pldp.mechanisms.idue_solver import IDUESolution
@@ -85,6 +88,7 @@ class UnaryEncoding(Mechanism):
     """
 
     family = "unary"
+    methods = (*STANDARD_METHODS, "recover", "detect")
     _name = "UnaryEncoding"
     #: Most coins per block in :meth:`perturb`: bounds the transient buffers (3 bytes per coin)
     #: to under 1 MiB, as fast as 2^20 coins at d = 100 and 1,000 with a quarter of the memory.
@@ -274,13 +278,39 @@ class UnaryEncoding(Mechanism):
         return rep
 
     def tally(self, reports: Any) -> Tally:
-        """Count the ones of each bit (one ``np.bincount`` per byte column)."""
+        """Count the ones of each bit (one ``np.bincount`` per byte column), with the histogram of
+        ones per report and the tail counts detection needs (:meth:`report_stats`)."""
         rep = self._check_reports(reports)
         table = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).astype(np.int64)  # (256, 8)
         counts = np.empty(8 * rep.shape[1], dtype=np.int64)
         for j in range(rep.shape[1]):
             counts[8 * j : 8 * j + 8] = np.bincount(rep[:, j], minlength=256) @ table
-        return self._tally(rep.shape[0], counts[: self.d])
+        return self._tally(rep.shape[0], counts[: self.d]).with_report_stats(*self.report_stats(rep))
+
+    @cached_property
+    def ones_laws(self) -> UnaryLaws:
+        """The honest laws of a report's number of ones, per item class (:mod:`pldp.estimation.detect`)."""
+        return UnaryLaws.of([(1.0, self._a, self._b)])
+
+    @cached_property
+    def tail_region(self) -> np.ndarray:
+        """Numbers of ones (``0..d``) in a tail of probability below :data:`~pldp.estimation.detect.ALPHA_BAND`
+        for every item: the tallies keep per-bit counts of these reports."""
+        return flag_region(self.ones_laws, ALPHA_BAND)
+
+    def report_stats(self, rows: np.ndarray) -> tuple[np.ndarray, dict[int, np.ndarray]]:
+        """The histogram of ones of packed reports and their tail counts (:func:`pldp.tally.unary_report_stats`)."""
+        return unary_report_stats(rows, self.d, self.tail_region)
+
+    def estimate(self, tally: Tally, method: str = "unbiased", **options: Any) -> Estimate:
+        """As :meth:`Mechanism.estimate`, and ``"detect"``: the reports whose number of ones honest
+        users produce with probability below ``alpha`` (default 1e-3) are dropped and the channel of
+        the kept reports inverted (:func:`pldp.estimation.detect.detect_unary`); ``info`` holds
+        the flagged share."""
+        if method != "detect":
+            return super().estimate(tally, method, **options)
+        tally = self._check_tally(tally)
+        return detect_unary(self, tally, self.ones_laws, float(options.get("alpha", DEFAULT_ALPHA)))
 
     def simulate(self, true_counts: Any, rng: np.random.Generator) -> Tally:
         """Exact count-level simulation: :math:`C_k \\sim \\mathrm{Bin}(t_k, a_k) + \\mathrm{Bin}(n - t_k, b_k)`.

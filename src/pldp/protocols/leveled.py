@@ -24,6 +24,7 @@ from pldp.channel.exact import epsilon_ceiling
 from pldp.channel.leveled import LeveledNode
 from pldp.domain import Domain
 from pldp.errors import ParameterError
+from pldp.estimation.detect import ALPHA_BAND, UnaryLaws, flag_region
 from pldp.fingerprint import canonical_labels
 from pldp.mechanisms.base import Mechanism
 from pldp.mechanisms.direct import KRR
@@ -31,10 +32,11 @@ from pldp.mechanisms.unary import OUE, RAPPOR, UnaryEncoding
 from pldp.params import domain_of, epsilons_of
 from pldp.privacy import ComposedPrivacy
 from pldp.protocols.base import Protocol
-from pldp.tally import Tally
+from pldp.tally import Tally, unary_report_stats
 
 __all__ = [
     "ORACLES",
+    "UNARY_AFFINE",
     "LeveledProtocol",
     "cell_users",
     "check_levels",
@@ -45,6 +47,10 @@ __all__ = [
 
 #: The pure frequency oracles a level can use: k-RR, OUE and basic (one-time) RAPPOR.
 ORACLES: dict[str, Callable[[float, Domain], Mechanism]] = {"krr": KRR, "oue": OUE, "rappor": RAPPOR}
+#: The unary oracles' bit probabilities are affine, ``a = alpha + beta * b`` at every budget (exactly on
+#: the coin grid): OUE ``a = 1/2``, RAPPOR ``a = 1 - b``. So a report's expected number of ones,
+#: ``alpha + (d - 1 + beta) b``, tells ``b`` (and ``a``) of any mixture of levels (PPDA's calibration).
+UNARY_AFFINE: dict[str, tuple[float, float]] = {"oue": (0.5, 0.0), "rappor": (1.0, -1.0)}
 
 
 def check_levels(levels: Any) -> np.ndarray:
@@ -234,5 +240,33 @@ class HiddenLevels(LeveledProtocol):
         return perturb_by_level(self.mechanisms, x, lv, rng)
 
     def tally(self, reports: Any) -> Tally:
-        """Support counts of all reports (no level information): a plain :class:`~pldp.tally.Tally`."""
-        return self._pooled_tally([self.mechanisms[0].tally(reports)])
+        """Support counts of all reports (no level information): a plain :class:`~pldp.tally.Tally`;
+        unary reports also give the histogram of ones and the tail counts for detection, with the
+        tail region of every level (:meth:`report_stats`)."""
+        first = self.mechanisms[0]
+        pooled = self._pooled_tally([first.tally(reports)])
+        if not isinstance(first, UnaryEncoding):
+            return pooled
+        return pooled.with_report_stats(*self.report_stats(first._check_reports(reports)))
+
+    def level_weights(self) -> np.ndarray | None:
+        """The shares of the levels if public (PBP), else None."""
+        return None
+
+    @cached_property
+    def ones_laws(self) -> UnaryLaws:
+        """Unary levels: the honest laws of a report's number of ones, per level, weighted by the
+        public shares when there are (:meth:`level_weights`)."""
+        known = self.level_weights()
+        weights = np.full(self.t, 1.0 / self.t) if known is None else known
+        comps = [(float(w), m.support[0], m.support[1]) for w, m in zip(weights, self.mechanisms, strict=True)]
+        return UnaryLaws.of(comps, weights_known=known is not None)
+
+    @cached_property
+    def tail_region(self) -> np.ndarray:
+        """Numbers of ones in a tail of probability below :data:`~pldp.estimation.detect.ALPHA_BAND` at every level."""
+        return flag_region(self.ones_laws, ALPHA_BAND)
+
+    def report_stats(self, rows: np.ndarray) -> tuple[np.ndarray, dict[int, np.ndarray]]:
+        """The histogram of ones of packed reports and their tail counts (every level's tail region)."""
+        return unary_report_stats(rows, self.mechanisms[0].d, self.tail_region)

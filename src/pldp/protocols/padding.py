@@ -198,7 +198,11 @@ class PaddingSampling(Protocol):
         if not isinstance(inner_tally, Tally):
             raise TallyError(f"expected a Tally of the inner mechanism, got {type(inner_tally).__name__}")
         inner_tally.check_source(self.inner)
-        return Tally(inner_tally.n, inner_tally.counts, "unary", self.fingerprint)
+        return Tally(inner_tally.n, inner_tally.counts, "unary", self.fingerprint, inner_tally.ones, inner_tally.tails)
+
+    def report_stats(self, rows: np.ndarray) -> tuple[np.ndarray, dict[int, np.ndarray]]:
+        """The inner mechanism's statistics of packed reports (:meth:`pldp.UnaryEncoding.report_stats`)."""
+        return self.inner.report_stats(rows)
 
     def estimate(self, tally: Tally, method: str = "unbiased", **options: Any) -> Estimate:
         """Estimate the share of users holding each real item.

@@ -16,9 +16,10 @@ from pldp._validation import as_frequencies, check_int
 from pldp.domain import Domain
 from pldp.errors import EstimationError, ParameterError
 from pldp.estimation.consistency import norm_sub
+from pldp.estimation.detect import DEFAULT_ALPHA, describe, flag_region
 from pldp.estimation.mle import log_likelihood_unary, mle_unary
 from pldp.estimation.result import Estimate
-from pldp.protocols.leveled import HiddenLevels, check_oracle, make_oracle
+from pldp.protocols.leveled import UNARY_AFFINE, HiddenLevels, check_oracle, make_oracle
 from pldp.registry import register
 from pldp.tally import Tally
 
@@ -70,8 +71,7 @@ class PPDA(HiddenLevels):
         Which bits estimate :math:`q^*`.
     """
 
-    #: ``(alpha, beta)`` with ``a = alpha + beta * b`` for every level.
-    _AFFINE: ClassVar[dict[str, tuple[float, float]]] = {"oue": (0.5, 0.0), "rappor": (1.0, -1.0)}
+    methods: ClassVar[tuple[str, ...]] = ("unbiased", "norm_sub", "mle", "robust")
 
     def __init__(
         self,
@@ -89,7 +89,7 @@ class PPDA(HiddenLevels):
         self.extra_bits = self.d if extra_bits is None else check_int(extra_bits, "extra_bits", 1)
         width = self.d + self.extra_bits
         self.mechanisms = tuple(make_oracle(self.oracle, e, Domain.range(width)) for e in self.levels)
-        self.alpha, self.beta = self._AFFINE[self.oracle]
+        self.alpha, self.beta = UNARY_AFFINE[self.oracle]
         a = np.array([m.support[0][0] for m in self.mechanisms])
         b = np.array([m.support[1][0] for m in self.mechanisms])
         if not np.array_equal(a, self.alpha + self.beta * b):  # pragma: no cover - exact on any coin grid
@@ -173,7 +173,7 @@ class PPDA(HiddenLevels):
         spread = float(rho @ self.b_levels**2) - q**2
         return self._variance(p, q, check_int(n, "n", 1), max(spread, 0.0))
 
-    def estimate(self, tally: Tally, method: str = "unbiased") -> Estimate:
+    def estimate(self, tally: Tally, method: str = "unbiased", *, alpha: float = DEFAULT_ALPHA) -> Estimate:
         """Estimate the item distribution (class docstring).
 
         * ``"unbiased"``: :math:`\\hat p` (approximately unbiased; entries may be
@@ -184,6 +184,20 @@ class PPDA(HiddenLevels):
           \\max_\\tau b_\\tau]`, profiling ``q`` with a bounded scalar search (it uses every bit,
           whatever the ``calibration``).
 
+        * ``"robust"``: the calibration is where a fake can pretend to a level (all calibration
+          bits set: :math:`\\hat q^*` up, the gap down, estimates amplified without bound, then
+          an error). The reports whose number of ones is unlikely at every level (below
+          ``alpha``, default 1e-3; :mod:`pldp.estimation.detect`) are dropped, and
+          :math:`\\hat q^*` is clamped to :math:`[\\min_\\tau b_\\tau, \\max_\\tau b_\\tau]`, what honest
+          users can produce, so the gap stays at least the smallest level's,
+          :math:`\\delta_{\\min}`. **Bound:** a share :math:`\\beta` of fakes moves each estimate in
+          [0, 1] by at most :math:`2\\beta/\\delta_{\\min}` (the support share by
+          :math:`\\beta`, the clamped calibration by at most :math:`\\beta`, each amplified by at
+          most :math:`1/\\delta_{\\min}`), where ``"unbiased"`` has no bound. The honest reports
+          also dropped (under :math:`2\\alpha` of each level's) are not corrected for: they shift
+          each kept bit rate by at most :math:`2\\alpha/(1-2\\alpha)`. Cost without attack: the
+          same as ``"unbiased"`` unless the clamp binds (``info["clamped"]``).
+
         The variance is the delta-method variance (``docs/protocols.md``) at the estimate, with
         the midpoint of the possible level spread. ``info`` holds ``q_star`` and ``p_star``.
         """
@@ -193,10 +207,23 @@ class PPDA(HiddenLevels):
             raise EstimationError(f"a {tally.kind} tally over {tally.d} bits does not fit {self!r}")
         n, d = tally.n, self.d
         counts = tally.counts.astype(float)
+        extra: dict[str, Any] = {}
+        if method == "robust" and tally.ones is not None:
+            region = flag_region(self.ones_laws, alpha)
+            dropped = sum((v for s, v in (tally.tails or {}).items() if region[s]), np.zeros(counts.size))
+            counts = counts - dropped
+            extra = describe(tally.ones, region, self.tail_region, alpha)
+            n = n - extra["flagged"]
+            if n <= 0:
+                raise EstimationError("every report is flagged: nothing is left to estimate from")
         c = counts[:d]
-        alpha, beta = self.alpha, self.beta
+        alpha, beta = self.alpha, self.beta  # the bits' affine law from here on (the detection level is used)
         calib = counts[d:].sum() if self.calibration == "extra" else counts.sum()
         q = (calib / n - self._alpha_s) / self._length_s
+        if method == "robust":
+            lo, hi = float(self.b_levels.min()), float(self.b_levels.max())
+            extra["clamped"] = not lo <= q <= hi
+            q = min(max(q, lo), hi)
         gap = alpha + (beta - 1.0) * q
         if not gap > 0:
             raise EstimationError(f"the estimated mixture gives p* - q* = {gap:.3g} <= 0 (too few reports)")
@@ -210,6 +237,7 @@ class PPDA(HiddenLevels):
         var = self._variance(freq, q, n, 0.5 * (lo + hi))
         ends = np.stack([self._variance(freq, q, n, lo), self._variance(freq, q, n, hi)])
         info = {
+            **extra,
             "protocol": "PPDA",
             "q_star": q,
             "p_star": alpha + beta * q,
@@ -217,8 +245,9 @@ class PPDA(HiddenLevels):
             "calibration": self.calibration,
             "variance_bounds": (ends.min(axis=0), ends.max(axis=0)),
         }
+        on_simplex = method in ("norm_sub", "mle")
         return Estimate(
-            np.asarray(freq, dtype=float), var, n, method, self.domain, iterations, True, info, method != "unbiased"
+            np.asarray(freq, dtype=float), var, tally.n, method, self.domain, iterations, True, info, on_simplex
         )
 
     def _mle(self, c: np.ndarray, extra: float, n: int) -> tuple[np.ndarray, float, int]:

@@ -23,21 +23,41 @@ from typing import Any
 import numpy as np
 
 from pldp.deploy import ReportBatch, Spec, decode
-from pldp.errors import ReportError
-from pldp.service import auth, store
+from pldp.errors import PLDPError, ReportError
+from pldp.service import auth, jsonlimits, store
+from pldp.service.faults import StoreUnavailableError
 from pldp.service.writer import Context
 
-__all__ = ["CollectError", "Prepared", "prepare_batch", "store_batch"]
+__all__ = [
+    "CollectError",
+    "Prepared",
+    "TokenReusedError",
+    "add_token",
+    "prepare_batch",
+    "read_json",
+    "revoke_token",
+    "store_batch",
+    "unavailable",
+]
 
 
 class CollectError(Exception):
-    """A request the collector refuses: an HTTP ``status``, a short ``code`` and a ``reason``."""
+    """A request the collector refuses: an HTTP ``status``, a short ``code``, a ``reason`` and
+    the answer's extra ``headers`` (``Retry-After`` of a 503, say)."""
 
-    def __init__(self, status: int, code: str, reason: str) -> None:
+    def __init__(self, status: int, code: str, reason: str, headers: dict[str, str] | None = None) -> None:
         super().__init__(reason)
         self.status = status
         self.code = code
         self.reason = reason
+        self.headers = dict(headers or {})
+
+
+def unavailable(exc: StoreUnavailableError) -> CollectError:
+    """The 503 of a write the store could not take (:mod:`pldp.service.faults`)."""
+    return CollectError(
+        503, exc.code, f"{exc.reason}; nothing was stored, send it again", {"Retry-After": str(exc.retry_after)}
+    )
 
 
 @dataclass(frozen=True)
@@ -60,8 +80,32 @@ class Prepared:
         return self.ids[16 * i : 16 * i + 16], self.rows[self.width * i : self.width * (i + 1)]
 
 
-def prepare_batch(spec: Spec, body: bytes, max_reports: int) -> Prepared:
+def read_json(body: bytes | bytearray, max_values: int | None = None) -> Any:
+    """The JSON value of a request body, read within :mod:`pldp.service.jsonlimits`' bounds.
+
+    Raises
+    ------
+    CollectError
+        400 for a body that is not JSON or nests too deep or holds too long a number (the code
+        names which); 413 ``too_many_reports`` for more values than ``max_values``.
+    """
+    try:
+        return jsonlimits.loads(body, max_values=max_values)
+    except jsonlimits.JSONLimitError as exc:
+        if exc.code == "too_many_values":
+            raise CollectError(
+                413, "too_many_reports", f"{exc.reason}: more than the reports a request may carry"
+            ) from None
+        raise CollectError(400, exc.code, exc.reason) from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CollectError(400, "malformed_json", f"the body is not JSON: {exc}") from None
+
+
+def prepare_batch(spec: Spec, body: bytes | bytearray, max_reports: int) -> Prepared:
     """Parse and validate a request body of reports for ``spec`` (all or nothing).
+
+    The body is scanned before it is parsed (:func:`read_json`): one with more JSON values than
+    ``max_reports`` reports of ``spec`` can hold is refused without building them.
 
     Raises
     ------
@@ -69,10 +113,7 @@ def prepare_batch(spec: Spec, body: bytes, max_reports: int) -> Prepared:
         400 for malformed JSON or reports (the reason names the first bad report), 413 for more
         than ``max_reports`` reports.
     """
-    try:
-        data = json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CollectError(400, "malformed_json", f"the body is not JSON: {exc}") from None
+    data = read_json(body, jsonlimits.report_values(spec, max_reports))
     reports = data.get("reports") if isinstance(data, dict) and "reports" in data else data
     count = len(reports) if isinstance(reports, list) else 1
     if count > max_reports:
@@ -87,12 +128,14 @@ def prepare_batch(spec: Spec, body: bytes, max_reports: int) -> Prepared:
     return Prepared(spec, batch, batch.ids.tobytes(), *store.row_table(batch), tally)
 
 
-def store_batch(ctx: Context, campaign_id: str, prep: Prepared) -> dict[str, int]:
+def store_batch(ctx: Context, campaign_id: str, prep: Prepared, cap: int | None = None) -> dict[str, int]:
     """Store the new reports of a prepared batch and count them (a writer job; see module doc).
 
     The batch's ids are looked up in the writer's index of stored ids (:meth:`Context.find`); a
     stored one is a retry if its stored row is the same (counted once) and a conflict otherwise
     (the batch is refused). The new reports are appended in one insert and their ids staged.
+    With ``cap``, a batch whose new reports would take the campaign's count over it is refused
+    (409 ``campaign_full``); its retries are still acknowledged.
     """
     row = ctx.conn.execute("SELECT key, closed_at FROM campaigns WHERE id = ?", (campaign_id,)).fetchone()
     if row is None:
@@ -113,6 +156,10 @@ def store_batch(ctx: Context, campaign_id: str, prep: Prepared) -> dict[str, int
     new = np.flatnonzero(where < 0)
     if new.size == 0:
         return {"accepted": 0, "duplicates": n}
+    if cap is not None and (held := ctx.tally(campaign_id, prep.spec).n) + new.size > cap:
+        raise CollectError(
+            409, "campaign_full", f"campaign {campaign_id} holds {held:,} reports; it takes at most {cap:,}"
+        )
     ids, rows, tally = prep.ids, prep.rows, prep.tally
     if new.size < n:  # some were retries: store and count the others only
         picked = [prep.report(i) for i in new.tolist()]
@@ -129,13 +176,25 @@ def _subset(batch: ReportBatch, rows: np.ndarray) -> ReportBatch:
     return ReportBatch(batch.spec, batch.ids[rows], {k: v[rows] for k, v in batch.columns.items()}, batch.root)
 
 
-def create_campaign(ctx: Context, spec: Spec, now: float) -> bool:
-    """Store a verified spec as a campaign with an empty tally; False if it already exists."""
-    if ctx.conn.execute("SELECT 1 FROM campaigns WHERE id = ?", (spec.id,)).fetchone():
+def create_campaign(ctx: Context, spec: Spec, now: float, access: str = "open") -> bool:
+    """Store a verified spec as a campaign with an empty tally; False if it already exists.
+
+    ``access`` is ``open`` (anyone may report) or ``invited`` (a report needs a respondent code,
+    :mod:`pldp.service.codes`). It is set once: asking for an existing campaign with the other
+    access is a conflict (409).
+    """
+    row = ctx.conn.execute("SELECT access FROM campaigns WHERE id = ?", (spec.id,)).fetchone()
+    if row is not None:
+        if row[0] != access:
+            raise CollectError(
+                409,
+                "access_differs",
+                f"campaign {spec.id} exists already and is {row[0]}; a campaign's access is set when it is created",
+            )
         return False
     ctx.conn.execute(
-        "INSERT INTO campaigns (id, spec, created_at, closed_at) VALUES (?, ?, ?, NULL)",
-        (spec.id, spec.to_json(indent=None), now),
+        "INSERT INTO campaigns (id, spec, created_at, closed_at, access) VALUES (?, ?, ?, NULL, ?)",
+        (spec.id, spec.to_json(indent=None), now, access),
     )
     ctx.set(spec.id, store.empty_tally(spec))
     return True
@@ -152,15 +211,79 @@ def close_campaign(ctx: Context, campaign_id: str, now: float) -> float:
     return now
 
 
-def add_token(ctx: Context, token: str, role: str, label: str, campaigns: list[str], now: float) -> None:
-    """Store a token's hash with its role and grants (every granted campaign must exist)."""
+class TokenReusedError(CollectError, PLDPError):
+    """A token offered again that the store holds expired or revoked: it never works again (409).
+
+    Also a :class:`~pldp.errors.PLDPError`, so that ``pldp serve --admin-token-file`` with such a
+    token stops with one line saying so (:mod:`pldp.service.server` stores the file's token with
+    :func:`add_token`).
+    """
+
+
+def add_token(
+    ctx: Context,
+    token: str,
+    role: str,
+    label: str,
+    campaigns: list[str],
+    now: float,
+    expires_at: float | None = None,
+) -> str:
+    """Store a token's hash with its role, grants and expiry; return its public id.
+
+    Every granted campaign must exist (404). ``expires_at`` defaults to ``now`` plus the role's
+    lifetime (:data:`~pldp.service.auth.ANALYST_LIFETIME`, :data:`~pldp.service.auth.ADMIN_LIFETIME`).
+    A new admin token revokes every other admin token: there is one admin at a time, so a new
+    ``--admin-token-file`` or a rotation retires the old token. A token whose hash is stored
+    already (one that expired or was revoked: a valid one is never stored twice) is refused
+    with :class:`TokenReusedError`.
+    """
     for cid in campaigns:
         if not ctx.conn.execute("SELECT 1 FROM campaigns WHERE id = ?", (cid,)).fetchone():
             raise CollectError(404, "unknown_campaign", f"no campaign {cid} to grant")
     digest = auth.token_hash(token)
+    old = ctx.conn.execute("SELECT expires_at, revoked_at FROM tokens WHERE hash = ?", (digest,)).fetchone()
+    if old is not None:
+        if old[1] is not None:
+            why = f"was revoked at {auth.stamp(old[1])}"
+        else:
+            why = f"{'expired' if old[0] <= now else 'expires'} at {auth.stamp(old[0])}"
+        raise TokenReusedError(
+            409, "token_reused", f"this token is stored already and {why}; a token is used once: make a new one"
+        )
+    if expires_at is None:
+        expires_at = now + (auth.ADMIN_LIFETIME if role == "admin" else auth.ANALYST_LIFETIME)
+    token_id = auth.new_token_id()
     ctx.conn.execute(
-        "INSERT INTO tokens (hash, role, label, created_at) VALUES (?, ?, ?, ?)", (digest, role, label, now)
+        "INSERT INTO tokens (hash, role, label, created_at, id, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
+        (digest, role, label, now, token_id, expires_at),
     )
+    if role == "admin":
+        ctx.conn.execute(
+            "UPDATE tokens SET revoked_at = ? WHERE role = 'admin' AND hash != ? AND revoked_at IS NULL", (now, digest)
+        )
     ctx.conn.executemany(
         "INSERT OR IGNORE INTO grants (token_hash, campaign_id) VALUES (?, ?)", [(digest, c) for c in campaigns]
     )
+    return token_id
+
+
+def revoke_token(ctx: Context, token_id: str, now: float) -> float:
+    """Revoke the token with the public id ``token_id`` (idempotent); returns when it was revoked.
+
+    An unknown id is a 404. An admin token is not revoked but replaced (409): a rotation revokes
+    the old one, so that the collector always has an admin.
+    """
+    row = ctx.conn.execute("SELECT role, revoked_at FROM tokens WHERE id = ?", (token_id,)).fetchone()
+    if row is None:
+        raise CollectError(404, "unknown_token", f"no token with id {token_id}")
+    if row[0] == "admin":
+        raise CollectError(
+            409,
+            "admin_token",
+            "an admin token is replaced, not revoked: rotate it (pldp token rotate, or a new --admin-token-file)",
+        )
+    if row[1] is not None:
+        return float(row[1])
+    ctx.conn.execute("UPDATE tokens SET revoked_at = ? WHERE id = ?", (now, token_id))
+    return now

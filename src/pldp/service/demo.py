@@ -46,7 +46,8 @@ def run_collection_demo(n: int = 100_000, batch: int = 1_000, seed: int = 2024, 
     spec = Spec.from_mechanism(IPRR(fig1_budgets()), question="Which condition do you have?")
     lines = ["pldp demo-collection: an IPRR campaign (Li et al., Fig. 1 budgets) through a real collector"]
     with tempfile.TemporaryDirectory(prefix="pldp-demo-") as tmp:
-        with CollectorProcess(Path(tmp) / "collector.db") as server:
+        # every simulated respondent sends from this machine's one address: no per-address rate limit
+        with CollectorProcess(Path(tmp) / "collector.db", "--rate", "0") as server:
             admin = server.admin()
             created = admin.create_campaign(spec)
             analyst = server.client(admin.create_token("demo analyst", [spec.id])["token"])

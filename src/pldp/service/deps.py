@@ -54,7 +54,8 @@ class _Bearer(HTTPBearer):
 #: The security scheme of the routes that take a token.
 bearer = _Bearer(
     scheme_name="BearerToken",
-    description="An admin or analyst token (`pldp serve` prints the admin's; `POST /v1/tokens` makes analysts').",
+    description="An admin or analyst token (`pldp serve` prints the admin's; `POST /v1/tokens` makes analysts'), "
+    "or on report submission to an invited campaign a respondent code (`POST /v1/campaigns/{id}/codes`).",
     auto_error=False,
 )
 

@@ -2,12 +2,24 @@
 
 :func:`install` turns the exceptions of a request into such answers (a
 :class:`~pldp.service.collect.CollectError`, an unknown path or method, a malformed query, which
-is a 400 and never FastAPI's 422, and a store that cannot write, 503); :func:`responses` declares
+is a 400 and never FastAPI's 422, and a store that cannot write, 503 with ``Retry-After``); :func:`responses` declares
 them in a route's OpenAPI entry with the :class:`~pldp.service.models.Error` model.
+
+A failure no check foresaw is a 500, JSON too (``internal_error``), and its traceback is logged
+once per kind, never once per request (:class:`OncePerKind`): a client that can provoke one
+cannot fill the server's log. Bodies nested too deep or holding numbers too long for Python's
+``json`` are refused before parsing (:mod:`pldp.service.jsonlimits`); the handlers here also turn
+what ``json.loads`` raises for them, and for bytes that are not UTF-8, into a 400, for a route
+that parses a body itself.
 """
 
 from __future__ import annotations
 
+import logging
+import sqlite3
+import time
+import traceback
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -15,22 +27,33 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from pldp.service.collect import CollectError
+from pldp.service.collect import CollectError, unavailable
+from pldp.service.faults import StoreUnavailableError, store_error
 from pldp.service.models import Error
-from pldp.service.writer import StoreUnavailableError
 
-__all__ = ["error", "install", "responses"]
+__all__ = ["OncePerKind", "error", "install", "quiet_tracebacks", "responses"]
 
 #: What each refusal status means, for the schema.
 MEANINGS = {
     400: "Malformed: the reason names what (for reports, the first bad one).",
-    401: "No token where one is needed, or an invalid token.",
-    403: "The token's role may not do this, or the campaign is not granted to it.",
+    401: "No token (or respondent code) where one is needed, or one that is unknown, expired or revoked.",
+    403: "The token's role may not do this, the campaign is not granted to it, or the request came from a page "
+    "of another origin (`Origin`) than the collector's own and those it allows.",
     404: "Not found: no such campaign (or, for the pages, no such file).",
-    409: "Conflicts with the stored state: a closed campaign, a report id stored with another payload, no reports.",
+    409: "Conflicts with the stored state: a closed campaign, a report id stored with another payload, no reports, "
+    "a respondent code used already, a campaign's access.",
     413: "The body, or the number of reports in it, is over the collector's limit.",
+    415: "The body is not `application/json` (a page of another origin could send any other type without asking).",
+    429: "Too many reports from this address: send them again after `Retry-After` seconds.",
     501: "The server lacks an optional dependency.",
-    503: "The store could not write: nothing was stored, send it again.",
+    503: "The store cannot take writes now (read-only, full, or its writer lock is held), or the collector is "
+    "reading too many bodies at once: nothing was stored, send it again after Retry-After seconds.",
+}
+#: The headers a refusal may carry, for the schema.
+_HEADERS = {
+    401: {"WWW-Authenticate": {"description": "Bearer", "schema": {"type": "string"}}},
+    429: {"Retry-After": {"description": "Seconds to wait before sending again.", "schema": {"type": "integer"}}},
+    503: {"Retry-After": {"description": "Seconds to wait before sending again.", "schema": {"type": "integer"}}},
 }
 
 
@@ -44,15 +67,19 @@ def responses(*statuses: int, others: dict[int | str, dict[str, Any]] | None = N
     out: dict[int | str, dict[str, Any]] = dict(others or {})
     for status in statuses:
         out[status] = {"model": Error, "description": MEANINGS[status]}
-        if status == 401:
-            out[status]["headers"] = {"WWW-Authenticate": {"description": "Bearer", "schema": {"type": "string"}}}
+        if status in _HEADERS:
+            out[status]["headers"] = _HEADERS[status]
     return out
+
+
+def headers_of(exc: CollectError) -> dict[str, str]:
+    """The headers of a refusal's answer: its own (``Retry-After``), and the challenge of a 401."""
+    return {**exc.headers, "WWW-Authenticate": "Bearer"} if exc.status == 401 else exc.headers
 
 
 async def _collect_error(_: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, CollectError)
-    headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
-    return error(exc.status, exc.code, exc.reason, headers)
+    return error(exc.status, exc.code, exc.reason, headers_of(exc) or None)
 
 
 async def _http_error(_: Request, exc: Exception) -> JSONResponse:
@@ -68,8 +95,29 @@ async def _validation_error(_: Request, exc: Exception) -> JSONResponse:
     return error(400, "bad_request", f"{where}: {first.get('msg', 'invalid request')}")
 
 
-async def _store_error(_: Request, exc: Exception) -> JSONResponse:
-    return error(503, "store_unavailable", f"{exc}; nothing was stored, send it again")
+async def _store_error(request: Request, exc: Exception) -> JSONResponse:
+    fault = store_error(exc)
+    if fault is None:  # not the store's fault: a bug, answered 500 by the server's error middleware
+        raise exc
+    return await _collect_error(request, unavailable(fault))
+
+
+async def _too_deep(_: Request, exc: Exception) -> JSONResponse:
+    return error(400, "too_deep", "the request nests arrays or objects too deep")
+
+
+async def _not_utf8(_: Request, exc: Exception) -> JSONResponse:
+    return error(400, "malformed_json", f"the body is not UTF-8 text: {exc}")
+
+
+async def _value_error(_: Request, exc: Exception) -> JSONResponse:
+    if "integer string conversion" in str(exc):  # json.loads of a number over Python's 4,300 digits
+        return error(400, "number_too_long", "the body holds a number of more than 4,300 digits")
+    raise exc  # any other: a 500 (the error middleware's handler below), logged once per kind
+
+
+async def _internal_error(_: Request, exc: Exception) -> JSONResponse:
+    return error(500, "internal_error", f"the collector failed ({type(exc).__name__}); its log says where")
 
 
 def install(app: FastAPI) -> None:
@@ -78,3 +126,62 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(StarletteHTTPException, _http_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StoreUnavailableError, _store_error)
+    app.add_exception_handler(sqlite3.Error, _store_error)
+    app.add_exception_handler(RecursionError, _too_deep)
+    app.add_exception_handler(UnicodeDecodeError, _not_utf8)  # json.loads of bytes that are not UTF-8
+    app.add_exception_handler(ValueError, _value_error)
+    app.add_exception_handler(Exception, _internal_error)  # Starlette's error middleware: then re-raised, logged
+
+
+class OncePerKind(logging.Filter):
+    """Let one record of each kind through, then count the others (one line a minute says how many).
+
+    A record's kind is its exception's type and the line that raised it, or, without an
+    exception, its logger and message. The server logs a traceback for each failed request
+    ("Exception in ASGI application") and a line for each malformed one; through this filter a
+    client that repeats them adds nothing to the log but that minute's count.
+    """
+
+    def __init__(self, every: float = 60.0, clock: Callable[[], float] = time.monotonic) -> None:
+        super().__init__()
+        self.every = every
+        self.clock = clock
+        self._seen: dict[tuple[str, ...], list[float]] = {}  # kind -> [records dropped, time of the last line]
+
+    @staticmethod
+    def kind(record: logging.LogRecord) -> tuple[str, ...]:
+        """What makes two records the same."""
+        exc = record.exc_info[1] if record.exc_info else None
+        if exc is None:
+            return (record.name, str(record.msg))
+        frames = traceback.extract_tb(exc.__traceback__)
+        where = f"{frames[-1].filename}:{frames[-1].lineno}" if frames else ""
+        return (type(exc).__qualname__, where)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        key, now = self.kind(record), self.clock()
+        seen = self._seen.get(key)
+        if seen is None:
+            self._seen[key] = [0, now]
+            if record.exc_info:
+                record.msg = f"{record.msg} (logged once: more of this kind are counted, one line a minute)"
+            return True
+        seen[0] += 1
+        if now - seen[1] < self.every:
+            return False
+        record.msg, record.args = f"{int(seen[0])} more of: {' '.join(key)}", None
+        record.exc_info = record.exc_text = None
+        seen[0], seen[1] = 0, now
+        return True
+
+
+#: The loggers whose records a client can provoke: uvicorn's (failed and malformed requests) and asyncio's.
+NOISY = ("uvicorn.error", "asyncio")
+
+
+def quiet_tracebacks() -> None:
+    """Put a :class:`OncePerKind` on each logger of :data:`NOISY` (once per process)."""
+    for name in NOISY:
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, OncePerKind) for f in logger.filters):
+            logger.addFilter(OncePerKind())

@@ -1,8 +1,11 @@
 """The collector's hot path: ``POST /v1/campaigns/{id}/reports``, shared by FastAPI and a bare ASGI handler.
 
 :class:`Ingest` does what a submission needs: the token (anonymous is fine; an invalid one is a
-401), the campaign's spec, the body within its limit, validation (on the event loop for small
-bodies, in a thread for large ones), and the writer's durable commit. Two callers share it:
+401), the campaign's spec, the client address's rate limit (:mod:`pldp.service.ratelimit`), the
+body within its limit and the process's budget of bytes being parsed (:mod:`pldp.service.bodies`),
+validation (on the event loop for small bodies, in a thread for large ones), the reports charged
+to the address, and the writer's durable commit, which also holds the campaign to its cap. Two
+callers share it:
 
 * the FastAPI route (:mod:`pldp.service.routes.reports`), which describes the endpoint in the
   OpenAPI schema;
@@ -21,6 +24,8 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import sqlite3
+import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -28,9 +33,12 @@ from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from pldp.deploy import Spec
-from pldp.service import collect
+from pldp.service import bodies, codes, collect
+from pldp.service.bodies import BodyBudget
 from pldp.service.collect import CollectError
-from pldp.service.writer import StoreUnavailableError, Writer
+from pldp.service.faults import StoreUnavailableError, store_error
+from pldp.service.ratelimit import RateLimiter
+from pldp.service.writer import Writer
 
 __all__ = ["INLINE_BODY", "FastPath", "Ingest", "read_body"]
 
@@ -48,15 +56,8 @@ async def read_body(declared: str | None, chunks: AsyncIterator[bytes], limit: i
     CollectError
         413 as soon as the declared or received size exceeds ``limit``.
     """
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise CollectError(413, "body_too_large", f"the body has {declared} bytes; at most {limit}")
-    parts, size = [], 0
-    async for chunk in chunks:
-        size += len(chunk)
-        if size > limit:
-            raise CollectError(413, "body_too_large", f"the body exceeds {limit} bytes")
-        parts.append(chunk)
-    return b"".join(parts)
+    async with bodies.reading(declared, chunks, limit) as raw:
+        return bytes(raw)
 
 
 class Ingest:
@@ -67,47 +68,81 @@ class Ingest:
     writer : Writer
         The store's writer; the answer waits for the commit that stores the batch.
     who : callable
-        Checks an ``Authorization`` header (None: anonymous) and raises a 401 for an invalid token.
+        ``who(campaign_id, authorization)`` checks an ``Authorization`` header (None: anonymous)
+        against the campaign's access and returns the hash of a respondent code, or None where
+        none is needed; it raises a 401 for an invalid token or code (:func:`pldp.service.codes.submitter`).
     spec_of : callable
         The spec of a campaign id; raises a 404 for an unknown campaign.
     max_body, max_reports : int
         The request bounds.
+    limiter : RateLimiter, optional
+        Reports per client address (none: unlimited).
+    unlimited : callable, optional
+        Whether an ``Authorization`` header exempts the request from ``limiter`` (an admin's or an
+        analyst's token; :meth:`pldp.service.state.Service.unlimited`).
+    budget : BodyBudget, optional
+        Bytes of bodies read and parsed at once (none: unbounded).
+    cap : int, optional
+        The most reports a campaign takes (none: no cap).
     """
 
     def __init__(
         self,
         writer: Writer,
-        who: Callable[[str | None], Any],
+        who: Callable[[str, str | None], bytes | None],
         spec_of: Callable[[str], Spec],
         max_body: int,
         max_reports: int,
+        limiter: RateLimiter | None = None,
+        budget: BodyBudget | None = None,
+        cap: int | None = None,
+        unlimited: Callable[[str | None], bool] = lambda _: False,
     ) -> None:
         self.writer = writer
         self.who = who
         self.spec_of = spec_of
         self.max_body = max_body
         self.max_reports = max_reports
+        self.limiter = limiter
+        self.budget = budget
+        self.cap = cap
+        self.unlimited = unlimited
 
     async def accept(
-        self, campaign_id: str, authorization: str | None, declared: str | None, chunks: AsyncIterator[bytes]
+        self,
+        campaign_id: str,
+        authorization: str | None,
+        declared: str | None,
+        client: str | None,
+        chunks: AsyncIterator[bytes],
     ) -> dict[str, int]:
         """Store the batch in the body (all or nothing) and count it: ``{"accepted", "duplicates"}``.
 
-        Whether the campaign is closed is checked by the writer, in the transaction that would
+        ``client`` is the client's address (the ASGI scope's, which a trusted proxy's
+        ``X-Forwarded-For`` has set). Whether the campaign is closed or full, and whether a
+        respondent code was used already, is checked by the writer, in the transaction that would
         store the batch.
         """
-        self.who(authorization)
-        spec = self.spec_of(campaign_id)
-        raw = await read_body(declared, chunks, self.max_body)
-        if len(raw) <= INLINE_BODY:  # a few reports: validating costs less than a hop to a thread
-            prep = collect.prepare_batch(spec, raw, self.max_reports)
-        else:
-            prep = await run_in_threadpool(collect.prepare_batch, spec, raw, self.max_reports)
-        job = self.writer.submit(lambda ctx: collect.store_batch(ctx, campaign_id, prep))
+        try:
+            code = self.who(campaign_id, authorization)
+            spec = self.spec_of(campaign_id)
+            limiter = None if self.limiter is None or self.unlimited(authorization) else self.limiter
+        except sqlite3.Error as exc:  # a store that cannot be read: a 503 too, never a traceback
+            raise collect.unavailable(store_error(exc) or StoreUnavailableError(str(exc))) from None
+        if limiter is not None:
+            limiter.admit(client)
+        async with bodies.reading(declared, chunks, self.max_body, self.budget) as raw:
+            if len(raw) <= INLINE_BODY:  # a few reports: validating costs less than a hop to a thread
+                prep = collect.prepare_batch(spec, raw, self.max_reports)
+            else:
+                prep = await run_in_threadpool(collect.prepare_batch, spec, raw, self.max_reports)
+        if limiter is not None:
+            limiter.charge(client, len(prep))
+        job = self.writer.submit(codes.job_for(campaign_id, prep, code, time.time(), self.cap))
         try:
             return await asyncio.wrap_future(job)
         except StoreUnavailableError as exc:
-            raise CollectError(503, "store_unavailable", f"{exc}; nothing was stored, send it again") from None
+            raise collect.unavailable(exc) from None
 
 
 class FastPath:
@@ -125,15 +160,21 @@ class FastPath:
             return
         headers = {k.lower(): v.decode("latin-1") for k, v in scope["headers"] if k.lower() in _WANTED}
         extra: list[tuple[bytes, bytes]] = []
+        client = scope.get("client")
         try:
             answer: dict[str, Any] = await self.ingest.accept(
-                match[1], headers.get(b"authorization"), headers.get(b"content-length"), _chunks(receive)
+                match[1],
+                headers.get(b"authorization"),
+                headers.get(b"content-length"),
+                client[0] if client else None,
+                _chunks(receive),
             )
             status = 200
         except CollectError as exc:
             status, answer = exc.status, {"error": exc.code, "reason": exc.reason}
             if exc.status == 401:
                 extra.append((b"www-authenticate", b"Bearer"))
+            extra += [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in exc.headers.items()]
         body = json.dumps(answer, separators=(",", ":")).encode()
         start_headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
         await send({"type": "http.response.start", "status": status, "headers": start_headers + extra})

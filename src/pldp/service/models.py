@@ -15,6 +15,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 
+from pldp.service.auth import ADMIN_LIFETIME, ANALYST_LIFETIME, MAX_LIFETIME
+from pldp.service.codes import CODE_LIFETIME, MAX_CODES
+
 __all__ = [
     "AttributeEstimate",
     "AttributesNode",
@@ -24,6 +27,9 @@ __all__ = [
     "CampaignSpec",
     "CampaignUrls",
     "Closed",
+    "CodeCounts",
+    "Codes",
+    "CodesRequest",
     "DayCount",
     "Days",
     "DirectNode",
@@ -37,10 +43,15 @@ __all__ = [
     "Payload",
     "Report",
     "ReportsBody",
+    "RevokeCodesRequest",
+    "RevokedCodes",
+    "RevokedToken",
+    "RotateRequest",
     "Sampler",
     "SamplerNode",
     "SubmitAck",
     "Token",
+    "TokenInfo",
     "TokenRequest",
     "UnaryNode",
 ]
@@ -260,11 +271,43 @@ class ReportsBody(RootModel[Batch | Report | list[Report]]):
     )
 
 
+def _lifetime(default: float, what: str) -> Any:
+    days = round(default / 86400)
+    return Field(
+        default=int(default),
+        ge=1,
+        le=int(MAX_LIFETIME),
+        description=f"Seconds until the {what} expires (default {int(default)}: {days} days; at most 10 years).",
+    )
+
+
 class TokenRequest(_Strict):
-    """A new analyst token: its label and the campaigns it may read."""
+    """A new analyst token: its label, the campaigns it may read, and how long it lives."""
 
     label: str = ""
     campaigns: list[str] = Field(default_factory=list, description="Campaign ids (each must exist).")
+    expires_in: int = _lifetime(ANALYST_LIFETIME, "token")
+
+
+class RotateRequest(_Strict):
+    """A new admin token that replaces the current one (every other admin token is revoked)."""
+
+    label: str = "admin (rotated)"
+    expires_in: int = _lifetime(ADMIN_LIFETIME, "token")
+
+
+class CodesRequest(_Strict):
+    """Respondent codes to issue for an invited campaign."""
+
+    count: int = Field(ge=1, le=MAX_CODES, description=f"How many codes (1 to {MAX_CODES:,} per request).")
+    expires_in: int = _lifetime(CODE_LIFETIME, "codes")
+
+
+class RevokeCodesRequest(_Strict):
+    """The codes to revoke: those listed, or with ``unused`` every code not used yet."""
+
+    codes: list[str] = Field(default_factory=list, max_length=MAX_CODES, description="Codes, as issued.")
+    unused: bool = Field(default=False, description="Revoke every code of the campaign not used yet.")
 
 
 # ---------------------------------------------------------------------------------- answers
@@ -276,10 +319,13 @@ class Error(BaseModel):
 
 
 class Health(BaseModel):
-    """The service is up; the store's schema version."""
+    """The service is up; the store's schema version; whether the store takes writes."""
 
-    status: Literal["ok"]
+    status: Literal["ok", "degraded"] = Field(
+        description="degraded: the store cannot take writes now (every write is answered 503)."
+    )
     schema_: int = Field(alias="schema", description="The store's schema version.")
+    reason: str | None = Field(None, description="Why the service is degraded (only then).")
 
 
 class CampaignUrls(BaseModel):
@@ -300,6 +346,9 @@ class CampaignEntry(BaseModel):
     kind: str = Field(description="The mechanism or protocol (or the sampler's root kind).")
     n: int = Field(description="Reports stored.")
     closed: bool
+    access: Literal["open", "invited"] = Field(
+        description="open: anyone may report; invited: a report needs a respondent code (set at creation)."
+    )
     created_at: float = Field(description="Seconds since the epoch.")
     urls: CampaignUrls
 
@@ -360,13 +409,73 @@ class Closed(BaseModel):
 
 
 class Token(BaseModel):
-    """A new token (shown once: the store keeps only its hash) and its grants."""
+    """A new token (shown once: the store keeps only its hash), its public id, grants and expiry."""
 
     token: str
-    role: Literal["analyst"]
+    id: str = Field(description="The token's public id (GET /v1/tokens, DELETE /v1/tokens/{id}).")
+    role: Literal["admin", "analyst"]
     label: str
     campaigns: list[str]
+    expires_at: float = Field(description="Seconds since the epoch.")
+
+
+class TokenInfo(BaseModel):
+    """A token as the admin sees it: never the token itself nor its hash."""
+
+    id: str = Field(description="The token's public id: random, unrelated to the token.")
+    role: Literal["admin", "analyst"]
+    label: str
+    campaigns: list[str] = Field(description="The campaigns it is granted (an analyst's).")
+    created_at: float = Field(description="Seconds since the epoch.")
+    expires_at: float | None = Field(description="Seconds since the epoch.")
+    revoked_at: float | None = Field(description="Seconds since the epoch; null while not revoked.")
+    state: Literal["active", "expired", "revoked"]
+
+
+class RevokedToken(BaseModel):
+    """A revoked token: from the next request on, it is refused (401) by every worker."""
+
+    id: str
+    revoked_at: float = Field(description="Seconds since the epoch.")
+
+
+class Codes(BaseModel):
+    """New respondent codes (shown once: the store keeps only their hashes)."""
+
+    campaign: str
+    count: int
+    expires_at: float = Field(description="Seconds since the epoch.")
+    survey: str = Field(
+        description="The survey page's path; a code's link is this, then #code= and the code (in the fragment, "
+        "which browsers never send to a server)."
+    )
+    codes: list[str]
+
+
+class RevokedCodes(BaseModel):
+    """What a revocation did."""
+
+    revoked: int = Field(description="Codes revoked by this request.")
+    unknown: int = Field(description="Codes named that are not this campaign's.")
+
+
+class CodeCounts(BaseModel):
+    """A campaign's respondent codes by state."""
+
+    campaign: str
+    issued: int
+    used: int = Field(description="Codes that have sent their report.")
+    revoked: int
+    expired: int = Field(description="Unused, not revoked, and past their expiry.")
+    usable: int = Field(description="Neither used, revoked nor expired.")
 
 
 #: The request bodies that the routes read themselves; :mod:`pldp.service.openapi` puts them in the schema.
-BODIES: tuple[type[BaseModel], ...] = (CampaignSpec, ReportsBody, TokenRequest)
+BODIES: tuple[type[BaseModel], ...] = (
+    CampaignSpec,
+    ReportsBody,
+    TokenRequest,
+    RotateRequest,
+    CodesRequest,
+    RevokeCodesRequest,
+)

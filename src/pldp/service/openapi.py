@@ -4,7 +4,9 @@ A spec and a batch of reports are read by pldp's own code, not by FastAPI (whose
 answer otherwise), so their routes declare the body with :func:`body_of` and :func:`document`
 adds the models of :data:`pldp.service.models.BODIES` to the schema's components. It also drops
 the 422 answers FastAPI declares for routes with parameters: the collector answers a malformed
-request with a 400 (:mod:`pldp.service.errors`), which those routes declare.
+request with a 400 (:mod:`pldp.service.errors`), which those routes declare. And it declares on
+every route the refusals of :mod:`pldp.service.crossorigin`, which come before any route runs:
+415 for a body that is not JSON, 403 for a page of another origin.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from fastapi import FastAPI
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
+from pldp.service.errors import responses
 from pldp.service.models import BODIES
 
 __all__ = ["REF", "body_of", "complete", "document"]
@@ -38,17 +41,40 @@ def _body_schemas() -> dict[str, Any]:
     return out
 
 
+#: What :class:`pldp.service.crossorigin.CrossOrigin` answers, before any route: a request with a body
+#: that is not JSON (415), and a request that may change something from a page of another origin (403).
+_GUARDED = {415: "requestBody", 403: "unsafe"}
+
+
 def complete(schema: dict[str, Any]) -> dict[str, Any]:
-    """Add the body models to FastAPI's ``schema`` and drop its 422 answers (in place; idempotent)."""
+    """Add the body models to FastAPI's ``schema``, drop its 422 answers, and declare the refusals
+    every route may give before it runs (in place; idempotent)."""
     components = schema.setdefault("components", {}).setdefault("schemas", {})
     for name, model_schema in _body_schemas().items():
         components.setdefault(name, model_schema)
+    guarded = responses(403, 415)
     for item in schema["paths"].values():
-        for operation in item.values():
-            operation.get("responses", {}).pop("422", None)
+        for method, operation in item.items():
+            answers = operation.setdefault("responses", {})
+            answers.pop("422", None)
+            unsafe = method.upper() not in ("GET", "HEAD", "OPTIONS")
+            for status, when in _GUARDED.items():
+                if (when in operation or (when == "unsafe" and unsafe)) and str(status) not in answers:
+                    answers[str(status)] = _declared(guarded[status])
     for name in ("HTTPValidationError", "ValidationError"):
         components.pop(name, None)
     return schema
+
+
+def _declared(answer: dict[str, Any]) -> dict[str, Any]:
+    """An answer of :func:`pldp.service.errors.responses` as the schema writes it."""
+    out = {
+        "description": answer["description"],
+        "content": {"application/json": {"schema": {"$ref": REF + answer["model"].__name__}}},
+    }
+    if "headers" in answer:
+        out["headers"] = answer["headers"]
+    return out
 
 
 def document(app: FastAPI) -> None:

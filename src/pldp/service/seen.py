@@ -4,120 +4,372 @@ Idempotent ingest needs, for every new report, the answer to "is this 16-byte id
 and where?". A unique index on the ids in SQLite answers it, but report ids are random, so each
 insert lands on a random page of that index: once the index outgrows what one commit touches,
 every report dirties a page of its own, each commit rewrites most of the index, and the ingest
-rate falls as the store grows (to about a third between 0.3 and 1.2 million stored reports on the
-benchmark machine; ``docs/collector.md``, "Capacity"). So the store keeps reports in
-arrival order (primary key ``(campaign, seq)``: every insert is an append) and the writer keeps
+rate falls as the store grows (``docs/collector.md``, "Capacity"). So the store keeps reports in
+arrival order (primary key ``(campaign, seq)``: every insert is an append) and each writer keeps
 this index of ids in memory instead.
 
-:class:`SeenIds` is a log-structured merge of sorted runs (O'Neil et al., "The log-structured
-merge-tree", Acta Informatica 33, 1996, in its simplest in-memory form): a batch of new ids
-becomes a sorted run; two neighbouring runs are merged when the older is no larger than the newer,
-so there are O(log n) runs and each id is merged O(log n) times; runs stop growing at
-:data:`RUN_CAP` ids, which bounds the pause of one merge. A lookup is one binary search per run.
-Memory is 24 bytes per stored report (the id and its ``seq``).
+:class:`SeenIds` is a hash table, so that a lookup of a batch of ``m`` ids costs O(m) whatever the
+number ``n`` of stored ids (an earlier version was a log-structured merge of sorted runs, whose
+run count grew as n / 2^18 and whose binary searches missed the cache ever more often: 27 ms per
+1,000 ids at 10^7 stored, inside the write lock).
 
-The writer loads a campaign's ids on first use, outside its write lock (about a second per
-million reports; the job that needed them waits, the other writers go on), and, when another
-process has committed since its own last commit (``pldp serve --workers N``), reads the rows
-appended since the last ``seq`` it knows, so under the write lock the index always equals the
-stored ids. Retention (``pldp serve --retain-days``) deletes reports instead of appending them. The
-index has no way to remove ids, so a writer drops the whole index of that campaign and loads it
-again (:mod:`pldp.service.writer`).
+* **Layout.** The ids and their ``seq`` are kept in arrival order in two dense arrays (24 bytes
+  per id). The table has ``2^b`` buckets of :data:`BUCKET` slots; a slot holds a one-byte tag
+  (0: empty) and the position of its id in the dense arrays (4 bytes). An id goes to the first
+  slot free in its home bucket or, when that is full, in the next bucket (and so on: linear
+  probing by buckets; nothing is ever deleted, so a bucket that is not full ends every search).
+* **Lookup.** For every id at once (numpy): its hash gives its home bucket and its tag; the
+  bucket's 16 tags are compared at once, and only the slots whose tag matches (the id itself, and
+  for about one id in 14 another one) are compared in full, 16 bytes. A second round, for the ids
+  whose home bucket is full, is rare. A lookup thus reads one or two cache lines per id.
+* **Hash.** Report ids are chosen by clients, so the hash is keyed: a multilinear hash of the
+  id's four 32-bit words, ``h = k0 + k1 w1 + ... + k4 w4 mod 2^64`` with random 64-bit keys
+  drawn per index (Dietzfelbinger, "Universal hashing and k-wise independent random variables
+  via integer arithmetic without primes", STACS 1996); the bucket is taken from the high bits of
+  ``h``, the tag from the 8 bits below (made odd: 0 marks an empty slot). Without the keys, ids
+  cannot be made to share a bucket.
+* **Growth without a pause.** At half load a table twice as large is started. Each later call to
+  :meth:`SeenIds.maintain` (which the writer makes after releasing the write lock) moves
+  :data:`MOVE_PER_ID` ids to it for each id added since, so the move is done by the time the old
+  table is 5/8 full, and then replaces it. No call ever rehashes every id: the cost of growing
+  is spread over the adds, O(1) per id. An add that finds no room (a very large batch, or no
+  maintenance) finishes the move itself.
+* **Memory.** 24 bytes per id in the dense arrays plus 5.3 bytes per slot, with 2 to 4 slots
+  per id: 35 to 45 bytes per stored id (42 at 10^7), and up to twice that while a larger table
+  is being filled. Each worker process keeps its own index.
+
+The writer loads a campaign's ids on first use, outside its write lock (:func:`load`; the job that
+needed them waits, the other writers go on), and, when another process has committed since its
+own last commit (``pldp serve --workers N``), reads the rows appended since the last ``seq`` it
+knows, so under the write lock the index always equals the stored ids. Retention (``pldp serve
+--retain-days``) deletes reports instead of appending them. The index has no way to remove ids,
+so a writer drops the whole index of that campaign and loads it again (:mod:`pldp.service.writer`).
 """
 
 from __future__ import annotations
 
+import os
+import sqlite3
+import struct
+from collections.abc import Iterator
+
 import numpy as np
 
-__all__ = ["RUN_CAP", "SeenIds"]
+__all__ = ["BUCKET", "ID_CHUNK", "MOVE_PER_ID", "SeenIds", "id_chunks", "ids_since", "load", "seq_range"]
 
-#: Largest run built by a merge (ids); beyond it runs are kept side by side.
-RUN_CAP = 1 << 18
-#: Lookups of at most this many ids use scalar searches, which cost less than numpy's per-call overhead.
+#: Slots per bucket: 16 one-byte tags are one comparison per id.
+BUCKET = 16
+#: Ids moved to the larger table per id added while one is being filled (see module doc).
+MOVE_PER_ID = 4
+#: Fewest buckets (2^10: 16,384 slots, 82 KB).
+_MIN_BITS = 10
+#: Lookups and adds of at most this many ids use scalar code, which costs less than numpy's per-call overhead.
 _FEW = 4
+_M64 = (1 << 64) - 1
+_WORDS = struct.Struct("=4I")  # an id's four 32-bit words, as numpy sees them in a uint32 view
+_PAIR = struct.Struct("=2Q")  # an id as the two uint64 of its row in the dense array
 
 
-def _halves(ids: bytes) -> tuple[np.ndarray, np.ndarray]:
-    """Concatenated 16-byte ids as their first and last 8 bytes, each a big-endian integer."""
-    both = np.frombuffer(ids, dtype=">u8").reshape(-1, 2).astype(np.uint64)
-    return both[:, 0].copy(), both[:, 1].copy()
+def _bits_for(n: int) -> int:
+    """Bucket bits of a table that holds ``n`` ids at most half full."""
+    bits = _MIN_BITS
+    while (BUCKET << bits) < 2 * n:
+        bits += 1
+    return bits
 
 
-def _scan(hi: np.ndarray, lo: np.ndarray, seqs: np.ndarray, j: int, h: np.uint64, lo_q: np.uint64) -> int:
-    """The ``seq`` of the id (``h``, ``lo_q``) in a run, looking from index ``j`` along the ids
-    whose first 8 bytes are ``h``; -1 if none of them is it."""
-    while j < len(hi) and hi[j] == h:
-        if lo[j] == lo_q:
-            return int(seqs[j])
-        j += 1
-    return -1
+class _Table:
+    """Buckets of :data:`BUCKET` slots: a tag (uint8, 0 empty) and a position (int32) per slot."""
+
+    def __init__(self, bits: int) -> None:
+        self.bits = bits
+        self.mask = (1 << bits) - 1
+        self.tags = np.zeros((1 << bits, BUCKET), np.uint8)
+        self.slots = np.zeros((1 << bits, BUCKET), np.int32)
+        self.fill = np.zeros(1 << bits, np.uint8)  # slots taken in each bucket (left to right)
+        self.claim = np.zeros(1 << bits, np.int32)  # scratch of place(): which entry a bucket takes this round
+
+    @property
+    def size(self) -> int:
+        return BUCKET << self.bits
+
+    @property
+    def nbytes(self) -> int:
+        return self.tags.nbytes + self.slots.nbytes + self.fill.nbytes + self.claim.nbytes
+
+    def home(self, h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The home bucket and the tag (odd: never 0, the empty slot's) of hashes ``h``."""
+        bucket = (h >> np.uint64(64 - self.bits)).astype(np.intp)
+        tag = (h >> np.uint64(56 - self.bits)).astype(np.uint8)  # the 8 bits below the bucket's
+        return bucket, tag | np.uint8(1)
+
+    def home_one(self, h: int) -> tuple[int, int]:
+        return h >> (64 - self.bits), ((h >> (56 - self.bits)) & 255) | 1
+
+    def place(self, h: np.ndarray, where: np.ndarray) -> None:
+        """Insert the ids of hashes ``h`` at positions ``where`` (ids not in the table).
+
+        In rounds: every entry writes its number into its bucket's ``claim``, and the entry whose
+        number stays there takes the bucket's next free slot (one per bucket per round: no sort);
+        an entry whose bucket is full moves on to the next bucket.
+        """
+        bucket, tag = self.home(h)
+        entry = np.arange(bucket.size, dtype=np.int32)
+        while bucket.size:
+            taken = self.fill[bucket]
+            full = taken == BUCKET
+            self.claim[bucket] = entry
+            won = (self.claim[bucket] == entry) & ~full
+            b, c = bucket[won], taken[won]
+            self.tags[b, c], self.slots[b, c], self.fill[b] = tag[won], where[won], c + 1
+            rest = ~won
+            bucket = np.where(full, (bucket + 1) & self.mask, bucket)[rest]
+            tag, where, entry = tag[rest], where[rest], entry[rest]
+
+    def place_one(self, h: int, where: int) -> None:
+        bucket, tag = self.home_one(h)
+        while self.fill[bucket] == BUCKET:
+            bucket = (bucket + 1) & self.mask
+        at = int(self.fill[bucket])
+        self.tags[bucket, at], self.slots[bucket, at] = tag, where
+        self.fill[bucket] = at + 1
+
+    def lookup(self, h: np.ndarray, q: np.ndarray, ids: np.ndarray, seqs: np.ndarray) -> np.ndarray:
+        """The ``seq`` of each id of ``q`` (rows of two uint64, hashes ``h``), -1 if absent."""
+        bucket, tag = self.home(h)
+        out = np.full(len(q), -1, dtype=np.int64)
+        rows = np.arange(len(q))
+        while rows.size:
+            i, col = np.nonzero(self.tags[bucket] == tag[:, None])
+            if i.size:
+                at = self.slots[bucket[i], col]
+                same = (ids[at] == q[rows[i]]).all(axis=1)
+                out[rows[i[same]]] = seqs[at[same]]
+            full = self.fill[bucket] == BUCKET  # a full bucket: the id may be further on
+            if not full.any():
+                break
+            on = full & (out[rows] < 0)
+            rows, bucket, tag = rows[on], (bucket[on] + 1) & self.mask, tag[on]
+        return out
+
+    def lookup_one(self, h: int, rid: bytes, ids: np.ndarray, seqs: np.ndarray) -> int:
+        bucket, tag = self.home_one(h)
+        while True:
+            row = self.tags[bucket].tobytes()
+            col = row.find(tag)
+            while col >= 0:
+                at = int(self.slots[bucket, col])
+                if ids[at].tobytes() == rid:
+                    return int(seqs[at])
+                col = row.find(tag, col + 1)
+            if self.fill[bucket] < BUCKET:
+                return -1
+            bucket = (bucket + 1) & self.mask
 
 
 class SeenIds:
     """The stored report ids of one campaign and their ``seq`` (see module doc).
 
-    A run is sorted by the first 8 bytes of its ids (integer comparisons, several times faster
-    than comparing 16-byte strings); an id is found where those bytes and the last 8 both match,
-    looking past the first candidate in the rare run where two ids share their first 8 bytes.
+    Parameters
+    ----------
+    expected : int
+        How many ids the index will hold soon (it is sized for them, so that loading them
+        moves nothing).
+
     ``last`` is the largest ``seq`` stored (0 for none); ids are added with increasing ``seq``.
     """
 
-    def __init__(self) -> None:
-        self._runs: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (hi, lo, seq), sorted by hi
+    def __init__(self, expected: int = 0) -> None:
+        self._keys = np.frombuffer(os.urandom(40), dtype=np.uint64) | np.uint64(1)
+        self._int_keys = [int(k) for k in self._keys]
+        self._table = _Table(_bits_for(expected))
+        self._ids, self._seqs = self._dense(self._table)
+        self._n = 0
+        self._next: _Table | None = None  # the larger table being filled, with its dense arrays
+        self._next_ids, self._next_seqs = self._ids[:0], self._seqs[:0]
+        self._moved = 0  # ids of the dense arrays already in the larger table
+        self._owed = 0  # ids to move at the next maintain()
         self.last = 0
 
+    @staticmethod
+    def _dense(table: _Table) -> tuple[np.ndarray, np.ndarray]:
+        """Dense arrays with room for a table filled to 3/4 (np.empty: the pages not written
+        take no memory)."""
+        room = table.size * 3 // 4
+        return np.empty((room, 2), dtype=np.uint64), np.empty(room, dtype=np.int64)
+
     def __len__(self) -> int:
-        return sum(len(hi) for hi, _, _ in self._runs)
-
-    def find(self, ids: bytes) -> np.ndarray:
-        """The ``seq`` of each of ``ids`` (concatenated 16-byte ids), -1 where it is not stored."""
-        q_hi, q_lo = _halves(ids)
-        if len(q_hi) <= _FEW:
-            return np.array([self._find_one(h, lo) for h, lo in zip(q_hi, q_lo, strict=True)], dtype=np.int64)
-        order = np.argsort(q_hi)  # sorted queries walk each run in one direction: 3x fewer cache misses
-        q_hi, q_lo = q_hi[order], q_lo[order]
-        out = np.full(len(q_hi), -1, dtype=np.int64)
-        for hi, lo, seqs in self._runs:
-            at = hi.searchsorted(q_hi)
-            np.minimum(at, len(hi) - 1, out=at)
-            same = hi[at] == q_hi
-            if not same.any():  # the common case for new reports: no candidate in this run
-                continue
-            hit = same & (lo[at] == q_lo)
-            out[hit] = seqs[at[hit]]
-            for i in np.flatnonzero(same & ~hit).tolist():  # another id shares the first 8 bytes
-                out[i] = max(out[i], _scan(hi, lo, seqs, int(at[i]) + 1, q_hi[i], q_lo[i]))
-        found = np.empty_like(out)
-        found[order] = out
-        return found
-
-    def _find_one(self, h: np.uint64, lo_q: np.uint64) -> int:
-        """:meth:`find` of one id with scalar searches (a single-report request's lookup)."""
-        for hi, lo, seqs in self._runs:
-            seq = _scan(hi, lo, seqs, int(hi.searchsorted(h)), h, lo_q)
-            if seq >= 0:
-                return seq
-        return -1
-
-    def add(self, ids: bytes, seqs: np.ndarray) -> None:
-        """Add ids not stored before (concatenated 16-byte ids), with their ``seq`` (all above
-        :attr:`last`)."""
-        if not ids:
-            return
-        hi, lo = _halves(ids)
-        seqs = np.asarray(seqs, dtype=np.int64)
-        order = np.argsort(hi, kind="stable")
-        self._runs.append((hi[order], lo[order], seqs[order]))
-        self.last = max(self.last, int(seqs.max()))
-        while len(self._runs) >= 2:
-            older, newer = len(self._runs[-2][0]), len(self._runs[-1][0])
-            if older > newer or older + newer > RUN_CAP:
-                break
-            merged = [np.concatenate(parts) for parts in zip(*self._runs[-2:], strict=True)]
-            order = np.argsort(merged[0], kind="stable")  # two sorted runs: one merge pass
-            self._runs[-2:] = [(merged[0][order], merged[1][order], merged[2][order])]
+        return self._n
 
     @property
-    def runs(self) -> int:
-        """How many sorted runs the index holds (O(log n) below :data:`RUN_CAP`)."""
-        return len(self._runs)
+    def nbytes(self) -> int:
+        """Bytes the index holds in memory (the dense arrays' rows in use, the tables)."""
+        held = self._n * (self._ids.itemsize * 2 + self._seqs.itemsize) + self._table.nbytes
+        if self._next is not None:
+            held += self._moved * (self._ids.itemsize * 2 + self._seqs.itemsize) + self._next.nbytes
+        return held
+
+    # ------------------------------------------------------------------ hashing
+    def _hash(self, rows: np.ndarray) -> np.ndarray:
+        """The keyed hash of ids given as rows of two uint64 (see module doc)."""
+        words = rows.view(np.uint32).astype(np.uint64)
+        return words @ self._keys[1:] + self._keys[0]  # integer matmul: no BLAS, wraps modulo 2^64
+
+    def _hash_one(self, rid: bytes) -> int:
+        k = self._int_keys
+        w = _WORDS.unpack(rid)
+        return (k[0] + k[1] * w[0] + k[2] * w[1] + k[3] * w[2] + k[4] * w[3]) & _M64
+
+    # ------------------------------------------------------------------ lookups
+    def find(self, ids: bytes) -> np.ndarray:
+        """The ``seq`` of each of ``ids`` (concatenated 16-byte ids), -1 where it is not stored."""
+        m = len(ids) // 16
+        if self._n == 0:
+            return np.full(m, -1, dtype=np.int64)
+        if m <= _FEW:
+            return np.array(
+                [
+                    self._table.lookup_one(self._hash_one(rid), rid, self._ids, self._seqs)
+                    for rid in (ids[16 * i : 16 * i + 16] for i in range(m))
+                ],
+                dtype=np.int64,
+            )
+        q = np.frombuffer(ids, dtype=np.uint64).reshape(m, 2)
+        return self._table.lookup(self._hash(q), q, self._ids, self._seqs)
+
+    # ------------------------------------------------------------------ adding
+    def add(self, ids: bytes, seqs: np.ndarray | range) -> None:
+        """Add ids not stored before (concatenated 16-byte ids, distinct), with their ``seq``
+        (all above :attr:`last`)."""
+        m = len(ids) // 16
+        if m == 0:
+            return
+        while self._n + m > len(self._seqs):  # no room: finish (or make) the larger table now
+            if self._next is None:
+                self._grow(self._n + m)
+            self._move(self._n)
+        n = self._n
+        if m <= _FEW:  # a single report's request: no numpy call per id
+            for i in range(m):
+                rid = ids[16 * i : 16 * i + 16]
+                self._ids[n + i], self._seqs[n + i] = _PAIR.unpack(rid), seqs[i]
+                self._table.place_one(self._hash_one(rid), n + i)
+            top = max(int(seqs[i]) for i in range(m))
+        else:
+            rows, numbers = np.frombuffer(ids, dtype=np.uint64).reshape(m, 2), np.asarray(seqs, dtype=np.int64)
+            self._ids[n : n + m], self._seqs[n : n + m] = rows, numbers
+            self._table.place(self._hash(rows), np.arange(n, n + m, dtype=np.int32))
+            top = int(numbers.max())
+        self._n += m
+        self.last = max(self.last, top)
+        if self._next is None and 2 * self._n > self._table.size:
+            self._grow(self._n)
+        if self._next is not None:
+            self._owed += MOVE_PER_ID * m
+
+    def append(self, ids: bytes, first: int) -> None:
+        """:meth:`add` ids numbered ``first``, ``first + 1``, ... (a job's new reports)."""
+        m = len(ids) // 16
+        self.add(ids, range(first, first + m) if m <= _FEW else np.arange(first, first + m, dtype=np.int64))
+
+    def maintain(self) -> None:
+        """Move the ids owed to the larger table, if one is being filled (see module doc); the
+        writer calls this outside its write lock."""
+        if self._next is not None:
+            self._move(self._owed)
+
+    def _grow(self, n: int) -> None:
+        """Start a table with room for twice ``n`` ids (at most half full)."""
+        self._next = _Table(max(self._table.bits + 1, _bits_for(2 * n)))
+        self._next_ids, self._next_seqs = self._dense(self._next)
+        self._moved = self._owed = 0
+
+    def _move(self, count: int) -> None:
+        """Move up to ``count`` ids to the larger table; replace the table when all are there."""
+        assert self._next is not None
+        a, b = self._moved, min(self._n, self._moved + max(count, 0))
+        if b > a:
+            self._next_ids[a:b], self._next_seqs[a:b] = self._ids[a:b], self._seqs[a:b]
+            self._next.place(self._hash(self._ids[a:b]), np.arange(a, b, dtype=np.int32))
+            self._moved = b
+        self._owed = max(0, self._owed - (b - a))
+        if self._moved == self._n:
+            self._table, self._ids, self._seqs = self._next, self._next_ids, self._next_seqs
+            self._next, self._next_ids, self._next_seqs = None, self._ids[:0], self._seqs[:0]
+            self._moved = self._owed = 0
+
+    @property
+    def moving(self) -> bool:
+        """Whether a larger table is being filled."""
+        return self._next is not None
+
+
+#: Rows per read of a campaign's ids (:func:`id_chunks`): each read is one short call into SQLite
+#: and a few milliseconds of numpy, so a load of millions of ids leaves Python's GIL to the other
+#: threads in between (the event loop, and the thread that answers uvicorn's checks of a worker).
+ID_CHUNK = 1 << 18
+
+
+def id_chunks(conn: sqlite3.Connection, key: int, after: int) -> Iterator[tuple[bytes, np.ndarray]]:
+    """The ids (concatenated) and ``seq`` of the campaign's reports numbered above ``after``, by
+    ranges of :data:`ID_CHUNK` numbers (make it one snapshot: call it inside a transaction)."""
+    low, top = seq_range(conn, key, after)
+    if low is None or top is None:
+        return
+    factory = conn.text_factory
+    conn.text_factory = bytes  # group_concat of blobs: their bytes as they are (a UTF-8 file is not transcoded)
+    try:
+        for start in range(int(low) - 1, int(top), ID_CHUNK):
+            # one aggregate: both lists come in the same row order, whatever it is
+            ids, seqs = conn.execute(
+                "SELECT group_concat(report_id, ''), group_concat(seq) FROM reports "
+                "WHERE campaign_key = ? AND seq > ? AND seq <= ?",
+                (key, start, start + ID_CHUNK),
+            ).fetchone()
+            if ids is None:
+                continue
+            numbers = np.fromstring(seqs, dtype=np.int64, sep=",")
+            if len(ids) != 16 * len(numbers):
+                raise sqlite3.DatabaseError(f"a report id of campaign {key} above seq {start} is not 16 bytes")
+            yield bytes(ids), numbers
+    finally:
+        conn.text_factory = factory
+
+
+def seq_range(conn: sqlite3.Connection, key: int, after: int = 0) -> tuple[int | None, int | None]:
+    """The smallest and largest ``seq`` of the campaign's reports above ``after`` (None, None: none)."""
+    # two statements: SQLite finds a min() or a max() alone in the key's B-tree, both at once by a scan
+    low = conn.execute("SELECT min(seq) FROM reports WHERE campaign_key = ? AND seq > ?", (key, after)).fetchone()[0]
+    top = conn.execute("SELECT max(seq) FROM reports WHERE campaign_key = ?", (key,)).fetchone()[0]
+    return low, top
+
+
+def ids_since(conn: sqlite3.Connection, key: int, after: int) -> tuple[bytes, np.ndarray]:
+    """The ids (concatenated) and ``seq`` of the campaign's reports numbered above ``after``."""
+    chunks = list(id_chunks(conn, key, after))
+    if not chunks:
+        return b"", np.zeros(0, dtype=np.int64)
+    return b"".join(c[0] for c in chunks), np.concatenate([c[1] for c in chunks])
+
+
+def load(conn: sqlite3.Connection, key: int) -> tuple[SeenIds, int]:
+    """An index of the stored ids of the campaign with ``key``, and retention's generation, read
+    in one snapshot (a read transaction on ``conn``, which must not be in one).
+
+    The index's ``last`` is at least the largest ``seq`` retention ever deleted, so new reports
+    are numbered above deleted ones (a campaign whose every report was deleted still continues its
+    numbering); the generation tells the writer later whether reports were deleted after the load.
+    The ids are read by :func:`id_chunks`, a few hundred thousand at a time.
+    """
+    conn.execute("BEGIN")  # a read transaction: every read sees the same commit
+    try:
+        low, top = seq_range(conn, key)
+        index = SeenIds(0 if low is None or top is None else top - low + 1)
+        for ids, seqs in id_chunks(conn, key, 0):
+            index.add(ids, seqs)
+        row = conn.execute("SELECT upto_seq, generation FROM retention WHERE campaign_key = ?", (key,)).fetchone()
+    finally:
+        conn.execute("COMMIT")
+    floor, generation = (0, 0) if row is None else (int(row[0]), int(row[1]))
+    index.last = max(index.last, floor)
+    return index, generation

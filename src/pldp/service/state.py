@@ -9,6 +9,8 @@ methods, so both identify a token and find a campaign alike.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import json
 import sqlite3
 import threading
 from collections.abc import Callable
@@ -17,23 +19,72 @@ from pathlib import Path
 from typing import NamedTuple, TypeVar
 
 from pldp.deploy import Spec
-from pldp.service import auth, store
+from pldp.service import auth, codes, store
+from pldp.service.bodies import BodyBudget
 from pldp.service.collect import CollectError
 from pldp.service.ingest import Ingest
+from pldp.service.ratelimit import RateLimiter
 from pldp.service.writer import Context, Writer
 
 __all__ = ["Campaign", "Limits", "Service"]
 
 T = TypeVar("T")
 
+#: Roles whose report submissions are not rate-limited: named, revocable tokens (a bulk upload uses one).
+UNLIMITED = frozenset({"admin", "analyst"})
+
 
 @dataclass(frozen=True)
 class Limits:
-    """Request bounds: the largest body (bytes) and the most reports in one request."""
+    """The collector's bounds (``pldp serve`` options of the same names; ``docs/threat-model.md``).
+
+    Attributes
+    ----------
+    max_body : int
+        The largest request body, bytes (413 above).
+    max_reports : int
+        The most reports in one request (413 above).
+    max_spec : int
+        The largest spec, bytes.
+    rate : float
+        Reports per second one client address may send, sustained (0: no limit); 429 beyond.
+    burst : int
+        Reports one client address may send at once.
+    campaign_cap : int or None
+        The most reports a campaign takes (409 ``campaign_full`` beyond); None: no cap.
+    max_parsing : int
+        Bytes of bodies read and parsed at once in a process (503 with ``Retry-After`` when a body
+        waited 2 s in vain); at least ``max_body``.
+    allow_origins : tuple of str
+        Origins whose pages may send requests, besides the collector's own.
+    header_timeout, body_timeout : float
+        Seconds a client has to send a request's head (from its first byte, or from the
+        connection) and then its body (:mod:`pldp.service.connections`).
+    max_connections : int
+        Open connections per process; at the cap, the one that has waited longest without a
+        whole request is closed.
+    """
 
     max_body: int = 8 * 2**20
     max_reports: int = 10_000
     max_spec: int = 2**20
+    rate: float = 100.0
+    burst: int = 10_000
+    campaign_cap: int | None = None
+    max_parsing: int = 64 * 2**20
+    allow_origins: tuple[str, ...] = ()
+    header_timeout: float = 10.0
+    body_timeout: float = 30.0
+    max_connections: int = 4096
+
+    def to_json(self) -> str:
+        """These limits as JSON (how ``pldp serve --workers N`` hands them to its workers)."""
+        return json.dumps(dataclasses.asdict(self))
+
+    @classmethod
+    def from_json(cls, text: str) -> Limits:
+        data = json.loads(text)
+        return cls(**{**data, "allow_origins": tuple(data.get("allow_origins", ()))})
 
 
 class Campaign(NamedTuple):
@@ -58,7 +109,7 @@ class Service:
     writer : Writer
         The store's one writer (group commit).
     ingest : Ingest
-        Report submission, shared by the documented route and the fast path.
+        Report submission, shared by the documented route and the fast path, with its rate limit.
     """
 
     def __init__(self, db: Path, limits: Limits) -> None:
@@ -67,7 +118,20 @@ class Service:
         self.writer = Writer(db)
         self._readers = threading.local()
         self._specs: dict[str, Spec] = {}
-        self.ingest = Ingest(self.writer, self.principal, self.spec, limits.max_body, limits.max_reports)
+        self._access: dict[str, str] = {}  # campaign id -> "open" or "invited" (set once, at creation)
+        #: Bytes of bodies being read and parsed at once, in this process.
+        self.budget = BodyBudget(max(limits.max_parsing, limits.max_body, limits.max_spec))
+        self.ingest = Ingest(
+            self.writer,
+            self.submitter,
+            self.spec,
+            limits.max_body,
+            limits.max_reports,
+            RateLimiter(limits.rate, limits.burst),
+            self.budget,
+            limits.campaign_cap,
+            self.unlimited,
+        )
 
     def conn(self) -> sqlite3.Connection:
         """This thread's read connection to the store (WAL: readers never block the writer)."""
@@ -77,11 +141,36 @@ class Service:
         return c
 
     def principal(self, authorization: str | None) -> auth.Principal:
-        """Who sent an ``Authorization`` header (None: anonymous); a 401 for an invalid token."""
+        """Who sent an ``Authorization`` header (None: anonymous); a 401 for a token that is not
+        valid (unknown, expired or revoked: looked up in the store at every call, never cached)."""
+        found = auth.resolve(self.conn(), authorization)
+        if isinstance(found, str):
+            raise CollectError(401, "unauthorized", found)
+        return found
+
+    def submitter(self, campaign_id: str, authorization: str | None) -> bytes | None:
+        """Who may submit reports to a campaign: None for anyone, or the hash of a respondent code
+        (:func:`pldp.service.codes.submitter`, which gives the refusals)."""
+        return codes.submitter(self.conn(), campaign_id, authorization, self.access)
+
+    def access(self, campaign_id: str) -> str | None:
+        """A campaign's access, ``open`` or ``invited`` (None: no such campaign); it never changes,
+        so a known one is not looked up again."""
+        known = self._access.get(campaign_id)
+        if known is None:
+            row = store.campaign(self.conn(), campaign_id)
+            if row is None:
+                return None
+            known = self._access[campaign_id] = row.access
+        return known
+
+    def unlimited(self, authorization: str | None) -> bool:
+        """Whether ``authorization`` is a valid admin's or analyst's token, which the per-address rate
+        limit of report submission does not apply to (:data:`UNLIMITED`)."""
+        if not authorization:
+            return False
         principal = auth.identify(self.conn(), authorization)
-        if principal is None:
-            raise CollectError(401, "unauthorized", "the bearer token is not valid")
-        return principal
+        return principal is not None and principal.role in UNLIMITED
 
     def campaign(self, campaign_id: str) -> Campaign:
         """The stored campaign ``campaign_id``; a 404 for an unknown one."""

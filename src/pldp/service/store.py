@@ -2,13 +2,14 @@
 
 Tables (schema version :data:`SCHEMA_VERSION`, kept in ``PRAGMA user_version``):
 
-``campaigns(key, id, spec, created_at, closed_at)``
+``campaigns(key, id, spec, created_at, closed_at, access)``
     A campaign is a verified spec; its id is the spec id, so a campaign's parameters can never
     change under it (a new parameter is a new spec, hence a new campaign). ``key`` is a small
-    integer that the reports table uses instead of the 32-digit id.
-``tokens(hash, role, label, created_at)`` and ``grants(token_hash, campaign_id)``
-    Bearer tokens, stored only as SHA-256 hashes (:mod:`pldp.service.auth`); an analyst token
-    reads the campaigns it is granted.
+    integer that the reports table uses instead of the 32-digit id. ``access``: ``open`` or ``invited``.
+``tokens(hash, role, label, created_at, id, expires_at, revoked_at)`` and ``grants(token_hash, campaign_id)``
+    Bearer tokens, stored only as SHA-256 hashes with a public ``id`` (:mod:`pldp.service.auth`).
+``codes(hash, campaign_key, created_at, expires_at, revoked_at)``, ``code_uses(code_hash, round, report_id, used_at)``
+    Respondent codes of invited campaigns (hashed) and the report each sent per round (:mod:`pldp.service.codes`).
 ``reports(campaign_key, seq, report_id, row, received_day)``
     Every accepted report in arrival order (``seq`` counts a campaign's reports from 1, so every
     insert appends to the table's B-tree), with its 16-byte id (unique in a campaign: the writer
@@ -55,6 +56,7 @@ from pldp.deploy import ReportBatch, Spec, decode
 from pldp.deploy.files import parse_day
 
 __all__ = [
+    "FAULT_ENV",
     "SCHEMA_VERSION",
     "TODAY_ENV",
     "CampaignRow",
@@ -63,7 +65,6 @@ __all__ = [
     "connect",
     "days",
     "insert_reports",
-    "load_ids",
     "migrate",
     "next_run",
     "retention_generations",
@@ -76,7 +77,7 @@ __all__ = [
 ]
 
 #: The schema version this code writes; older files are migrated forward on open.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 #: Forward migrations: ``MIGRATIONS[v]`` takes a file from version ``v`` to ``v + 1``.
 MIGRATIONS: tuple[str, ...] = (
@@ -154,6 +155,32 @@ MIGRATIONS: tuple[str, ...] = (
     );
     INSERT INTO settings (name, value) VALUES ('store_id', lower(hex(randomblob(8))));
     """,
+    # v4: credentials over time (token ids, expiry, revocation), invited campaigns and their codes.
+    # Tokens made before get the default lifetime from the upgrade on (admin 365 days, analyst 90).
+    """
+    ALTER TABLE tokens ADD COLUMN id TEXT;
+    ALTER TABLE tokens ADD COLUMN expires_at REAL;
+    ALTER TABLE tokens ADD COLUMN revoked_at REAL;
+    UPDATE tokens SET id = lower(hex(randomblob(6))),
+        expires_at = CAST(strftime('%s', 'now') AS REAL) + (CASE role WHEN 'admin' THEN 365 ELSE 90 END) * 86400.0;
+    CREATE UNIQUE INDEX tokens_by_id ON tokens (id);
+    ALTER TABLE campaigns ADD COLUMN access TEXT NOT NULL DEFAULT 'open' CHECK (access IN ('open', 'invited'));
+    CREATE TABLE codes (
+        hash BLOB PRIMARY KEY,
+        campaign_key INTEGER NOT NULL REFERENCES campaigns(key),
+        created_at REAL NOT NULL,
+        expires_at REAL NOT NULL,
+        revoked_at REAL
+    ) WITHOUT ROWID;
+    CREATE INDEX codes_by_campaign ON codes (campaign_key);
+    CREATE TABLE code_uses (
+        code_hash BLOB NOT NULL REFERENCES codes(hash),
+        round INTEGER NOT NULL,
+        report_id BLOB NOT NULL,
+        used_at REAL NOT NULL,
+        PRIMARY KEY (code_hash, round)
+    ) WITHOUT ROWID;
+    """,
 )
 
 
@@ -161,22 +188,45 @@ class SchemaError(RuntimeError):
     """The database file was written by a newer pldp (its schema version is ahead of this code)."""
 
 
+#: Test hook (fault injection), read by :func:`connect`: ``readonly`` opens every connection
+#: read-only (as SQLite opens a file it may not write), ``full`` caps the store at the pages it has
+#: (``PRAGMA max_page_count``, as a full disk). ``tests/test_service_faults.py`` uses it where
+#: ``chmod`` cannot make a file read-only (as root).
+FAULT_ENV = "PLDP_STORE_FAULT"
+_UNWRITABLE = (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN)  # open the store read-only then
+
+
 def connect(path: str | Path, *, readonly: bool = False) -> sqlite3.Connection:
     """A connection to the store at ``path`` in WAL mode with durable commits.
 
     The connection is in autocommit mode (``isolation_level=None``): transactions are explicit
-    (``BEGIN IMMEDIATE`` in the writer), so nothing is committed behind the writer's back.
+    (``BEGIN IMMEDIATE`` in the writer), so nothing is committed behind the writer's back. A store
+    that cannot be written is opened read-only (``mode=ro``; ``immutable=1`` when its directory
+    cannot hold the write-ahead log's index either): it is read, and every write fails
+    (:mod:`pldp.service.faults`).
     """
-    uri = f"file:{Path(path)}?mode=ro" if readonly else str(Path(path))
-    conn = sqlite3.connect(uri, uri=readonly, isolation_level=None, check_same_thread=False, timeout=30.0)
-    conn.execute("PRAGMA busy_timeout = 30000")
-    if not readonly:
-        conn.execute("PRAGMA page_size = 16384")  # a new file only: fewer, larger pages per commit
-        conn.execute("PRAGMA journal_mode = WAL")
+    fault = os.environ.get(FAULT_ENV, "")
+    modes = ["ro"] if readonly or fault == "readonly" else [None, "ro", "ro&immutable=1"]
+    for mode in modes:
+        uri = str(Path(path)) if mode is None else f"file:{Path(path)}?mode={mode}"
+        conn = sqlite3.connect(uri, uri=mode is not None, isolation_level=None, check_same_thread=False, timeout=30.0)
+        try:
+            conn.execute("PRAGMA busy_timeout = 30000")
+            if mode is None:
+                conn.execute("PRAGMA page_size = 16384")  # a new file only: fewer, larger pages per commit
+                conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA user_version").fetchone()  # reads the file: fails here if it cannot be opened
+            break
+        except sqlite3.OperationalError as exc:
+            conn.close()
+            if mode == modes[-1] or exc.sqlite_errorcode & 0xFF not in _UNWRITABLE:
+                raise
     conn.execute("PRAGMA cache_size = -65536")  # 64 MiB: the report index's hot pages stay in memory
     conn.execute("PRAGMA synchronous = FULL")
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute("PRAGMA temp_store = MEMORY")  # statement journals of savepoints stay in memory
+    if fault == "full":
+        conn.execute(f"PRAGMA max_page_count = {conn.execute('PRAGMA page_count').fetchone()[0]}")
     return conn
 
 
@@ -231,6 +281,7 @@ class CampaignRow:
     spec_text: str
     created_at: float
     closed_at: float | None
+    access: str = "open"  # "open" or "invited" (respondent codes)
 
     @property
     def closed(self) -> bool:
@@ -240,14 +291,17 @@ class CampaignRow:
         return Spec.from_json(self.spec_text)
 
 
+_CAMPAIGN = "id, spec, created_at, closed_at, access"  # the columns of a CampaignRow
+
+
 def campaign(conn: sqlite3.Connection, campaign_id: str) -> CampaignRow | None:
-    row = conn.execute("SELECT id, spec, created_at, closed_at FROM campaigns WHERE id = ?", (campaign_id,)).fetchone()
+    row = conn.execute(f"SELECT {_CAMPAIGN} FROM campaigns WHERE id = ?", (campaign_id,)).fetchone()
     return None if row is None else CampaignRow(*row)
 
 
 def campaigns(conn: sqlite3.Connection, ids: list[str] | None = None) -> list[CampaignRow]:
     """Every campaign (or those of ``ids``), oldest first."""
-    rows = conn.execute("SELECT id, spec, created_at, closed_at FROM campaigns ORDER BY created_at, id").fetchall()
+    rows = conn.execute(f"SELECT {_CAMPAIGN} FROM campaigns ORDER BY created_at, id").fetchall()
     out = [CampaignRow(*r) for r in rows]
     return out if ids is None else [c for c in out if c.id in set(ids)]
 
@@ -330,18 +384,6 @@ def insert_reports(
         conn.execute(
             _INSERT, {"n": n, "key": key, "first": first, "ids": ids, "rows": rows, "width": width, "day": day}
         )
-
-
-def ids_since(conn: sqlite3.Connection, key: int, after: int) -> tuple[bytes, np.ndarray]:
-    """The ids (concatenated) and ``seq`` of the campaign's reports numbered above ``after``."""
-    # one row back, not one per report: both lists are concatenated in the same pass over the rows
-    seqs, ids = conn.execute(
-        "SELECT group_concat(seq), group_concat(hex(report_id), '') FROM reports WHERE campaign_key = ? AND seq > ?",
-        (key, after),
-    ).fetchone()
-    if seqs is None:
-        return b"", np.zeros(0, dtype=np.int64)
-    return bytes.fromhex(ids), np.array(seqs.split(","), dtype=np.int64)
 
 
 def rows_at(conn: sqlite3.Connection, key: int, seqs: list[int]) -> dict[int, bytes]:
@@ -442,24 +484,3 @@ def next_run(conn: sqlite3.Connection, key: int, after: int, cap: int) -> tuple[
 def retention_generations(conn: sqlite3.Connection) -> dict[int, int]:
     """How many deletions retention has made in each campaign it deleted from (campaign key -> count)."""
     return {int(k): int(g) for k, g in conn.execute("SELECT campaign_key, generation FROM retention")}
-
-
-def load_ids(conn: sqlite3.Connection, key: int) -> tuple[bytes, np.ndarray, int, int]:
-    """The campaign's stored ids and their ``seq`` (:func:`ids_since` from 0), the largest ``seq``
-    retention ever deleted, and retention's generation, all read in one snapshot.
-
-    The writer loads a campaign's index from this: the ``seq`` floor keeps new reports numbered
-    above deleted ones (a campaign whose every report was deleted still continues its numbering),
-    and the generation tells it later whether reports were deleted after the load.
-    """
-    owned = not conn.in_transaction
-    if owned:
-        conn.execute("BEGIN")  # a read transaction: the three reads see the same commit
-    try:
-        ids, seqs = ids_since(conn, key, 0)
-        row = conn.execute("SELECT upto_seq, generation FROM retention WHERE campaign_key = ?", (key,)).fetchone()
-    finally:
-        if owned:
-            conn.execute("COMMIT")
-    floor, generation = (0, 0) if row is None else (int(row[0]), int(row[1]))
-    return ids, seqs, floor, generation

@@ -26,11 +26,22 @@ moved, the writer also compares each campaign's generation with the one it read 
 the index, and drops the index of a campaign whose reports were deleted since: the next job that
 needs it reloads it outside the lock, as after a start. Every process learns of a deletion this
 way, the one that made it included (retention commits through a connection of its own).
+
+The ids a job appends join the index when the job's savepoint is released, so the next job of the
+group finds them there; if the transaction then fails to commit, the whole index is dropped with
+the tallies (and reloaded when next needed). A larger table of the index is filled after the lock
+is released (:meth:`pldp.service.seen.SeenIds.maintain`).
+
+Faults (:mod:`pldp.service.faults`): the writer lock is waited for at most
+:data:`~pldp.service.faults.LOCK_TIMEOUT` seconds, and so is SQLite's write lock; a statement that
+fails for the store's sake (read-only, full, I/O error) fails the whole group with
+:class:`~pldp.service.faults.StoreUnavailableError`, which the API answers with a 503. The last
+such failure is kept for the health check (:meth:`Writer.problem`) until a transaction commits.
 """
 
 from __future__ import annotations
 
-import fcntl
+import contextlib
 import json
 import queue
 import sqlite3
@@ -44,19 +55,16 @@ from typing import Any
 import numpy as np
 
 from pldp.deploy import Spec
-from pldp.service import store
+from pldp.service import seen, store
+from pldp.service.faults import LOCK_TIMEOUT, StoreUnavailableError, TurnLock, problem, store_error
 from pldp.service.seen import SeenIds
 
-__all__ = ["MAX_GROUP", "Context", "Writer"]
+__all__ = ["MAX_GROUP", "Context", "StoreUnavailableError", "Writer"]
 
 #: Most jobs committed in one transaction.
 MAX_GROUP = 512
 #: Seconds between checkpoints of the write-ahead log (:meth:`Writer._checkpoints`).
 CHECKPOINT_EVERY = 0.5
-
-
-class StoreUnavailableError(RuntimeError):
-    """The transaction of a group of jobs could not be committed (disk full, I/O error)."""
 
 
 class _ColdCampaignError(Exception):
@@ -72,45 +80,48 @@ class Context:
     """What a job sees: the writing connection, the running tallies and the stored report ids.
 
     A job stages a tally change with :meth:`add` and the ids of the reports it appends with
-    :meth:`stage_ids`; both take effect with the job (not if the job raises afterwards), the
-    tallies are written to the store before the group's ``COMMIT``, and the ids join the
-    writer's index of stored ids after it.
+    :meth:`stage_ids`; both take effect with the job (not if the job raises afterwards): the ids
+    join the writer's index of stored ids at once, where the group's later jobs find them, and
+    the tallies are written to the store before the group's ``COMMIT``.
     """
 
     conn: sqlite3.Connection
     tallies: dict[str, Any]  # campaign id -> tally, as committed
-    seen: dict[int, SeenIds]  # campaign key -> stored report ids, as committed
+    seen: dict[int, SeenIds]  # campaign key -> stored report ids, with this group's jobs so far
     pending: dict[str, Any] = field(default_factory=dict)  # campaign id -> tally, this group so far
     _job: dict[str, Any] = field(default_factory=dict)  # campaign id -> tally, this job so far
-    pending_ids: dict[int, dict[bytes, int]] = field(default_factory=dict)  # key -> {id: seq}, this group
-    _job_ids: dict[int, dict[bytes, int]] = field(default_factory=dict)  # key -> {id: seq}, this job
+    _job_ids: list[tuple[int, bytes, int]] = field(default_factory=list)  # (key, ids, first seq), this job
 
     def _stored(self, key: int) -> SeenIds:
         if key not in self.seen:  # loading could take seconds: not while holding the write lock
             raise _ColdCampaignError(key)
         return self.seen[key]
 
-    def _staged(self, key: int) -> list[dict[bytes, int]]:
-        return [layer[key] for layer in (self.pending_ids, self._job_ids) if key in layer]
-
     def find(self, key: int, ids: bytes) -> np.ndarray:
         """Where each report id (``ids``: concatenated 16-byte ids) is stored in the campaign with
         ``key`` (its ``seq``), including reports of jobs earlier in this group; -1 where it is new."""
         where = self._stored(key).find(ids)
-        for staged in self._staged(key):  # a group's own appends, looked up one by one
-            for i in range(len(where)):
-                where[i] = staged.get(ids[16 * i : 16 * i + 16], where[i])
+        for k, staged, first in self._job_ids:  # this job's own appends (store_batch looks up before it appends)
+            if k == key:
+                at = {staged[16 * i : 16 * i + 16]: first + i for i in range(len(staged) // 16)}
+                for i in range(len(where)):
+                    where[i] = at.get(ids[16 * i : 16 * i + 16], where[i])
         return where
 
     def next_seq(self, key: int) -> int:
         """The ``seq`` of the campaign's next report (a group's appends are numbered in turn)."""
-        return self._stored(key).last + sum(len(staged) for staged in self._staged(key)) + 1
+        return self._stored(key).last + sum(len(ids) // 16 for k, ids, _ in self._job_ids if k == key) + 1
 
     def stage_ids(self, key: int, ids: bytes, first: int) -> None:
         """Stage the ids of reports this job appended, numbered from ``first`` (:meth:`next_seq`)."""
-        staged = self._job_ids.setdefault(key, {})
-        for i in range(len(ids) // 16):
-            staged[ids[16 * i : 16 * i + 16]] = first + i
+        self._job_ids.append((key, ids, first))
+
+    def _release(self) -> None:
+        """The job succeeded: its ids join the index, its tallies the group's."""
+        for key, ids, first in self._job_ids:
+            self.seen[key].append(ids, first)
+        self.pending.update(self._job)
+        self._job, self._job_ids = {}, []
 
     def tally(self, campaign_id: str, spec: Spec) -> Any:
         """The campaign's current tally, including jobs earlier in this group."""
@@ -143,16 +154,27 @@ class Writer:
     checkpoints : bool
         Whether to run a checkpointing thread (:meth:`_checkpoints`); a second writer in a process
         that has one already (the rollover's) needs none of its own.
+    lock_timeout : float
+        Seconds to wait for the writer lock, and for SQLite's write lock, before a group fails.
+
+    Attributes
+    ----------
+    fault : StoreUnavailableError or None
+        Why the last transaction failed for the store's sake (None once one commits); set at the
+        start too if the store cannot be written then.
     """
 
-    def __init__(self, path: str | Path, checkpoints: bool = True) -> None:
+    def __init__(self, path: str | Path, checkpoints: bool = True, lock_timeout: float = LOCK_TIMEOUT) -> None:
+        self.path = Path(path)
         self.conn = store.connect(path)
         store.migrate(self.conn)
+        self.conn.execute(f"PRAGMA busy_timeout = {int(lock_timeout * 1000)}")
         self.conn.execute("PRAGMA wal_autocheckpoint = 0")  # checkpoints run in _checkpoints, not in a COMMIT
         # Writers of several processes take turns through this lock file before BEGIN IMMEDIATE: a
         # blocked flock() returns as soon as the lock is free, where SQLite's own busy handler
         # sleeps in steps of up to 100 ms (the cause of the tail latency with --workers 2).
-        self._lock = open(f"{path}-writer.lock", "a+b")
+        self.lock = TurnLock(f"{path}-writer.lock", lock_timeout)
+        self.fault: StoreUnavailableError | None = self._probe()
         self._tallies: dict[str, Any] = {}
         self._seen: dict[int, SeenIds] = {}
         self._generation: dict[int, int] = {}  # campaign key -> retention's generation when its ids were loaded
@@ -167,6 +189,30 @@ class Writer:
                 target=self._checkpoints, args=(path,), name="pldp-checkpoint", daemon=True
             )
             self._checkpointer.start()
+
+    def _probe(self) -> StoreUnavailableError | None:
+        """Whether the store takes a write now: a write rolled back (a read-only store fails it).
+        Skipped, as None, when another writer holds SQLite's write lock (no waiting for it)."""
+        timeout = self.conn.execute("PRAGMA busy_timeout").fetchone()[0]
+        self.conn.execute("PRAGMA busy_timeout = 0")
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                self.conn.execute("UPDATE settings SET value = value WHERE name = 'store_id'")
+            finally:
+                if self.conn.in_transaction:
+                    self.conn.execute("ROLLBACK")
+        except sqlite3.Error as exc:
+            fault = store_error(exc)
+            return None if fault is None or fault.code == "store_busy" else fault
+        finally:
+            self.conn.execute(f"PRAGMA busy_timeout = {int(timeout)}")
+        return None
+
+    def problem(self, conn: sqlite3.Connection) -> str | None:
+        """Why the store cannot take writes now, or None (:func:`pldp.service.faults.problem`;
+        ``conn`` is a reading connection of the caller's thread)."""
+        return problem(self.path, conn, self.fault, self.lock)
 
     def submit(self, job: Callable[[Context], Any]) -> Future[Any]:
         """Queue ``job``; the future resolves after the transaction that ran it has committed."""
@@ -190,7 +236,7 @@ class Writer:
         except sqlite3.OperationalError:  # another process is using the file: its checkpoints go on
             pass
         self.conn.close()
-        self._lock.close()
+        self.lock.close()
 
     def _checkpoints(self, path: str | Path) -> None:
         """Copy the write-ahead log into the database file every :data:`CHECKPOINT_EVERY` seconds.
@@ -237,31 +283,39 @@ class Writer:
         appended meanwhile.
         """
         while group:
-            fcntl.flock(self._lock, fcntl.LOCK_EX)  # the writers of other processes wait here, woken at once
             try:
-                cold, appended = self._commit_locked(group)
+                self.lock.acquire()  # the writers of other processes wait here, woken at once
+            except StoreUnavailableError as exc:
+                self._fail(group, exc)
+                return
+            try:
+                cold = self._commit_locked(group)
             finally:
-                fcntl.flock(self._lock, fcntl.LOCK_UN)
-            # the committed ids join the index after the answers went out and the lock is free: a
-            # merge of large runs (tens of milliseconds) then delays neither
-            for key, staged in appended.items():
-                if key in self._seen:  # (else dropped for a deletion: the reload reads these ids too)
-                    self._seen[key].add(b"".join(staged), np.fromiter(staged.values(), np.int64, len(staged)))
+                self.lock.release()
+            for index in self._seen.values():  # a larger table is filled now, not under the lock
+                index.maintain()
             for key in {key for key, _ in cold}:
-                ids, seqs, floor, generation = store.load_ids(self.conn, key)  # one snapshot, no lock
-                loaded = SeenIds()
-                loaded.add(ids, seqs)
-                loaded.last = max(loaded.last, floor)  # never renumber reports that retention deleted
-                self._seen[key], self._generation[key] = loaded, generation
+                try:
+                    self._seen[key], self._generation[key] = seen.load(self.conn, key)  # one snapshot, no lock
+                except sqlite3.Error as exc:
+                    self._fail([entry for k, entry in cold if k == key], store_error(exc) or exc)
+                    cold = [(k, entry) for k, entry in cold if k != key]
                 # whatever was appended (or deleted) since is caught up in the next transaction
                 self._version = -1
             group = [entry for _, entry in cold]
 
+    def _fail(self, group: list[tuple[Callable[[Context], Any], Future[Any]]], error: BaseException) -> None:
+        """Fail every job of ``group``; nothing of it was stored."""
+        if isinstance(error, StoreUnavailableError):
+            self.fault = error
+        for _, fut in group:
+            fut.set_exception(error)
+
     def _commit_locked(
         self, group: list[tuple[Callable[[Context], Any], Future[Any]]]
-    ) -> tuple[list[tuple[int, tuple[Callable[[Context], Any], Future[Any]]]], dict[int, dict[bytes, int]]]:
+    ) -> list[tuple[int, tuple[Callable[[Context], Any], Future[Any]]]]:
         """Run and commit ``group`` and answer its jobs; return the jobs set aside for a campaign not
-        loaded and the ids of the reports appended (see :meth:`_commit`)."""
+        loaded (see :meth:`_commit`)."""
         ctx = Context(self.conn, self._tallies, self._seen)
         outcomes: list[tuple[Future[Any], Any, BaseException | None]] = []
         cold: list[tuple[int, tuple[Callable[[Context], Any], Future[Any]]]] = []
@@ -272,12 +326,12 @@ class Writer:
                 self._tallies.clear()
                 if self._seen:
                     self._forget_deleted()
-                for key, seen in self._seen.items():
-                    new_ids, seqs = store.ids_since(self.conn, key, seen.last)
-                    seen.add(new_ids, seqs)
+                for key, index in self._seen.items():
+                    for ids, seqs in seen.id_chunks(self.conn, key, index.last):
+                        index.add(ids, seqs)
             for job, fut in group:
                 self.conn.execute("SAVEPOINT job")
-                ctx._job, ctx._job_ids = {}, {}
+                ctx._job, ctx._job_ids = {}, []
                 try:
                     result = job(ctx)
                 except _ColdCampaignError as exc:  # set aside until the campaign's ids are loaded
@@ -285,15 +339,15 @@ class Writer:
                     self.conn.execute("RELEASE job")
                     cold.append((exc.key, (job, fut)))
                     continue
-                except Exception as exc:  # the job's own failure: undo it alone
-                    self.conn.execute("ROLLBACK TO job")
+                except Exception as exc:
+                    if store_error(exc) is not None:  # the store failed, not the job: the group fails
+                        raise
+                    self.conn.execute("ROLLBACK TO job")  # the job's own failure: undo it alone
                     self.conn.execute("RELEASE job")
                     outcomes.append((fut, None, exc))
                     continue
                 self.conn.execute("RELEASE job")
-                ctx.pending.update(ctx._job)
-                for key, staged in ctx._job_ids.items():
-                    ctx.pending_ids.setdefault(key, {}).update(staged)
+                ctx._release()
                 outcomes.append((fut, result, None))
             for campaign_id, tally in ctx.pending.items():
                 self.conn.execute(
@@ -307,20 +361,21 @@ class Writer:
             self._version = version
         except Exception as exc:  # nothing of the group is stored, nothing acknowledged
             if self.conn.in_transaction:
-                self.conn.execute("ROLLBACK")
+                with contextlib.suppress(sqlite3.Error):
+                    self.conn.execute("ROLLBACK")
             self._tallies.clear()
             self._seen.clear()
             self._generation.clear()
-            for _, fut in group:
-                fut.set_exception(StoreUnavailableError(f"the store could not commit: {exc}"))
-            return [], {}
+            self._fail(group, store_error(exc) or StoreUnavailableError(f"the store could not commit ({exc})"))
+            return []
+        self.fault = None
         self._tallies.update(ctx.pending)
         for fut, result, error in outcomes:
             if error is None:
                 fut.set_result(result)
             else:
                 fut.set_exception(error)
-        return cold, ctx.pending_ids
+        return cold
 
     def _forget_deleted(self) -> None:
         """Drop the index of every campaign whose reports retention deleted since the index was

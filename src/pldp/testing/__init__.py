@@ -22,6 +22,7 @@ module             holds
 ``case``           :class:`OracleCase`: the oracle, its data, a variant, bad
                    constructions, the seed; the default data of each kind of oracle
 ``checks``         the checks, one function each, and their effort
+``attack``         :func:`check_attack`: fake users' reports and their gain (:mod:`pldp.attacks`)
 ``distribution``   tallies as vectors and the two-sample test of their law
 ``run``            :func:`check_oracle` and :func:`parametrize_with_checks`
 ``cases``          every shipped mechanism and protocol as a case (the test suite's)
@@ -30,6 +31,7 @@ module             holds
 pytest is needed only by :func:`parametrize_with_checks` (imported when it is called).
 """
 
+from pldp.testing.attack import check_attack
 from pldp.testing.case import OracleCase, as_case, default_data
 from pldp.testing.cases import standard_cases
 from pldp.testing.checks import (
@@ -53,6 +55,7 @@ __all__ = [
     "CHECKS",
     "OracleCase",
     "as_case",
+    "check_attack",
     "check_audit_flags_variant",
     "check_audit_tight",
     "check_estimation_methods",

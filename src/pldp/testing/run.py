@@ -33,7 +33,8 @@ def check_oracle(
     the parameters' round trip, the privacy claim, the audit (tight and faithful; flags a sampler
     running the variant), the per-user path against ``simulate`` in distribution (with its power
     check against the variant), every estimation method and its intervals, tally merge and JSON,
-    refusal of another oracle's tally, and same seed same bytes (:mod:`pldp.testing.checks`).
+    refusal of another oracle's tally, same seed same bytes (:mod:`pldp.testing.checks`), and fake
+    users' reports and their gain (:mod:`pldp.testing.attack`).
     Every check runs, also after a failure, so the message lists all of them.
 
     Parameters

@@ -115,7 +115,7 @@ def _febsf_estimators(proto: FEBSF, tally: Any) -> dict[str, Callable[[], Any]]:
     return {
         AUEM: lambda: auem(proto, tally).frequencies,
         AUEM_NS: lambda: norm_sub(auem(proto, tally).frequencies)[0],
-        EMOA: lambda: em(proto, tally, variant="joint", max_iter=EM_MAX_STEPS).frequencies,
+        EMOA: lambda: em(proto, tally, variant="joint", max_iter=EM_MAX_STEPS, on_cap="return").frequencies,
         EM_PAPER: lambda: em(proto, tally, variant="paper", max_iter=PAPER_EM_STEPS).frequencies,
     }
 

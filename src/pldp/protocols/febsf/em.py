@@ -151,6 +151,8 @@ def em(
     tol: float = 1e-10,
     max_iter: int = 20_000,
     start: tuple[np.ndarray, np.ndarray] | None = None,
+    on_cap: Literal["raise", "return"] | None = None,
+    keep: np.ndarray | None = None,
 ) -> Estimate:
     """Maximum likelihood of ``(p, rho)`` by EM.
 
@@ -176,14 +178,31 @@ def em(
     Stopping rule (ERRATA FEBSF-5): the log-likelihood (``Q`` for the paper's variant) rises
     by less than ``tol * (1 + |loglik|)`` and no parameter moves by more than ``0.01 sqrt(tol)``
     in one cycle, or ``max_iter`` EM steps (see :func:`pldp.estimation.em.run_em`). The joint
-    variant is accelerated by SQUAREM; the paper's runs plain EM steps, as printed.
+    variant is accelerated by SQUAREM with backtracking (its log-likelihood never decreases);
+    the paper's runs plain EM steps, as printed.
+
+    At ``max_iter`` without meeting the rule: ``on_cap="raise"`` raises
+    :class:`~pldp.errors.EstimationError` saying how far the last cycle was from the rule;
+    ``on_cap="return"`` returns the last iterate with ``converged=False``. The default is
+    ``"raise"`` for the joint EM (a stall is never silent) and ``"return"`` for the paper's
+    variant (Algorithm 1 has no stopping rule: it is run for a chosen number of steps). Either
+    way ``info["stopped"]`` holds :meth:`~pldp.estimation.em.EMResult.diagnostic`'s sentence.
 
     Variance (joint variant): the inverse of the observed information, estimated by the
     outer product of the per-cell score vectors, in the free coordinates of the two simplices.
     The paper's variant has no variance model (``inf``: its intervals are the whole range).
 
+    ``keep`` (joint variant; :func:`pldp.protocols.febsf.detect.detect`): the tally holds only the
+    reports a screen kept, and ``keep[i]`` is the probability that an honest report of true level
+    ``i`` is kept, the same for every item. The EM for truncated data (Dempster, Laird & Rubin
+    1977) then adds, at each step, the expected dropped reports, :math:`N'\\rho_i(1-\\kappa_i)/
+    \\sum_k \\rho_k\\kappa_k` at level ``i`` with items from ``p``, and maximizes the kept reports'
+    likelihood :math:`\\ell - N' \\ln \\sum_k \\rho_k\\kappa_k`: ``rho`` and ``p`` are the whole
+    population's.
+
     Returns an :class:`~pldp.Estimate` with method ``"mle"`` (joint) or ``"paper"``; ``info``
-    holds ``rho``, the log-likelihood and the estimator's name.
+    holds ``rho``, the log-likelihood and the estimator's name (the joint EM also
+    ``rho_covariance``, the block of the inverse information for ``rho``).
     """
     tally = protocol._check_tally(tally)
     if variant not in ("joint", "paper"):
@@ -204,19 +223,40 @@ def em(
     def step(theta: np.ndarray) -> tuple[np.ndarray, float]:
         fit = model.step if variant == "joint" else model.paper_step
         pn, rn, value = fit(theta[:d], theta[d:])
+        if keep is not None:  # the truncated-data EM: impute the honest reports the screen dropped
+            kept = float(theta[d:] @ keep)
+            lost = (1.0 - kept) / kept  # per kept report
+            rn = (rn + theta[d:] * (1.0 - keep) / kept) / (1.0 + lost)
+            pn = (pn + lost * theta[:d]) / (1.0 + lost)
+            value -= model.n * np.log(kept)
         return np.concatenate([pn, rn]), value
 
-    theta, ll, it, converged = run_em(step, np.concatenate([p, rho]), (d, t), tol, max_iter, variant == "joint")
-    p, rho = theta[:d], theta[d:]
+    if on_cap not in (None, "raise", "return"):
+        raise EstimationError(f"on_cap must be 'raise' or 'return', got {on_cap!r}")
+    run = run_em(step, np.concatenate([p, rho]), (d, t), tol, max_iter, variant == "joint")
+    if not run.converged and (on_cap or ("raise" if variant == "joint" else "return")) == "raise":
+        raise EstimationError(f"FEBSF's joint EM did not converge: {run.diagnostic()}")
+    p, rho = run.theta[:d], run.theta[d:]
     name = "joint EM" if variant == "joint" else "EM (paper)"
-    info: dict[str, Any] = {"estimator": name, "rho": rho, "log_likelihood": ll, "variant": variant}
-    var = _em_variance(model, p, rho) if variant == "joint" else np.full(d, np.inf)
+    info: dict[str, Any] = {
+        "estimator": name,
+        "rho": rho,
+        "log_likelihood": run.loglik,
+        "variant": variant,
+        "stopped": run.diagnostic(),
+    }
+    if variant == "joint":
+        cov = _em_covariance(model, p, rho)
+        var = np.maximum(np.diag(cov)[:d], 0.0)
+        info["rho_covariance"] = cov[d:, d:]
+    else:
+        var = np.full(d, np.inf)
     method = "mle" if variant == "joint" else "paper"
-    return Estimate(p, var, tally.n, method, protocol.domain, it, converged, info, on_simplex=True)
+    return Estimate(p, var, tally.n, method, protocol.domain, run.steps, run.converged, info, on_simplex=True)
 
 
-def _em_variance(model: _Model, p: np.ndarray, rho: np.ndarray) -> np.ndarray:
-    """Diagonal of the inverse observed information (outer product of scores) for ``p``."""
+def _em_covariance(model: _Model, p: np.ndarray, rho: np.ndarray) -> np.ndarray:
+    """The inverse observed information (outer product of scores) of ``(p, rho)``, shape ``(d + t, d + t)``."""
     proto = model.proto
     t, d = proto.t, proto.d
     gap = proto.p_star - proto.q_star
@@ -255,5 +295,4 @@ def _em_variance(model: _Model, p: np.ndarray, rho: np.ndarray) -> np.ndarray:
     J[d : d + t - 1, d - 1 :] = np.eye(t - 1)
     J[d + t - 1, d - 1 :] = -1.0
     cov_free = np.linalg.pinv(J.T @ info @ J)
-    cov = J @ cov_free @ J.T
-    return np.maximum(np.diag(cov)[:d], 0.0)
+    return np.asarray(J @ cov_free @ J.T)

@@ -24,12 +24,16 @@ from pldp.channel.direct import DirectNode
 from pldp.domain import Domain
 from pldp.errors import EstimationError, ParameterError, SpecError, TallyError
 from pldp.estimation.consistency import norm_sub
+from pldp.estimation.detect import DEFAULT_ALPHA, UnaryLaws
 from pldp.estimation.result import Estimate
+from pldp.estimation.robust import DEFAULT_CAP, DEFAULT_K
 from pldp.mechanisms.direct import KRR, DirectEncoding
 from pldp.mechanisms.unary import UnaryEncoding
 from pldp.privacy import FEBSFPrivacy, PrivacyCheck, level_protection
-from pldp.protocols.febsf.auem import auem
+from pldp.protocols.febsf.auem import auem_trouble
+from pldp.protocols.febsf.detect import detect, laws
 from pldp.protocols.febsf.em import em
+from pldp.protocols.febsf.robust import robust
 from pldp.protocols.febsf.tally import FEBSFReports, FEBSFTally, pattern_tally
 from pldp.protocols.leveled import LeveledProtocol, cell_users, check_oracle, make_oracle, perturb_by_level
 from pldp.registry import oracle_from_params, register
@@ -61,7 +65,7 @@ class FEBSF(LeveledProtocol):
         Pure direct-encoding mechanism over the ``t`` level indices; default ``KRR(eps_p, t)``.
     """
 
-    methods: ClassVar[tuple[str, ...]] = ("unbiased", "norm_sub", "mle", "paper")
+    methods: ClassVar[tuple[str, ...]] = ("unbiased", "norm_sub", "mle", "paper", "robust", "detect")
     tally_type: ClassVar[type[BaseTally]] = FEBSFTally
 
     def __init__(
@@ -89,6 +93,11 @@ class FEBSF(LeveledProtocol):
         self.q_star = np.array([s[1][0] for s in supports])
         #: ``pi[i, l] = Pr(reported level l | true level i)``.
         self.pi = level_mechanism.channel() if level_mechanism is not None else np.ones((1, 1))
+
+    @property
+    def ones_laws(self) -> UnaryLaws:
+        """Unary data: each level's law of a report's number of ones (:mod:`pldp.estimation.detect`)."""
+        return laws(self)
 
     @property
     def kind(self) -> str:
@@ -231,29 +240,65 @@ class FEBSF(LeveledProtocol):
         tol: float = 1e-10,
         max_iter: int = 20_000,
         start: tuple[np.ndarray, np.ndarray] | None = None,
+        on_cap: Literal["raise", "return"] | None = None,
+        cap: float = DEFAULT_CAP,
+        k: float = DEFAULT_K,
+        alpha: float = DEFAULT_ALPHA,
     ) -> Estimate:
         """Estimate the item distribution.
 
         * ``"unbiased"``: AUEM (eq. 4-5; approximately unbiased, a ratio estimator; entries may
           be negative), with a delta-method variance (:func:`~pldp.protocols.febsf.auem`).
-        * ``"norm_sub"``: AUEM projected onto the simplex (the variance is AUEM's).
+          **Fallback:** when the level reports make AUEM divide by noise or its estimate leaves
+          [0, 1] by more than 4 standard errors (the rule of
+          :func:`~pldp.protocols.febsf.auem.auem_trouble`), the ``"robust"`` estimate is returned
+          instead, with ``info["fallback"] = "robust"`` and ``info["fallback_reason"]``; a
+          minority of reports claiming a small level never makes it raise.
+        * ``"norm_sub"``: AUEM (or its fallback) projected onto the simplex (the variance is AUEM's).
         * ``"mle"``: maximum likelihood of ``(p, rho)`` by EM on the joint likelihood of
           (reported level, item report) (:func:`~pldp.protocols.febsf.em`).
         * ``"paper"``: the EM of Section 6 as printed (ERRATA FEBSF-4; no variance).
 
-        ``tol``, ``max_iter`` and ``start`` are the EM's options. ``info["estimator"]`` names
-        the estimator.
+        * ``"robust"``: the reported levels' estimates combined with bounded influence
+          (:func:`~pldp.protocols.febsf.robust.robust`).
+        * ``"detect"``: unary reports whose number of ones is unlikely at every level dropped,
+          the joint EM run on the rest as truncated data; the level reports tested against the
+          level model (:func:`~pldp.protocols.febsf.detect.detect`).
+
+        ``tol``, ``max_iter``, ``start`` and ``on_cap`` are the EM's options, ``cap`` and ``k``
+        the robust combination's, ``alpha`` detection's. ``info["estimator"]`` names the
+        estimator; ``"robust"`` and ``"detect"`` also carry the level reports' test
+        (``info["level_excess"]``).
         """
         self._check_method(method)
         tally = self._check_tally(tally)
         if method in ("unbiased", "norm_sub"):
-            a = auem(self, tally)
+            a, trouble = auem_trouble(self, tally)
+            name = "AUEM"
+            if a is None:  # the stated fallback (auem_trouble's rule): the robust combination
+                a = robust(self, tally, cap=cap, k=k, tol=tol, max_iter=max_iter)
+                a = Estimate(
+                    a.frequencies,
+                    a.variance,
+                    a.n,
+                    "unbiased",
+                    self.domain,
+                    a.iterations,
+                    True,
+                    {**a.info, "fallback": "robust", "fallback_reason": trouble},
+                )
+                name = "robust (fallback from AUEM)"
             if method == "unbiased":
                 return a
             freq, rounds = norm_sub(a.frequencies)
-            info = {**a.info, "estimator": "AUEM + Norm-Sub"}
+            info = {**a.info, "estimator": f"{name} + Norm-Sub"}
             return Estimate(freq, a.variance, a.n, method, self.domain, rounds, True, info, on_simplex=True)
-        return em(self, tally, variant="joint" if method == "mle" else "paper", tol=tol, max_iter=max_iter, start=start)
+        if method == "robust":
+            return robust(self, tally, cap=cap, k=k, tol=tol, max_iter=max_iter)
+        if method == "detect":
+            return detect(self, tally, alpha=alpha, tol=tol, max_iter=max_iter)
+        variant: Literal["joint", "paper"] = "joint" if method == "mle" else "paper"
+        return em(self, tally, variant=variant, tol=tol, max_iter=max_iter, start=start, on_cap=on_cap)
 
     def _check_tally(self, tally: Any) -> FEBSFTally:
         tally = super()._check_tally(tally)

@@ -109,6 +109,37 @@ class FEBSFTally(BaseTally):
         patterns, _, count = self.rows
         return count @ np.unpackbits(patterns, axis=1, count=self.d).astype(np.int64)
 
+    @property
+    def level_support_counts(self) -> np.ndarray:
+        """``(t, d)``: per reported level, the reports supporting each item."""
+        if self.kind == "direct":
+            return self.cells
+        return np.rint(self.level_bit_sums(self.rows[2].astype(float))).astype(np.int64)
+
+    @property
+    def pattern_ones(self) -> np.ndarray:
+        """Unary: the number of ones of each distinct pattern (aligned with :attr:`rows`)."""
+        patterns = self.rows[0]
+        return np.unpackbits(patterns, axis=1, count=self.d).sum(axis=1, dtype=np.int64)
+
+    @property
+    def ones(self) -> np.ndarray | None:
+        """Unary: the number of reports with ``s`` ones, ``s = 0..d`` (as :attr:`pldp.Tally.ones`); None for k-RR."""
+        if self.kind == "direct":
+            return None
+        return np.bincount(self.pattern_ones, weights=self.rows[2], minlength=self.d + 1).astype(np.int64)
+
+    def level_bit_sums(self, weights: np.ndarray) -> np.ndarray:
+        """Unary: ``out[l, j]``, the sum of ``weights`` over the patterns of reported level ``l`` setting bit ``j``."""
+        patterns, level, _ = self.rows
+        lut = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).astype(float)  # (256, 8)
+        out = np.zeros((self.t, 8 * patterns.shape[1]))
+        for col in range(patterns.shape[1]):
+            hist = np.zeros((self.t, 256))
+            np.add.at(hist, (level, patterns[:, col]), weights)
+            out[:, 8 * col : 8 * col + 8] = hist @ lut
+        return out[:, : self.d]
+
     def _merge(self, other: FEBSFTally) -> FEBSFTally:
         if (other.kind, other.t, other.d) != (self.kind, self.t, self.d):
             raise TallyError("can only merge FEBSF tallies of the same data oracle, levels and domain")

@@ -5,7 +5,10 @@
 * :mod:`~pldp.service.routes.reports`: submit reports (the documented route of the fast path);
 * :mod:`~pldp.service.routes.estimates`: a campaign's estimate;
 * :mod:`~pldp.service.routes.exports`: its stored reports as Parquet, and their days;
-* :mod:`~pldp.service.routes.tokens`: analyst tokens.
+* :mod:`~pldp.service.routes.codes`: the respondent codes of invited campaigns;
+* :mod:`~pldp.service.routes.tokens`: tokens made, listed, revoked, and the admin's rotated.
+
+:mod:`~pldp.service.routes.body` reads a JSON body against its model.
 
 Who may call each is declared by its dependencies (:mod:`pldp.service.deps`); every answer and
 request body has its model (:mod:`pldp.service.models`).
@@ -15,7 +18,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from pldp.service.routes import campaigns, estimates, exports, health, reports, tokens
+from pldp.service.routes import campaigns, codes, estimates, exports, health, reports, tokens
 
 __all__ = ["ROUTERS"]
 
@@ -23,6 +26,7 @@ __all__ = ["ROUTERS"]
 ROUTERS: tuple[APIRouter, ...] = (
     health.router,
     campaigns.router,
+    codes.router,
     reports.router,
     estimates.router,
     exports.router,

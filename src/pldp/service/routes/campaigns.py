@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
 from pldp.deploy import Spec
 from pldp.errors import SpecError
-from pldp.service import collect, store
+from pldp.service import collect, jsonlimits, store
+from pldp.service.bodies import reading
 from pldp.service.collect import CollectError
 from pldp.service.deps import Admin, CampaignOf, ServiceDep, Staff, anyone
 from pldp.service.errors import responses
-from pldp.service.ingest import read_body
 from pldp.service.models import CampaignEntry, CampaignSpec, Closed
 from pldp.service.openapi import body_of
 from pldp.service.state import Service
@@ -33,6 +33,7 @@ def entry(service: Service, row: store.CampaignRow, spec: Spec) -> dict[str, Any
         "kind": spec.oracle_params.get("mechanism") or spec.oracle_params.get("protocol") or spec.root.kind,
         "n": store.report_count(service.conn(), row.id),
         "closed": row.closed,
+        "access": row.access,
         "created_at": row.created_at,
         "urls": {
             "spec": f"/v1/campaigns/{row.id}/spec",
@@ -44,23 +45,53 @@ def entry(service: Service, row: store.CampaignRow, spec: Spec) -> dict[str, Any
     }
 
 
+#: The ``access`` query parameter of ``POST /v1/campaigns``.
+ACCESS = Query(
+    description="Who may report: `open` (anyone; the default) or `invited` (only with a respondent code, "
+    "`POST /v1/campaigns/{id}/codes`, sent as `Authorization: Bearer <code>`). The collector's setting, "
+    "not the spec's: set once, when the campaign is created.",
+)
+
+
 @router.post(
     "",
     status_code=201,
     response_model=CampaignEntry,
     responses=responses(
-        400, 401, 403, 413, 503, others={200: {"model": CampaignEntry, "description": "The campaign existed already."}}
+        400,
+        401,
+        403,
+        409,
+        413,
+        415,
+        503,
+        others={200: {"model": CampaignEntry, "description": "The campaign existed already (with this access)."}},
     ),
     openapi_extra=body_of(CampaignSpec),
 )
-async def create_campaign(request: Request, response: Response, service: ServiceDep, _: Admin) -> dict[str, Any]:
-    """Create a campaign from a spec (``pldp.spec/1``); refused unless every privacy claim holds exactly."""
-    raw = await read_body(request.headers.get("content-length"), request.stream(), service.limits.max_spec)
-    try:
-        spec = await run_in_threadpool(Spec.from_json, raw.decode("utf-8"))
-    except (SpecError, UnicodeDecodeError, ValueError) as exc:
-        raise CollectError(400, "bad_spec", str(exc)) from None
-    created = await service.write(lambda ctx: collect.create_campaign(ctx, spec, time.time()))
+async def create_campaign(
+    request: Request,
+    response: Response,
+    service: ServiceDep,
+    _: Admin,
+    access: Annotated[Literal["open", "invited"], ACCESS] = "open",
+) -> dict[str, Any]:
+    """Create a campaign from a spec (``pldp.spec/1``); refused unless every privacy claim holds exactly.
+
+    ``?access=invited`` makes it take reports only with respondent codes; asking for an existing
+    campaign with the other access is a 409.
+    """
+    declared = request.headers.get("content-length")
+    async with reading(declared, request.stream(), service.limits.max_spec, service.budget) as raw:
+        try:
+            jsonlimits.check(raw)
+        except jsonlimits.JSONLimitError as exc:
+            raise CollectError(400, exc.code, exc.reason) from None
+        try:
+            spec = await run_in_threadpool(Spec.from_json, raw.decode("utf-8"))
+        except (SpecError, UnicodeDecodeError, ValueError) as exc:
+            raise CollectError(400, "bad_spec", str(exc)) from None
+    created = await service.write(lambda ctx: collect.create_campaign(ctx, spec, time.time(), access))
     service.remember(spec)
     row = store.campaign(service.conn(), spec.id)
     assert row is not None

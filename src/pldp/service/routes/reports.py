@@ -25,15 +25,25 @@ router = APIRouter(prefix="/v1/campaigns", tags=["reports"])
     "/{campaign_id}/reports",
     dependencies=[Security(bearer)],
     response_model=SubmitAck,
-    responses=responses(400, 401, 404, 409, 413, 503),
+    responses=responses(400, 401, 403, 404, 409, 413, 415, 429, 503),
     openapi_extra=body_of(ReportsBody) | {"security": [{}]},
 )
 async def submit(campaign_id: str, request: Request, service: ServiceDep) -> dict[str, int]:
     """Store a batch of reports (``pldp.batch/1``, a list of reports, or one report); all or nothing.
 
     Returns how many were new (``accepted``) and how many were retries of stored reports
-    (``duplicates``). The response is sent after the reports and the tally are committed. A token
-    is not needed; an invalid one is refused.
+    (``duplicates``). The response is sent after the reports and the tally are committed.
+
+    An open campaign needs no token (an invalid one is refused). An invited campaign takes a batch
+    of exactly one report with a respondent code as the bearer token: 401 without one or with a
+    code that is not valid (``code_required``, ``unknown_code``, ``code_expired``,
+    ``code_revoked``), 403 with an admin or analyst token, 409 ``code_used`` when the code sent
+    another report already (the same report again is acknowledged as a duplicate).
+
+    One address may send so many reports a second (429 beyond, with ``Retry-After``), a campaign
+    takes so many in all (409 ``campaign_full``), and a page of another origin may not submit (403;
+    a body not ``application/json``: 415).
     """
     auth_header, declared = request.headers.get("authorization"), request.headers.get("content-length")
-    return await service.ingest.accept(campaign_id, auth_header, declared, request.stream())
+    client = request.client.host if request.client else None
+    return await service.ingest.accept(campaign_id, auth_header, declared, client, request.stream())

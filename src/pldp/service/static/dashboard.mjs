@@ -3,6 +3,7 @@
 
 import { loadSpec, verify } from "/static/pldp-client.mjs";
 import { apiError, canVerify, el, fetchSpecText, fetchWithin, formatEps, svg } from "/static/common.mjs";
+import { claimWords, expWords, listWords, protection } from "/static/protection.mjs";
 
 const main = document.getElementById("dashboard");
 const campaignId = main.dataset.campaign;
@@ -28,6 +29,7 @@ function showMessage(text, kind = "notice", state = "") {
   message.className = `message ${text ? kind : ""}`.trim();
   message.hidden = !text;
   main.dataset.state = state;
+  main.dataset.seq = String(Number(main.dataset.seq || 0) + 1); // tests wait for a message newer than one seen
 }
 
 const storedToken = () => sessionStorage.getItem(TOKEN_KEY);
@@ -133,7 +135,6 @@ function showFailure(err) {
 
 // ------------------------------------------------------------------ the charts
 
-const fmt = (x, digits = 4) => (Number.isFinite(x) ? String(Number(x.toPrecision(digits))) : String(x));
 const finite = (xs) => xs.filter((x) => Number.isFinite(x));
 
 /** Tick step 1, 2 or 5 times a power of ten, about span / 5. */
@@ -144,26 +145,46 @@ function tickStep(span) {
   return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p;
 }
 
+/**
+ * Decimals of a share in percent: one digit below the leading digit of the smallest standard
+ * error (noise makes finer digits meaningless), from 0 to 3.
+ */
+function percentDecimals(stdErrors) {
+  const se = finite(stdErrors).filter((x) => x > 0);
+  if (!se.length) return 1;
+  return Math.min(3, Math.max(0, 1 - Math.floor(Math.log10(Math.min(...se) * 100))));
+}
+
+/** A share (a fraction) in percent with `decimals` digits: "16.9\u00a0%" ("−" for negatives). */
+function percent(x, decimals, unit = "\u00a0%") {
+  if (!Number.isFinite(x)) return String(x);
+  const text = (x * 100).toFixed(decimals);
+  return (Number(text) === 0 ? text.replace("-", "") : text.replace("-", "−")) + unit;
+}
+
 function clip(label, n) {
   return label.length > n ? label.slice(0, n - 1) + "…" : label;
 }
 
 /**
- * One attribute's bar chart: a bar per answer (its estimated frequency, `data-value`), a whisker
- * per confidence interval (`data-ci-low`, `data-ci-high`), a value axis with ticks.
+ * One attribute's bar chart, `width` px wide (its container's width, at least 14 px per answer): a
+ * bar per answer (its estimated frequency in `data-value`), a whisker per confidence interval
+ * (`data-ci-low`, `data-ci-high`), a labelled share axis with ticks in percent.
  */
-function chart(attr, meta, titleId) {
+function chart(attr, meta, titleId, width) {
   const d = attr.labels.length;
   const f = attr.frequencies;
   const lo = attr.ci_low;
   const hi = attr.ci_high;
-  const slot = Math.max(14, Math.min(96, 640 / d));
-  const rotate = slot < 40 || attr.labels.some((l) => l.length * 7 > slot);
-  const left = 56;
-  const top = 14;
-  const plotH = 240;
-  const bottom = rotate ? 90 : 36;
-  const width = Math.max(360, left + d * slot + 16);
+  const left = 62;
+  const right = 8;
+  const top = 12;
+  const slot = Math.max(14, (width - left - right) / d);
+  width = Math.max(width, left + right + slot * d);
+  const rotate = attr.labels.some((l) => l.length * 7 > slot - 4);
+  const plotH = width < 480 ? 200 : 230;
+  const longest = Math.min(14, Math.max(...attr.labels.map((l) => l.length)));
+  const bottom = rotate ? 22 + longest * 5 : 30;
   const height = top + plotH + bottom;
   let yMin = Math.min(0, ...finite([...f, ...lo]));
   let yMax = Math.max(...finite([...f, ...hi]), 1e-9);
@@ -172,6 +193,8 @@ function chart(attr, meta, titleId) {
   yMax = Math.ceil(yMax / step) * step;
   const y = (v) => top + ((yMax - Math.min(yMax, Math.max(yMin, v))) / (yMax - yMin)) * plotH;
   const pct = Math.round(meta.level * 1000) / 10;
+  const tickDecimals = Math.max(0, -Math.floor(Math.log10(step * 100)));
+  const decimals = percentDecimals(attr.std_error);
 
   const root = svg("svg", {
     class: "chart",
@@ -188,11 +211,15 @@ function chart(attr, meta, titleId) {
   for (let t = yMin, i = 0; t <= yMax + step / 2 && i < 50; t += step, i++) {
     const v = Math.abs(t) < step / 1e6 ? 0 : t;
     axis.append(
-      svg("line", { class: "grid", x1: left, x2: width - 8, y1: y(v), y2: y(v) }),
-      svg("text", { class: "tick", x: left - 6, y: y(v) + 4, "text-anchor": "end" }, fmt(v, 3)),
+      svg("line", { class: "grid", x1: left, x2: width - right, y1: y(v), y2: y(v) }),
+      svg("text", { class: "tick", x: left - 6, y: y(v) + 4, "text-anchor": "end" }, percent(v, tickDecimals, "%")),
     );
   }
-  axis.append(svg("line", { class: "zero", x1: left, x2: width - 8, y1: y(0), y2: y(0) }));
+  axis.append(svg("line", { class: "zero", x1: left, x2: width - right, y1: y(0), y2: y(0) }));
+  const mid = top + plotH / 2;
+  axis.append(
+    svg("text", { class: "axis-title", x: 12, y: mid, "text-anchor": "middle", transform: `rotate(-90 12 ${mid})` }, "Estimated share"),
+  );
   root.append(axis);
 
   const bars = svg("g", { class: "bars" });
@@ -202,7 +229,7 @@ function chart(attr, meta, titleId) {
     const cx = x + slot / 2;
     const top0 = Math.min(y(f[i]), y(0));
     const label = attr.labels[i];
-    const tip = `${label}: ${fmt(f[i])} (${pct} % interval ${fmt(lo[i])} to ${fmt(hi[i])})`;
+    const tip = `${label}: ${percent(f[i], decimals)} (${pct}\u00a0% interval ${percent(lo[i], decimals)} to ${percent(hi[i], decimals)})`;
     bars.append(
       svg(
         "rect",
@@ -238,9 +265,9 @@ function chart(attr, meta, titleId) {
       svg(
         "text",
         rotate
-          ? { class: "label", x: cx, y: ly, "text-anchor": "end", transform: `rotate(-40 ${cx} ${ly})` }
+          ? { class: "label", x: cx + 4, y: ly, "text-anchor": "end", transform: `rotate(-40 ${cx + 4} ${ly})` }
           : { class: "label", x: cx, y: ly, "text-anchor": "middle" },
-        clip(label, rotate ? 14 : Math.max(3, Math.floor(slot / 7))),
+        clip(label, 14),
         svg("title", {}, label),
       ),
     );
@@ -251,14 +278,15 @@ function chart(attr, meta, titleId) {
 
 function estimateTable(attr, level) {
   const pct = Math.round(level * 1000) / 10;
+  const decimals = percentDecimals(attr.std_error);
   return el(
     "table",
     { class: "numbers" },
-    el("caption", {}, `Estimates with ${pct} % intervals`),
+    el("caption", {}, `Estimated shares with ${pct}\u00a0% confidence intervals`),
     el(
       "thead",
       {},
-      el("tr", {}, ...["Answer", "Frequency", "Std. error", "Low", "High"].map((h) => el("th", { scope: "col" }, h))),
+      el("tr", {}, ...["Answer", "Share", "Standard error", `${pct}\u00a0% interval`].map((h) => el("th", { scope: "col" }, h))),
     ),
     el(
       "tbody",
@@ -268,11 +296,55 @@ function estimateTable(attr, level) {
           "tr",
           {},
           el("th", { scope: "row" }, label),
-          ...[attr.frequencies[i], attr.std_error[i], attr.ci_low[i], attr.ci_high[i]].map((v) => el("td", {}, fmt(v, 6))),
+          el("td", {}, percent(attr.frequencies[i], decimals)),
+          el("td", {}, percent(attr.std_error[i], decimals)),
+          el("td", {}, `${percent(attr.ci_low[i], decimals)} to ${percent(attr.ci_high[i], decimals)}`),
         ),
       ),
     ),
   );
+}
+
+const METHOD_SHORT = { unbiased: "unbiased", norm_sub: "clipped", mle: "most likely" };
+
+/** What the method did, in plain words. */
+const METHOD_WORDS = {
+  unbiased:
+    "Unbiased: averaged over many surveys these shares are exactly right, but the noise that protects the respondents " +
+    "can push a share below 0\u00a0% or above 100\u00a0%.",
+  norm_sub:
+    "Clipped to 0–100\u00a0% (Norm-Sub): the unbiased shares, with every negative one set to 0\u00a0% and the others lowered " +
+    "by one common amount so that they add up to 100\u00a0%.",
+  mle: "Most likely (maximum likelihood): the shares, each between 0\u00a0% and 100\u00a0% and adding up to 100\u00a0%, under which the reports received are the most probable.",
+};
+
+/** The estimator's diagnostics in plain words. */
+function diagnosticWords(attr) {
+  const f = attr.frequencies;
+  const outside = f.some((x) => x < 0 || x > 1);
+  const total = f.reduce((a, b) => a + b, 0);
+  const words = [];
+  if (attr.on_simplex) {
+    words.push("All shares lie between 0\u00a0% and 100\u00a0% and add up to 100\u00a0%.");
+  } else if (outside) {
+    words.push(
+      "Some shares fall below 0\u00a0% or above 100\u00a0%: that is the respondents' protective noise showing. " +
+        "The clipped and most likely methods keep every share between 0\u00a0% and 100\u00a0%, adding up to 100\u00a0%.",
+    );
+  } else if (Math.abs(total - 1) > 5e-4) {
+    words.push(
+      `The shares add up to ${percent(total, 1)}, not 100\u00a0%: that is the respondents' protective noise ` +
+        "showing. The clipped and most likely methods make them add up to 100\u00a0%.",
+    );
+  } else {
+    words.push(
+      "All shares happen to lie between 0\u00a0% and 100\u00a0%, but this method does not keep them there: the " +
+        "respondents' protective noise can push one below 0\u00a0% (the clipped and most likely methods prevent it).",
+    );
+  }
+  if (attr.iterations > 0 && attr.converged) words.push(`The calculation settled after ${attr.iterations} rounds.`);
+  if (!attr.converged) words.push(`The calculation did not settle (${attr.iterations} rounds): treat these shares with care.`);
+  return words.join(" ");
 }
 
 function attributeTitle(attr, i, count) {
@@ -281,15 +353,22 @@ function attributeTitle(attr, i, count) {
   return q ?? attr.name ?? `Attribute ${i + 1}`;
 }
 
+let lastData = null; // the estimate drawn last: redrawn at a new width
+
 function render(data) {
+  lastData = data;
   const count = data.attributes.length;
   const pct = Math.round(data.level * 1000) / 10;
   summary.replaceChildren(
-    "n = ",
     el("strong", { id: "n", "data-n": data.n }, data.n.toLocaleString("en")),
-    ` reports · method ${data.method} · ${pct} % intervals · updated ${new Date().toLocaleTimeString("en-GB")}`,
+    ` reports · ${METHOD_SHORT[data.method] ?? data.method} estimate · ${pct}\u00a0% confidence intervals · updated ${new Date().toLocaleTimeString("en-GB")}`,
   );
   summary.hidden = false;
+  document.getElementById("interval-help").textContent =
+    "Each bar is the estimated share of respondents who gave that answer; the black line through it is its " +
+    `${pct}\u00a0% confidence interval (intervals made this way hold the true share in ${pct} of 100 surveys). ` +
+    "The numbers refresh every 2 seconds.";
+  document.getElementById("method-help").textContent = METHOD_WORDS[data.method] ?? `Method: ${data.method}.`;
   if (charts.children.length !== count) {
     charts.replaceChildren(
       ...data.attributes.map((_, i) =>
@@ -299,7 +378,7 @@ function render(data) {
           el("figcaption", { id: `chart-title-${i}` }),
           el("div", { class: "chart-scroll" }),
           el("p", { class: "hint diagnostics" }),
-          el("details", {}, el("summary", {}, "Numbers"), el("div", { class: "table-scroll" })),
+          el("details", {}, el("summary", {}, "Numbers"), el("div", { class: "table-wrap" })),
         ),
       ),
     );
@@ -307,37 +386,78 @@ function render(data) {
   data.attributes.forEach((attr, i) => {
     const figure = charts.children[i];
     const title = attributeTitle(attr, i, count);
-    figure.querySelector("figcaption").textContent = title || "Estimated frequencies";
-    figure.querySelector(".chart-scroll").replaceChildren(chart(attr, data, `chart-title-${i}`));
-    figure.querySelector(".diagnostics").textContent =
-      `on the simplex: ${attr.on_simplex ? "yes" : "no"} · converged: ${attr.converged ? "yes" : "no"}` +
-      ` · iterations: ${attr.iterations}`;
-    figure.querySelector("details .table-scroll").replaceChildren(estimateTable(attr, data.level));
+    figure.querySelector("figcaption").textContent = title || "Estimated shares";
+    const box = figure.querySelector(".chart-scroll");
+    box.replaceChildren(chart(attr, data, `chart-title-${i}`, box.clientWidth || 560));
+    figure.querySelector(".diagnostics").textContent = diagnosticWords(attr);
+    figure.querySelector("details .table-wrap").replaceChildren(estimateTable(attr, data.level));
   });
 }
 
+let resizing = 0;
+window.addEventListener("resize", () => {
+  cancelAnimationFrame(resizing);
+  resizing = requestAnimationFrame(() => lastData && charts.children.length && render(lastData));
+});
+
 // ------------------------------------------------------------------ the privacy table
 
-function privacyRows(result) {
+function privacyRows(spec, result) {
   const table = document.getElementById("privacy-table");
+  const described = result.rows.map((row) => [row, spec ? claimWords(spec, row) : { where: row.part, what: row.subject }]);
+  table.classList.toggle("one-place", new Set(described.map(([, words]) => words.where)).size === 1);
   table.querySelector("tbody").replaceChildren(
-    ...result.rows.map((row) =>
-      el(
+    ...described.map(([row, words]) => {
+      return el(
         "tr",
-        { class: row.holds ? "holds" : "fails" },
-        el("td", {}, row.part),
-        el("td", {}, row.subject),
-        el("td", { class: "num" }, formatEpsExact(row.claimed)),
-        el("td", { class: "num" }, formatEpsExact(row.realised)),
+        { class: row.holds ? "holds" : "fails", "data-part": row.part, "data-subject": row.subject },
+        el("td", {}, words.where),
+        el("td", {}, words.what),
+        el("td", { class: "num", "data-epsilon": row.claimed }, formatEpsShort(row.claimed)),
+        el("td", { class: "num", "data-epsilon": row.realised, title: formatEpsExact(row.realised) }, formatEpsShort(row.realised)),
         el("td", { class: "verdict" }, row.holds ? "✓ holds" : "✗ fails"),
-      ),
-    ),
+      );
+    }),
   );
   table.hidden = false;
 }
 
+/** Four significant digits (the exact value is the cell's title). */
+const formatEpsShort = (e) => (e === Infinity ? "∞" : Number.isFinite(e) ? String(Number(e.toPrecision(4))) : String(e));
 /** Ten significant digits: enough to see a realised ε just below its claim. */
 const formatEpsExact = (e) => (e === Infinity ? "∞" : Number.isFinite(e) ? String(Number(e.toPrecision(10))) : String(e));
+
+/** Per question, each answer's protection: "“a”: ε = 0.1", "“d”, “e”: not protected". */
+function protectionList(spec) {
+  const all = protection(spec);
+  const items = all.map((q) => {
+    const head = all.length > 1 ? `“${q.question}”: ` : "";
+    if (q.kind === "leveled") {
+      const levels = q.levels.map((e) => formatEps(e)).join(", ");
+      const level =
+        q.levelReport === "clear" ? "the level is sent with the report" : `the level is protected at ε = ${formatEps(q.levelEpsilon)}`;
+      const open = q.labels.filter((_, x) => q.byLevel.some((at) => at[x] === Infinity)).map((l) => `“${l}”`);
+      const except = open.length ? ` (${listWords(open)} not protected at some level)` : "";
+      return [el("li", {}, `${head}every answer${except} at the ε of the respondent's level (${levels}); ${level}.`)];
+    }
+    const groups = new Map();
+    q.answers.forEach((e, x) => groups.set(e, [...(groups.get(e) ?? []), `“${q.labels[x]}”`]));
+    if (groups.size === 1 && !groups.has(Infinity)) return [el("li", {}, `${head}every answer at ε = ${formatEps(q.answers[0])}`)];
+    return [...groups].map(([e, names]) =>
+      el(
+        "li",
+        {},
+        head +
+          (e === Infinity
+            ? `${listWords(names)}: not protected (a report may reveal ${names.length > 1 ? "them" : "it"})`
+            : `${listWords(names)}: ε = ${formatEps(e)}`),
+      ),
+    );
+  });
+  const list = document.getElementById("privacy-answers");
+  list.replaceChildren(el("li", { class: "head" }, "Each answer is protected at:"), ...items.flat());
+  list.hidden = false;
+}
 
 async function showPrivacy() {
   const out = document.getElementById("privacy-summary");
@@ -359,18 +479,25 @@ async function showPrivacy() {
     const q = document.getElementById("question");
     q.textContent = Array.isArray(spec.question) ? spec.question.join(" · ") : spec.question;
     const result = verify(spec);
-    privacyRows(result);
-    out.textContent =
-      `Every one of the ${result.rows.length} claims holds. ` +
-      (result.ldp_epsilon === Infinity
-        ? "Some answers are not treated as sensitive, so a whole report has no finite LDP bound (ε = ∞)."
-        : `A whole report is ε-LDP with ε = ${formatEps(result.ldp_epsilon)}.`);
+    privacyRows(spec, result);
+    protectionList(spec);
+    const whole = result.ldp_epsilon;
+    out.replaceChildren(
+      `Every one of the ${result.rows.length} promises of the campaign's definition holds. `,
+      ...(whole === Infinity
+        ? ["Some answers are not protected, so a report as a whole has no finite ε."]
+        : [
+            "A report as a whole is at most e",
+            el("sup", {}, formatEps(whole)),
+            ` ≈ ${expWords(whole)} times as likely under one answer as under any other (ε = ${formatEps(whole)}).`,
+          ]),
+    );
     main.dataset.privacy = "verified";
   } catch (exc) {
     out.textContent = `The spec failed its check: ${exc.message}`;
     main.dataset.privacy = "failed";
     try {
-      privacyRows(verify(text));
+      privacyRows(null, verify(text));
     } catch {
       // a malformed sampler: nothing to tabulate
     }

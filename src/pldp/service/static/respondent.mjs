@@ -1,8 +1,12 @@
 // The survey page (/c/{id}): shows the campaign's question, randomizes the answer in the browser
 // with pldp-client.mjs, and sends only the randomized report (a pldp.batch/1 of one report).
+// An invited campaign's link carries the respondent's one-time code in its fragment
+// (/c/{id}#code=...), which browsers never send to a server: the page reads it, removes it from the
+// address bar, and sends it as the bearer token of the report.
 
 import { Client, loadSpec } from "/static/pldp-client.mjs";
 import { apiError, budget, canVerify, el, fetchSpecText, fetchWithin, formatEps } from "/static/common.mjs";
+import { answerNotes, epsilonMeaning, protection, questionSentences, smallestEpsilon } from "/static/protection.mjs";
 
 const main = document.getElementById("survey");
 const campaignId = main.dataset.campaign;
@@ -11,12 +15,14 @@ const questions = document.getElementById("questions");
 const submitButton = document.getElementById("submit");
 const statusLine = document.getElementById("status");
 const errorBox = document.getElementById("error");
+const invited = main.dataset.access === "invited";
+const codeKey = `pldp-code:${campaignId}`;
 
 /** Delays (ms) before the automatic retries of a batch after a network or server error. */
 const RETRY_DELAYS = [500, 1000, 2000, 4000];
 
 const LEVEL_NOTES = {
-  perturbed: "The level you pick is itself randomized before it is sent.",
+  perturbed: "The level you pick is itself randomized before it is sent, and your report hides it only partly.",
   clear: "The level you pick is sent as it is, beside your randomized answer.",
   hidden: "The level you pick is not sent.",
 };
@@ -25,6 +31,40 @@ let client = null;
 let parts = []; // one {kind, node} per question
 let batch = null; // the randomized batch, drawn once; retries send exactly it
 let sending = false;
+const code = invited ? takeCode() : null;
+
+/**
+ * The respondent code of the link's fragment (#code=...), which is then removed from the address
+ * bar (and so from the history, bookmarks and a shared screen); kept in this tab's sessionStorage
+ * so that a reload still has it.
+ */
+function takeCode() {
+  const fragment = new URLSearchParams(location.hash.slice(1));
+  const fromLink = fragment.get("code");
+  if (fromLink !== null) history.replaceState(history.state, "", location.pathname + location.search);
+  try {
+    if (fromLink) sessionStorage.setItem(codeKey, fromLink);
+    return fromLink || sessionStorage.getItem(codeKey);
+  } catch {
+    return fromLink || null; // storage refused (a private window): the code lives as long as the page
+  }
+}
+
+function forgetCode() {
+  try {
+    sessionStorage.removeItem(codeKey);
+  } catch {
+    // nothing was kept
+  }
+}
+
+/** What to tell a respondent whose code the collector refused (null: not a code's refusal). */
+const CODE_REFUSALS = {
+  unknown_code: () => "The code in your link is not one of this survey's. Check that the whole link was copied, or ask whoever sent it for the link again.",
+  code_expired: (reason) => `Your link has expired (${reason}). Ask whoever sent it for a new one.`,
+  code_revoked: () => "Your link was withdrawn by the survey's organisers. Ask whoever sent it for a new one.",
+  code_used: () => "This link has been used already: an answer was sent with it and recorded. Each link takes one answer.",
+};
 
 function setStatus(text) {
   statusLine.textContent = text;
@@ -41,35 +81,33 @@ function clearError() {
   errorBox.hidden = true;
 }
 
-function showClosed() {
+/** Show the notice with this id ("closed", "invitation") instead of the form. */
+function showNotice(id) {
   form.hidden = true;
   setStatus("");
-  const closed = document.getElementById("closed");
-  closed.hidden = false;
-  closed.focus();
+  const notice = document.getElementById(id);
+  notice.hidden = false;
+  notice.focus();
 }
 
 // ------------------------------------------------------------------ the form
 
-/** Per-answer notes for a node whose answers have different budgets (IPRR, IDUE). */
-function answerNotes(node) {
-  const eps = node.epsilons.map(budget);
-  if (eps.every((e) => e === eps[0])) return null;
-  return eps.map((e) => (e === Infinity ? "not treated as sensitive: a report naming it may reveal it" : `protected at ε = ${formatEps(e)}`));
-}
-
-function choiceList(name, type, labels, notes, describedBy) {
+/**
+ * The answers of a question, each with its note (or null); `eps` (the one-sided protection per
+ * answer, protection.mjs) goes into each choice's `data-epsilon` ("inf": not protected).
+ */
+function choiceList(name, type, labels, eps, notes, describedBy) {
   return el(
     "div",
     { class: "choices" },
     ...labels.map((label, i) => {
       const id = `${name}-${i}`;
-      const noteId = notes ? `${id}-note` : null;
+      const noteId = notes[i] ? `${id}-note` : null;
       return el(
         "div",
-        { class: "choice" },
+        { class: "choice", "data-epsilon": eps ? (eps[i] === Infinity ? "inf" : String(eps[i])) : null },
         el("input", { type, id, name, value: i, "aria-describedby": [noteId, describedBy].filter(Boolean).join(" ") || null }),
-        el("label", { for: id }, label, notes ? el("span", { class: "hint", id: noteId }, ` (${notes[i]})`) : null),
+        el("label", { for: id }, label, notes[i] ? el("span", { class: "hint", id: noteId }, ` (${notes[i]})`) : null),
       );
     }),
   );
@@ -93,7 +131,8 @@ function levelFieldset(index, node, context) {
     el(
       "p",
       { class: "hint", id: helpId },
-      "ε (epsilon) bounds how much your report can tell about your answer: the smaller it is, the more private your answer. ",
+      "ε (epsilon) bounds how much your report can tell about your answer: the smaller it is, the more private your answer, " +
+        "and the less your report helps the survey. ",
       LEVEL_NOTES[node.level_report] ?? "",
     ),
     el(
@@ -113,29 +152,54 @@ function levelFieldset(index, node, context) {
   );
 }
 
-function questionFieldset(index, question, labels, node, several) {
+/** One question's fieldset: `q` is its entry of protection(spec), `node` its sampler node. */
+function questionFieldset(index, q, node, several) {
   const name = `answer-${index}`;
+  const { question, labels, kind } = q;
   const pieces = [el("legend", {}, question)];
-  let kind = node.kind;
   if (kind === "padding") {
     pieces.push(el("p", { class: "hint", id: `${name}-help` }, "Choose all that apply, or none."));
-    pieces.push(choiceList(name, "checkbox", labels, answerNotes(node.inner), `${name}-help`));
+    pieces.push(choiceList(name, "checkbox", labels, q.answers, answerNotes(q.answers), `${name}-help`));
   } else if (kind === "leveled") {
-    pieces.push(choiceList(name, "radio", labels, null, null));
+    // protected at the chosen level's ε; an answer a level does not protect says so
+    const notes = labels.map((_, x) => {
+      const open = q.byLevel.flatMap((level, t) => (level[x] === Infinity ? [t + 1] : []));
+      if (!open.length) return null;
+      return open.length === q.levels.length
+        ? "not protected: your report may reveal this answer"
+        : `not protected at level ${open.join(", ")}: your report may reveal this answer there`;
+    });
+    pieces.push(choiceList(name, "radio", labels, null, notes, null));
   } else {
-    pieces.push(choiceList(name, "radio", labels, answerNotes(node), null));
+    pieces.push(choiceList(name, "radio", labels, q.answers, answerNotes(q.answers), null));
   }
   const block = el("div", { class: "question" }, el("fieldset", {}, ...pieces));
   if (kind === "leveled") block.append(levelFieldset(index, node, several ? question : null));
   return { block, part: { kind, name, level: kind === "leveled" ? `level-${index}` : null, question } };
 }
 
+/** "How private is your answer?": per question what its answers' reports reveal, and what ε means. */
+function showProtection(questionsProtection) {
+  const several = questionsProtection.length > 1;
+  const paragraphs = questionsProtection.flatMap((q, i) =>
+    questionSentences(q, several).map((text) => el("p", { "data-question": i }, text)),
+  );
+  if (several) {
+    paragraphs.push(
+      el("p", {}, "Your report as a whole protects all your answers together at the sum of the ε you choose for them."),
+    );
+  }
+  document.getElementById("protection-questions").replaceChildren(...paragraphs);
+  document.getElementById("epsilon-meaning").replaceChildren(...epsilonMeaning(smallestEpsilon(questionsProtection)));
+  document.getElementById("protection").hidden = false;
+}
+
 function buildForm(spec) {
   const root = spec.sampler.root;
-  const built =
-    root.kind === "attributes"
-      ? root.parts.map((node, i) => questionFieldset(i, spec.question[i], spec.labels[i], node, root.parts.length > 1))
-      : [questionFieldset(0, spec.question, spec.labels, root, false)];
+  const nodes = root.kind === "attributes" ? root.parts : [root];
+  const questionsProtection = protection(spec);
+  const built = questionsProtection.map((q, i) => questionFieldset(i, q, nodes[i], nodes.length > 1));
+  showProtection(questionsProtection);
   questions.replaceChildren(...built.map((b) => b.block));
   parts = built.map((b) => b.part);
   document.title = root.kind === "attributes" ? "Survey" : `${spec.question} · Survey`;
@@ -193,11 +257,9 @@ async function send(body) {
       await sleep(RETRY_DELAYS[attempt - 1]);
     }
     try {
-      const response = await fetchWithin(`/v1/campaigns/${campaignId}/reports`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body,
-      });
+      const headers = { "content-type": "application/json" };
+      if (code) headers.authorization = `Bearer ${code}`;
+      const response = await fetchWithin(`/v1/campaigns/${campaignId}/reports`, { method: "POST", headers, body });
       if (response.ok) return { ok: true };
       const err = await apiError(response);
       if (response.status < 500 && response.status !== 408 && response.status !== 429) return { ok: false, ...err };
@@ -241,6 +303,7 @@ async function onSubmit(event) {
   const result = await send(JSON.stringify(batch));
   sending = false;
   if (result.ok) {
+    forgetCode();
     form.reset();
     form.hidden = true;
     setStatus("");
@@ -251,10 +314,19 @@ async function onSubmit(event) {
     return;
   }
   if (result.code === "campaign_closed") {
-    showClosed();
+    showNotice("closed");
+    return;
+  }
+  main.dataset.refused = result.code;
+  if (result.code === "code_required") {
+    showNotice("invitation");
     return;
   }
   setStatus("");
+  if (Object.hasOwn(CODE_REFUSALS, result.code)) {
+    showError(CODE_REFUSALS[result.code](result.reason)); // final: this link sends no (other) answer
+    return;
+  }
   submitButton.disabled = false;
   if (result.retryable) {
     submitButton.textContent = "Try sending again";
@@ -268,7 +340,11 @@ async function onSubmit(event) {
 
 async function start() {
   if (main.dataset.closed === "true") {
-    showClosed();
+    showNotice("closed");
+    return;
+  }
+  if (invited && !code) {
+    showNotice("invitation");
     return;
   }
   if (!canVerify()) {

@@ -1,0 +1,143 @@
+"""Per-address token buckets on report submission: one address cannot flood an open campaign.
+
+Each client address has a bucket of ``burst`` tokens that refills at ``rate`` tokens a second; a
+report costs one token. A request is admitted while its address's bucket holds a token (else a 429
+before its body is read); once its body is parsed, its ``n`` reports are charged. A bucket short
+of ``n`` tokens refuses the request (429) and charges one token, so that even refused requests
+are paced. ``Retry-After`` says when the bucket will hold what was asked.
+
+Reports are counted, not requests: one request may carry 10,000 reports. Requests with an admin's
+or analyst's token are not limited (their holders are named and their tokens revocable; a bulk
+upload of a report file uses one).
+
+The address is the connection's peer, or, from a proxy the collector trusts (``pldp serve
+--trusted-proxy``), the client it names in ``X-Forwarded-For`` (uvicorn's proxy-headers middleware
+rewrites the ASGI scope's ``client`` before the app sees it). An IPv6 client is keyed by its /64
+network, since one subscriber is usually given a whole /64.
+
+The buckets live in the process: with ``--workers N`` each worker keeps its own, so one address
+may send up to N times the limits (the kernel spreads its connections over the workers). The
+number of buckets kept is bounded: full buckets (which equal no bucket) are dropped first, then
+the oldest.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import math
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+
+from pldp.service.collect import CollectError
+
+__all__ = ["RateLimiter", "address_key"]
+
+
+def address_key(host: str | None) -> str:
+    """The bucket of a client address: IPv4 as it is, IPv6 by its /64 (an IPv4-mapped one as IPv4)."""
+    if not host:
+        return ""
+    try:
+        addr = ipaddress.ip_address(host)
+    except ValueError:
+        return host  # a Unix socket's peer or a proxy's name: as given
+    if isinstance(addr, ipaddress.IPv6Address):
+        if addr.ipv4_mapped is not None:
+            return str(addr.ipv4_mapped)
+        return str(ipaddress.IPv6Network((addr, 64), strict=False))
+    return str(addr)
+
+
+class RateLimiter:
+    """Token buckets per client address (see module doc).
+
+    Parameters
+    ----------
+    rate : float
+        Reports per second an address may send, sustained; 0 turns the limit off.
+    burst : int
+        Reports an address may send at once (the bucket's size).
+    max_buckets : int
+        Buckets kept at most (memory: about 200 bytes each).
+    clock : callable
+        Seconds, monotonic (tests pass their own).
+    """
+
+    def __init__(
+        self, rate: float, burst: int, max_buckets: int = 100_000, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.rate = float(rate)
+        self.burst = int(burst)
+        self.max_buckets = max_buckets
+        self.clock = clock
+        self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()  # key -> (tokens, when)
+
+    @property
+    def on(self) -> bool:
+        return self.rate > 0
+
+    def _tokens(self, key: str, now: float) -> float:
+        tokens, when = self._buckets.get(key, (self.burst, now))
+        return min(float(self.burst), tokens + (now - when) * self.rate)
+
+    def _set(self, key: str, tokens: float, now: float) -> None:
+        self._buckets[key] = (tokens, now)
+        self._buckets.move_to_end(key)
+        if len(self._buckets) > self.max_buckets:
+            self._prune(now)
+
+    def _prune(self, now: float) -> None:
+        full = [k for k in self._buckets if self._tokens(k, now) >= self.burst]
+        for k in full:
+            del self._buckets[k]
+        while len(self._buckets) > self.max_buckets * 0.9:  # still too many: the least recently used go
+            self._buckets.popitem(last=False)
+
+    def _refuse(self, key: str, need: float, tokens: float) -> CollectError:
+        wait = max(1, math.ceil((need - tokens) / self.rate))
+        return CollectError(
+            429,
+            "rate_limited",
+            f"too many reports from {key}: at most {self.burst:,} at once and {self.rate:g} a second; "
+            f"send these again in {wait} s",
+            {"Retry-After": str(wait)},
+        )
+
+    def admit(self, host: str | None) -> None:
+        """Admit a request from ``host`` if its bucket holds a token (nothing is charged yet).
+
+        Raises
+        ------
+        CollectError
+            429 with ``Retry-After``.
+        """
+        if not self.on:
+            return
+        key = address_key(host)
+        tokens = self._tokens(key, self.clock())
+        if tokens < 1:
+            raise self._refuse(key, 1, tokens)
+
+    def charge(self, host: str | None, n: int) -> None:
+        """Charge ``n`` reports to ``host``'s bucket, or refuse them (charging one).
+
+        Raises
+        ------
+        CollectError
+            413 ``too_many_reports`` when ``n`` exceeds the burst (no wait would let them in);
+            429 with ``Retry-After`` when the bucket holds fewer than ``n`` tokens.
+        """
+        if not self.on:
+            return
+        if n > self.burst:
+            raise CollectError(
+                413, "too_many_reports", f"{n:,} reports in one request; one address may send at most {self.burst:,}"
+            )
+        key, now = address_key(host), self.clock()
+        tokens = self._tokens(key, now)
+        if tokens < n:
+            left = max(0.0, tokens - 1)
+            self._set(key, left, now)
+            raise self._refuse(key, n, left)
+        self._set(key, tokens - n, now)

@@ -1,0 +1,270 @@
+// What a campaign's reports reveal about each answer, read from its spec (docs/wire-format.md §3),
+// in words for the survey page and the dashboard. The spec has been loaded (loadSpec of
+// pldp-client.mjs) before anything here runs, so every claim used below holds exactly.
+//
+// The measure shown for an answer x is its one-sided protection
+//
+//     eps(x) = max over reports r that x can produce, and answers x' != x, of ln Q(r|x) / Q(r|x'),
+//
+// bounded from the spec's verified claims: no report points to x, against any other answer, by more
+// than e^eps(x) (an observer's odds on x over x' grow at most that much). Per node kind:
+//
+// * direct (KRR, URR, IPRR; LDP, ULDP, IPLDP): Q(y|x) = (w_y + keep [y = x]) / 2^32. A report
+//   y != x is at most as likely under x as under any other answer; the report x is
+//   (w_x + keep) / w_x times more likely, which the claim of output x bounds by e^eps_x. An answer
+//   with w_x = 0 (non-sensitive) can be reported only by its holders: not protected.
+// * unary (OUE, RAPPOR: LDP; IDUE: MinID-LDP, AvgID-LDP): every ordered pair of answers (x, x') is
+//   claimed at c(eps_x, eps_x') (LDP: the smallest budget; MinID: the smaller; AvgID: the mean), so
+//   eps(x) = max over x' != x of c(eps_x, eps_x').
+// * padding (item-sets): the report is made from one item picked on the device (an answer or a
+//   filler); each answer as the inner unary node protects it against every other item.
+// * leveled (RCF, APLDP, FEBSF, PBP, PPDA): given the level t the respondent picks, the level's
+//   item node alone depends on the answer, so eps(x) is that node's, at each level. The level
+//   itself: sent in the clear, or protected at the spec's verified level_epsilon.
+// * attributes (MPLDP): each question's part depends on its answer only; the whole report
+//   protects all answers together at the sum of the parts' budgets.
+
+import { budget, el, formatEps } from "/static/common.mjs";
+
+/**
+ * The one-sided protection of each of the first `count` answers of a direct or unary node,
+ * against the node's first `others` inputs.
+ *
+ * @returns {number[]} eps(x) per answer; Infinity where a report may reveal the answer.
+ */
+function nodeProtection(node, count, others) {
+  const eps = node.epsilons.map(budget);
+  if (node.kind === "direct") {
+    return eps.slice(0, count).map((e, x) => {
+      const w = node.weights[x];
+      if (w === 0) return Infinity; // only holders of x report x
+      if (e !== Infinity) return e; // the verified claim of output x
+      return Math.log((w + node.keep) / w); // claimed non-sensitive, yet mixed: the exact ratio
+    });
+  }
+  const smallest = Math.min(...eps);
+  const pair =
+    node.notion === "MinID-LDP" ? (a, b) => Math.min(a, b) : node.notion === "AvgID-LDP" ? (a, b) => (a + b) / 2 : () => smallest;
+  return eps.slice(0, count).map((e, x) => {
+    let worst = 0;
+    for (let y = 0; y < others; y++) if (y !== x) worst = Math.max(worst, pair(e, eps[y]));
+    return worst;
+  });
+}
+
+/**
+ * The protection of one question: a node that is not an `attributes` node.
+ *
+ * @param {object} node A sampler node of the spec (its JSON form).
+ * @returns {{kind: string, answers: number[]|null, levels: number[]|null, byLevel: number[][]|null,
+ *   levelReport: string|null, levelEpsilon: number|null}} `answers[x]` is eps(x) (Infinity: not
+ *   protected); for a leveled node `answers` is null and `byLevel[t][x]` is eps(x) at level t.
+ */
+export function questionProtection(node) {
+  if (node.kind === "leveled") {
+    const byLevel = node.items.map((item) => nodeProtection(item, node.d, node.d));
+    return {
+      kind: "leveled",
+      answers: null,
+      levels: node.levels.map(budget),
+      byLevel,
+      levelReport: node.level_report,
+      levelEpsilon: node.level_report === "clear" ? null : budget(node.level_epsilon),
+    };
+  }
+  const base = { kind: node.kind, levels: null, byLevel: null, levelReport: null, levelEpsilon: null };
+  if (node.kind === "padding") return { ...base, answers: nodeProtection(node.inner, node.d, node.inner.d) };
+  return { ...base, answers: nodeProtection(node, node.d, node.d) };
+}
+
+/**
+ * The protection of every question of a loaded spec: one entry per attribute (MPLDP), else one.
+ *
+ * @param {object} spec A spec returned by loadSpec.
+ * @returns {Array<{question: string, labels: string[]} & ReturnType<typeof questionProtection>>}
+ */
+export function protection(spec) {
+  const root = spec.sampler.root;
+  if (root.kind === "attributes") {
+    return root.parts.map((part, i) => ({ question: spec.question[i], labels: spec.labels[i], ...questionProtection(part) }));
+  }
+  return [{ question: spec.question, labels: spec.labels, ...questionProtection(root) }];
+}
+
+// ------------------------------------------------------------------ words
+
+/** "a", "a and b", "a, b and c" (at most `max` names, then "and N more"). */
+export function listWords(names, max = 6) {
+  const shown = names.length > max ? [...names.slice(0, max - 1), `${names.length - max + 1} more`] : names;
+  if (shown.length <= 1) return shown.join("");
+  return `${shown.slice(0, -1).join(", ")} and ${shown[shown.length - 1]}`;
+}
+
+const quoted = (labels) => labels.map((l) => `“${l}”`);
+
+/** e^eps for people: "1.65" (three significant digits). */
+export const expWords = (eps) => formatEps(Math.exp(eps));
+
+/**
+ * The note beside one answer: null where every answer of the question is alike (the summary
+ * says it), else "protected at ε = 0.5" or "not protected: your report may reveal this answer".
+ *
+ * @param {number[]} answers eps(x) per answer.
+ * @returns {Array<string|null>}
+ */
+export function answerNotes(answers) {
+  if (answers.every((e) => e === answers[0])) return answers.map(() => null);
+  return answers.map((e) => (e === Infinity ? "not protected: your report may reveal this answer" : `protected at ε = ${formatEps(e)}`));
+}
+
+/**
+ * What the respondent is told about one question, in sentences.
+ *
+ * @param {ReturnType<typeof protection>[number]} q
+ * @param {boolean} several Whether the survey has several questions (MPLDP).
+ * @returns {string[]}
+ */
+export function questionSentences(q, several) {
+  const about = several ? ` to “${q.question}”` : "";
+  if (q.kind === "leveled") {
+    const out = [];
+    const exposed = q.labels.filter((_, x) => q.byLevel.some((level) => level[x] === Infinity));
+    const alike = q.byLevel.every((level, t) => level.every((e) => e !== Infinity && e <= q.levels[t]));
+    out.push(
+      alike
+        ? `Your answer${about} is protected at the ε of the privacy level you choose for it.`
+        : `Your answer${about} is protected at the ε of the privacy level you choose, except ${listWords(quoted(exposed))}: your report may reveal ${exposed.length > 1 ? "those answers" : "that answer"}.`,
+    );
+    if (q.levelReport === "clear") {
+      out.push("The level you choose is sent as it is, with your report.");
+    } else if (q.levelEpsilon === Infinity) {
+      out.push("The level you choose is not sent as such, but your report may reveal it.");
+    } else {
+      out.push(`The level you choose is not sent as such; your report hides it only partly (it is protected at ε = ${formatEps(q.levelEpsilon)}).`);
+    }
+    return out;
+  }
+  const protectedAt = q.answers.filter((e) => e !== Infinity);
+  const open = q.labels.filter((_, x) => q.answers[x] === Infinity);
+  const out = [];
+  if (open.length === 0 && protectedAt.every((e) => e === protectedAt[0])) {
+    out.push(`Every answer${about} is protected at ε = ${formatEps(protectedAt[0])}.`);
+  } else if (open.length === q.labels.length) {
+    out.push(`No answer${about} is protected: your report may reveal it.`);
+  } else {
+    const safe = q.labels.filter((_, x) => q.answers[x] !== Infinity);
+    const eps = [...new Set(protectedAt)];
+    out.push(
+      eps.length === 1
+        ? `${safe.length > 1 ? "Answers" : "The answer"} ${listWords(quoted(safe))}${about} ${safe.length > 1 ? "are" : "is"} protected at ε = ${formatEps(eps[0])}.`
+        : `${safe.length > 1 ? "Answers" : "The answer"} ${listWords(quoted(safe))}${about} ${safe.length > 1 ? "are" : "is"} protected, each at the ε shown beside it.`,
+    );
+    if (open.length) {
+      out.push(
+        `${listWords(quoted(open))} ${open.length > 1 ? "are" : "is"} not protected: if you answer ${listWords(quoted(open)).replace(/ and /, " or ")}, your report may reveal it.`,
+      );
+    }
+  }
+  if (q.kind === "padding") {
+    out.push("You may tick several answers: your report is made from one of them (or from a filler), picked at random on this device.");
+  }
+  return out;
+}
+
+/** The smallest finite ε a respondent of the spec may be protected at (for the example), or null. */
+export function smallestEpsilon(questions) {
+  const all = questions.flatMap((q) => (q.kind === "leveled" ? q.levels : q.answers)).filter((e) => Number.isFinite(e));
+  return all.length ? Math.min(...all) : null;
+}
+
+/**
+ * What "protected at ε" promises, with the spec's own smallest ε as the example: the pieces of a
+ * paragraph (strings and a `<sup>` element).
+ *
+ * @param {number|null} eps
+ * @returns {Array<string|Node>}
+ */
+export function epsilonMeaning(eps) {
+  const e = formatEps(eps ?? 1);
+  return [
+    "ε (epsilon) measures how much your report can give away: the smaller ε, the more private. ",
+    `“Protected at ε = ${e}” means: any report you might send is at most e`,
+    el("sup", {}, e),
+    ` ≈ ${expWords(eps ?? 1)} times as likely to come from someone with your answer as from someone with any other ` +
+      "answer. Whoever sees the report can raise the odds they give your answer by at most that factor: the report " +
+      "alone never makes them sure of it.",
+  ];
+}
+
+// ------------------------------------------------------------------ the rows of verify(spec)
+
+const PART = /^(?:root|attribute (\d+))(: sampled item)?(?: level (\d+) \(eps=[^)]*\))?( level report| the level itself)?$/;
+const OUTPUT = /^output (\d+)(?: \(\+\d+\))?$/;
+const PAIR = /^item (\d+)(?: \(\+\d+\))? vs item (\d+)(?: \(\+\d+\))?$/;
+
+/** The items of a node grouped as verify(spec) groups them (equal parameters): item -> its group. */
+function groupOf(node, item) {
+  const key =
+    node.kind === "direct"
+      ? (y) => `${node.weights[y]}|${node.epsilons[y]}`
+      : (y) => `${node.a[y]}|${node.b[y]}|${node.epsilons[y]}`;
+  const k = key(item);
+  return [...Array(node.d).keys()].filter((y) => key(y) === k);
+}
+
+/**
+ * A row of verify(spec) in words: where the claim sits (the question, the level) and what it
+ * protects, with the spec's answer labels instead of item indices ("output 0" is the report of the
+ * first answer). A row this function cannot read keeps its own words.
+ *
+ * @param {object} spec A loaded spec.
+ * @param {{part: string, subject: string}} row
+ * @returns {{where: string, what: string}}
+ */
+export function claimWords(spec, row) {
+  const m = PART.exec(row.part);
+  if (!m) return { where: row.part, what: row.subject };
+  const [, attr, sampled, level, tail] = m;
+  const root = spec.sampler.root;
+  let node = attr === undefined ? root : root.parts[Number(attr)];
+  const labels = attr === undefined ? spec.labels : spec.labels[Number(attr)];
+  const question = attr === undefined ? spec.question : spec.question[Number(attr)];
+  const where = [];
+  if (attr !== undefined) where.push(`“${question}”`);
+  const levelName = (t) => `level ${t + 1} (ε = ${formatEps(budget(node.levels[t]))})`;
+  if (tail === " the level itself") return { where: [...where, "the level"].join(", "), what: "which level was chosen, whatever the answer" };
+  if (tail === " level report") {
+    const out = OUTPUT.exec(row.subject);
+    const what = out ? `a report of ${levelName(Number(out[1]))}` : row.subject;
+    return { where: [...where, "the reported level"].join(", "), what };
+  }
+  let d = node.d;
+  if (sampled) {
+    where.push("one ticked answer");
+    node = node.inner;
+  }
+  if (level !== undefined) {
+    where.push(levelName(Number(level)));
+    node = node.items[Number(level)];
+  }
+  const name = (y) => (y < d ? `“${labels[y]}”` : sampled ? `filler ${y - d + 1}` : `extra item ${y - d + 1}`);
+  const names = (y) => listWords(groupOf(node, y).map(name), 4);
+  const out = OUTPUT.exec(row.subject);
+  if (out) {
+    const all = groupOf(node, Number(out[1])).length === node.d;
+    return { where: where.join(", ") || "every report", what: all ? "a report of any answer" : `a report of ${names(Number(out[1]))}` };
+  }
+  const pair = PAIR.exec(row.subject);
+  if (pair) {
+    const [i, j] = [Number(pair[1]), Number(pair[2])];
+    const gi = groupOf(node, i);
+    const what =
+      gi.includes(j) && gi.length === node.d
+        ? "any two answers"
+        : gi.includes(j)
+          ? `any two of ${names(i)}`
+          : `${names(i)} against ${names(j)}`;
+    return { where: where.join(", ") || "every report", what };
+  }
+  return { where: where.join(", ") || row.part, what: row.subject };
+}

@@ -1,0 +1,102 @@
+"""The conformance check of :mod:`pldp.attacks`: fake reports in the oracle's own format, and their gain.
+
+:func:`check_attack` makes :data:`FAKE_SHARE` of the case's population in fake users by the default
+strategy (Cao et al.'s MGA, :func:`pldp.attacks.fake_reports`) promoting the last item (MPLDP: the
+last value of every attribute), and checks that
+
+* the fake reports have the format of ``perturb``'s (types, dtypes, trailing shapes; one report
+  per fake user), ``tally`` takes them, and their tally merges with the honest one;
+* where :func:`pldp.attacks.expected_gain` is exact (every pure mechanism, padding-and-sampling,
+  RCF, APLDP, PBP, MPLDP), the mean gain of the ``"unbiased"`` estimate over :data:`REPEATS`
+  honest populations lies within :data:`Z` standard errors of it (PLDP-FEBSF's closed form is
+  first-order and PPDA has none: their gain is only required to be finite).
+"""
+
+from __future__ import annotations
+
+import unittest
+from typing import Any
+
+import numpy as np
+
+from pldp.oracle import FrequencyOracle
+from pldp.testing.case import OracleCase
+from pldp.testing.checks import _check, _expect, _users
+
+__all__ = ["FAKE_SHARE", "REPEATS", "Z", "check_attack"]
+
+#: Fake users per honest user in the check.
+FAKE_SHARE = 0.1
+#: Honest populations the mean gain is taken over.
+REPEATS = 120
+#: How many standard errors the mean gain may lie from the closed form (two-sided 1e-5 per case).
+Z = 4.42
+
+
+def _format(fake: Any, real: Any, m: int, n: int, where: str = "reports") -> None:
+    """``fake`` (``m`` users) has the format of ``real`` (``n`` users): same types, dtypes and
+    trailing shapes, arrays of users first."""
+    _expect(type(fake) is type(real), f"{where}: a {type(fake).__name__}, perturb gives a {type(real).__name__}")
+    if isinstance(real, np.ndarray):
+        _expect(fake.dtype == real.dtype, f"{where}: dtype {fake.dtype}, perturb gives {real.dtype}")
+        _expect(fake.shape[1:] == real.shape[1:], f"{where}: shape {fake.shape}, perturb gives {real.shape}")
+        if real.ndim and real.shape[0] == n:
+            _expect(fake.shape[0] == m, f"{where}: {fake.shape[0]} rows for {m} fake users")
+    elif isinstance(real, tuple):
+        _expect(len(fake) == len(real), f"{where}: {len(fake)} parts, perturb gives {len(real)}")
+        for i, (f, r) in enumerate(zip(fake, real, strict=True)):
+            _format(f, r, m, n, f"{where}[{i}]")
+    elif hasattr(real, "__dataclass_fields__"):
+        for name in real.__dataclass_fields__:
+            _format(getattr(fake, name), getattr(real, name), m, n, f"{where}.{name}")
+
+
+def _targets(oracle: FrequencyOracle) -> Any:
+    """The last item, or for several attributes (MPLDP) the last value of each."""
+    k = getattr(oracle, "k", None)
+    if isinstance(k, tuple):
+        return [np.array([ki - 1]) for ki in k]
+    return np.array([oracle.d - 1])
+
+
+@_check
+def check_attack(case: OracleCase) -> None:
+    """:func:`pldp.attacks.fake_reports` (MGA) gives reports in ``perturb``'s format that ``tally``
+    takes and whose tally merges with the honest one; their mean gain over 120 repeats matches
+    :func:`pldp.attacks.expected_gain` within 4.42 standard errors (two-sided 1e-5) where it is
+    exact."""
+    from pldp.attacks import expected_gain, fake_reports, gain, gain_is_exact, rule_of
+
+    oracle, data = case.oracle, case.data
+    try:
+        rule_of(oracle)
+    except TypeError as exc:
+        raise unittest.SkipTest(str(exc)) from None
+    rng = case.rng("check_attack")
+    targets = _targets(oracle)
+    honest = oracle.simulate(*data, rng)
+    m = max(1, round(FAKE_SHARE * honest.n))
+    fake = fake_reports(oracle, targets, m, rng=rng)
+    real = oracle.perturb(*_users(data), rng)
+    _format(fake, real, m, honest.n)
+    tally = oracle.tally(fake)
+    _expect(tally.n == m, f"the tally of {m} fake reports counts {tally.n} users")
+    merged = honest + tally
+    _expect(merged.n == honest.n + m and merged == tally + honest, "the fake tally does not merge with the honest one")
+    first = gain(oracle, honest, tally, targets)
+    _expect(np.isfinite(first), f"the gain is {first!r}")
+    expected = expected_gain(oracle, targets, m, *data)
+    if expected is None or not gain_is_exact(oracle):
+        return
+    gains = np.array(
+        [
+            gain(oracle, oracle.simulate(*data, rng), oracle.tally(fake_reports(oracle, targets, m, rng=rng)), targets)
+            for _ in range(REPEATS)
+        ]
+    )
+    mean, se = float(gains.mean()), float(gains.std(ddof=1) / np.sqrt(REPEATS))
+    _expect(
+        abs(mean - expected) <= Z * se + 1e-12 * max(1.0, abs(expected)),
+        f"mean gain {mean:.6f} over {REPEATS} repeats (se {se:.2e}) is {abs(mean - expected) / max(se, 1e-300):.1f} "
+        f"standard errors from the closed form {expected:.6f} ({m} fakes, MGA on {targets})",
+    )
