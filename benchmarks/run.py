@@ -10,6 +10,8 @@ Rows (see ``benchmarks/README.md``), in the order of the table:
 * ``audit_rows.py``: ``pldp.audit.audit`` of one pair at 10^6 reports per input, one core;
 * ``scale_rows.py``: ``pldp aggregate`` of up to 10^9 reports on a 2-worker LocalCluster (time
   against n, memory per worker), and the figure ``scale.svg``;
+* ``once_rows.py``: what counting each report once costs ``aggregate`` at 10^8 and 10^9 reports
+  (the footers' check, ``unique_ids``, two copies of every report);
 * ``service_rows.py``: the collector under load on loopback (``loadgen.py``), needs the service extra;
 * ``peers.py``: pldp beside pure-ldp and multi-freq-ldpy (needs the ``bench`` extra).
 
@@ -53,11 +55,28 @@ from aggregate_rows import bench_aggregate
 from audit_rows import bench_audit
 from deploy_rows import bench_deploy
 from direct_rows import bench_mle, bench_perturb, bench_trials
+from once_rows import bench_once
 from peers import bench_peers
 from report import cpu_model, fmt_time, git_revision
 from scale_rows import bench_scale, plot_scale, scale_notes
 from service_rows import bench_service
 from unary_rows import bench_solvers, bench_unary
+
+#: Every suite, by the name ``--only`` takes, in the order of the table.
+SUITES = {
+    "perturb": bench_perturb,
+    "trials": bench_trials,
+    "mle": bench_mle,
+    "unary": bench_unary,
+    "solvers": bench_solvers,
+    "deploy": bench_deploy,
+    "aggregate": bench_aggregate,
+    "audit": bench_audit,
+    "scale": bench_scale,
+    "once": bench_once,
+    "service": bench_service,
+    "peers": bench_peers,
+}
 
 
 # ------------------------------------------------------------------------------ output
@@ -67,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     Parameters
     ----------
     argv : list of str, optional
-        The arguments (default: the command line's): ``--quick``, ``--no-write``.
+        The arguments (default: the command line's): ``--quick``, ``--no-write``, ``--only SUITE,...``.
 
     Returns
     -------
@@ -77,21 +96,34 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repeats (under a minute)")
     parser.add_argument("--no-write", action="store_true", help="print only; do not write results.md/json")
+    parser.add_argument(
+        "--only",
+        default=None,
+        metavar="SUITE,...",
+        help=f"run only these suites ({', '.join(SUITES)}); print only, as --no-write",
+    )
     args = parser.parse_args(argv)
     mode = QUICK if args.quick else FULL
+    suites = list(SUITES.values())
+    if args.only is not None:
+        names = [s.strip() for s in args.only.split(",")]
+        unknown = sorted(set(names) - set(SUITES))
+        if unknown:
+            parser.error(f"unknown suites {unknown}; the suites are {', '.join(SUITES)}")
+        suites, args.no_write = [SUITES[name] for name in names], True
 
     started = time.perf_counter()
     rng = np.random.default_rng(SEED)
     rows: list[Row] = []
-    suites = (bench_perturb, bench_trials, bench_mle, bench_unary, bench_solvers)
-    suites += (bench_deploy, bench_aggregate, bench_audit, bench_scale, bench_service, bench_peers)
     for part in suites:
         t0 = time.perf_counter()
         rows += part(mode, rng)
         print(f"[{part.__name__}: {time.perf_counter() - t0:.1f} s]", file=sys.stderr, flush=True)
     wall = time.perf_counter() - started
 
-    command = "python benchmarks/run.py" + (" --quick" if args.quick else "")
+    command = (
+        "python benchmarks/run.py" + (" --quick" if args.quick else "") + (f" --only {args.only}" if args.only else "")
+    )
     meta = run_meta(mode, command, wall)
     header = (
         f"Benchmarks of {meta['date'][:10]} · `{command}` ({mode.name} mode: best of {mode.repeats} repeats, "

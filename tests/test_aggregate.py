@@ -399,7 +399,7 @@ def test_cli_prints_and_writes_the_estimate_of_the_files(layouts: dict, bad_file
     want = campaign_estimate(spec, tally, "norm_sub", 0.9)
     est = pldp.estimate(spec.mechanism(), tally, "norm_sub")
     assert got["attributes"][1]["frequencies"] == est["attribute 1"].frequencies.tolist()
-    assert got == {**want, "files": 6, "skipped": []}
+    assert got == {**want, "files": 6, "repeats": 0, "skipped": []}
     assert f"campaign {spec.id}: n = {tally.n}, method norm_sub, 90% intervals" in done.stdout
     assert "6 files" in done.stdout
     table = pq.read_table(tidy).to_pydict()

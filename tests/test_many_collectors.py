@@ -32,6 +32,7 @@ pytest.importorskip("pyarrow")
 import pyarrow.parquet as pq
 
 import pldp
+from pldp.aggregate import aggregate
 from pldp.client import Client
 from pldp.deploy import ReportBatch, Spec, decode
 from pldp.deploy import files as report_files
@@ -117,6 +118,11 @@ def test_three_collectors_merged_by_report_id_equal_one_collector_that_got_every
     # per file, decoded and merged without the dedupe: the same over-count
     naive = functools.reduce(lambda a, b: a.merge(b), (decode(SPEC, pq.read_table(p)) for p in files))
     assert naive == summed
+    # pldp aggregate: by default each collector's reports once, so the retries across collectors
+    # twice (nothing in the footers ties two stores); with unique_ids every report id once
+    assert aggregate(SPEC, files, workers=1, progress=False).tally == summed
+    by_id = aggregate(SPEC, files, workers=1, progress=False, unique_ids=True)
+    assert by_id.tally == once and by_id.repeats == repeats
     # one id with two payloads (a forged or corrupted report) is no retry: the merge refuses it
     forged = unique_reports([batches[0]])[0]
     forged.columns["bits"][3] ^= np.uint8(1)

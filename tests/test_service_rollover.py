@@ -28,6 +28,7 @@ from pldp.client import Client
 from pldp.deploy import ReportBatch, Spec, decode
 from pldp.deploy import files as report_files
 from pldp.deploy.dedupe import read_unique
+from pldp.deploy.origin import Origin
 from pldp.service import collect, seen, store
 from pldp.service.dayfiles import day_file_name, export_days
 from pldp.service.remote import RemoteError
@@ -59,6 +60,13 @@ def _files(root: Path) -> list[Path]:
 
 def _ids(path: Path) -> list[bytes]:
     return pq.read_table(path).column("id").to_pylist()
+
+
+def _origin(path: Path) -> tuple[str, list[list[int]]]:
+    """The store and the runs of report numbers a file's metadata names."""
+    origin = Origin.from_metadata(pq.read_schema(path).metadata, pq.ParquetFile(path).metadata.num_rows)
+    assert origin is not None, f"{path} names no store"
+    return origin.store, origin.runs.tolist()
 
 
 def _exports(db: Path) -> list[tuple[int, int, int, str, int]]:
@@ -99,6 +107,8 @@ def test_a_round_writes_one_file_per_day_and_every_report_once(tmp_path: Path, m
             (1, 500, DAY, 500), (501, 900, DAY + 1, 400), (901, 1000, DAY + 1, 100)
         ]  # fmt: skip
         assert [Path(p) for *_, p, _ in rows] == _files(root) == sorted(_files(root))
+        # each file names its store and report numbers, as its name does (pldp.deploy.origin)
+        assert [_origin(p) for p in _files(root)] == [(sid, [[1, 500]]), (sid, [[501, 900]]), (sid, [[901, 1000]])]
         # each file: exactly its reports, in arrival order; together every stored report once
         stored = store.stored_batch(writer.conn, SPEC)
         held = [i for p in _files(root) for i in _ids(p)]
@@ -338,6 +348,7 @@ def test_export_by_day_lists_days_and_writes_one_file_per_day(tmp_path: Path) ->
         name = f"{day_file_name(sid)}.parquet"
         assert written == [report_files.partition_dir(root, SPEC.id, DAY + d) / name for d in (0, 1)] == _files(root)
         assert [decode(SPEC, pq.read_table(p)) for p in written] == [decode(SPEC, b1), decode(SPEC, b2)]
+        assert [_origin(p) for p in written] == [(sid, [[1, 300]]), (sid, [[301, 500]])]  # as the rollover's files
         stamps = [p.stat().st_mtime_ns for p in written]
         with pytest.raises(FileExistsError, match="refusing to overwrite"):
             export_days(analyst, SPEC.id, root, ["2026-03-02"])

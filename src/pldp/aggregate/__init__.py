@@ -5,16 +5,23 @@ A campaign's reports leave the collector as Parquet files in the wire format's A
 commutative monoid, so aggregating any number of files is a map-reduce: each row group is
 decoded into a small tally (:func:`tally_part`), checked as :func:`pldp.deploy.decode` checks a
 batch (:mod:`pldp.deploy.count`), and the tallies are merged on the workers in a tree
-(:func:`aggregate`). The design, its trade-offs (what a part checks and what it does not, why the
-report ids are not read) and the throughput measured up to 10^9 reports are in
+(:func:`aggregate`). Each report counts once: files of one collector's store name the store's
+numbers of their reports in their footers, so where two of them hold the same reports, the
+copies are compared and counted once without reading any other id; ``unique_ids`` counts every
+report id once across any files. The design, its trade-offs (what a part checks and what it does
+not, when the report ids are read) and the throughput measured up to 10^9 reports are in
 ``docs/scaling.md``.
 
 ===========  ======================================================================
 module       holds
 ===========  ======================================================================
 ``sources``  paths, URLs and directories of report files (:func:`report_sources`)
-``parquet``  opening a file; the checks read from its footer (schema, ``spec`` column)
+``parquet``  opening a file; the checks read from its footer (schema, ``spec`` column,
+             the store's numbers); reading some of its reports whole
 ``parts``    the tally of one file or row group (:func:`tally_part`)
+``overlap``  the files of one store that hold the same reports, and the check of their copies
+``unique``   every report id once: the ids partitioned by hash on disk
+``once``     which rows each file's tally skips so that every report counts once
 ``run``      the map-reduce, serial or on Dask (:func:`aggregate`, :class:`Aggregation`)
 ===========  ======================================================================
 

@@ -1,7 +1,9 @@
-"""Report files as Parquet: opening one (a path or a URL), and the checks made from its footer.
+"""Report files as Parquet: opening one (a path or a URL), the checks made from its footer, and
+reading some of its reports whole (to compare two files' copies of them).
 
 A file is checked before any of its rows is counted: its schema (columns, types, and the spec and
-format named in its metadata) must be the spec's. The ``spec`` column is proven from the row
+format named in its metadata) must be the spec's, and the store and report numbers it names, if
+any, well formed (:mod:`pldp.deploy.origin`). The ``spec`` column is proven from the row
 group's statistics when it can be (min = max = the spec id, no nulls), else read as a dictionary
 and checked row by row (``docs/scaling.md``, "What a part checks").
 """
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,11 +20,21 @@ import numpy as np
 
 from pldp.aggregate.sources import is_url, url_fs
 from pldp.deploy.count import refuse_first
+from pldp.deploy.origin import Origin
 from pldp.deploy.spec import Spec
-from pldp.deploy.wire import REPORT_FORMAT
+from pldp.deploy.wire import REPORT_FORMAT, ReportBatch, arrow_columns
 from pldp.errors import ReportError
 
-__all__ = ["check_schema", "check_spec_column", "open_parquet", "row_groups", "spec_proven"]
+__all__ = [
+    "Footer",
+    "check_schema",
+    "check_spec_column",
+    "open_parquet",
+    "read_footer",
+    "read_rows",
+    "report_ids",
+    "spec_proven",
+]
 
 
 @contextmanager
@@ -126,12 +139,78 @@ def _refuse_other_spec(chunk: Any, ok: np.ndarray, spec_id: str, offset: int) ->
     refuse_first(~ok, lambda i: f"it names spec {chunk[i].as_py()!r}, not {spec_id}", offset)
 
 
-def row_groups(spec: Spec, source: str) -> list[int]:
-    """The reports per row group of a file, from its footer, after checking its schema."""
+@dataclass(frozen=True)
+class Footer:
+    """What a file's footer says: its reports per row group, and the store's reports it holds."""
+
+    groups: tuple[int, ...]
+    origin: Origin | None
+
+
+def read_footer(spec: Spec, source: str) -> Footer:
+    """The footer of a file, after checking its schema and the origin its metadata names."""
     with open_parquet(source) as pf:
         try:
             check_schema(spec, pf.schema_arrow)
+            meta = pf.metadata
+            groups = tuple(meta.row_group(g).num_rows for g in range(meta.num_row_groups))
+            origin = Origin.from_metadata(pf.schema_arrow.metadata, sum(groups))
         except ReportError as exc:
             raise ReportError(f"{source}: {exc}") from None
-        meta = pf.metadata
-        return [meta.row_group(g).num_rows for g in range(meta.num_row_groups)]
+        return Footer(groups, origin)
+
+
+def read_rows(spec: Spec, pf: Any, rows: np.ndarray, source: str | Path) -> ReportBatch:
+    """The reports (ids and payloads) at ``rows`` (increasing row numbers of the file) of an open file.
+
+    Only the row groups that hold them are read. The payloads are not checked here: a caller
+    compares them with reports that are counted, hence checked.
+
+    Raises
+    ------
+    ReportError
+        A row group cannot be read, or a report's id is missing.
+    """
+    import pyarrow as pa
+
+    meta = pf.metadata
+    bounds = np.cumsum([0, *(meta.row_group(g).num_rows for g in range(meta.num_row_groups))])
+    names = ["id", *(c.name for c in spec.root.columns())]
+    span = bool(rows.size) and rows[-1] - rows[0] + 1 == rows.size  # a range of rows: read a slice
+    if span:
+        first, last = np.searchsorted(bounds, [rows[0], rows[-1]], side="right") - 1
+        groups = np.arange(first, last + 1)
+    else:
+        group_of = np.searchsorted(bounds, rows, side="right") - 1  # increasing, as ``rows``
+        new = np.concatenate(([True], group_of[1:] != group_of[:-1]))
+        groups, slot = group_of[new], np.cumsum(new) - 1
+    try:
+        table = pf.read_row_groups(groups.tolist(), columns=names, use_threads=False)
+    except (OSError, pa.ArrowException) as exc:
+        raise ReportError(f"{source}: cannot be read: {exc}") from None
+    if span:
+        table = table.slice(int(rows[0] - bounds[groups[0]]), int(rows.size))
+    else:
+        sizes = bounds[groups + 1] - bounds[groups]
+        local = rows - bounds[group_of] + (np.cumsum(sizes) - sizes)[slot]  # the rows' places in ``table``
+        table = table.take(pa.array(local, type=pa.int64()))
+    ids = report_ids(table.column("id"), rows, source)
+    return ReportBatch(spec.id, ids, arrow_columns(table, spec.root), spec.root)
+
+
+def report_ids(column: Any, rows: np.ndarray, source: str | Path) -> np.ndarray:
+    """The ids of an ``id`` column as bytes, shape (n, 16); ``rows`` are the file's rows of its values.
+
+    Raises
+    ------
+    ReportError
+        An id is missing (named by its row).
+    """
+    ids = column.combine_chunks()
+    n = len(ids)
+    if ids.null_count:
+        row = int(rows[np.flatnonzero(np.asarray(ids.is_null().to_numpy(zero_copy_only=False)))[0]])
+        raise ReportError(f"{source}: row {row}: the report id is missing", row)
+    if n == 0:  # an empty array may have no data buffer
+        return np.zeros((0, 16), dtype=np.uint8)
+    return np.frombuffer(ids.buffers()[1], dtype=np.uint8, count=16 * n, offset=16 * ids.offset).reshape(n, 16)

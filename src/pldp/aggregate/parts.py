@@ -6,45 +6,67 @@ import re
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from pldp.aggregate.parquet import check_schema, check_spec_column, open_parquet, spec_proven
 from pldp.deploy.count import count_table, empty_tally
 from pldp.deploy.spec import Spec
 from pldp.errors import ParameterError, ReportError
 
-__all__ = ["tally_part"]
+__all__ = ["kept_rows", "tally_part"]
 
 _REPORT_PREFIX = re.compile(r"report \d+: ")
 
 
-def _located(exc: ReportError, where: str, first_row: int) -> ReportError:
+def kept_rows(skip: np.ndarray | None, first: int, n: int) -> np.ndarray | None:
+    """The rows ``first`` to ``first + n`` (exclusive) that no range of ``skip`` covers, relative to
+    ``first``; None when none is covered.
+
+    ``skip`` holds sorted, disjoint ``[start, stop)`` ranges of a file's rows, shape (k, 2).
+    """
+    if skip is None or not len(skip):
+        return None
+    inside = skip[(skip[:, 1] > first) & (skip[:, 0] < first + n)]
+    if not len(inside):
+        return None
+    covered = np.zeros(n + 1, dtype=np.int64)  # +1 where a range starts, -1 where it stops
+    np.add.at(covered, np.clip(inside[:, 0] - first, 0, n), 1)
+    np.add.at(covered, np.clip(inside[:, 1] - first, 0, n), -1)
+    return np.flatnonzero(np.cumsum(covered[:n]) == 0)
+
+
+def _located(exc: ReportError, where: str, first_row: int, kept: np.ndarray | None) -> ReportError:
     """``exc`` (about a report of one row group) named by the file, the row group and the file's row."""
     if exc.index is None:
         return ReportError(f"{where}: {exc}")
-    row = first_row + int(exc.index)
+    row = first_row + int(exc.index if kept is None else kept[exc.index])
     return ReportError(f"{where}, row {row}: {_REPORT_PREFIX.sub('', str(exc), count=1)}", row)
 
 
-def _tally_group(spec: Spec, pf: Any, group: int, source: str | Path) -> Any:
+def _tally_group(spec: Spec, pf: Any, group: int, source: str | Path, skip: np.ndarray | None) -> Any:
     import pyarrow as pa
 
     meta = pf.metadata
     first_row = sum(meta.row_group(g).num_rows for g in range(group))
     where = f"{source}: row group {group}"
     names = [c.name for c in spec.root.columns()]
+    kept = kept_rows(skip, first_row, meta.row_group(group).num_rows)
     read_spec = not spec_proven(meta.row_group(group), spec.id)
     try:
         table = pf.read_row_group(group, columns=[*names, "spec"] if read_spec else names, use_threads=False)
     except (OSError, pa.ArrowException) as exc:
         raise ReportError(f"{where}: cannot be read: {exc}") from None
+    if kept is not None:
+        table = table.take(pa.array(kept, type=pa.int64()))
     try:
         if read_spec:
             check_spec_column(table.column("spec"), spec.id)
         return count_table(spec, table)
     except ReportError as exc:
-        raise _located(exc, where, first_row) from None
+        raise _located(exc, where, first_row, kept) from None
 
 
-def tally_part(spec: Spec, source: str | Path, row_group: int | None = None) -> Any:
+def tally_part(spec: Spec, source: str | Path, row_group: int | None = None, skip: np.ndarray | None = None) -> Any:
     """The tally of one report file, or of one of its row groups.
 
     Parameters
@@ -55,12 +77,16 @@ def tally_part(spec: Spec, source: str | Path, row_group: int | None = None) -> 
         A local path, or any URL fsspec opens (``file://``, ``memory://``, ``s3://``, ...).
     row_group : int, optional
         One row group (default: every row group, read one at a time).
+    skip : ndarray of int64, shape (k, 2), optional
+        Rows of the file not to count: sorted, disjoint ``[start, stop)`` ranges (the repeats
+        :func:`pldp.aggregate.aggregate` found). Default: count every row.
 
     Returns
     -------
-    The spec's tally (fingerprint = the spec id), equal to ``decode(spec, the file's reports)``.
-    Only the payload columns are read, and the ``spec`` column when the footer's statistics do
-    not prove it; the report ids are not read (see the module docstring for why).
+    The spec's tally (fingerprint = the spec id), equal to ``decode(spec, the file's reports)``
+    (those not skipped). Only the payload columns are read, and the ``spec`` column when the
+    footer's statistics do not prove it; the report ids are not read (see the module docstring
+    for why).
 
     Raises
     ------
@@ -82,6 +108,6 @@ def tally_part(spec: Spec, source: str | Path, row_group: int | None = None) -> 
         groups = range(n_groups) if row_group is None else [row_group]
         tally = None
         for g in groups:
-            part = _tally_group(spec, pf, g, source)
+            part = _tally_group(spec, pf, g, source, skip)
             tally = part if tally is None else tally.merge(part)
     return tally if tally is not None else empty_tally(spec)

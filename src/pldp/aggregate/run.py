@@ -1,18 +1,20 @@
 """The run of an aggregation: one task per row group, merged in a tree, serially or on Dask.
 
-How it works and why (the tree, what travels, what a part checks) is in ``docs/scaling.md``.
+How it works and why (the tree, what travels, what a part checks, how each report counts once)
+is in ``docs/scaling.md``.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pldp.aggregate.parquet import row_groups
+from pldp.aggregate.once import Once, Work
+from pldp.aggregate.parquet import Footer, read_footer
 from pldp.aggregate.parts import tally_part
 from pldp.aggregate.sources import report_sources
 from pldp.deploy.count import empty_tally
@@ -48,6 +50,14 @@ class Aggregation:
         Every file left out (``skip_bad``) and why, in the order the files were given.
     seconds : float
         Wall time of the call, from listing the files to the merged tally.
+    repeats : int
+        Rows of the files counted that were not counted because another file's copy of the same
+        report was: files of one store that overlap, and with ``unique_ids`` every report id
+        held twice.
+    unmarked : list of str
+        Files counted that do not name the store and report numbers they hold (written by an
+        older pldp or another writer). Without ``unique_ids``, nothing proves that they hold
+        reports no other file holds.
     """
 
     tally: Any
@@ -56,6 +66,8 @@ class Aggregation:
     reports: int
     skipped: list[tuple[str, str]]
     seconds: float
+    repeats: int = 0
+    unmarked: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -78,10 +90,11 @@ class _Done:
     skipped: tuple[tuple[str, str], ...] = ()
 
 
-def _tally_task(spec: Spec, source: str, group: int, catch: bool) -> _Part:
-    """Map: one row group. A bad one raises (``catch`` False: the run stops) or is returned as such."""
+def _tally_task(spec: Spec, source: str, group: int, catch: bool, skip: Any = None) -> _Part:
+    """Map: one row group (its rows in ``skip`` left out). A bad one raises (``catch`` False: the run
+    stops) or is returned as such."""
     try:
-        return _Part(source, tally_part(spec, source, group), None)
+        return _Part(source, tally_part(spec, source, group, skip), None)
     except ReportError as exc:
         if not catch:
             raise
@@ -116,16 +129,70 @@ def _merge_task(*items: _Done | _Part) -> _Done:
     )
 
 
-def _run_serial(spec: Spec, plan: Sequence[tuple[str, int]], skip_bad: bool, bar: Any) -> _Done:
+class _SerialMapper:
+    """:class:`pldp.aggregate.once.Mapper` in this process."""
+
+    def __init__(self, spec: Spec, progress: bool) -> None:
+        self.spec, self.progress = spec, progress
+
+    def map(self, fn: Callable[..., Any], args: Sequence[tuple[Any, ...]], label: str) -> list[Any]:
+        bar = progress_bar(len(args), label, self.progress)
+        out = []
+        for a in args:
+            out.append(fn(self.spec, *a))
+            if bar is not None:
+                bar.update(1)
+        if bar is not None:
+            bar.close()
+        return out
+
+
+class _DaskMapper:
+    """:class:`pldp.aggregate.once.Mapper` on a Dask client (the first error stops the map)."""
+
+    def __init__(self, client: Any, spec: Any, progress: bool) -> None:
+        self.client, self.spec, self.progress = client, spec, progress
+
+    def map(self, fn: Callable[..., Any], args: Sequence[tuple[Any, ...]], label: str) -> list[Any]:
+        from dask.distributed import as_completed
+
+        futures = [self.client.submit(fn, self.spec, *a, pure=False) for a in args]
+        bar = progress_bar(len(args), label, self.progress)
+        try:
+            for fut in as_completed(futures):
+                if fut.status == "error":
+                    fut.result()
+                if bar is not None:
+                    bar.update(1)
+        finally:
+            if bar is not None:
+                bar.close()
+        return list(self.client.gather(futures))
+
+
+def _prepared(plan: list[Work], before: Once | None, mapper: Callable[[bool], Any], bar: Any) -> list[Work]:
+    """The plan after the exactly-once steps (``before``), the bar moved past the parts they dropped."""
+    if before is None:
+        return plan
+    new = before(mapper(before.progress))
+    if bar is not None:
+        bar.update(sum(len(w.groups) for w in plan) - sum(len(w.groups) for w in new))
+    return new
+
+
+def _run_serial(spec: Spec, plan: Sequence[Work], skip_bad: bool, bar: Any, before: Once | None = None) -> _Done:
     """Every part in this process, file by file; a bad file's remaining row groups are not read."""
+    plan = _prepared(list(plan), before, lambda progress: _SerialMapper(spec, progress), bar)
     done = _Done()
-    for source, n_groups in plan:
+    for source, groups, skip in plan:
+        if not groups:
+            continue
         parts = []
-        for g in range(n_groups):
-            parts.append(_tally_task(spec, source, g, skip_bad))
+        for k, g in enumerate(groups):
+            parts.append(_tally_task(spec, source, g, skip_bad, skip))
             if parts[-1].error is not None:  # the file is skipped whole
                 if bar is not None:
-                    bar.update(n_groups - g)
+                    bar.update(len(groups) - k)
                 break
             if bar is not None:
                 bar.update(1)
@@ -143,22 +210,34 @@ def _tree(client: Any, units: list[Any]) -> Any:
 
 
 def _run_dask(
-    spec: Spec, plan: Sequence[tuple[str, int]], skip_bad: bool, bar: Any, *, workers: int, scheduler: str | None
+    spec: Spec,
+    plan: Sequence[Work],
+    skip_bad: bool,
+    bar: Any,
+    *,
+    workers: int,
+    scheduler: str | None,
+    before: Once | None = None,
 ) -> _Done:
     """Every part on a Dask cluster, merged in a tree there (module docstring)."""
     from dask.distributed import as_completed
 
     with dask_client(workers, scheduler) as client:
         shared = client.scatter(spec, broadcast=True, hash=False)  # one copy per worker, not one per task
+        plan = _prepared(list(plan), before, lambda progress: _DaskMapper(client, shared, progress), bar)
         parts: list[Any] = []
         units: list[Any] = []
-        for source, n_groups in plan:
-            futures = [client.submit(_tally_task, shared, source, g, skip_bad, pure=False) for g in range(n_groups)]
+        for source, groups, skip in plan:
+            if not groups:
+                continue
+            futures = [client.submit(_tally_task, shared, source, g, skip_bad, skip, pure=False) for g in groups]
             parts += futures
-            units.append(futures[0] if n_groups == 1 else client.submit(_file_task, *futures, pure=False))
+            units.append(futures[0] if len(groups) == 1 else client.submit(_file_task, *futures, pure=False))
+        if not units:
+            return _Done()
         root = _tree(client, units)
         finished = as_completed(parts)
-        del parts, units, futures  # only the tree holds the parts now: each result is freed once merged
+        del parts, units  # only the tree holds the parts now: each result is freed once merged
         for fut in finished:
             if fut.status == "error":
                 fut.result()  # raises the part's ReportError; leaving the client cancels the rest
@@ -168,27 +247,39 @@ def _run_dask(
         return result
 
 
-def _plan(spec: Spec, files: list[str], skip_bad: bool) -> tuple[list[tuple[str, int]], list[tuple[str, str]]]:
-    """Each readable file with its number of row groups; the unreadable ones (``skip_bad``) with why."""
+def _footers(spec: Spec, files: list[str], skip_bad: bool) -> tuple[list[tuple[str, Footer]], list[tuple[str, str]]]:
+    """Each readable file with its footer; the unreadable ones (``skip_bad``) with why."""
 
-    def footer(source: str) -> list[int] | ReportError:
+    def footer(source: str) -> Footer | ReportError:
         try:
-            return row_groups(spec, source)
+            return read_footer(spec, source)
         except ReportError as exc:
             return exc
 
     with ThreadPoolExecutor(max(1, min(_FOOTER_THREADS, len(files)))) as pool:
         footers = list(pool.map(footer, files))
-    plan: list[tuple[str, int]] = []
+    good: list[tuple[str, Footer]] = []
     skipped: list[tuple[str, str]] = []
-    for source, groups in zip(files, footers, strict=True):
-        if isinstance(groups, ReportError):
+    for source, got in zip(files, footers, strict=True):
+        if isinstance(got, ReportError):
             if not skip_bad:
-                raise groups
-            skipped.append((source, str(groups).removeprefix(f"{source}: ")))
+                raise got
+            skipped.append((source, str(got).removeprefix(f"{source}: ")))
         else:
-            plan.append((source, len(groups)))
-    return plan, skipped
+            good.append((source, got))
+    return good, skipped
+
+
+def _unshadowed(once: Once, skipped: list[tuple[str, str]]) -> None:
+    """Refuse a run in which a file left out as bad was the copy that other files' reports were
+    counted from (they would count nowhere)."""
+    gone = dict(skipped)
+    for mine, keeper in sorted(once.shadows):
+        if keeper in gone and mine not in gone:
+            raise ReportError(
+                f"{keeper} was left out as bad ({gone[keeper]}), but {mine} holds some of its reports, which "
+                f"were to be counted from {keeper} only: fix or remove {keeper} and run again"
+            )
 
 
 def aggregate(
@@ -198,6 +289,8 @@ def aggregate(
     scheduler: str | None = None,
     workers: int | None = None,
     skip_bad: bool = False,
+    unique_ids: bool = False,
+    spill_dir: str | Path | None = None,
     progress: bool = True,
 ) -> Aggregation:
     """Tally report files of ``spec``: one task per row group, on Dask, merged in a tree.
@@ -217,6 +310,15 @@ def aggregate(
     skip_bad : bool
         Leave out every bad file whole (even if only one of its row groups is bad) and list it
         in :attr:`Aggregation.skipped`. Without it the first bad part stops the run.
+    unique_ids : bool
+        Count every report id once across all the files, whoever wrote them (retries stored by
+        two collectors, files without the store's numbers): the ids are read and partitioned by
+        hash in ``spill_dir`` (``docs/scaling.md``). Without it, every report of one store is
+        counted once, from the numbers in the files' footers, and files that name no store are
+        counted whole (:attr:`Aggregation.unmarked`).
+    spill_dir : str or Path, optional
+        Where ``unique_ids`` writes its scratch files (12 bytes a report; default the system's
+        temporary directory). With a scheduler of other machines, one that every worker sees.
     progress : bool
         A tqdm bar of the row groups done.
 
@@ -228,7 +330,9 @@ def aggregate(
     Raises
     ------
     ReportError
-        Without ``skip_bad``: a bad file, named with its row group and first bad row.
+        Without ``skip_bad``: a bad file, named with its row group and first bad row. Always:
+        two copies of one report that differ (other ids under one store's number, or one id
+        with two payloads), or a file left out as bad that other files' reports were counted from.
     ParameterError
         No files, a directory without files of the spec, a URL that cannot be opened, or a
         negative ``workers``.
@@ -246,27 +350,47 @@ def aggregate(
     >>> result = aggregate(spec, [root], workers=1, progress=False)
     >>> result.files, result.reports, result.tally.n
     (2, 8, 8)
+
+    A report that two files of one store hold counts once:
+
+    >>> from pldp.deploy.origin import Origin
+    >>> batch = Client(spec).reports(["a", "b", "c"])
+    >>> other = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = write_reports(batch, other, 20000, "all", origin=Origin.of("0123456789abcdef", [1, 2, 3]))
+    >>> from pldp.deploy.dedupe import take
+    >>> _ = write_reports(take(batch, [1, 2]), other, 20000, "last-two", origin=Origin.of("0123456789abcdef", [2, 3]))
+    >>> result = aggregate(spec, [other], workers=1, progress=False)
+    >>> result.reports, result.repeats
+    (3, 2)
     """
     t0 = time.perf_counter()
     if not isinstance(spec, Spec):
         raise ParameterError(f"expected a Spec, got {type(spec).__name__}")
     n_workers = dask_workers(workers, scheduler, default=DEFAULT_WORKERS)
     files = report_sources(spec, sources)
-    plan, skipped = _plan(spec, files, skip_bad)
-    empty = sum(1 for _, n_groups in plan if n_groups == 0)  # files of no reports count, with nothing
-    plan = [(source, n_groups) for source, n_groups in plan if n_groups]
-    bar = progress_bar(sum(n for _, n in plan), "aggregate", progress, unit="part")
+    footers, skipped = _footers(spec, files, skip_bad)
+    once = Once(spec, footers, unique_ids, spill_dir, skip_bad, progress)
+    plan = once.plan()
+    bar = progress_bar(sum(len(w.groups) for w in plan), "aggregate", progress, unit="part")
+    extra = {"before": once} if once.needed else {}
     try:
-        if not plan:
+        if not once.needed and not any(w.groups for w in plan):  # files of no reports count, with nothing
             done = _Done()
         elif scheduler is not None or n_workers:
-            done = _run_dask(spec, plan, skip_bad, bar, workers=n_workers, scheduler=scheduler)
+            done = _run_dask(spec, plan, skip_bad, bar, workers=n_workers, scheduler=scheduler, **extra)
         else:
-            done = _run_serial(spec, plan, skip_bad, bar)
+            done = _run_serial(spec, plan, skip_bad, bar, **extra)
     finally:
         if bar is not None:
             bar.close()
+    skipped = [*skipped, *once.skipped, *done.skipped]
+    _unshadowed(once, skipped)
     order = {source: i for i, source in enumerate(files)}
-    skipped = sorted([*skipped, *done.skipped], key=lambda s: order[s[0]])
+    skipped = sorted(skipped, key=lambda s: order[s[0]])
+    gone = {s for s, _ in skipped}
+    counted = [s for s, _ in footers if s not in gone]
+    unmarked = [s for s, f in footers if s not in gone and f.origin is None]
     tally = done.tally if done.tally is not None else empty_tally(spec)
-    return Aggregation(tally, done.files + empty, done.parts, done.reports, skipped, time.perf_counter() - t0)
+    repeats = sum(once.repeated_rows(s) for s in counted)
+    seconds = time.perf_counter() - t0
+    return Aggregation(tally, len(counted), done.parts, done.reports, skipped, seconds, repeats, unmarked)

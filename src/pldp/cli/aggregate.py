@@ -1,5 +1,6 @@
-"""``pldp aggregate SPEC FILES...``: tally a campaign's report files on Dask and print the estimate
-(exit 1 on a bad file unless ``--skip-bad``, or when there is no report)."""
+"""``pldp aggregate SPEC FILES...``: tally a campaign's report files on Dask and print the estimate,
+each report counted once (exit 1 on a bad file unless ``--skip-bad``, on two copies of a report
+that differ, or when there is no report)."""
 
 from __future__ import annotations
 
@@ -30,13 +31,16 @@ def _aggregate(args: argparse.Namespace) -> int:
             scheduler=args.scheduler,
             workers=args.workers,
             skip_bad=args.skip_bad,
+            unique_ids=args.unique_ids,
+            spill_dir=args.spill_dir,
             progress=not args.no_progress,
         )
-    except ReportError as exc:  # a bad file (and row): the run stopped, nothing is estimated
+    except ReportError as exc:  # a bad file (and row), or two copies of a report that differ
         print(f"pldp: {exc}", file=sys.stderr)
         return 1
     for source, reason in result.skipped:
         print(f"pldp: skipped {source}: {reason}", file=sys.stderr)
+    _warn_unmarked(result.unmarked, result.files, args.unique_ids)
 
     def count(k: int, what: str) -> str:
         return f"{k:,} {what}{'' if k == 1 else 's'}"
@@ -46,12 +50,16 @@ def _aggregate(args: argparse.Namespace) -> int:
         f"{count(result.files, 'file')} ({count(result.parts, 'row group')}{skipped}): "
         f"{count(result.reports, 'report')} in {result.seconds:.1f} s"
     )
+    if result.repeats:
+        why = "the same report id" if args.unique_ids else "the same reports of one collector"
+        print(f"{count(result.repeats, 'repeat')} not counted: files that hold {why} count each once")
     if result.reports == 0:
         print("pldp: no reports to estimate from", file=sys.stderr)
         return 1
     out = {
         **campaign_estimate(spec, result.tally, args.method, args.level),
         "files": result.files,
+        "repeats": result.repeats,
         "skipped": [{"file": source, "reason": reason} for source, reason in result.skipped],
     }
     print(estimate_text(out))
@@ -65,13 +73,28 @@ def _aggregate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _warn_unmarked(unmarked: list[str], files: int, unique_ids: bool) -> None:
+    """Say which files nothing proves disjoint from the others (they name no store's numbers)."""
+    if not unmarked or files < 2 or unique_ids:
+        return
+    shown = ", ".join(unmarked[:3]) + (f" and {len(unmarked) - 3:,} more" if len(unmarked) > 3 else "")
+    print(
+        f"pldp: warning: {len(unmarked):,} of {files:,} files do not name the collector store and report numbers "
+        f"they hold (written by an older pldp or another writer), so a report they share with another file would "
+        f"count twice: {shown}. --unique-ids counts every report id once.",
+        file=sys.stderr,
+    )
+
+
 def add_commands(sub: Subparsers) -> None:
     """Add ``aggregate`` to the ``pldp`` parser."""
     ag = sub.add_parser(
         "aggregate",
         help="tally a campaign's report files (Parquet) on Dask and print the estimate",
         description="Tally report files of the spec, one Dask task per Parquet row group, and print the estimate "
-        "with intervals. Exit 1 on a bad file (named with its row) unless --skip-bad.",
+        "with intervals. A report that several files of one collector hold (its rollover and an --out-dir "
+        "export, say) counts once. Exit 1 on a bad file (named with its row) unless --skip-bad, or on two "
+        "copies of a report that differ.",
     )
     ag.add_argument("spec", help="the campaign's spec.json")
     ag.add_argument(
@@ -80,6 +103,18 @@ def add_commands(sub: Subparsers) -> None:
     ag.add_argument("--scheduler", default=None, help="address of an existing Dask scheduler (tcp://host:port)")
     ag.add_argument("--workers", type=int, default=None, help="local Dask workers (default 2; 0 or 1: serial)")
     ag.add_argument("--skip-bad", action="store_true", help="leave out bad files whole and list them")
+    ag.add_argument(
+        "--unique-ids",
+        action="store_true",
+        help="count every report id once across all files, whoever wrote them (reads the ids; "
+        "by default each collector's report counts once, from the numbers in the files' footers)",
+    )
+    ag.add_argument(
+        "--spill-dir",
+        default=None,
+        metavar="DIR",
+        help="scratch space of --unique-ids, 12 bytes a report (default: the system's temporary directory)",
+    )
     ag.add_argument("--method", default="unbiased", help="unbiased (default), norm_sub or mle")
     ag.add_argument("--level", type=float, default=0.95, help="confidence level of the intervals (default 0.95)")
     ag.add_argument("--json", default=None, metavar="OUT", help="write the estimate JSON here")

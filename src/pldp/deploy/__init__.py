@@ -4,9 +4,12 @@
 * :func:`verify`: its privacy claims re-checked from the spec alone with exact arithmetic;
 * :class:`ReportBatch`, :func:`decode`: wire reports (JSON or Arrow) to a tally of the spec.
 
-Report files (:mod:`pldp.deploy.files`) from several collectors are merged with each report id
-counted once by :mod:`pldp.deploy.dedupe`. The device side is :class:`pldp.client.Client` (and
-``clients/js/pldp-client.mjs``); the format is documented in ``docs/wire-format.md``.
+Report files (:mod:`pldp.deploy.files`) name the collector's store and its numbers of the
+reports they hold (:mod:`pldp.deploy.origin`), so :func:`pldp.aggregate.aggregate` counts a
+report that two files of one collector hold once; files from several collectors are merged with
+each report id counted once by :mod:`pldp.deploy.dedupe` (or ``aggregate(..., unique_ids=True)``).
+The device side is :class:`pldp.client.Client` (and ``clients/js/pldp-client.mjs``); the format
+is documented in ``docs/wire-format.md``.
 """
 
 from pldp.deploy.decode import decode

@@ -8,7 +8,9 @@ so pyarrow's datasets, DuckDB and Spark read it as a table partitioned by ``spec
 
 A campaign's id is its spec's id (the hash of its content), so the campaign and its spec id are
 one partition level. Every file holds the reports of one spec. Its columns are those of
-``docs/wire-format.md`` §5, and its schema metadata names the spec. :func:`write_reports` writes a
+``docs/wire-format.md`` §5, and its schema metadata names the spec and, in a file a collector
+wrote, the store and the store's report numbers it holds (:mod:`pldp.deploy.origin`), so that
+files which share a directory can be proven disjoint or counted once. :func:`write_reports` writes a
 file atomically: a temporary name, ``fsync``, then a rename. A reader never sees half a file, and a
 collector may delete the reports it exported once the call has returned.
 """
@@ -21,6 +23,7 @@ import re
 import uuid
 from pathlib import Path
 
+from pldp.deploy.origin import Origin
 from pldp.deploy.wire import ReportBatch
 from pldp.errors import ParameterError
 
@@ -59,7 +62,13 @@ def partition_dir(root: str | Path, spec_id: str, day: int) -> Path:
 
 
 def write_reports(
-    batch: ReportBatch, root: str | Path, day: int, name: str | None = None, row_group: int = ROW_GROUP
+    batch: ReportBatch,
+    root: str | Path,
+    day: int,
+    name: str | None = None,
+    row_group: int = ROW_GROUP,
+    *,
+    origin: Origin | None = None,
 ) -> Path:
     """Write ``batch`` as one Parquet file in its partition under ``root``; return its path.
 
@@ -76,13 +85,24 @@ def write_reports(
         overwritten.
     row_group : int
         Reports per row group.
+    origin : Origin, optional
+        The store that holds these reports and their numbers there, written into the file's
+        metadata (:mod:`pldp.deploy.origin`); a collector's files always say it.
 
     Raises
     ------
     FileExistsError
         When a file of that name already exists.
+    ValueError
+        When ``origin`` names another number of reports than the batch holds.
     """
     import pyarrow.parquet as pq
+
+    table = batch.to_arrow()
+    if origin is not None:
+        if origin.rows != len(batch):
+            raise ValueError(f"the origin names {origin.rows} reports, the batch holds {len(batch)}")
+        table = table.replace_schema_metadata({**(table.schema.metadata or {}), **origin.metadata()})
 
     folder = partition_dir(root, batch.spec, day)
     folder.mkdir(parents=True, exist_ok=True)
@@ -92,7 +112,7 @@ def write_reports(
     tmp = folder / f".{path.name}.{uuid.uuid4().hex}.tmp"
     try:
         with open(tmp, "wb") as sink:
-            pq.write_table(batch.to_arrow(), sink, row_group_size=max(1, int(row_group)))
+            pq.write_table(table, sink, row_group_size=max(1, int(row_group)))
             sink.flush()
             os.fsync(sink.fileno())
         os.link(tmp, path)  # fails if the name was taken meanwhile: never overwrite a file

@@ -10,8 +10,11 @@ name, :func:`day_file_name` of the store's id (``GET /v1/campaigns/{id}/days`` g
   receiving reports into a new directory, or remove its old file first.
 
 The rollover of ``pldp serve --export-dir`` (:mod:`pldp.service.rollover`) writes the same layout
-under other names (a range of report numbers): point the two at different directories, or read
-them together with :func:`pldp.deploy.dedupe.read_unique`, which counts every report id once.
+under other names (a range of report numbers), so the two may share ``DIR``: every file says
+which store's reports, by number, it holds (:mod:`pldp.deploy.origin`; the collector's export
+sends them), and ``pldp aggregate`` counts a report that a day's file and a rollover file both
+hold once. (A collector older than that sends no numbers; its files are then written without
+them, and ``pldp aggregate`` says so.)
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from pathlib import Path
 
 from pldp.deploy import ReportBatch
 from pldp.deploy import files as report_files
+from pldp.deploy.origin import Origin
+from pldp.errors import ReportError
 from pldp.service.remote import Collector
 
 __all__ = ["day_file_name", "export_days"]
@@ -49,6 +54,8 @@ def export_days(collector: Collector, campaign_id: str, root: str | Path, days: 
     ------
     FileExistsError
         When a file to be written exists already (nothing is written then).
+    ReportError
+        When the collector's export names malformed report numbers or another store.
     """
     import pyarrow.parquet as pq
 
@@ -64,5 +71,8 @@ def export_days(collector: Collector, campaign_id: str, root: str | Path, days: 
     for day, number in targets:
         table = pq.read_table(io.BytesIO(collector.export(campaign_id, day)))
         batch = ReportBatch.from_arrow(table, spec.root, spec.id)
-        out.append(report_files.write_reports(batch, root, number, name))
+        origin = Origin.from_metadata(table.schema.metadata, table.num_rows)
+        if origin is not None and origin.store != listing["store"]:
+            raise ReportError(f"the export of {day} names store {origin.store}, the collector is {listing['store']}")
+        out.append(report_files.write_reports(batch, root, number, name, origin=origin))
     return out

@@ -6,8 +6,14 @@ watermark* (:func:`pldp.service.store.watermark`) into report files
 (:func:`pldp.deploy.files.write_reports`: ``DIR/spec=<id>/day=<date>/<name>.parquet``). A file
 holds one *run* (:func:`pldp.service.store.next_run`): every report numbered ``first`` to
 ``last``, all received on one day. Its name is :func:`file_name` of the store's id and that
-range. Reports are numbered in arrival order, so a period's reports make one file per day, or a
-few more when a day has more than :data:`FILE_CAP` of them.
+range, and its metadata says the same (:mod:`pldp.deploy.origin`). Reports are numbered in
+arrival order, so a period's reports make one file per day, or a few more when a day has more
+than :data:`FILE_CAP` of them.
+
+The export by day (``pldp campaign export --out-dir``, :mod:`pldp.service.dayfiles`) writes the
+same layout under other names, and its files name their store and report numbers too. The two
+may share a directory: ``pldp aggregate`` finds the reports that two files of one store both
+hold from their footers, and counts each once (``docs/scaling.md``).
 
 Why no report is lost or exported twice
     A file is written whole (temporary name, ``fsync``, link, ``fsync`` of the directory) before
@@ -52,6 +58,7 @@ from pathlib import Path
 
 from pldp.deploy import Spec
 from pldp.deploy import files as report_files
+from pldp.deploy.origin import Origin
 from pldp.service import store
 from pldp.service.writer import Context, Writer
 
@@ -280,8 +287,9 @@ class Exporter:
                 path, last, n = self._check(earlier, spec, first, last)
                 done.adopted.append(path)
             else:
-                batch = store.stored_batch(self._conn, spec, seqs=(first, last))
-                path = report_files.write_reports(batch, self.rollover.root, day, file_name(sid, first, last))
+                batch, numbers = store.stored_numbered(self._conn, spec, seqs=(first, last))
+                name, origin = file_name(sid, first, last), Origin.of(sid, numbers)
+                path = report_files.write_reports(batch, self.rollover.root, day, name, origin=origin)
                 n = len(batch)
                 done.written.append(path)
                 if pause and self._stop.wait(pause):  # the crash test's window (PAUSE_ENV)

@@ -71,6 +71,7 @@ __all__ = [
     "row_table",
     "store_id",
     "stored_batch",
+    "stored_numbered",
     "today",
     "watermark",
 ]
@@ -403,6 +404,14 @@ def stored_batch(
 ) -> ReportBatch:
     """The stored reports of the campaign of ``spec``, in arrival order: every one, or those
     received on ``day`` (days since 1970-01-01), or those numbered ``seqs[0]`` to ``seqs[1]``."""
+    return stored_numbered(conn, spec, day, seqs)[0]
+
+
+def stored_numbered(
+    conn: sqlite3.Connection, spec: Spec, day: int | None = None, seqs: tuple[int, int] | None = None
+) -> tuple[ReportBatch, np.ndarray]:
+    """:func:`stored_batch` and each report's ``seq`` (int64, increasing), which a report file
+    written from it names (:class:`pldp.deploy.origin.Origin`)."""
     where = "c.id = ?"
     args: list[Any] = [spec.id]
     if day is not None:
@@ -410,11 +419,12 @@ def stored_batch(
     if seqs is not None:
         where, args = where + " AND r.seq BETWEEN ? AND ?", [*args, int(seqs[0]), int(seqs[1])]
     rows = conn.execute(
-        f"SELECT r.report_id, r.row FROM reports r JOIN campaigns c ON c.key = r.campaign_key "
+        f"SELECT r.report_id, r.row, r.seq FROM reports r JOIN campaigns c ON c.key = r.campaign_key "
         f"WHERE {where} ORDER BY r.seq",
         args,
     ).fetchall()
-    return batch_of(spec, b"".join(r[0] for r in rows), b"".join(r[1] for r in rows))
+    numbers = np.fromiter((r[2] for r in rows), dtype=np.int64, count=len(rows))
+    return batch_of(spec, b"".join(r[0] for r in rows), b"".join(r[1] for r in rows)), numbers
 
 
 def days(conn: sqlite3.Connection, campaign_id: str) -> list[tuple[int, int]]:

@@ -10,6 +10,7 @@ from fastapi import APIRouter
 from fastapi.responses import Response
 
 from pldp.deploy.files import day_label, parse_day
+from pldp.deploy.origin import Origin
 from pldp.service import store
 from pldp.service.collect import CollectError
 from pldp.service.deps import Readable, ServiceDep
@@ -34,6 +35,8 @@ def export(campaign: Readable, service: ServiceDep, day: str | None = None) -> R
     ``day=YYYY-MM-DD`` only those received that day (none: an empty file).
 
     Reports that retention deleted (``pldp serve --retain-days``) are in the rollover's files only.
+    The file's metadata names the store and the store's numbers of its reports
+    (``pldp.store``, ``pldp.numbers``; :mod:`pldp.deploy.origin`).
     """
     number = None
     if day is not None:
@@ -45,9 +48,14 @@ def export(campaign: Readable, service: ServiceDep, day: str | None = None) -> R
         import pyarrow.parquet as pq
     except ImportError:  # pragma: no cover - the service extra installs it
         raise CollectError(501, "no_parquet", "export needs pyarrow (pip install 'pldp[service]')") from None
-    batch = store.stored_batch(service.conn(), campaign.spec, day=number)
+    conn = service.conn()
+    batch, numbers = store.stored_numbered(conn, campaign.spec, day=number)
+    table = batch.to_arrow()  # named by store and report numbers, so files of it count once (pldp.deploy.origin)
+    table = table.replace_schema_metadata(
+        {**table.schema.metadata, **Origin.of(store.store_id(conn), numbers).metadata()}
+    )
     sink = io.BytesIO()
-    pq.write_table(batch.to_arrow(), sink)
+    pq.write_table(table, sink)
     name = campaign.row.id if day is None else f"{campaign.row.id}-{day}"
     return Response(
         sink.getvalue(),
