@@ -9,8 +9,6 @@ from pydantic import BaseModel, Field
 
 __all__ = ["AttributeEstimate", "Detection", "Estimate"]
 
-_SHARE = {"ge": 0.0, "le": 1.0}
-
 
 class AttributeEstimate(BaseModel):
     """One attribute's estimate: per label the frequency, standard error and interval."""
@@ -43,16 +41,21 @@ class Detection(BaseModel):
     available: bool = Field(description="Whether the reports could be screened.")
     reason: str | None = Field(description="Why not (null when available).")
     alpha: float | None = Field(description="The tail probability below which a number of ones is flagged.")
-    flagged: int | None = Field(ge=0, description="Reports whose number of ones is in that tail under every honest law.")
-    flagged_share: float | None = Field(
-        description="Their share of all reports: honest devices alone give less than 2 alpha.", **_SHARE
+    flagged: int | None = Field(
+        ge=0, description="Reports whose number of ones is in that tail under every honest law."
     )
-    tail_share: float | None = Field(description="The share flagged at the tallies' band (alpha 0.001).", **_SHARE)
+    flagged_share: float | None = Field(
+        description="Their share of all reports: honest devices alone give less than 2 alpha.", ge=0.0, le=1.0
+    )
+    tail_share: float | None = Field(
+        description="The share flagged at the tallies' band (alpha 0.001).", ge=0.0, le=1.0
+    )
     ones_excess_share: float | None = Field(
         description="A lower bound on the share of reports piling up on some number of ones beyond what honest "
         "devices produce (0 with probability 95 % without fakes); null where the honest law depends on the item "
         "or on unknown level shares.",
-        **_SHARE,
+        ge=0.0,
+        le=1.0,
     )
     flagged_ones: list[int] = Field(description="The numbers of ones flagged that some report has.")
 

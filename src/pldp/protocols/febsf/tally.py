@@ -19,8 +19,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from pldp._validation import as_counts
-from pldp.errors import TallyError
 from pldp.bitcount import row_ones
+from pldp.errors import TallyError
 from pldp.tally import BaseTally
 
 __all__ = ["FEBSFReports", "FEBSFTally", "pattern_tally", "unique_rows"]
@@ -46,8 +46,9 @@ class FEBSFTally(BaseTally):
     """Sufficient statistics of PLDP-FEBSF reports (mergeable; see the module docstring).
 
     The counts derived from the rows (:attr:`level_counts`, :attr:`support_counts`,
-    :attr:`pattern_ones`, :attr:`ones`) are computed once per tally and read-only: every estimate
-    of the tally reads them again.
+    :attr:`level_support_counts`, :attr:`level_ones_support`, :attr:`pattern_ones`, :attr:`ones`)
+    are computed once per tally and read-only: every estimate of the tally reads them again; a
+    merge adds the parts' counts instead of recounting its rows.
 
     Attributes
     ----------
@@ -115,20 +116,14 @@ class FEBSFTally(BaseTally):
         """Reports supporting each item (over all users)."""
         if self.kind == "direct":
             return _read_only(self.cells.sum(axis=0))
-        patterns, _, count = self.rows
-        table = _BYTE_BITS.astype(np.int64)
-        out = np.empty(8 * patterns.shape[1], dtype=np.int64)
-        for col in range(patterns.shape[1]):  # one weighted histogram of byte values per byte column
-            hist = np.bincount(patterns[:, col], weights=count, minlength=256)  # exact: integers below 2^53
-            out[8 * col : 8 * col + 8] = hist.astype(np.int64) @ table
-        return _read_only(out[: self.d])
+        return _read_only(self.level_support_counts.sum(axis=0))
 
-    @property
+    @cached_property
     def level_support_counts(self) -> np.ndarray:
         """``(t, d)``: per reported level, the reports supporting each item."""
         if self.kind == "direct":
-            return self.cells
-        return np.rint(self.level_bit_sums(self.rows[2].astype(float))).astype(np.int64)
+            return _read_only(self.cells.copy())
+        return _read_only(np.rint(self.level_bit_sums(self.rows[2].astype(float))).astype(np.int64))
 
     @cached_property
     def pattern_ones(self) -> np.ndarray:
@@ -147,6 +142,13 @@ class FEBSFTally(BaseTally):
             return None
         return _read_only(np.bincount(self.pattern_ones, weights=self.rows[2], minlength=self.d + 1).astype(np.int64))
 
+    @cached_property
+    def level_ones_support(self) -> np.ndarray:
+        """Unary, ``(t, d)``: per reported level and item, the sum over the reports supporting the
+        item of their numbers of ones (the cross moment of the robust method's delta method)."""
+        count = self.rows[2]
+        return _read_only(np.rint(self.level_bit_sums((count * self.pattern_ones).astype(float))).astype(np.int64))
+
     def level_bit_sums(self, weights: np.ndarray) -> np.ndarray:
         """Unary: ``out[l, j]``, the sum of ``weights`` over the patterns of reported level ``l`` setting bit ``j``."""
         patterns, level, _ = self.rows
@@ -164,7 +166,15 @@ class FEBSFTally(BaseTally):
         if self.kind == "direct":
             return FEBSFTally("direct", self.t, self.d, table=self.cells + other.cells, fingerprint=self.fingerprint)
         rows = [np.concatenate(pair) for pair in zip(self.rows, other.rows, strict=True)]
-        return pattern_tally(self.t, self.d, *rows, fingerprint=self.fingerprint)
+        merged, inverse = _pattern_rows(self.t, self.d, *rows, fingerprint=self.fingerprint)
+        # the counts of the merged reports are the sums of the parts' (each part computes its own
+        # once: the large honest tally of an attack experiment is merged with many small ones)
+        ones = np.empty(merged.rows[0].shape[0], dtype=np.int64)
+        ones[inverse] = np.concatenate([self.pattern_ones, other.pattern_ones])
+        merged.__dict__["pattern_ones"] = _read_only(ones)
+        for name in _ADDITIVE:
+            merged.__dict__[name] = _read_only(getattr(self, name) + getattr(other, name))
+        return merged
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, FEBSFTally) or (other.kind, other.t, other.d, other.fingerprint) != (
@@ -210,10 +220,21 @@ def _read_only(a: np.ndarray) -> np.ndarray:
     return a
 
 
+#: The unary counts that add up when tallies merge (:meth:`FEBSFTally._merge` sums them).
+_ADDITIVE = ("level_counts", "level_support_counts", "level_ones_support")
+
+
 def pattern_tally(
     t: int, d: int, patterns: np.ndarray, level: np.ndarray, count: np.ndarray, *, fingerprint: str | None
 ) -> FEBSFTally:
     """The unary tally of rows ``(level, pattern)`` with counts: a histogram of the distinct rows."""
+    return _pattern_rows(t, d, patterns, level, count, fingerprint=fingerprint)[0]
+
+
+def _pattern_rows(
+    t: int, d: int, patterns: np.ndarray, level: np.ndarray, count: np.ndarray, *, fingerprint: str | None
+) -> tuple[FEBSFTally, np.ndarray]:
+    """:func:`pattern_tally` and, for each input row, the index of its distinct row."""
     width = (d + 7) // 8
     if patterns.ndim != 2 or patterns.shape[1] != width or level.shape != (patterns.shape[0],):
         raise TallyError("patterns, levels and counts do not line up")
@@ -224,7 +245,7 @@ def pattern_tally(
     counts = np.bincount(inverse, weights=count, minlength=rows.shape[0]).astype(np.int64)
     lvl_bytes = keys.shape[1] - width
     lvl = rows[:, :lvl_bytes].copy().view(np.uint8 if t < 256 else np.uint16).reshape(-1).astype(np.int64)
-    return FEBSFTally(
+    tally = FEBSFTally(
         "unary",
         t,
         d,
@@ -233,6 +254,7 @@ def pattern_tally(
         pattern_count=counts,
         fingerprint=fingerprint,
     )
+    return tally, inverse
 
 
 def unique_rows(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
