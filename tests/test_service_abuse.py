@@ -337,7 +337,7 @@ def test_a_slowloris_of_20000_connections_does_not_starve_honest_clients(tmp_pat
                 fds = max(fds, len(os.listdir(f"/proc/{pid}/fd")))
                 probes += 1
                 time.sleep(0.25)
-            stats = [json.loads(p.communicate(timeout=60)[0]) for p in procs]
+            stats = [json.loads(p.communicate(timeout=180)[0]) for p in procs]  # nice 19: slow on a busy machine
         finally:
             for p in procs:
                 if p.poll() is None:

@@ -68,12 +68,21 @@ def test_seen_ids_hash_is_keyed_so_chosen_ids_do_not_pile_into_one_bucket() -> N
     m = 1 << 15
     crafted = np.zeros((m, 16), np.uint8)
     crafted[:, 12:] = np.arange(m, dtype=">u4").view(np.uint8).reshape(m, 4)  # ids 0, 1, 2, ... in the last bytes
-    for ids in (crafted.tobytes(), crafted[:, ::-1].copy().tobytes()):  # ... and in the first bytes
-        index = SeenIds(m)
-        index.add(ids, np.arange(1, m + 1))
-        table = index._table
-        assert (table.fill == seen.BUCKET).mean() < 0.02  # at most half full: about 1 bucket in 100 is full
-        assert np.array_equal(index.find(ids), np.arange(1, m + 1))
+    # the keys: drawn from the OS, seeded ones, and the worst for a multilinear hash of sequential
+    # words (every key near 1/3 or 1/5 of 2^64: k * i modulo 2^64 then takes few values' high bits)
+    drawn = [SeenIds(0)._keys] + [np.random.default_rng(s).integers(0, 2**63, 5, dtype=np.uint64) | 1 for s in range(4)]
+    near = [np.full(5, 0x5555555555555555, np.uint64), np.full(5, 0x3333333333333333, np.uint64)]
+    for keys in drawn + near:
+        for ids in (crafted.tobytes(), crafted[:, ::-1].copy().tobytes()):  # ... and in the first bytes
+            index = SeenIds(m)
+            index._keys, index._int_keys = keys, [int(k) for k in keys]
+            index.add(ids, np.arange(1, m + 1))
+            table = index._table
+            assert (table.fill == seen.BUCKET).mean() < 0.02  # at most half full: about 1 bucket in 100 is full
+            assert np.array_equal(index.find(ids), np.arange(1, m + 1))
+            one = ids[16 * 77 : 16 * 78]  # the scalar path hashes as the vector one
+            assert index.find(one).tolist() == [78]
+            assert index._hash_one(one) == int(index._hash(np.frombuffer(one, np.uint64).reshape(1, 2))[0])
 
 
 def test_loading_the_index_reads_every_stored_id_across_gaps_and_chunks(tmp_path: Path, monkeypatch) -> None:
