@@ -37,12 +37,14 @@ def spec_id(content: dict[str, Any]) -> str:
 
 
 def relabel(params: dict[str, Any], labels: list[str]) -> dict[str, Any]:
-    """``params`` with the item labels replaced (also in a padding protocol's base)."""
+    """``params`` with the item labels replaced (also in a padding protocol's base and a memoized
+    chain's permanent mechanism)."""
     out = dict(params)
     if "labels" in out:
         out["labels"] = list(labels)
-    if "base" in out:
-        out["base"] = relabel(out["base"], labels)
+    for nested in ("base", "permanent"):
+        if nested in out:
+            out[nested] = relabel(out[nested], labels)
     return out
 
 
@@ -165,6 +167,11 @@ class Spec:
             raise SpecError(f"expected a pldp mechanism or protocol, got {type(oracle).__name__}")
         params = canonical(oracle.params())
         root = oracle.sampler()
+        if root.memoized:
+            raise SpecError(
+                f"{type(oracle).__name__} is memoized (a permanent response per value, kept on the device): "
+                "the clients do not keep a memo store yet, so it cannot be deployed (issue 27, item 2)"
+            )
         if root.kind == "attributes":
             if labels is None:
                 labels = [[str(v) for v in range(_answers(part))] for _, part in root.by_attribute]
