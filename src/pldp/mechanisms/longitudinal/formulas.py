@@ -41,7 +41,7 @@ import math
 import numpy as np
 from scipy.optimize import brentq
 
-from pldp.errors import BudgetError
+from pldp.errors import BudgetError, ParameterError
 
 __all__ = [
     "UE_SHAPES",
@@ -201,7 +201,7 @@ def longitudinal_variance(protocol: str, eps_perm: float, eps_1: float, k: int, 
         return chain_variance(*chained(p1, q1, p2, q2), n, f)
     shapes = {"L-OUE": ("oue", "oue"), "L-OSUE": ("oue", "sue"), "L-SUE": ("sue", "sue"), "L-SOUE": ("sue", "oue")}
     if protocol not in shapes:
-        raise ValueError(f"unknown protocol {protocol!r}; choose one of {['L-GRR', 'L-GRR (paper)', *shapes]}")
+        raise ParameterError(f"unknown protocol {protocol!r}; choose one of {['L-GRR', 'L-GRR (paper)', *shapes]}")
     _check(eps_perm, eps_1)
     first, second = shapes[protocol]
     p1, q1 = ue_prr(first, eps_perm)

@@ -21,8 +21,10 @@ one report is the unary one on :math:`(p^*, q^*)`: :math:`p^*_i (1 - q^*_j) / (q
   target is clipped to :math:`(\\min(\\alpha^*, \\alpha_1), \\min(\\beta^*, \\beta_1))`, which only
   lowers every pair's :math:`\\alpha_i + \\beta_j` and so keeps the claim. Where every target is
   reachable, one report *is* IDUE at :math:`\\varepsilon_1`: the chain costs a single report nothing
-  against the one-shot optimum of Gu et al.'s model. ``docs/longitudinal.md`` measures the gap to a
-  numerical optimum where it is not.
+  against the one-shot optimum of Gu et al.'s model. Where it is not (``LIDUE.reached`` says which
+  items), the clipped bit is less informative than IDUE's at :math:`\\varepsilon_1`; how much
+  variance that costs is ``pldp.theory.item_variance`` of the chain against that of
+  ``IDUE(one)`` (no optimality is claimed there).
 
 On the grid. The IRR is solved from the PRR as it runs (its rounded ``a``, ``b``), rounded towards
 privacy on its own coin grid (``a2`` down, ``b2`` up: a garbling of the exact IRR, so no claim can
