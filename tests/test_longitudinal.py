@@ -119,10 +119,13 @@ def _wrong_unary(node: MemoNode, step: int) -> MemoNode:
 
 @pytest.mark.parametrize("name", sorted(_all_mechanisms()))
 def test_an_irr_slightly_too_informative_fails_the_exact_check(name: str) -> None:
-    """The node's IRR with its keep probability raised by 2^-20 (direct) or its bit probabilities moved
-    out by 2^-20 (unary): the one-report claims fail, the permanent ones still hold."""
+    """The node's IRR with its keep probability raised by 2^-20 per output (direct) or its bit probabilities
+    moved out by 2^-14 (unary): the one-report claims fail, the permanent ones still hold."""
     node = _all_mechanisms()[name]().sampler()
-    wrong = (_wrong_direct if isinstance(node.instantaneous, DirectIRR) else _wrong_unary)(node, GRID >> 20)
+    if isinstance(node.instantaneous, DirectIRR):
+        wrong = _wrong_direct(node, GRID >> 20)
+    else:  # four steps of the IRR's 2^-16 coin grid: more than its rounding leaves
+        wrong = _wrong_unary(node, GRID >> 14)
     rows = check_claims(wrong).rows
     assert all(r.holds for r in rows if "permanent" in r.part)
     assert not all(r.holds for r in rows if "one report" in r.part)
@@ -261,15 +264,16 @@ def test_estimators_through_the_chained_channel(name: str) -> None:
     rng = np.random.default_rng(sum(map(ord, name)))
     n, truth = int(COUNTS.sum()), COUNTS / COUNTS.sum()
     tallies = [m.simulate(COUNTS, rng) for _ in range(REPEATS)]
-    est = np.array([m.estimate(t).frequencies for t in tallies])
-    reported = np.array([m.estimate(t).variance for t in tallies])
+    estimates = [m.estimate(t) for t in tallies]
+    est = np.array([e.frequencies for e in estimates])
+    reported = np.array([e.variance for e in estimates])
     var = theory.item_variance(m, truth, n, model="fixed")
     se = np.sqrt(var / REPEATS)
     assert np.all(np.abs(est.mean(axis=0) - truth) < 4.5 * se), (est.mean(axis=0) - truth) / se
     # the sample variance of 200 draws is within 45% of the truth (its relative sd is 0.1; 4.5 sd)
     assert np.allclose(est.var(axis=0, ddof=1), var, rtol=0.45)
     assert np.allclose(reported.mean(axis=0), theory.item_variance(m, truth, n), rtol=0.05)
-    lo, hi = zip(*(m.estimate(t).ci(0.95) for t in tallies), strict=True)
+    lo, hi = zip(*(e.ci(0.95) for e in estimates), strict=True)
     covered = ((np.array(lo) <= truth) & (truth <= np.array(hi))).mean()
     assert 0.92 <= covered <= 0.98
     for method in ("norm_sub", "mle"):
@@ -405,3 +409,26 @@ def test_instantaneous_reports_are_the_irr_of_the_permanent_response() -> None:
     p_keep = (keep + w[2]) / GRID
     assert abs(np.mean(reports == 2) - p_keep) < 4.5 * math.sqrt(p_keep * (1 - p_keep) / prr.size)
     assert np.array_equal(m.permanent([1, 2], np.random.default_rng(1)), m.permanent([1, 2], np.random.default_rng(1)))
+
+
+@pytest.mark.parametrize("name", sorted(_all_mechanisms()))
+def test_one_draw_rounds_and_two_stage_rounds_have_the_chained_law(name: str) -> None:
+    """``perturb`` without a memo (one draw from the chained channel where the grid allows it, L-GRR and
+    the 16-bit unary chains) and ``instantaneous(permanent(x))`` (the two stages) both support the user's
+    item with probability p* and another item k with probability q*_k, for every item."""
+    m = _all_mechanisms()[name]()
+    n = 20_000
+    x = np.repeat(np.arange(5), n)
+    rng = np.random.default_rng(sum(map(ord, name)) + 2)
+    p_star, q_star = m.support
+    for reports in (m.perturb(x, rng), m.instantaneous(m.permanent(x, rng), rng)):
+        hits = reports[:, None] == np.arange(5) if m.family == "direct" else m.unpack(reports)  # supports item k
+        own = hits[np.arange(x.size), x].reshape(5, n).mean(axis=1)
+        assert np.all(np.abs(own - p_star) < 4.5 * np.sqrt(p_star * (1 - p_star) / n)), (own, p_star)
+        other = np.array([hits[x != k, k].mean() for k in range(5)])
+        assert np.all(np.abs(other - q_star) <= 4.5 * np.sqrt(q_star * (1 - q_star) / (4 * n))), (other, q_star)
+
+
+def test_the_fast_paths_are_taken_where_the_grid_allows() -> None:
+    assert pldp.LGRR(2.0, 1.0, 5)._equal_weight > 0 and not pldp.LIPRR(PERM, ONE)._equal_weight
+    assert pldp.LOUE(2.0, 1.0, 100)._chain_thresholds is not None

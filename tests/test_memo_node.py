@@ -101,7 +101,7 @@ def test_verify_checks_both_claims_of_a_memo_spec_exactly(name: str) -> None:
         w = tuple(max(x - (GRID >> 20), 0) for x in irr.weights)
         wrong = DirectIRR(GRID - sum(w), w)
     else:
-        wrong = UnaryIRR(tuple(a + (GRID >> 20) for a in irr.a), tuple(b - (GRID >> 20) for b in irr.b))
+        wrong = UnaryIRR(tuple(a + (GRID >> 14) for a in irr.a), tuple(b - (GRID >> 14) for b in irr.b))
     bad = MemoNode(node.d, node.permanent, wrong, node.notion, node.epsilons)
     v_bad = verify(_spec_json(m, bad.to_json()))
     assert not v_bad.holds and all("one report" in r.part for r in v_bad.failures)

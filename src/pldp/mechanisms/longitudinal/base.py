@@ -93,7 +93,8 @@ class Longitudinal(Mechanism):
 
     @abstractmethod
     def _fresh(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """One round with a fresh permanent response per user, both stages in one pass."""
+        """One round with a fresh permanent response per user: both stages in one pass, or one draw from
+        the chained channel where its grid allows it exactly (the same law)."""
 
     @abstractmethod
     def _empty_memo(self) -> Memo: ...

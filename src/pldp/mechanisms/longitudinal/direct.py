@@ -123,6 +123,20 @@ def _draws(arr: np.ndarray, rng: np.random.Generator, tables: tuple[DirectTable,
     return out
 
 
+def _chain_draws(arr: np.ndarray, rng: np.random.Generator, keep: int, weight: int) -> np.ndarray:
+    """Items ``arr`` through a one-report channel over ``2**64`` with equal weights (L-GRR's): one 64-bit
+    word ``u`` each, ``u < keep`` reports the item, else ``(u - keep) // weight``. The same law as the
+    PRR then the IRR (the chained channel exactly), at the cost of one draw."""
+    out = np.empty(arr.shape, dtype=np.int64 if arr.dtype.itemsize > 4 else np.int32)
+    k, w = np.uint64(keep), np.uint64(weight)
+    for start in range(0, arr.size, _BLOCK):
+        z = arr[start : start + _BLOCK]
+        u = rng.bit_generator.random_raw(z.size)
+        other = ((u - k) // w).astype(out.dtype)  # wraps where u < keep: those keep the item below
+        out[start : start + z.size] = np.where(u < k, z, other)
+    return out
+
+
 @register
 class LongitudinalDirect(Longitudinal, DirectReports):
     """A direct memoized chain: the direct encoding ``permanent`` (:math:`\\varepsilon_\\infty`) and the
@@ -159,6 +173,8 @@ class LongitudinalDirect(Longitudinal, DirectReports):
         self._q = np.array([float(v) for v in w]) / float(CHAIN_GRID)  # correctly rounded: an exact power of two
         self._q.setflags(write=False)
         self._delta = float(k) / float(CHAIN_GRID)
+        #: The common weight of a one-report channel with equal weights (0: unequal), for one-draw rounds.
+        self._equal_weight = w[0] if w[0] > 0 and all(v == w[0] for v in w) else 0
 
     @property
     def notion(self) -> str:
@@ -194,6 +210,8 @@ class LongitudinalDirect(Longitudinal, DirectReports):
 
     # ---------------------------------------------------------------------- client
     def _fresh(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        if self._equal_weight:
+            return _chain_draws(x, rng, self._keep_chain, self._equal_weight)
         return _draws(x, rng, (self._prr.sampler().table, self._irr.table))
 
     def permanent(self, x: Any, rng: np.random.Generator) -> np.ndarray:

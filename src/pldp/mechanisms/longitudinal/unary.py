@@ -43,7 +43,7 @@ import numpy as np
 from pldp._validation import check_epsilon
 from pldp.budgets import ItemBudgets
 from pldp.channel.memo import CHAIN_GRID, MemoNode, UnaryIRR
-from pldp.channel.sampling import GRID_BITS, irr_bits
+from pldp.channel.sampling import GRID_BITS, irr_bits, unary_bits
 from pldp.channel.unary import pair_rows
 from pldp.domain import Domain
 from pldp.errors import BudgetError, ParameterError
@@ -146,6 +146,14 @@ class LongitudinalUnary(Longitudinal, UnaryReports):
         coin = np.uint16 if width == 16 else np.uint32
         self._irr_coin = coin
         self._irr_arrays = self._a2_thr.astype(coin), self._b2_thr.astype(coin)
+        #: With 16-bit coins in both stages every chained probability is a multiple of 2**-32: a fresh
+        #: report then takes one 32-bit coin per bit against these thresholds (the same law), else None.
+        low = (1 << GRID_BITS) - 1
+        self._chain_thresholds = (
+            (np.array([v >> GRID_BITS for v in p], np.uint32), np.array([v >> GRID_BITS for v in q], np.uint32))
+            if all(v & low == 0 for v in (*p, *q))
+            else None
+        )
 
     # ------------------------------------------------------------------ parameters
     @property
@@ -224,6 +232,10 @@ class LongitudinalUnary(Longitudinal, UnaryReports):
         per_word = 64 // (8 * np.dtype(dtype).itemsize)
         return rng.bit_generator.random_raw(-(-n // per_word)).view(dtype)[:n]
 
+    def _coin_rows(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """``(n, d)`` uniform 32-bit coins."""
+        return self._coins(rng, n * self.d, np.uint32).reshape(n, self.d)
+
     def _run(self, rng: np.random.Generator, n: int, stage: Any) -> np.ndarray:
         out = np.empty((n, self.nbytes_per_report), dtype=np.uint8)
         block = max(64, self._BLOCK_COINS // self.d)
@@ -245,6 +257,9 @@ class LongitudinalUnary(Longitudinal, UnaryReports):
         return irr_bits(bits, self._coins(rng, bits.size, self._irr_coin).reshape(bits.shape), a2, b2)
 
     def _fresh(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        if self._chain_thresholds is not None:
+            p, q = self._chain_thresholds
+            return self._run(rng, x.size, lambda i, j: unary_bits(x[i:j], self._coin_rows(rng, j - i), p, q))
         return self._run(rng, x.size, lambda i, j: self._irr_bits_of(self._prr_bits(x[i:j], rng), rng))
 
     def permanent(self, x: Any, rng: np.random.Generator) -> np.ndarray:
