@@ -7,11 +7,11 @@ The pipeline::
 
 Every mechanism (:class:`KRR`, :class:`URR`, :class:`IPRR`, :class:`RAPPOR`, :class:`OUE`,
 :class:`IDUE`; the longitudinal :class:`LGRR`, :class:`LIPRR`, :class:`LOUE`, :class:`LOSUE`,
-:class:`LSUE`, :class:`LSOUE`, :class:`LIDUE`) and protocol (:mod:`pldp.protocols`) is a :class:`FrequencyOracle` with the same
-interface: ``perturb``, ``tally``, ``simulate``, ``estimate``, ``privacy``, ``params`` and
-``fingerprint``. Other public names: :class:`Domain`, :class:`ItemBudgets`, :class:`ItemSets`,
-:func:`estimate`, :class:`Estimate`, :class:`EstimateSet`, :class:`Tally`, and the modules
-:mod:`pldp.theory`, :mod:`pldp.privacy` and :mod:`pldp.metrics`.
+:class:`LSUE`, :class:`LSOUE`, :class:`LIDUE`) and protocol (:mod:`pldp.protocols`) is a
+:class:`FrequencyOracle` with the same interface: ``perturb``, ``tally``, ``simulate``,
+``estimate``, ``privacy``, ``params`` and ``fingerprint``. Other public names: :class:`Domain`,
+:class:`ItemBudgets`, :class:`ItemSets`, :func:`estimate`, :class:`Estimate`, :class:`EstimateSet`,
+:class:`Tally`, and the modules :mod:`pldp.theory`, :mod:`pldp.privacy` and :mod:`pldp.metrics`.
 """
 
 from pldp import datasets, metrics, privacy, protocols, theory

@@ -29,6 +29,7 @@ from pldp.tally import Tally, unary_report_stats
 
 __all__ = ["DirectReports", "UnaryReports", "bit_counts", "check_packed", "count_items", "pack_bits", "unpack_bits"]
 
+
 def count_items(reports: Any, d: int) -> tuple[int, np.ndarray]:
     """``(n, counts)``: the number of direct-encoding reports and of reports of each of the ``d`` items.
 

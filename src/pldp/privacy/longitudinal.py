@@ -1,4 +1,5 @@
-"""The two claims of a memoized chain: :math:`\\varepsilon_\\infty` for any number of reports of one value, :math:`\\varepsilon_1` for one.
+"""The two claims of a memoized chain: :math:`\\varepsilon_\\infty` for any number of reports of one value,
+:math:`\\varepsilon_1` for one.
 
 A longitudinal mechanism (L-GRR, L-IPRR, L-OUE, ...; :mod:`pldp.mechanisms.longitudinal`) draws a
 permanent randomized response once per value and sends each report through a fresh instantaneous

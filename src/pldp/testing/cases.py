@@ -63,14 +63,14 @@ def longitudinal(mechanism: Callable[[str, Callable[[float], FrequencyOracle], B
         ("lsue", pldp.LSUE),
         ("lsoue", pldp.LSOUE),
     ]
-    cases = [
-        mechanism(
-            name,
-            lambda s, cls=cls: cls(2.0 * s, s, 5),
-            (lambda cls=cls: cls(1.0, 1.0, 5), lambda cls=cls: cls(2.0, 0.0, 5), lambda cls=cls: cls(2.0, 1.0, 1)),
-        )
-        for name, cls in uniform
-    ]
+
+    def chain(name: str, cls: Callable[[float, float, int], FrequencyOracle]) -> OracleCase:
+        def make(s: float) -> FrequencyOracle:
+            return cls(2.0 * s, s, 5)
+
+        return mechanism(name, make, (lambda: cls(1.0, 1.0, 5), lambda: cls(2.0, 0.0, 5), lambda: cls(2.0, 1.0, 1)))
+
+    cases = [chain(name, cls) for name, cls in uniform]
     cases.append(
         mechanism(
             "liprr",

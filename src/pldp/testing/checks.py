@@ -228,8 +228,9 @@ def _target(oracle: FrequencyOracle) -> Any:
     from pldp.audit.targets import OracleTarget
 
     target = OracleTarget(oracle)
-    if target.node.memoized:
-        target.node = target.node.one_report()
+    node: Any = target.node
+    if node.memoized:
+        target.node = node.one_report()
     return target
 
 

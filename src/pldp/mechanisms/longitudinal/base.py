@@ -70,9 +70,10 @@ class Longitudinal(Mechanism):
                 + ", ".join(f"{labels[i]!r}: {one[i]!r} > {perm[i]!r}" for i in above[:5])
             )
 
-    def sampler(self) -> MemoNode:
+    def sampler(self) -> MemoNode:  # type: ignore[override]  # the protocols that nest a node take no chain
         """The memo node: the permanent node (:math:`\\varepsilon_\\infty`), the instantaneous thresholds
-        and the one-report claim (:math:`\\varepsilon_1`)."""
+        and the one-report claim (:math:`\\varepsilon_1`). Not a direct or unary node, as a one-shot
+        mechanism's is: no protocol nests a memoized chain (padding and leveled protocols build theirs)."""
         return self._node
 
     @cached_property
@@ -112,7 +113,9 @@ class Longitudinal(Mechanism):
     def perturb(self, x: Any, rng: np.random.Generator) -> np.ndarray: ...
 
     @overload
-    def perturb(self, x: Any, rng: np.random.Generator, *, memo: Memo, users: Any = None) -> tuple[np.ndarray, Memo]: ...
+    def perturb(
+        self, x: Any, rng: np.random.Generator, *, memo: Memo, users: Any = None
+    ) -> tuple[np.ndarray, Memo]: ...
 
     def perturb(
         self, x: Any, rng: np.random.Generator, *, memo: Memo | None = None, users: Any = None
@@ -153,7 +156,7 @@ class Longitudinal(Mechanism):
             raise ParameterError(f"users has {ids.size} entries for {arr.size} items")
         keys = ids * self.d + arr
         idx, found = memo.lookup(keys)
-        new_keys, first, back = np.unique(keys[~found], return_index=True, return_inverse=True)
+        new_keys, back = np.unique(keys[~found], return_inverse=True)
         drawn = self.permanent(new_keys % self.d, rng)
         out = np.empty((arr.size, *memo.responses.shape[1:]), dtype=memo.responses.dtype)
         out[found] = memo.responses[idx[found]]

@@ -232,7 +232,9 @@ class LongitudinalDirect(Longitudinal, DirectReports):
         k, w = self._keep_chain, self._weights_chain
         realised = np.array([math.log1p(k / v) if v > 0 else math.inf for v in w])  # k / v: correctly rounded
         q, dl = self._q, self._delta
-        return report_from_columns(q + dl, q, (q == 0) & (dl > 0), self._budgets.epsilons, self.notion, realised=realised)
+        return report_from_columns(
+            q + dl, q, (q == 0) & (dl > 0), self._budgets.epsilons, self.notion, realised=realised
+        )
 
 
 @register

@@ -291,7 +291,9 @@ class LongitudinalUnary(Longitudinal, UnaryReports):
             [[math.log(pi * (G - qj)) - math.log(qi * (G - pj)) for pj, qj, _ in keys] for pi, qi, _ in keys]
         )
         ge = np.array([k[2] for k in keys])
-        claimed = np.full(realised.shape, float(eps.min())) if self._pair_rule == "ldp" else pair_budgets(ge, self._pair_rule)
+        claimed = (
+            np.full(realised.shape, float(eps.min())) if self._pair_rule == "ldp" else pair_budgets(ge, self._pair_rule)
+        )
         groups = [np.flatnonzero(inverse == g) for g in range(len(keys))]
         return PairPrivacyReport(self.notion, ge, groups, claimed, realised)
 
@@ -304,7 +306,9 @@ class _UniformUnary(LongitudinalUnary):
     def __init__(self, eps_perm: float, eps_1: float, d: int | Domain) -> None:
         perm, one = check_epsilon(eps_perm), check_epsilon(eps_1)
         if not one < perm:
-            raise BudgetError(f"{self._name} needs eps_1 < eps_perm (one report, then any number); got {one!r} >= {perm!r}")
+            raise BudgetError(
+                f"{self._name} needs eps_1 < eps_perm (one report, then any number); got {one!r} >= {perm!r}"
+            )
         prr: UnaryEncoding = OUE(perm, d) if self._shapes[0] == "oue" else RAPPOR(perm, d)
         a2, b2 = ue_irr(float(prr.a[0]), float(prr.b[0]), one, self._shapes[1])
         self.eps_perm, self.eps_1 = perm, one
