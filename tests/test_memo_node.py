@@ -159,3 +159,12 @@ def test_memo_program_has_the_chained_law(name: str) -> None:
     hit = out["item"] == 1 if name == "L-GRR" else np.unpackbits(out["bits"], axis=1)[:, 1] == 1
     p = float(m.support[0][1])
     assert abs(hit.mean() - p) < 4.5 * np.sqrt(p * (1 - p) / n)
+
+
+def test_the_wire_format_example_is_lgrr_s_node() -> None:
+    """The memo node shown in ``docs/wire-format.md`` is the node pldp writes for ``LGRR(2.0, 1.0, 4)``."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "wire-format.md").read_text(encoding="utf-8")
+    block = text.split("The node of `pldp.LGRR(2.0, 1.0, 4)`", 1)[1].split("```json", 1)[1].split("```", 1)[0]
+    assert parse_node(json.loads(block)) == pldp.LGRR(2.0, 1.0, 4).sampler()
