@@ -95,11 +95,18 @@ def test_liprr_one_report_is_iprr_at_the_one_report_budgets() -> None:
     assert np.allclose(m.q, one_shot.q, rtol=1e-5, atol=1e-12)
 
 
-def test_lidue_one_report_is_idue_at_the_one_report_budgets_where_reachable() -> None:
-    m = pldp.LIDUE(PERM, ONE)
+@pytest.mark.parametrize("one", [ONE.epsilons, [0.9, 0.5, 1.9, 1.0, 3.9], [0.2, 1.9, 0.3, 3.9, 0.5]])
+def test_lidue_one_report_is_idue_at_the_one_report_budgets_where_reachable(one: Any) -> None:
+    """Where every item's target is reachable, one report of L-IDUE is IDUE at eps_1 (Gu et al.'s one-shot
+    optimum of its model): the same bit probabilities and variances, up to the coin grids."""
+    budgets = pldp.ItemBudgets.from_array(one)
+    m = pldp.LIDUE(PERM, budgets)
     assert m.reached is not None and m.reached.all()
-    target = pldp.IDUE(ONE)
+    target = pldp.IDUE(budgets)
     assert np.allclose(m.a, target.a, atol=1e-4) and np.allclose(m.b, target.b, atol=1e-4)
+    p = np.full(5, 0.2)
+    ratio = theory.item_variance(m, p, 10_000) / theory.item_variance(target, p, 10_000)
+    assert np.all(ratio < 1.001)
 
 
 def _wrong_direct(node: MemoNode, step: int) -> MemoNode:
