@@ -21,6 +21,7 @@ CASES = oracle_cases()
 PUBLIC = {
     "DirectEncoding", "KRR", "URR", "IPRR", "UnaryEncoding", "RAPPOR", "OUE", "IDUE",
     "PaddingSampling", "FEBSF", "RCF", "APLDP", "PBP", "PPDA", "MPLDP",
+    "LongitudinalDirect", "LGRR", "LIPRR", "LongitudinalUnary", "LOUE", "LOSUE", "LSUE", "LSOUE", "LIDUE",
 }  # fmt: skip
 
 

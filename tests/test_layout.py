@@ -134,12 +134,19 @@ def _all_visitors() -> list[type[NodeVisitor]]:
     return out
 
 
+#: Kinds that some concerns do not cover *yet*, and those concerns. The memo node (issue 27) gets its
+#: client inputs with the clients' memo store (item 2) and its audit with the audit over time (item 5);
+#: until then those visitors refuse a memo node with a TypeError naming it, and ``Spec.from_mechanism``
+#: refuses to deploy a memoized mechanism. Remove an entry when its rules land.
+PENDING = {"memo": {"_Inputs", "_Statistic", "_Claim", "_Pairs", "_Answer", "_Users"}}
+
+
 @pytest.mark.parametrize("kind", sorted(NODE_KINDS))
 def test_every_visitor_names_the_kinds_it_does_not_cover(kind: str) -> None:
     """A visitor either has a rule for a kind or, by the base class, refuses it with a TypeError; the
-    concerns that must cover every kind (wire, checks, client inputs, audit) do."""
+    concerns that must cover every kind (wire, checks, client inputs, audit) do (but :data:`PENDING`)."""
     complete = {"_Payload", "_Reader", "_Check", "_Inputs", "_Statistic", "_Claim", "_Pairs", "_Answer", "_Users"}
     visitors = {cls.__name__: cls for cls in _all_visitors()}
     assert complete <= set(visitors), sorted(complete - set(visitors))
-    for name in complete:
+    for name in complete - PENDING.get(kind, set()):
         assert getattr(visitors[name], kind) is not getattr(NodeVisitor, kind), f"{name} has no rule for {kind}"

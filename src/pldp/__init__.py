@@ -6,11 +6,12 @@ The pipeline::
     Tally --pldp.estimate(mechanism, tally, method)--> Estimate
 
 Every mechanism (:class:`KRR`, :class:`URR`, :class:`IPRR`, :class:`RAPPOR`, :class:`OUE`,
-:class:`IDUE`) and protocol (:mod:`pldp.protocols`) is a :class:`FrequencyOracle` with the same
-interface: ``perturb``, ``tally``, ``simulate``, ``estimate``, ``privacy``, ``params`` and
-``fingerprint``. Other public names: :class:`Domain`, :class:`ItemBudgets`, :class:`ItemSets`,
-:func:`estimate`, :class:`Estimate`, :class:`EstimateSet`, :class:`Tally`, and the modules
-:mod:`pldp.theory`, :mod:`pldp.privacy` and :mod:`pldp.metrics`.
+:class:`IDUE`; the longitudinal :class:`LGRR`, :class:`LIPRR`, :class:`LOUE`, :class:`LOSUE`,
+:class:`LSUE`, :class:`LSOUE`, :class:`LIDUE`) and protocol (:mod:`pldp.protocols`) is a
+:class:`FrequencyOracle` with the same interface: ``perturb``, ``tally``, ``simulate``,
+``estimate``, ``privacy``, ``params`` and ``fingerprint``. Other public names: :class:`Domain`,
+:class:`ItemBudgets`, :class:`ItemSets`, :func:`estimate`, :class:`Estimate`, :class:`EstimateSet`,
+:class:`Tally`, and the modules :mod:`pldp.theory`, :mod:`pldp.privacy` and :mod:`pldp.metrics`.
 """
 
 from pldp import datasets, metrics, privacy, protocols, theory
@@ -27,7 +28,28 @@ from pldp.errors import (
 )
 from pldp.estimation import Estimate, EstimateSet, estimate
 from pldp.itemsets import ItemSets
-from pldp.mechanisms import IDUE, IPRR, KRR, OUE, RAPPOR, URR, DirectEncoding, Mechanism, UnaryEncoding
+from pldp.mechanisms import (
+    IDUE,
+    IPRR,
+    KRR,
+    LGRR,
+    LIDUE,
+    LIPRR,
+    LOSUE,
+    LOUE,
+    LSOUE,
+    LSUE,
+    OUE,
+    RAPPOR,
+    URR,
+    DirectEncoding,
+    Longitudinal,
+    LongitudinalDirect,
+    LongitudinalUnary,
+    Mechanism,
+    Memo,
+    UnaryEncoding,
+)
 from pldp.oracle import FrequencyOracle
 from pldp.privacy import ComposedPrivacy, PrivacyCheck, PrivacyReport
 from pldp.protocols import PaddingSampling, Protocol
@@ -40,6 +62,13 @@ __all__ = [
     "IDUE",
     "IPRR",
     "KRR",
+    "LGRR",
+    "LIDUE",
+    "LIPRR",
+    "LOSUE",
+    "LOUE",
+    "LSOUE",
+    "LSUE",
     "OUE",
     "RAPPOR",
     "URR",
@@ -54,7 +83,11 @@ __all__ = [
     "FrequencyOracle",
     "ItemBudgets",
     "ItemSets",
+    "Longitudinal",
+    "LongitudinalDirect",
+    "LongitudinalUnary",
     "Mechanism",
+    "Memo",
     "PLDPError",
     "PaddingSampling",
     "ParameterError",

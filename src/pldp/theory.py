@@ -9,6 +9,11 @@ support count is a sum of independent Bernoullis); they differ only in the covar
 between items, which no loss here needs. For unary encoding the fixed-population variance
 is Gu et al. eq. 7.
 
+The memoized chains (L-GRR, L-OUE, ...; :mod:`pldp.mechanisms.longitudinal`) are pure mechanisms
+of one report too: every function here takes them through their chained support, and
+:func:`longitudinal_variance` gives the closed form of the uniform ones from their two budgets
+(Arcolezi et al. 2022; ERRATA LONG-1).
+
 Two sampling models are offered (ERRATA IPRR-1):
 
 * ``model="iid"``: users are drawn i.i.d. from ``p``, so each report is an independent
@@ -38,6 +43,7 @@ from pldp.budgets import ItemBudgets
 from pldp.errors import ParameterError
 from pldp.estimation.simplex import maximize_on_simplex
 from pldp.mechanisms.base import Mechanism
+from pldp.mechanisms.longitudinal.formulas import longitudinal_variance
 
 __all__ = [
     "WorstCase",
@@ -45,6 +51,7 @@ __all__ = [
     "expected_l2",
     "high_privacy_losses",
     "item_variance",
+    "longitudinal_variance",
     "low_privacy_is_exact",
     "low_privacy_losses",
     "support_distribution",

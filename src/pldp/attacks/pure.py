@@ -40,6 +40,7 @@ from pldp.errors import ParameterError
 from pldp.itemsets import ItemSets
 from pldp.mechanisms.base import Mechanism
 from pldp.mechanisms.direct import DirectEncoding
+from pldp.mechanisms.longitudinal import LongitudinalDirect, LongitudinalUnary
 from pldp.mechanisms.unary import UnaryEncoding
 from pldp.oracle import FrequencyOracle
 from pldp.protocols.padding import PaddingSampling
@@ -171,9 +172,10 @@ def most_sensitive(mech: Mechanism, r: int) -> np.ndarray:
     return np.sort(order[:r])
 
 
-@rule_for(DirectEncoding)
+@rule_for(DirectEncoding, LongitudinalDirect)
 class DirectRule(PureRule):
-    """KRR, URR, IPRR: a report is one item."""
+    """KRR, URR, IPRR, and the direct memoized chains (L-GRR, L-IPRR: a fake sends its report, not
+    a permanent response): a report is one item."""
 
     def reports(self, oracle: FrequencyOracle, attack: Attack, m: int, rng: np.random.Generator) -> np.ndarray:
         chosen = _choose(attack.targets, m, rng)
@@ -202,9 +204,10 @@ class DirectRule(PureRule):
         return s
 
 
-@rule_for(UnaryEncoding)
+@rule_for(UnaryEncoding, LongitudinalUnary)
 class UnaryRule(PureRule):
-    """RAPPOR, OUE, IDUE: a report is one bit per item, bit-packed."""
+    """RAPPOR, OUE, IDUE, and the unary memoized chains (their ``a``, ``b`` are one report's): a report is
+    one bit per item, bit-packed."""
 
     def reports(self, oracle: FrequencyOracle, attack: Attack, m: int, rng: np.random.Generator) -> np.ndarray:
         mech: Any = oracle

@@ -19,6 +19,7 @@ module          holds
 ``padding``     :class:`PaddingNode` (padding-and-sampling of item-sets)
 ``leveled``     :class:`LeveledNode` (user-level protocols), its exact level ratio
 ``attributes``  :class:`AttributesNode` (MPLDP)
+``memo``        :class:`MemoNode` (memoized chains: L-GRR, L-IPRR, L-OUE, ...), :class:`MemoInput`
 ``parse``       :func:`parse_node`
 ``claims``      :func:`check_claims` and its :class:`Verification`
 ==============  ======================================================================
@@ -28,6 +29,7 @@ from pldp.channel.attributes import AttributesNode
 from pldp.channel.claims import Verification, check_claims
 from pldp.channel.direct import DirectNode
 from pldp.channel.leveled import LeveledNode
+from pldp.channel.memo import CHAIN_GRID, DirectIRR, MemoInput, MemoNode, UnaryIRR
 from pldp.channel.node import Column, Node, NodeVisitor, Row
 from pldp.channel.padding import PaddingNode
 from pldp.channel.parse import NODE_KINDS, parse_node
@@ -35,17 +37,22 @@ from pldp.channel.sampling import GRID, GRID_BITS
 from pldp.channel.unary import UnaryNode
 
 __all__ = [
+    "CHAIN_GRID",
     "GRID",
     "GRID_BITS",
     "NODE_KINDS",
     "AttributesNode",
     "Column",
+    "DirectIRR",
     "DirectNode",
     "LeveledNode",
+    "MemoInput",
+    "MemoNode",
     "Node",
     "NodeVisitor",
     "PaddingNode",
     "Row",
+    "UnaryIRR",
     "UnaryNode",
     "Verification",
     "check_claims",

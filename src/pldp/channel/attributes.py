@@ -39,7 +39,7 @@ class AttributesNode(Node):
         if not isinstance(parts, list) or not parts:
             raise SpecError(f"{path}.parts must be a non-empty list of nodes")
         nodes = tuple(parse_node(o, f"{path}.parts[{i}]") for i, o in enumerate(parts))
-        if any(n.kind in ("attributes", "padding") for n in nodes):
+        if any(n.kind in ("attributes", "padding", "memo") for n in nodes):
             raise SpecError(f"{path}.parts must be direct, unary or leveled nodes")
         return cls(nodes)
 

@@ -36,10 +36,24 @@ from pldp.channel.sampling import GRID, GRID_BITS, DirectTable, direct_draw, dir
 from pldp.channel.words import Cursor
 from pldp.errors import SpecError
 
-__all__ = ["DIRECT_NOTIONS", "DirectNode"]
+__all__ = ["DIRECT_NOTIONS", "DirectNode", "output_rows"]
 
 #: The notions a direct node may claim.
 DIRECT_NOTIONS = ("LDP", "ULDP", "IPLDP")
+
+
+def output_rows(keep: int, weights: tuple[int, ...], epsilons: tuple[float, ...], part: str) -> list[Row]:
+    """The claims of a direct channel ``Pr(y | x) = (weights[y] + keep [x = y]) / G``, one row per
+    group of outputs with equal ``(weight, budget)``: ``(weights[y] + keep) / weights[y] <= e^eps_y``
+    for every output of finite budget, decided exactly (the grid ``G`` cancels: a ``2**32`` node, or
+    the ``2**64`` one-report channel of a memoized chain)."""
+    rows = []
+    for (w, e), items in groups(list(zip(weights, epsilons, strict=True))).items():
+        if e == math.inf:
+            continue  # a non-sensitive output may reveal its holder (IPLDP/ULDP condition)
+        ok = w > 0 and ratio_within(w + keep, w, e)
+        rows.append(Row(part, "output " + who(items)[5:], e, log_ratio(w + keep, w), ok))
+    return rows
 
 
 @dataclass(frozen=True)
@@ -96,13 +110,7 @@ class DirectNode(Node):
 
     # ------------------------------------------------------------------ claims
     def claims(self, part: str = "root") -> tuple[list[Row], float]:
-        rows = []
-        for (w, e), items in groups(list(zip(self.weights, self.epsilons, strict=True))).items():
-            if e == math.inf:
-                continue  # a non-sensitive output may reveal its holder (IPLDP/ULDP condition)
-            ok = w > 0 and ratio_within(w + self.keep, w, e)
-            rows.append(Row(part, "output " + who(items)[5:], e, log_ratio(w + self.keep, w), ok))
-        return rows, max(self.epsilons)
+        return output_rows(self.keep, self.weights, self.epsilons, part), max(self.epsilons)
 
     def max_output_ratio(self, t: int, u: int) -> Fraction | None:
         """``max_y Pr(y | t) / Pr(y | u)`` exactly (None: infinite, an output possible only from ``t``)."""

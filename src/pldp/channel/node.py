@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from pldp.channel.attributes import AttributesNode
     from pldp.channel.direct import DirectNode
     from pldp.channel.leveled import LeveledNode
+    from pldp.channel.memo import MemoNode
     from pldp.channel.padding import PaddingNode
     from pldp.channel.unary import UnaryNode
 
@@ -113,16 +114,22 @@ class NodeVisitor(Generic[R]):
         """The rule for a node of several attributes."""
         return self._missing(node)
 
+    def memo(self, node: MemoNode, *args: Any) -> R:
+        """The rule for a memoized chain (a permanent response per value, an instantaneous one per report)."""
+        return self._missing(node)
+
 
 class Node(ABC):
     """A sampler node (module docstring). Subclasses are frozen dataclasses.
 
     The inputs of a node's program are arrays, one entry per report: item indices (direct,
     unary); ``(flat, offsets, sizes)``, the item-sets in CSR form (padding); ``(items, levels)``
-    (leveled); a list with one input per part (attributes).
+    (leveled); a list with one input per part (attributes); a
+    :class:`~pldp.channel.memo.MemoInput` (memo: the items and the memo's permanent responses).
     """
 
-    #: The node's tag in JSON (``"direct"``, ``"unary"``, ``"padding"``, ``"leveled"``, ``"attributes"``).
+    #: The node's tag in JSON (``"direct"``, ``"unary"``, ``"padding"``, ``"leveled"``, ``"attributes"``,
+    #: ``"memo"``).
     kind: ClassVar[str]
 
     @abstractmethod
@@ -163,6 +170,11 @@ class Node(ABC):
     @property
     def hides_level(self) -> bool:
         """Whether the node keeps a budget level secret (not sent in the clear, more than one)."""
+        return False
+
+    @property
+    def memoized(self) -> bool:
+        """Whether the node keeps state on the device: a permanent response per value (a memo node)."""
         return False
 
     def level_carries(self, kind: str) -> np.ndarray | None:

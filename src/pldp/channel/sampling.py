@@ -14,6 +14,9 @@ for clients).
 * :func:`unary_bits`: unary-encoding bits, one coin per bit compared with ``a[x]`` on the user's
   own bit and ``b[k]`` elsewhere.
 * :func:`uniform_below`: exact uniform integers below ``m`` by rejection.
+* :func:`irr_bits`: the instantaneous randomized response of a memoized unary chain
+  (:class:`~pldp.channel.memo.MemoNode`): bit ``k`` of the report is 1 when the coin is below
+  ``a[k]`` where the permanent response's bit is set and below ``b[k]`` where it is clear.
 
 The wire-level contract (which word is used for what, in which order) is ``docs/wire-format.md``.
 """
@@ -32,6 +35,7 @@ __all__ = [
     "direct_draw",
     "direct_table",
     "generator_words",
+    "irr_bits",
     "os_words",
     "unary_bits",
     "uniform_below",
@@ -138,6 +142,16 @@ def unary_bits(x: np.ndarray, coins: np.ndarray, a: np.ndarray, b: np.ndarray) -
     rows = np.arange(x.size)
     bits[rows, x] = coins[rows, x] < a[x]
     return bits
+
+
+def irr_bits(permanent: np.ndarray, coins: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The instantaneous bits ``(n, d)`` of permanent bits ``(n, d)`` from coins ``(n, d)`` of the thresholds' dtype.
+
+    Bit ``k`` of report ``u`` is ``coins[u, k] < (a[k] if permanent[u, k] else b[k])``: a set bit is
+    kept with probability ``a[k] / 2**w`` and a clear one raised with probability ``b[k] / 2**w``
+    (``w`` the coins' width). ``a`` and ``b`` hold one threshold per bit (or one for every bit).
+    """
+    return np.less(coins, np.where(permanent, a, b))
 
 
 def uniform_below(words: np.ndarray, m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -36,7 +36,7 @@ from pldp.channel.sampling import GRID, unary_bits
 from pldp.channel.words import Cursor
 from pldp.errors import SpecError
 
-__all__ = ["UNARY_NOTIONS", "UnaryNode"]
+__all__ = ["UNARY_NOTIONS", "UnaryNode", "pair_rows"]
 
 #: The notions a unary node may claim.
 UNARY_NOTIONS = ("LDP", "MinID-LDP", "AvgID-LDP")
@@ -48,6 +48,29 @@ def _pair_claim(notion: str, ei: float, ej: float, eps_min: float) -> float:
     if notion == "AvgID-LDP":
         return (ei + ej) / 2
     return eps_min
+
+
+def pair_rows(
+    a: tuple[int, ...], b: tuple[int, ...], epsilons: tuple[float, ...], notion: str, grid: int, part: str
+) -> list[Row]:
+    """The claims of independent bits, bit ``k`` set w.p. ``a[k] / grid`` for item ``k`` and ``b[k] / grid``
+    for another: ``a_i (grid - b_j) / (b_i (grid - a_j)) <= e^c(i, j)`` for every ordered pair of
+    distinct items (Gu et al. eq. 5), one row per pair of groups of equal ``(a, b, budget)``, decided
+    exactly (``grid``: ``2**32`` for a node, ``2**64`` for the one-report channel of a memoized chain)."""
+    by_group = groups(list(zip(a, b, epsilons, strict=True)))
+    eps_min = min(epsilons)
+    rows = []
+    for (ai, bi, ei), gi in by_group.items():
+        for (aj, bj, ej), gj in by_group.items():
+            if gi is gj and len(gi) < 2:
+                continue  # a pair needs two distinct items
+            claim = _pair_claim(notion, ei, ej, eps_min)
+            num, den = ai * (grid - bj), bi * (grid - aj)
+            subject = f"{who(gi)} vs {who(gj)}"
+            exact = (Fraction(ei) + Fraction(ej)) / 2 if notion == "AvgID-LDP" else claim
+            ok = ratio_within(num, den, exact)
+            rows.append(Row(part, subject, claim, log_ratio(num, den), ok))
+    return rows
 
 
 def bit_ratio(p: int, p2: int) -> Fraction:
@@ -117,20 +140,7 @@ class UnaryNode(Node):
 
     # ------------------------------------------------------------------ claims
     def claims(self, part: str = "root") -> tuple[list[Row], float]:
-        by_group = groups(list(zip(self.a, self.b, self.epsilons, strict=True)))
-        eps_min = min(self.epsilons)
-        rows = []
-        for (ai, bi, ei), gi in by_group.items():
-            for (aj, bj, ej), gj in by_group.items():
-                if gi is gj and len(gi) < 2:
-                    continue  # a pair needs two distinct items
-                claim = _pair_claim(self.notion, ei, ej, eps_min)
-                num, den = ai * (GRID - bj), bi * (GRID - aj)
-                subject = f"{who(gi)} vs {who(gj)}"
-                exact = (Fraction(ei) + Fraction(ej)) / 2 if self.notion == "AvgID-LDP" else claim
-                ok = ratio_within(num, den, exact)
-                rows.append(Row(part, subject, claim, log_ratio(num, den), ok))
-        return rows, max(self.epsilons)
+        return pair_rows(self.a, self.b, self.epsilons, self.notion, GRID, part), max(self.epsilons)
 
     def ratio_to(self, other: UnaryNode) -> Fraction:
         """``max Pr(report | x, self) / Pr(report | x, other)`` over items ``x`` and reports."""

@@ -23,7 +23,16 @@ from typing import Any
 import numpy as np
 
 from pldp.bitcount import count_bits
-from pldp.channel import AttributesNode, DirectNode, LeveledNode, Node, NodeVisitor, PaddingNode, UnaryNode
+from pldp.channel import (
+    AttributesNode,
+    DirectNode,
+    LeveledNode,
+    MemoNode,
+    Node,
+    NodeVisitor,
+    PaddingNode,
+    UnaryNode,
+)
 from pldp.deploy.spec import Spec
 from pldp.deploy.wire import arrow_columns
 from pldp.errors import ReportError
@@ -104,6 +113,9 @@ class _Check(NodeVisitor[None]):
     def attributes(self, node: AttributesNode, cols: dict[str, np.ndarray], n: int, prefix: str) -> None:
         for part_prefix, part in node.by_attribute:
             part.accept(self, cols, n, prefix + part_prefix)
+
+    def memo(self, node: MemoNode, cols: dict[str, np.ndarray], n: int, prefix: str) -> None:
+        node.permanent.accept(self, cols, n, prefix)  # a report has the permanent node's columns
 
 
 _CHECK = _Check()
@@ -233,6 +245,9 @@ class _Count(NodeVisitor[Any]):
 
     def attributes(self, node: AttributesNode, spec: Spec, table: Any) -> Any:
         return self._checked(node, spec, table)
+
+    def memo(self, node: MemoNode, spec: Spec, table: Any) -> Any:
+        return node.permanent.accept(self, spec, table)  # a report has the permanent node's columns
 
 
 _COUNT = _Count()

@@ -37,12 +37,14 @@ def spec_id(content: dict[str, Any]) -> str:
 
 
 def relabel(params: dict[str, Any], labels: list[str]) -> dict[str, Any]:
-    """``params`` with the item labels replaced (also in a padding protocol's base)."""
+    """``params`` with the item labels replaced (also in a padding protocol's base and a memoized
+    chain's permanent mechanism)."""
     out = dict(params)
     if "labels" in out:
         out["labels"] = list(labels)
-    if "base" in out:
-        out["base"] = relabel(out["base"], labels)
+    for nested in ("base", "permanent"):
+        if nested in out:
+            out[nested] = relabel(out[nested], labels)
     return out
 
 
@@ -81,6 +83,17 @@ def _answers(node: Node) -> int:
     d = getattr(node, "d", None)
     assert isinstance(d, int), node.kind  # parse_node refuses nested attributes
     return d
+
+
+def _refuse_memo(root: Node, what: str) -> None:
+    """Refuse a memoized sampler: no client keeps a memo store yet (issue 27, item 2), and a client that
+    drew a fresh permanent response per report would void the eps_inf claim. :func:`~pldp.deploy.verify`
+    still checks such a sampler's claims (it reads the spec without loading it)."""
+    if root.memoized:
+        raise SpecError(
+            f"{what} is memoized (a permanent response per value, kept on the device): the clients do not "
+            "keep a memo store yet, so it cannot be deployed (issue 27, item 2)"
+        )
 
 
 def _json_object(data: Any) -> dict[str, Any]:
@@ -165,6 +178,7 @@ class Spec:
             raise SpecError(f"expected a pldp mechanism or protocol, got {type(oracle).__name__}")
         params = canonical(oracle.params())
         root = oracle.sampler()
+        _refuse_memo(root, type(oracle).__name__)
         if root.kind == "attributes":
             if labels is None:
                 labels = [[str(v) for v in range(_answers(part))] for _, part in root.by_attribute]
@@ -197,6 +211,7 @@ class Spec:
     def _load(cls, data: dict[str, Any]) -> Spec:
         """The spec of checked JSON: format, id, structure, every privacy claim, and the oracle."""
         root, spec_id = read_spec(data)
+        _refuse_memo(root, "the spec's sampler")
         spec = cls(data, root)
         result = check_claims(root, spec_id)
         if not result.holds:

@@ -19,7 +19,17 @@ from typing import Any
 
 import numpy as np
 
-from pldp.channel import AttributesNode, Column, DirectNode, LeveledNode, Node, NodeVisitor, PaddingNode, UnaryNode
+from pldp.channel import (
+    AttributesNode,
+    Column,
+    DirectNode,
+    LeveledNode,
+    MemoNode,
+    Node,
+    NodeVisitor,
+    PaddingNode,
+    UnaryNode,
+)
 from pldp.errors import ReportError
 
 __all__ = ["BATCH_FORMAT", "REPORT_FORMAT", "Column", "ReportBatch", "arrow_columns"]
@@ -51,6 +61,9 @@ class _Payload(NodeVisitor[Any]):
 
     def attributes(self, node: AttributesNode, cols: dict[str, np.ndarray], row: int, prefix: str) -> Any:
         return [p.accept(self, cols, row, f"{prefix}a{i}.") for i, p in enumerate(node.parts)]
+
+    def memo(self, node: MemoNode, cols: dict[str, np.ndarray], row: int, prefix: str) -> Any:
+        return node.permanent.accept(self, cols, row, prefix)  # a report has the permanent node's payload
 
 
 _PAYLOAD = _Payload()
@@ -145,6 +158,9 @@ class _Reader(NodeVisitor[None]):
             raise ReportError(f"report {row}: the payload must be a list of {len(node.parts)} parts", row)
         for i, (part, p) in enumerate(zip(node.parts, payload, strict=True)):
             part.accept(self, p, row, f"{prefix}a{i}.")
+
+    def memo(self, node: MemoNode, payload: Any, row: int, prefix: str) -> None:
+        node.permanent.accept(self, payload, row, prefix)  # a report has the permanent node's payload
 
 
 @dataclass(frozen=True)

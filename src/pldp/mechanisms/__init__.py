@@ -2,6 +2,40 @@
 
 from pldp.mechanisms.base import Mechanism
 from pldp.mechanisms.direct import IPRR, KRR, URR, DirectEncoding
+from pldp.mechanisms.longitudinal import (
+    LGRR,
+    LIDUE,
+    LIPRR,
+    LOSUE,
+    LOUE,
+    LSOUE,
+    LSUE,
+    Longitudinal,
+    LongitudinalDirect,
+    LongitudinalUnary,
+    Memo,
+)
 from pldp.mechanisms.unary import IDUE, OUE, RAPPOR, UnaryEncoding
 
-__all__ = ["IDUE", "IPRR", "KRR", "OUE", "RAPPOR", "URR", "DirectEncoding", "Mechanism", "UnaryEncoding"]
+__all__ = [
+    "IDUE",
+    "IPRR",
+    "KRR",
+    "LGRR",
+    "LIDUE",
+    "LIPRR",
+    "LOSUE",
+    "LOUE",
+    "LSOUE",
+    "LSUE",
+    "OUE",
+    "RAPPOR",
+    "URR",
+    "DirectEncoding",
+    "Longitudinal",
+    "LongitudinalDirect",
+    "LongitudinalUnary",
+    "Mechanism",
+    "Memo",
+    "UnaryEncoding",
+]

@@ -45,18 +45,17 @@ from typing import Any, Self
 
 import numpy as np
 
-from pldp._validation import as_counts, as_indices, check_epsilon, check_index_range, check_int
+from pldp._validation import as_indices, check_epsilon, check_index_range, check_int
 from pldp.budgets import ItemBudgets
 from pldp.channel.direct import DirectNode
 from pldp.channel.sampling import GRID, direct_draw, generator_words
 from pldp.domain import Domain
-from pldp.errors import BudgetError, ParameterError, TallyError
-from pldp.mechanisms.base import Mechanism
+from pldp.errors import BudgetError, ParameterError
 from pldp.mechanisms.grid import grid_weights
+from pldp.mechanisms.reports import DirectReports
 from pldp.params import budgets_of, domain_of, epsilons_of
 from pldp.privacy import PrivacyReport, report_from_columns
 from pldp.registry import register
-from pldp.tally import Tally
 
 __all__ = ["IPRR", "KRR", "URR", "DirectEncoding", "grid_weights"]
 
@@ -65,7 +64,7 @@ MAX_EPSILON = 700.0
 
 
 @register
-class DirectEncoding(Mechanism):
+class DirectEncoding(DirectReports):
     """The shared core of KRR, URR and IPRR: per-output budgets -> channel (see module doc).
 
     Parameters
@@ -112,31 +111,9 @@ class DirectEncoding(Mechanism):
         return self._notion
 
     @property
-    def q(self) -> np.ndarray:
-        """Dishonest probabilities :math:`q_y = Q(y|x)` for ``x != y`` (:math:`\\bar q` of IPRR)."""
-        return self._q
-
-    @property
-    def delta(self) -> float:
-        """Honesty gap :math:`\\delta = Q(x|x) - Q(x|x')`; equals :math:`S_{D_S}` of IPRR."""
-        return self._delta
-
-    def _gap(self) -> float:
-        return self._delta
-
-    @property
     def r(self) -> np.ndarray:
         """:math:`r_y = 1/(e^{\\varepsilon_y} - 1)` on :math:`D_S`, 0 on :math:`D_N` (Li et al. Sec. 5.3)."""
         return self._r
-
-    @property
-    def diagonal(self) -> np.ndarray:
-        """The channel's diagonal :math:`Q(y|y) = q_y + \\delta`: the probability of reporting one's own item."""
-        return self._q + self._delta
-
-    @property
-    def support(self) -> tuple[np.ndarray, np.ndarray]:
-        return self.diagonal, self._q
 
     @property
     def keep_threshold(self) -> int:
@@ -177,12 +154,6 @@ class DirectEncoding(Mechanism):
             tuple(float(e) for e in self._budgets.epsilons),
         )
 
-    def channel(self) -> np.ndarray:
-        """The ``d x d`` channel, rows = inputs: ``Q[x, y] = Pr(y | x)`` (``8 d^2`` bytes)."""
-        Q = np.tile(self._q, (self.d, 1))
-        Q[np.diag_indices(self.d)] += self._delta
-        return Q
-
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._budgets!r})"
 
@@ -218,38 +189,6 @@ class DirectEncoding(Mechanism):
         return out
 
     # ---------------------------------------------------------------------- server
-    def tally(self, reports: Any) -> Tally:
-        """Count reports per item (``np.bincount``).
-
-        ``bincount`` itself rejects negative entries and sizes its output by the largest one,
-        so the range check costs nothing extra on valid reports; any report outside
-        ``[0, d)`` raises :class:`~pldp.errors.DomainError` naming it; reports that are not a
-        1-D array (one per user) raise :class:`~pldp.errors.TallyError`.
-        """
-        arr = as_indices(reports, "reports", TallyError)
-        try:
-            counts = np.bincount(arr, minlength=self.d)
-        except (ValueError, TypeError, MemoryError):  # negative, a dtype it does not take, an absurd maximum
-            check_index_range(arr, self.d, "reports")
-            counts = np.bincount(arr.astype(np.intp), minlength=self.d)
-        if counts.size > self.d:
-            check_index_range(arr, self.d, "reports")  # raises
-        return self._tally(arr.size, counts)
-
-    def simulate(self, true_counts: Any, rng: np.random.Generator) -> Tally:
-        """Exact count-level simulation of the tally of users with ``true_counts``.
-
-        Honest reports of item ``x`` are ``Bin(n_x, delta)``; the remaining users report
-        draws from ``q / sum(q)``, one multinomial. This has exactly the distribution of
-        ``tally(perturb(x))`` for any ``x`` with these counts, at O(d) cost.
-        """
-        c = as_counts(true_counts, "true_counts", self.d)
-        honest = rng.binomial(c, self._delta)
-        n = int(c.sum())
-        rest = n - int(honest.sum())
-        dishonest = rng.multinomial(rest, self._q / self._q.sum())
-        return self._tally(n, honest + dishonest)
-
     # --------------------------------------------------------------------- privacy
     def privacy(self) -> PrivacyReport:
         """Exact check of the claim, per output item (see :mod:`pldp.privacy`).

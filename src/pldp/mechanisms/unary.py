@@ -38,20 +38,16 @@ from typing import TYPE_CHECKING, Any, Literal, Self
 
 import numpy as np
 
-from pldp._validation import _show, as_counts, as_indices, check_epsilon, check_index_range, check_int
+from pldp._validation import _show, as_indices, check_epsilon, check_index_range, check_int
 from pldp.budgets import ItemBudgets
 from pldp.channel.sampling import GRID_BITS
 from pldp.channel.unary import UnaryNode
 from pldp.domain import Domain
-from pldp.errors import ParameterError, TallyError
-from pldp.estimation.detect import ALPHA_BAND, DEFAULT_ALPHA, UnaryLaws, detect_unary, flag_region
-from pldp.estimation.result import Estimate
-from pldp.mechanisms.base import Mechanism
-from pldp.oracle import STANDARD_METHODS
+from pldp.errors import ParameterError
+from pldp.mechanisms.reports import UnaryReports
 from pldp.params import budgets_of, domain_of, epsilons_of
 from pldp.privacy import PairPrivacyReport, pair_budgets
 from pldp.registry import register
-from pldp.tally import Tally, unary_report_stats
 
 if TYPE_CHECKING:
     from pldp.mechanisms.idue_solver import IDUESolution
@@ -70,7 +66,7 @@ def coin_width(a: np.ndarray, b: np.ndarray) -> int:
 
 
 @register
-class UnaryEncoding(Mechanism):
+class UnaryEncoding(UnaryReports):
     """The shared core of RAPPOR, OUE and IDUE: per-item ``a`` (keep a 1), ``b`` (raise a 0).
 
     Parameters
@@ -88,7 +84,6 @@ class UnaryEncoding(Mechanism):
     """
 
     family = "unary"
-    methods = (*STANDARD_METHODS, "recover", "detect")
     _name = "UnaryEncoding"
     #: Most coins per block in :meth:`perturb`: bounds the transient buffers (3 bytes per coin)
     #: to under 1 MiB, as fast as 2^20 coins at d = 100 and 1,000 with a quarter of the memory.
@@ -151,11 +146,6 @@ class UnaryEncoding(Mechanism):
     def notion(self) -> str:
         """The privacy notion claimed."""
         return {"min": "MinID-LDP", "avg": "AvgID-LDP", "ldp": "LDP"}[self._pair_rule]
-
-    @property
-    def nbytes_per_report(self) -> int:
-        """Bytes of one bit-packed report, ``ceil(d / 8)``."""
-        return (self.d + 7) // 8
 
     def channel(self) -> np.ndarray:
         """Per-bit channel: ``Q[x, k] = Pr(y_k = 1 | x)`` (``a`` on the diagonal, ``b`` off it).
@@ -250,77 +240,6 @@ class UnaryEncoding(Mechanism):
             bits[np.arange(m), xb] = own < self._a_thr[xb]
             out[start : start + m] = np.packbits(bits, axis=1)
         return out
-
-    def unpack(self, reports: Any) -> np.ndarray:
-        """Bit-packed reports -> boolean array of shape ``(n, d)``."""
-        rep = self._check_reports(reports)
-        return np.unpackbits(rep, axis=1, count=self.d).astype(bool)
-
-    def pack(self, bits: Any) -> np.ndarray:
-        """Boolean array of shape ``(n, d)`` -> bit-packed reports (inverse of :meth:`unpack`)."""
-        arr = np.asarray(bits)
-        if arr.ndim != 2 or arr.shape[1] != self.d:
-            raise TallyError(f"bits must have shape (n, {self.d}), got {arr.shape}")
-        return np.packbits(arr.astype(bool), axis=1)
-
-    # ---------------------------------------------------------------------- server
-    def _check_reports(self, reports: Any) -> np.ndarray:
-        rep = np.asarray(reports)
-        width = self.nbytes_per_report
-        if rep.dtype != np.uint8 or rep.ndim != 2 or rep.shape[1] != width:
-            raise TallyError(
-                f"unary reports must be a uint8 array of shape (n, {width}) (bit-packed, d={self.d}); "
-                f"got dtype {rep.dtype} and shape {rep.shape}"
-            )
-        pad = 8 * width - self.d
-        if pad and rep.size and np.any(rep[:, -1] & np.uint8((1 << pad) - 1)):
-            raise TallyError(f"reports set padding bits beyond item {self.d - 1}: not reports of this mechanism")
-        return rep
-
-    def tally(self, reports: Any) -> Tally:
-        """Count the ones of each bit (one ``np.bincount`` per byte column), with the histogram of
-        ones per report and the tail counts detection needs (:meth:`report_stats`)."""
-        rep = self._check_reports(reports)
-        table = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).astype(np.int64)  # (256, 8)
-        counts = np.empty(8 * rep.shape[1], dtype=np.int64)
-        for j in range(rep.shape[1]):
-            counts[8 * j : 8 * j + 8] = np.bincount(rep[:, j], minlength=256) @ table
-        return self._tally(rep.shape[0], counts[: self.d]).with_report_stats(*self.report_stats(rep))
-
-    @cached_property
-    def ones_laws(self) -> UnaryLaws:
-        """The honest laws of a report's number of ones, per item class (:mod:`pldp.estimation.detect`)."""
-        return UnaryLaws.of([(1.0, self._a, self._b)])
-
-    @cached_property
-    def tail_region(self) -> np.ndarray:
-        """Numbers of ones (``0..d``) in a tail of probability below :data:`~pldp.estimation.detect.ALPHA_BAND`
-        for every item: the tallies keep per-bit counts of these reports."""
-        return flag_region(self.ones_laws, ALPHA_BAND)
-
-    def report_stats(self, rows: np.ndarray) -> tuple[np.ndarray, dict[int, np.ndarray]]:
-        """The histogram of ones of packed reports and their tail counts (:func:`pldp.tally.unary_report_stats`)."""
-        return unary_report_stats(rows, self.d, self.tail_region)
-
-    def estimate(self, tally: Tally, method: str = "unbiased", **options: Any) -> Estimate:
-        """As :meth:`Mechanism.estimate`, and ``"detect"``: the reports whose number of ones honest
-        users produce with probability below ``alpha`` (default 1e-3) are dropped and the channel of
-        the kept reports inverted (:func:`pldp.estimation.detect.detect_unary`); ``info`` holds
-        the flagged share."""
-        if method != "detect":
-            return super().estimate(tally, method, **options)
-        tally = self._check_tally(tally)
-        return detect_unary(self, tally, self.ones_laws, float(options.get("alpha", DEFAULT_ALPHA)))
-
-    def simulate(self, true_counts: Any, rng: np.random.Generator) -> Tally:
-        """Exact count-level simulation: :math:`C_k \\sim \\mathrm{Bin}(t_k, a_k) + \\mathrm{Bin}(n - t_k, b_k)`.
-
-        Independent across bits, which is the exact joint law of the per-bit counts of
-        ``tally(perturb(x))`` for any ``x`` with these counts. O(d) per trial.
-        """
-        t = as_counts(true_counts, "true_counts", self.d)
-        n = int(t.sum())
-        return self._tally(n, rng.binomial(t, self._a) + rng.binomial(n - t, self._b))
 
     # --------------------------------------------------------------------- privacy
     def privacy(self) -> PairPrivacyReport:

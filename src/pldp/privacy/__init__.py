@@ -4,6 +4,8 @@
 * :class:`PairPrivacyReport`: pairwise checks of unary encodings (MinID-LDP, AvgID-LDP, LDP);
 * :class:`ItemSetPrivacyReport`: padding-and-sampling on item-sets (Gu et al. Theorem 4);
 * :class:`ComposedPrivacy`: protocols made of several mechanisms;
+* :class:`LongitudinalPrivacy`: memoized chains, :math:`\\varepsilon_\\infty` over any number of
+  reports of one value and :math:`\\varepsilon_1` per report;
 * :func:`level_protection`, :class:`LevelProtection`: how well a hidden budget level is protected
   by the whole report (PLDP-FEBSF, PBP, PPDA; ERRATA FEBSF-6), and :class:`FEBSFPrivacy`,
   PLDP-FEBSF's report, which carries it.
@@ -13,6 +15,7 @@ from pldp.privacy.base import TOLERANCE, ComposedPrivacy, PrivacyCheck
 from pldp.privacy.channel import PrivacyReport, check_channel, report_from_columns
 from pldp.privacy.itemsets import ItemSetPrivacyReport
 from pldp.privacy.levels import FEBSFPrivacy, LevelProtection, level_protection
+from pldp.privacy.longitudinal import LongitudinalPrivacy
 from pldp.privacy.pairs import PairPrivacyReport, pair_budgets
 
 __all__ = [
@@ -21,6 +24,7 @@ __all__ = [
     "FEBSFPrivacy",
     "ItemSetPrivacyReport",
     "LevelProtection",
+    "LongitudinalPrivacy",
     "PairPrivacyReport",
     "PrivacyCheck",
     "PrivacyReport",

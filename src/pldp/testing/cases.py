@@ -52,6 +52,42 @@ def _scaled(budgets: ItemBudgets, scale: float) -> ItemBudgets:
     return ItemBudgets.from_array(budgets.epsilons * scale)
 
 
+def longitudinal(mechanism: Callable[[str, Callable[[float], FrequencyOracle], Bad], OracleCase]) -> list[OracleCase]:
+    """The memoized chains: :math:`\\varepsilon_\\infty` twice :math:`\\varepsilon_1` (the variant scales both)."""
+    import pldp
+
+    uniform = [
+        ("lgrr", pldp.LGRR),
+        ("loue", pldp.LOUE),
+        ("losue", pldp.LOSUE),
+        ("lsue", pldp.LSUE),
+        ("lsoue", pldp.LSOUE),
+    ]
+
+    def chain(name: str, cls: Callable[[float, float, int], FrequencyOracle]) -> OracleCase:
+        def make(s: float) -> FrequencyOracle:
+            return cls(2.0 * s, s, 5)
+
+        return mechanism(name, make, (lambda: cls(1.0, 1.0, 5), lambda: cls(2.0, 0.0, 5), lambda: cls(2.0, 1.0, 1)))
+
+    cases = [chain(name, cls) for name, cls in uniform]
+    cases.append(
+        mechanism(
+            "liprr",
+            lambda s: pldp.LIPRR(_scaled(FIG1, 2.0 * s), _scaled(FIG1, s)),
+            (lambda: pldp.LIPRR(FIG1, _scaled(FIG1, 2.0)), lambda: pldp.LIPRR(FIG1, BUDGETS)),
+        )
+    )
+    cases.append(
+        mechanism(
+            "lidue",
+            lambda s: pldp.LIDUE(_scaled(BUDGETS, 2.0 * s), _scaled(BUDGETS, s)),
+            (lambda: pldp.LIDUE(BUDGETS, _scaled(BUDGETS, 2.0)), lambda: pldp.LIDUE(FIG1, FIG1)),
+        )
+    )
+    return cases
+
+
 def standard_cases() -> dict[str, OracleCase]:
     """Name -> case of every shipped mechanism and protocol (oracles are built on first use).
 
@@ -59,7 +95,7 @@ def standard_cases() -> dict[str, OracleCase]:
     --------
     >>> cases = standard_cases()
     >>> len(cases), cases["krr"].oracle, cases["krr"].variant
-    (22, KRR(epsilon=1, d=5), KRR(epsilon=1.25, d=5))
+    (29, KRR(epsilon=1, d=5), KRR(epsilon=1.25, d=5))
     """
     import pldp
     from pldp.protocols import APLDP, FEBSF, MPLDP, PBP, PPDA, RCF, PaddingSampling
@@ -126,6 +162,7 @@ def standard_cases() -> dict[str, OracleCase]:
             (lambda: pldp.OUE(0, 5), lambda: pldp.OUE(1.0, 2.5)),  # type: ignore[arg-type]
         ),
         *(idue(m, r) for m in ("opt0", "opt1", "opt2") for r in ("min", "avg")),
+        *longitudinal(mechanism),
         padding("idue-ps", lambda e: pldp.IDUE(_scaled(BUDGETS, e), same_level="always")),
         padding("oue-ps", lambda e: pldp.OUE(e, 5)),
         padding("rappor-ps", lambda e: pldp.RAPPOR(e, 5)),

@@ -221,6 +221,19 @@ def _audit_node(case: OracleCase) -> Any:
     return node
 
 
+def _target(oracle: FrequencyOracle) -> Any:
+    """The audit target of ``oracle``'s ``perturb``. For a memoized chain, whose ``perturb`` draws
+    every user's permanent response afresh, the node audited is the chain's one-report channel
+    (:meth:`pldp.channel.MemoNode.one_report`) with its claim :math:`\\varepsilon_1`."""
+    from pldp.audit.targets import OracleTarget
+
+    target = OracleTarget(oracle)
+    node: Any = target.node
+    if node.memoized:
+        target.node = node.one_report()
+    return target
+
+
 def _resolution(test: Any, n: int) -> float:
     """Standard deviation of the observed log-ratio of a test's hit rates at ``n`` reports per input."""
     return float(np.sqrt((1 - test.p0) / (n * test.p0) + (1 - test.p1) / (n * max(test.p1, 1 / n))))
@@ -233,12 +246,11 @@ def check_audit_tight(case: OracleCase) -> None:
     ERRATA FEBSF-6), and every bound within 5 standard deviations of what a correct sampler gives
     on average."""
     from pldp.audit import audit, default_pairs, optimal_test
-    from pldp.audit.targets import OracleTarget
 
     _audit_node(case)
     trials = _effort(case).audit_trials
-    res = audit(case.oracle, trials=trials, rng=case.rng("check_audit_tight"))
-    target = OracleTarget(case.oracle)
+    target = _target(case.oracle)
+    res = audit(target, trials=trials, rng=case.rng("check_audit_tight"))
     each = res.alpha / len(res.rows)
     pairs = default_pairs(target.node)
     _expect(len(pairs) == len(res.rows) > 0, f"{len(res.rows)} audited pairs for {len(pairs)} default pairs")
@@ -281,17 +293,10 @@ def check_audit_flags_variant(case: OracleCase) -> None:
 
 def _sampled_by(oracle: FrequencyOracle, sampler: FrequencyOracle) -> Any:
     """An audit target with ``oracle``'s claims and channel and ``sampler``'s reports."""
-    from pldp.audit.targets import OracleTarget
-
-    class SampledBy(OracleTarget):
-        def __init__(self) -> None:
-            super().__init__(oracle)
-            self._sampler = OracleTarget(sampler)
-
-        def sample(self, inp: Any, n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
-            return self._sampler.sample(inp, n, rng)
-
-    return SampledBy()
+    target = _target(oracle)
+    drawn = _target(sampler)
+    target.sample = drawn.sample
+    return target
 
 
 # ---------------------------------------------------------------------------- distribution

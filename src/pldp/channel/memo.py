@@ -1,0 +1,291 @@
+"""The memoized chain node: a permanent randomized response drawn once per value, an instantaneous one per report.
+
+RAPPOR's memoization (Erlingsson, Pihur, Korolova, CCS 2014) and its optimised second rounds
+(Arcolezi, Couchot, Bouna, Xiao, Digital Communications and Networks 2022): a device draws the
+*permanent* randomized response (PRR) ``z`` of a value ``x`` once, keeps it in its memo, and sends
+each report through a fresh *instantaneous* randomized response (IRR) of ``z``. Every report of
+``x`` is a function of ``z`` and fresh coins, so any number of them reveals no more than ``z``: the
+permanent node's claims (its budgets :math:`\\varepsilon_\\infty`) bound them all. One report,
+drawn with a fresh PRR, has the *chained* channel; the node claims :math:`\\varepsilon_1` for it
+(``notion``, ``epsilons``), checked exactly on that channel (``docs/wire-format.md`` §2 and §3.6).
+
+* Direct chain (L-GRR, L-IPRR): the PRR is a direct node (``keep1``, ``W1``) and the IRR a direct
+  channel (``keep2``, ``W2``) applied to ``z``. The one-report channel is direct again, over
+  :math:`2^{64}`: :math:`\\Pr(y \\mid x) 2^{64} = K [x = y] + W_y` with :math:`K = K_1 K_2` and
+  :math:`W_y = 2^{32} W_{2,y} + K_2 W_{1,y}`.
+* Unary chain (L-OUE, L-OSUE, L-SUE, L-SOUE, L-IDUE): the PRR is a unary node (``a1``, ``b1``) and
+  the IRR keeps a set bit ``k`` w.p. ``a2[k] / 2**32`` and raises a clear one w.p. ``b2[k] / 2**32``.
+  The bits of one report are independent, bit ``k`` set w.p. :math:`p^*_k = (a_{1,k} a_{2,k} +
+  (2^{32} - a_{1,k}) b_{2,k}) / 2^{64}` for item ``k`` and :math:`q^*_k = (b_{1,k} a_{2,k} +
+  (2^{32} - b_{1,k}) b_{2,k}) / 2^{64}` for another.
+
+The program (:class:`MemoInput`): a report whose value the memo does not hold draws the PRR's words
+first (and the memo keeps ``z``), then every report draws the IRR's words.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, ClassVar
+
+import numpy as np
+
+from pldp.channel.direct import DIRECT_NOTIONS, DirectNode, output_rows
+from pldp.channel.node import (
+    Column,
+    Node,
+    NodeVisitor,
+    ParseNode,
+    R,
+    Row,
+    budget_json,
+    read_budgets,
+    read_int,
+    read_ints,
+    read_keys,
+)
+from pldp.channel.sampling import GRID, DirectTable, direct_draw, direct_table, irr_bits, unary_bits
+from pldp.channel.unary import UNARY_NOTIONS, UnaryNode, pair_rows
+from pldp.channel.words import Cursor
+from pldp.errors import SpecError
+
+__all__ = ["CHAIN_GRID", "DirectIRR", "MemoInput", "MemoNode", "UnaryIRR"]
+
+#: The grid of a chained (one-report) probability: a product of two ``2**32`` numerators.
+CHAIN_GRID = GRID * GRID
+
+
+@dataclass(frozen=True)
+class DirectIRR:
+    """The instantaneous response of a direct chain: report ``z`` when ``w < keep``, else the smallest
+    ``y`` with ``w - keep < weights[0] + ... + weights[y]`` (``keep + sum(weights) = 2**32``)."""
+
+    keep: int
+    weights: tuple[int, ...]
+
+    @cached_property
+    def table(self) -> DirectTable:
+        """The thresholds prepared for :func:`pldp.channel.sampling.direct_draw`."""
+        return direct_table(self.keep, self.weights)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"keep": self.keep, "weights": list(self.weights)}
+
+    @classmethod
+    def parse(cls, obj: Any, path: str, d: int) -> DirectIRR:
+        read_keys(obj, path, {"keep", "weights"})
+        keep = read_int(obj["keep"], f"{path}.keep", 1, GRID)
+        weights = read_ints(obj["weights"], f"{path}.weights", d, 0, GRID)
+        if keep + sum(weights) != GRID:
+            raise SpecError(f"{path}: keep + sum(weights) = {keep + sum(weights)} must be 2**32 = {GRID}")
+        return cls(keep, weights)
+
+    def chained(self, permanent: DirectNode) -> tuple[int, tuple[int, ...]]:
+        """The one-report channel ``(K, W)`` over ``2**64``: ``Pr(y | x) = (W[y] + K [x = y]) / 2**64``."""
+        k1, k2 = permanent.keep, self.keep
+        return k1 * k2, tuple(GRID * w2 + k2 * w1 for w1, w2 in zip(permanent.weights, self.weights, strict=True))
+
+    def words(self, d: int) -> int:
+        return 1
+
+    def draw(self, z: np.ndarray, cursor: Cursor, rows: np.ndarray, out: dict[str, np.ndarray], prefix: str) -> None:
+        w = cursor.take(rows, 1)[:, 0]
+        out[prefix + "item"][rows] = direct_draw(z, w, self.table)
+
+
+@dataclass(frozen=True)
+class UnaryIRR:
+    """The instantaneous response of a unary chain: bit ``k`` is ``w[k] < (z[k] ? a[k] : b[k])``,
+    with ``0 < b[k] < a[k] < 2**32``."""
+
+    a: tuple[int, ...]
+    b: tuple[int, ...]
+
+    @cached_property
+    def thresholds(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(a, b)`` as ``uint32`` arrays."""
+        return np.asarray(self.a, dtype=np.uint32), np.asarray(self.b, dtype=np.uint32)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"a": list(self.a), "b": list(self.b)}
+
+    @classmethod
+    def parse(cls, obj: Any, path: str, d: int) -> UnaryIRR:
+        read_keys(obj, path, {"a", "b"})
+        a = read_ints(obj["a"], f"{path}.a", d, 1, GRID - 1)
+        b = read_ints(obj["b"], f"{path}.b", d, 1, GRID - 1)
+        bad = [k for k in range(d) if not b[k] < a[k]]
+        if bad:
+            raise SpecError(f"{path}: need b[k] < a[k] for every bit; not so at {bad[:5]}")
+        return cls(a, b)
+
+    def chained(self, permanent: UnaryNode) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """The one-report bit probabilities ``(p*, q*)`` over ``2**64`` (module docstring)."""
+
+        def through(p1: tuple[int, ...]) -> tuple[int, ...]:
+            return tuple(p * a2 + (GRID - p) * b2 for p, a2, b2 in zip(p1, self.a, self.b, strict=True))
+
+        return through(permanent.a), through(permanent.b)
+
+    def words(self, d: int) -> int:
+        return d
+
+    def draw(self, z: np.ndarray, cursor: Cursor, rows: np.ndarray, out: dict[str, np.ndarray], prefix: str) -> None:
+        a, b = self.thresholds
+        bits = irr_bits(z, cursor.take(rows, len(self.a)), a, b)
+        out[prefix + "bits"][rows, : (len(self.a) + 7) // 8] = np.packbits(bits, axis=1)
+
+
+@dataclass
+class MemoInput:
+    """The input of a memo node's program for a batch of reports (one entry per report).
+
+    Attributes
+    ----------
+    items : ndarray of int64, shape (n,)
+        The values reported.
+    permanent : ndarray, shape (n,) of int64 (direct) or (n, d) of bool (unary)
+        The permanent responses: given where the memo holds them (``source == -1``), filled in by
+        the program elsewhere (the caller then keeps the new ones in its memo).
+    source : ndarray of int64, shape (n,)
+        ``-1``: the memo holds report ``i``'s permanent response; ``i``: report ``i`` draws it (the
+        first report of a value the memo lacks); ``j < i``: report ``i`` takes report ``j``'s draw
+        (a later report of that value in the same batch).
+    """
+
+    items: np.ndarray
+    permanent: np.ndarray
+    source: np.ndarray
+
+    @classmethod
+    def fresh(cls, node: MemoNode, items: np.ndarray) -> MemoInput:
+        """An input with an empty memo: every report draws its own permanent response (one report
+        per value, as the library's ``perturb`` of one round)."""
+        x = np.asarray(items, dtype=np.int64).reshape(-1)
+        return cls(x, node.empty_permanent(x.size), np.arange(x.size, dtype=np.int64))
+
+
+@dataclass(frozen=True)
+class MemoNode(Node):
+    """A memoized chain: ``permanent`` drawn once per value, ``instantaneous`` per report (module docstring)."""
+
+    kind: ClassVar[str] = "memo"
+    d: int
+    permanent: DirectNode | UnaryNode
+    instantaneous: DirectIRR | UnaryIRR
+    notion: str
+    epsilons: tuple[float, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": "memo",
+            "d": self.d,
+            "permanent": self.permanent.to_json(),
+            "instantaneous": self.instantaneous.to_json(),
+            "notion": self.notion,
+            "epsilons": [budget_json(e) for e in self.epsilons],
+        }
+
+    @classmethod
+    def parse(cls, obj: Any, path: str, parse_node: ParseNode | None = None) -> MemoNode:
+        """Read and validate the JSON form; ``parse_node`` reads the permanent node."""
+        assert parse_node is not None
+        read_keys(obj, path, {"kind", "d", "permanent", "instantaneous", "notion", "epsilons"})
+        permanent = parse_node(obj["permanent"], f"{path}.permanent")
+        if not isinstance(permanent, (DirectNode, UnaryNode)):
+            raise SpecError(f"{path}.permanent must be a direct or unary node")
+        d = read_int(obj["d"], f"{path}.d", permanent.d, permanent.d)
+        irr: DirectIRR | UnaryIRR
+        where = f"{path}.instantaneous"
+        if isinstance(permanent, DirectNode):
+            irr, notions, allow_inf = DirectIRR.parse(obj["instantaneous"], where, d), DIRECT_NOTIONS, True
+        else:
+            irr, notions, allow_inf = UnaryIRR.parse(obj["instantaneous"], where, d), UNARY_NOTIONS, False
+        if obj["notion"] not in notions:
+            raise SpecError(f"{path}.notion must be one of {notions}, got {obj['notion']!r}")
+        eps = read_budgets(obj["epsilons"], f"{path}.epsilons", d, allow_inf=allow_inf)
+        return cls(d, permanent, irr, obj["notion"], eps)
+
+    def accept(self, visitor: NodeVisitor[R], *args: Any) -> R:
+        return visitor.memo(self, *args)
+
+    @property
+    def memoized(self) -> bool:
+        return True
+
+    @property
+    def permanent_epsilons(self) -> tuple[float, ...]:
+        """:math:`\\varepsilon_\\infty` of each item: the budgets of the permanent node."""
+        return self.permanent.epsilons
+
+    # ------------------------------------------------------------------ reports
+    def columns(self, prefix: str = "") -> list[Column]:
+        return self.permanent.columns(prefix)
+
+    def empty_permanent(self, n: int) -> np.ndarray:
+        """Room for ``n`` permanent responses: items (``-1``) or ``(n, d)`` bits."""
+        if isinstance(self.permanent, UnaryNode):
+            return np.zeros((n, self.d), dtype=bool)
+        return np.full(n, -1, dtype=np.int64)
+
+    def chained(self) -> tuple[Any, Any]:
+        """The exact one-report channel over ``2**64``: ``(K, W)`` of a direct chain, ``(p*, q*)`` of a
+        unary one (module docstring)."""
+        return self.instantaneous.chained(self.permanent)  # type: ignore[arg-type]
+
+    def one_report(self) -> DirectNode | UnaryNode:
+        """The one-report channel as a node of the permanent node's kind on the ``2**-32`` grid, every
+        probability rounded to the nearest step (within ``2**-33`` of :meth:`chained`), with the
+        one-report claim: a view for statistical audits of one report, not for exact claims."""
+        first, second = self.chained()
+
+        def near(v: int) -> int:
+            return (v + GRID // 2) // GRID
+
+        if isinstance(self.permanent, DirectNode):
+            weights = [near(w) for w in second]
+            keep = GRID - sum(weights)
+            return DirectNode(self.d, keep, tuple(weights), self.notion, self.epsilons)
+        a, b = (tuple(min(max(near(v), 1), GRID - 1) for v in arr) for arr in (first, second))
+        return UnaryNode(self.d, a, b, self.notion, self.epsilons)
+
+    # ------------------------------------------------------------------ claims
+    def claims(self, part: str = "root") -> tuple[list[Row], float]:
+        """The permanent node's claims (:math:`\\varepsilon_\\infty`, any number of reports of one value)
+        and the one-report claims (:math:`\\varepsilon_1`) on the chained channel, both exact."""
+        rows, _ = self.permanent.claims(f"{part} permanent (any number of reports of one value)")
+        one = f"{part} one report"
+        first, second = self.chained()
+        if isinstance(self.permanent, DirectNode):
+            rows += output_rows(first, second, self.epsilons, one)
+        else:
+            rows += pair_rows(first, second, self.epsilons, self.notion, CHAIN_GRID, one)
+        return rows, max(self.epsilons)
+
+    # ------------------------------------------------------------------ the program
+    def reports(self, inp: Any) -> int:
+        return int(inp.items.size)
+
+    def words(self, inp: Any) -> np.ndarray:
+        n = inp.items.size
+        fresh = inp.source == np.arange(n)
+        per_prr = 1 if isinstance(self.permanent, DirectNode) else self.d
+        return self.instantaneous.words(self.d) + np.where(fresh, per_prr, 0).astype(np.int64)
+
+    def draw(self, inp: Any, cursor: Cursor, rows: np.ndarray, out: dict[str, np.ndarray], prefix: str = "") -> None:
+        """The permanent responses of the reports that draw one, copies for the later reports of their
+        values, then the instantaneous response of every report (see :class:`MemoInput`)."""
+        src = inp.source[rows]
+        fresh = rows[src == rows]
+        if fresh.size:
+            x = inp.items[fresh]
+            if isinstance(self.permanent, DirectNode):
+                inp.permanent[fresh] = direct_draw(x, cursor.take(fresh, 1)[:, 0], self.permanent.table)
+            else:
+                a, b = self.permanent.thresholds
+                inp.permanent[fresh] = unary_bits(x, cursor.take(fresh, self.d), a, b)
+        copies = rows[(src >= 0) & (src != rows)]
+        if copies.size:
+            inp.permanent[copies] = inp.permanent[inp.source[copies]]
+        self.instantaneous.draw(inp.permanent[rows], cursor, rows, out, prefix)
