@@ -56,8 +56,8 @@ def test_one_repeat_measures_every_strategy_and_method() -> None:
                "methods": ["unbiased", "norm_sub", "nope"]}  # fmt: skip
     rows = run_repeat(setting, np.random.default_rng(0))
     assert {(r["strategy"], r["method"]) for r in rows} == {
-        (s, m) for s in ("mga", "max_level") for m in ("unbiased", "norm_sub")
-    }  # sensitive does not apply to RCF; "nope" is no method of it
+        (s, m) for s in ("mga", "max_level") for m in ("unbiased", "norm_sub", "robust")
+    }  # sensitive does not apply to RCF; "nope" is no method of it; "robust" always runs where it exists
     for r in rows:
         assert np.isfinite(r["gain"]) and r["m"] == fakes_for(20_000, 0.05)
         assert np.isfinite(r["expected"]) == (r["method"] == "unbiased")

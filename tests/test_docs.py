@@ -91,7 +91,7 @@ def test_display_math_is_never_read_as_text() -> None:
 @pytest.mark.parametrize("page", sorted(ROOT.glob("docs/**/*.md")), ids=lambda p: str(p.relative_to(ROOT)))
 def test_myst_reads_every_dollar_as_math(page: Path) -> None:
     """With the docs' MyST extensions (docs/conf.py), no ``$`` is left in the text of a page."""
-    pytest.importorskip("myst_parser", reason="the docs extra (myst-parser) is not installed")
+    pytest.importorskip("myst_parser", reason="myst-parser (the test extra) is not installed")
     from markdown_it.renderer import RendererHTML
     from myst_parser.config.main import MdParserConfig
     from myst_parser.parsers.mdit import create_md_parser

@@ -290,6 +290,14 @@ def test_tally_merge_and_json_round_trip() -> None:
         assert half.n == whole.n == 3000
         np.testing.assert_array_equal(half.support_counts, whole.support_counts)
         np.testing.assert_array_equal(half.level_counts, whole.level_counts)
+        if data == "oue":  # a merge adds the parts' counts: they equal those recounted from its rows
+            assert half == whole
+            for name in ("pattern_ones", "level_support_counts", "level_ones_support", "ones", "support_counts"):
+                recounted = FEBSFTally("unary", 2, 10, patterns=half.rows[0], pattern_level=half.rows[1],
+                                       pattern_count=half.rows[2])  # fmt: skip
+                np.testing.assert_array_equal(getattr(half, name), getattr(recounted, name), err_msg=name)
+                np.testing.assert_array_equal(getattr(half, name), getattr(whole, name), err_msg=name)
+            assert int(half.level_ones_support.sum()) == int((half.rows[2] * half.pattern_ones**2).sum())
         back = FEBSFTally.from_dict(json.loads(json.dumps(whole.to_dict())))
         np.testing.assert_allclose(em(proto, back).frequencies, em(proto, whole).frequencies)
 

@@ -203,3 +203,16 @@ def test_a_writer_lock_held_elsewhere_is_a_503_within_the_timeout_and_then_the_b
         assert _stored(server.db) == 500
     finally:
         server.stop()
+
+
+def test_a_collector_process_starts_once_and_stops_every_time(tmp_path: Path) -> None:
+    """``with server.start():`` once started a second process that lost the port and left the first
+    one running after the test (found as stray collectors after the suite)."""
+    server = Server(tmp_path / "s.db")
+    with server.start():
+        first = server.proc
+        assert first is not None and server.running
+        with pytest.raises(RuntimeError, match="already running"):
+            server.start()
+        assert server.proc is first
+    assert not server.running and first.poll() is not None

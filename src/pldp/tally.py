@@ -28,6 +28,7 @@ from typing import Any, ClassVar, Self
 import numpy as np
 
 from pldp._validation import as_counts, check_int
+from pldp.bitcount import row_ones
 from pldp.errors import TallyError
 from pldp.fingerprint import is_fingerprint
 
@@ -40,25 +41,11 @@ TALLY_FORMAT = "pldp.tally/2"
 TALLY_KINDS = ("direct", "unary")
 
 
-#: Number of ones in each 16-bit value (two bytes of a packed row at a time).
-_POP8 = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).sum(axis=1).astype(np.uint8)
-_POPCOUNT = (_POP8[np.arange(1 << 16) & 255] + _POP8[np.arange(1 << 16) >> 8]).astype(np.uint8)
-#: Bytes of packed rows looked up at once when counting ones.
-_BLOCK_BYTES = 1 << 22
-
-
 def unary_report_stats(rows: np.ndarray, nbits: int, region: np.ndarray) -> tuple[np.ndarray, dict[int, np.ndarray]]:
     """``(ones, tails)`` of packed unary reports: the histogram of their numbers of ones (length
     ``nbits + 1``) and, for each number of ones ``s`` with ``region[s]`` true, the per-bit counts of
     the reports with ``s`` ones (only the ``s`` some report has)."""
-    n, width = rows.shape
-    ones = np.zeros(n, dtype=np.int64)
-    step = max(1, _BLOCK_BYTES // max(width, 1))
-    buffer = np.zeros((min(step, n), width + width % 2), dtype=np.uint8)  # an even width, viewed as uint16
-    for start in range(0, n, step):
-        block = rows[start : start + step]
-        buffer[: block.shape[0], :width] = block
-        ones[start : start + step] = _POPCOUNT[buffer[: block.shape[0]].view(np.uint16)].sum(axis=1, dtype=np.int64)
+    ones = row_ones(rows)
     hist = np.bincount(ones, minlength=nbits + 1)[: nbits + 1]
     tails: dict[int, np.ndarray] = {}
     in_tail = region[np.minimum(ones, nbits)]

@@ -117,11 +117,19 @@ class Rule(ABC):
         """Whether :meth:`expected_gain` is exact for this attack (else a first-order value)."""
         return True
 
+    def frequencies(self, oracle: FrequencyOracle, tally: Any, method: str, options: dict[str, Any]) -> Any:
+        """The estimated frequencies of ``tally`` (for MPLDP, one array per attribute)."""
+        return oracle.estimate(tally, method, **options).frequencies
+
+    def difference(self, after: Any, before: Any) -> Any:
+        """``after - before``, item by item, of two :meth:`frequencies`."""
+        return after - before
+
     def shift(self, oracle: FrequencyOracle, honest: Any, poisoned: Any, method: str, options: dict[str, Any]) -> Any:
         """The estimate of ``poisoned`` minus that of ``honest``, item by item (for MPLDP, one array
         per attribute)."""
-        before = oracle.estimate(honest, method, **options).frequencies
-        return oracle.estimate(poisoned, method, **options).frequencies - before
+        before = self.frequencies(oracle, honest, method, options)
+        return self.difference(self.frequencies(oracle, poisoned, method, options), before)
 
     def total(self, shift: Any, targets: Any) -> float:
         """The gain of the targets: the sum of their shifts."""

@@ -371,10 +371,11 @@ class MPLDPRule(LeveledRule):
             total += combined_gain(oc_weights(n, eps), oc_weights(n + fakes, eps), honest, shift, n, fakes, targets)
         return total
 
-    def shift(self, oracle: FrequencyOracle, honest: Any, poisoned: Any, method: str, options: dict[str, Any]) -> Any:
-        before = oracle.estimate(honest, method, **options)
-        after = oracle.estimate(poisoned, method, **options)
-        return tuple(a.frequencies - b.frequencies for a, b in zip(after, before, strict=True))
+    def frequencies(self, oracle: FrequencyOracle, tally: Any, method: str, options: dict[str, Any]) -> Any:
+        return tuple(e.frequencies for e in oracle.estimate(tally, method, **options))
+
+    def difference(self, after: Any, before: Any) -> Any:
+        return tuple(a - b for a, b in zip(after, before, strict=True))
 
     def total(self, shift: Any, targets: Any) -> float:
         return float(sum(np.sum(s[t]) for s, t in zip(shift, targets, strict=True)))

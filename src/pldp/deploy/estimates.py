@@ -5,24 +5,45 @@ what the collector served, and ``pldp aggregate`` builds it from a tally of repo
 module holds that shape without the service's dependencies (FastAPI), so that reading report
 files needs no web framework:
 
-``{"campaign": spec id, "n": reports, "method": ..., "level": ..., "attributes": [PART, ...]}``
+``{"campaign": spec id, "n": reports, "method": ..., "level": ..., "methods": [...],
+"detection": SCREEN, "attributes": [PART, ...]}``
 
-with one ``PART`` per attribute (one, except for MPLDP): its ``name`` (None for a single
-attribute), the spec's ``labels`` and, per label, the frequency, its standard error and the
-interval, plus the estimator's diagnostics.
+with ``methods`` every method the campaign's oracle offers (``oracle.methods``: any of them may be
+asked for), ``SCREEN`` the detection screen of the reports (:func:`detection_json`: the share of
+reports whose number of ones honest devices almost never produce, or why there is no screen), and
+one ``PART`` per attribute (one, except for MPLDP): its ``name`` (None for a single attribute),
+the spec's ``labels`` and, per label, the frequency, its standard error and the interval, plus the
+estimator's diagnostics and the fallback it took, if any (``fallback``, ``fallback_reason``: e.g.
+PLDP-FEBSF's AUEM replaced by the ``"robust"`` method when the level reports do not fit it).
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from pldp.deploy.spec import Spec
-from pldp.errors import ParameterError
+from pldp.errors import EstimationError, ParameterError
+from pldp.estimation.detect import screen
 
-__all__ = ["TIDY_COLUMNS", "campaign_estimate", "estimate_json", "estimate_text", "tidy_estimate"]
+__all__ = [
+    "DETECTION_KEYS",
+    "TIDY_COLUMNS",
+    "campaign_estimate",
+    "check_method",
+    "detection_json",
+    "detection_words",
+    "estimate_json",
+    "estimate_text",
+    "fallback_words",
+    "percent_words",
+    "tidy_estimate",
+]
 
 #: The columns of :func:`tidy_estimate`.
 TIDY_COLUMNS = ("attribute", "label", "frequency", "std_error", "ci_low", "ci_high")
+#: The members of :func:`detection_json` besides ``available`` and ``reason`` (null when unavailable).
+DETECTION_KEYS = ("alpha", "flagged", "flagged_share", "tail_share", "ones_excess_share", "flagged_ones")
 
 
 def estimate_json(est: Any, name: str | None, level: float, labels: list[str] | None = None) -> dict[str, Any]:
@@ -40,8 +61,48 @@ def estimate_json(est: Any, name: str | None, level: float, labels: list[str] | 
         "on_simplex": bool(est.on_simplex),
         "iterations": int(est.iterations),
         "converged": bool(est.converged),
+        "fallback": _text_or_none(est.info.get("fallback")),
+        "fallback_reason": _text_or_none(est.info.get("fallback_reason")),
         "info": _jsonable(est.info),
     }
+
+
+def detection_json(oracle: Any, tally: Any) -> dict[str, Any]:
+    """The detection screen of a tally (:func:`pldp.estimation.detect.screen`) as JSON.
+
+    ``{"available": true, "reason": null, "alpha", "flagged", "flagged_share", "tail_share",
+    "ones_excess_share", "flagged_ones"}`` for unary reports with per-report statistics:
+    ``flagged_share`` is the share of reports whose number of ones is in a tail of probability
+    below ``alpha`` under every honest law (an honest report is flagged with probability below
+    ``2 alpha``), ``ones_excess_share`` a lower bound on the share of reports piling up on some
+    number of ones beyond what honest ones allow (null where the honest law of the count depends
+    on the item or on unknown level shares). Otherwise ``{"available": false, "reason": why}``
+    with the other members null (``flagged_ones`` empty).
+    """
+    out = screen(oracle, tally)
+    if out is not None:
+        shown = {k: out.get(k) for k in DETECTION_KEYS}
+        return {"available": True, "reason": None, **_jsonable(shown)}
+    if getattr(tally, "kind", None) == "direct":
+        why = "the reports are single answers (direct encoding), any of which an honest device can send"
+    elif not hasattr(oracle, "ones_laws"):
+        why = f"{type(oracle).__name__} has no screen of single reports"
+    else:
+        why = "the tally holds no per-report statistics"
+    return {"available": False, "reason": why, **{k: None for k in DETECTION_KEYS}, "flagged_ones": []}
+
+
+def check_method(oracle: Any, method: str) -> None:
+    """Refuse a method the oracle does not offer, naming those it does (``oracle.methods``).
+
+    Raises
+    ------
+    EstimationError
+        ``method`` is not in ``oracle.methods``.
+    """
+    if method not in oracle.methods:
+        offered = ", ".join(oracle.methods)
+        raise EstimationError(f"unknown method {method!r}: this campaign ({type(oracle).__name__}) offers {offered}")
 
 
 def campaign_estimate(spec: Spec, tally: Any, method: str = "unbiased", level: float = 0.95) -> dict[str, Any]:
@@ -51,15 +112,19 @@ def campaign_estimate(spec: Spec, tally: Any, method: str = "unbiased", level: f
     ------
     ParameterError
         ``level`` is not in (0, 1).
+    EstimationError
+        ``method`` is not one of the oracle's (:func:`check_method`).
     PLDPError
-        From :func:`pldp.estimate`: an unknown method, a tally of another spec, no reports.
+        From :func:`pldp.estimate`: a tally of another spec, no reports, an estimator's refusal.
     """
     import pldp
     from pldp.estimation import EstimateSet
 
     if not 0.0 < level < 1.0:
         raise ParameterError(f"level must lie in (0, 1), got {level}")
-    est = pldp.estimate(spec.mechanism(), tally, method)
+    oracle = spec.mechanism()
+    check_method(oracle, method)
+    est = pldp.estimate(oracle, tally, method)
     parts = list(est) if isinstance(est, EstimateSet) else [est]
     names = list(est.names) if isinstance(est, EstimateSet) else [None]
     # the answers as the spec names them (an MPLDP oracle's attributes have index labels)
@@ -69,16 +134,66 @@ def campaign_estimate(spec: Spec, tally: Any, method: str = "unbiased", level: f
         "n": int(est.n),
         "method": est.method,
         "level": level,
+        "methods": list(oracle.methods),
+        "detection": detection_json(oracle, tally),
         "attributes": [estimate_json(e, name, level, labs) for e, name, labs in zip(parts, names, labels, strict=True)],
     }
 
 
+def percent_words(share: float) -> str:
+    """A share in percent as the dashboard writes it: one decimal from 0.1 % up, two significant
+    digits below (``0.4 %``, ``12.3 %``, ``0.012 %``)."""
+    pct = 100.0 * share
+    if pct <= 0:
+        return "0 %"
+    return f"{pct:.1f} %" if pct >= 0.1 else f"{pct:.{1 - math.floor(math.log10(pct))}f} %"
+
+
+def detection_words(detection: dict[str, Any] | None) -> list[str]:
+    """The detection screen in plain words (the dashboard says the same): one or two sentences."""
+    if not detection:
+        return []
+    if not detection["available"]:
+        return [f"Screening for fake reports is not available here: {detection['reason']}."]
+    share = float(detection["flagged_share"])
+    said = (
+        f"{percent_words(share)} of reports have a number of ones that honest devices almost never produce; "
+        "they may be fake."
+    )
+    honest = 2 * float(detection["alpha"])
+    if share <= honest:
+        said += f" That is no more than honest devices produce by chance (up to {percent_words(honest)})."
+    words = [said]
+    excess = detection.get("ones_excess_share")
+    if excess:
+        words.append(
+            f"At least {percent_words(float(excess))} of reports pile up on one number of ones more often than "
+            "honest devices would; they may be fake reports made to look ordinary."
+        )
+    return words
+
+
+def fallback_words(part: dict[str, Any], method: str) -> str | None:
+    """The fallback an attribute's estimate took, in plain words; None without one."""
+    if not part.get("fallback"):
+        return None
+    return (
+        f"The method {method!r} could not be used on these reports, so this estimate is the "
+        f"{part['fallback']!r} method's: {part['fallback_reason']}."
+    )
+
+
 def estimate_text(out: dict[str, Any]) -> str:
-    """The lines ``pldp campaign estimate`` prints: a header, then per label the frequency and interval."""
+    """The lines ``pldp campaign estimate`` and ``pldp aggregate`` print: a header, the detection
+    screen and any fallback in plain words, then per label the frequency and interval."""
     lines = [f"campaign {out['campaign']}: n = {out['n']}, method {out['method']}, {out['level']:.0%} intervals"]
+    lines += [f"detection: {w}" for w in detection_words(out.get("detection"))]
     for part in out["attributes"]:
         if part["name"]:
             lines += ["", part["name"]]
+        fallback = fallback_words(part, out["method"])
+        if fallback:
+            lines.append(f"fallback: {fallback}")
         width = max(len(str(lab)) for lab in part["labels"])
         for lab, f, lo, hi in zip(part["labels"], part["frequencies"], part["ci_low"], part["ci_high"], strict=True):
             lines.append(f"  {lab!s:<{width}}  {f:8.4f}  [{lo:8.4f}, {hi:8.4f}]")
@@ -101,6 +216,10 @@ def tidy_estimate(out: dict[str, Any]) -> dict[str, list[Any]]:
         table["ci_low"] += part["ci_low"]
         table["ci_high"] += part["ci_high"]
     return table
+
+
+def _text_or_none(value: Any) -> str | None:
+    return None if value is None else str(value)
 
 
 def _jsonable(obj: Any) -> Any:

@@ -81,7 +81,7 @@ def poisson_binomial(probs: np.ndarray, counts: np.ndarray) -> np.ndarray:
 
     Examples
     --------
-    >>> poisson_binomial(np.array([0.5]), np.array([2])).tolist()
+    >>> np.round(poisson_binomial(np.array([0.5]), np.array([2])), 12).tolist()
     [0.25, 0.5, 0.25]
     """
     out = np.ones(1)

@@ -51,21 +51,26 @@ def joint_mle(mechanisms: Sequence[Mechanism], tallies: Sequence[Tally]) -> np.n
     maximum over the simplex is found by the KKT bisection of
     :func:`~pldp.estimation.simplex.maximize_on_simplex`.
     """
-    parts = []
-    for mech, tal in zip(mechanisms, tallies, strict=True):
-        if tal.n == 0:
-            continue
-        p_star, q_star = mech.support
-        parts.append((q_star, p_star - q_star, tal.counts.astype(float), float(tal.n), mech.family == "unary"))
+    used = [(mech, tal) for mech, tal in zip(mechanisms, tallies, strict=True) if tal.n > 0]
+    # one row per group with users: the slope is one array expression over (groups, items)
+    d = mechanisms[0].d
+    # p* and q* may be per item: each row broadcast to (d,)
+    q_star = np.array([np.broadcast_to(mech.support[1], (d,)) for mech, _ in used], dtype=float).reshape(-1, d)
+    gap = np.array([np.broadcast_to(mech.support[0] - mech.support[1], (d,)) for mech, _ in used], dtype=float)
+    gap = gap.reshape(-1, d)
+    c = np.array([tal.counts for _, tal in used], dtype=float).reshape(len(used), d)
+    unary = np.array([mech.family == "unary" for mech, _ in used])[:, None]
+    n = np.array([float(tal.n) for _, tal in used])[:, None]
+    rest = np.where(unary, n - c, 0.0)  # n - C_k, unary only
+    hit, miss = gap * c, gap * rest
 
     def slope(p: np.ndarray) -> np.ndarray:
-        out = np.zeros(p.size)
-        for q_star, gap, c, n, unary in parts:
-            m = q_star + gap * p
-            out += gap * (c / m - ((n - c) / (1.0 - m) if unary else 0.0))
-        return out
+        m = q_star + gap * p
+        with np.errstate(divide="ignore", invalid="ignore"):
+            terms = hit / m - np.where(unary, miss / (1.0 - m), 0.0)
+        return terms.sum(axis=0)
 
-    return maximize_on_simplex(slope, mechanisms[0].d)
+    return maximize_on_simplex(slope, d)
 
 
 def joint_mle_variance(mechanisms: Sequence[Mechanism], tallies: Sequence[Tally], p: np.ndarray) -> np.ndarray:

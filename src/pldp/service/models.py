@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, RootModel
 
 from pldp.service.auth import ADMIN_LIFETIME, ANALYST_LIFETIME, MAX_LIFETIME
 from pldp.service.codes import CODE_LIFETIME, MAX_CODES
+from pldp.service.estimate_models import AttributeEstimate, Detection, Estimate
 
 __all__ = [
     "AttributeEstimate",
@@ -32,6 +33,7 @@ __all__ = [
     "CodesRequest",
     "DayCount",
     "Days",
+    "Detection",
     "DirectNode",
     "Error",
     "Estimate",
@@ -362,32 +364,6 @@ class SubmitAck(BaseModel):
 
     accepted: int
     duplicates: int
-
-
-class AttributeEstimate(BaseModel):
-    """One attribute's estimate: per label the frequency, standard error and interval."""
-
-    name: str | None = Field(description="The attribute (None for a single one).")
-    labels: list[str]
-    frequencies: list[float]
-    std_error: list[float]
-    ci_low: list[float]
-    ci_high: list[float]
-    on_simplex: bool
-    iterations: int
-    converged: bool
-    info: dict[str, Any] = Field(description="The estimator's diagnostics.")
-
-
-class Estimate(BaseModel):
-    """A campaign's estimate (:func:`pldp.deploy.estimates.campaign_estimate`)."""
-
-    campaign: str
-    n: int
-    method: str
-    level: float
-    round: int | None = Field(None, description="The round estimated (?round=); absent: every report.")
-    attributes: list[AttributeEstimate]
 
 
 class DayCount(BaseModel):

@@ -48,7 +48,24 @@ class CollectorProcess:
         self.url = f"http://127.0.0.1:{self.port}"
         self.proc: subprocess.Popen[bytes] | None = None
 
+    @property
+    def running(self) -> bool:
+        """Whether the process started last is alive."""
+        return self.proc is not None and self.proc.poll() is None
+
     def start(self, timeout: float = 30.0) -> CollectorProcess:
+        """Start the collector and wait until it answers ``/v1/health``.
+
+        Raises
+        ------
+        RuntimeError
+            It is already running (a second process would lose the port and could leave the first
+            one unreachable by :meth:`stop`), or it exited while starting.
+        TimeoutError
+            It did not answer within ``timeout`` seconds.
+        """
+        if self.running:
+            raise RuntimeError(f"the collector on {self.url} is already running; stop() it first")
         cmd = [sys.executable, "-m", "pldp.cli", "serve", "--db", str(self.db), "--port", str(self.port)]
         cmd += ["--admin-token-file", str(self.token_file), *self.extra]
         with open(self.db.with_suffix(".log"), "ab") as log:  # the child keeps its own descriptor
@@ -98,7 +115,8 @@ class CollectorProcess:
                 self.kill()
 
     def __enter__(self) -> CollectorProcess:
-        return self.start()
+        """Start the collector unless it runs already (so ``with server.start():`` starts one)."""
+        return self if self.running else self.start()
 
     def __exit__(self, *exc: object) -> None:
         self.stop()

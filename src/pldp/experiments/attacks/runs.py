@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from pldp.attacks import expected_gain, fake_reports, gain, gain_is_exact, promoted, rule_of
+from pldp.attacks import expected_gain, fake_reports, gain_is_exact, promoted, rule_of
 from pldp.errors import EstimationError
 from pldp.experiments.attacks.catalog import MEAN_BUDGET, build, honest_counts, honest_data
 from pldp.experiments.paths import observe, path_of
@@ -47,20 +47,34 @@ def run_strategies(
     methods: Sequence[str],
     rng: np.random.Generator,
 ) -> list[dict[str, Any]]:
-    """The rows of one honest tally under every strategy (that applies) and method (that exists)."""
+    """The rows of one honest tally under every strategy (that applies) and method (that exists).
+
+    The honest estimate of each method is computed once for all strategies, and the poisoned tally
+    (honest + fake) once for all methods: the rows are what :func:`pldp.attacks.gain` gives.
+    """
     rows = []
-    applies = rule_of(oracle).strategies
-    for strategy in (s for s in strategies if s in applies):
+    rule = rule_of(oracle)
+    methods = [x for x in methods if x in oracle.methods]
+    before: dict[str, Any] = {}  # method -> the honest frequencies, or the refusal
+    for method in methods:
+        try:
+            before[method] = rule.frequencies(oracle, honest, method, {})
+        except EstimationError as exc:
+            before[method] = exc
+    for strategy in (s for s in strategies if s in rule.strategies):
         level = getattr(oracle, "t", getattr(oracle, "n_levels", 1)) // 2 if strategy == "level" else None
         chosen = promoted(oracle, targets, strategy)
-        fake = oracle.tally(fake_reports(oracle, chosen, m, rng=rng, strategy=strategy, level=level))
+        poisoned = honest + oracle.tally(fake_reports(oracle, chosen, m, rng=rng, strategy=strategy, level=level))
         closed = expected_gain(oracle, chosen, m, *data, strategy=strategy, level=level)
         exact = gain_is_exact(oracle, strategy)
-        for method in (x for x in methods if x in oracle.methods):
-            try:
-                value, failed = gain(oracle, honest, fake, chosen, method), 0
-            except EstimationError:
-                value, failed = math.nan, 1
+        for method in methods:
+            value, failed = math.nan, 1
+            if not isinstance(before[method], EstimationError):
+                try:
+                    after = rule.frequencies(oracle, poisoned, method, {})
+                    value, failed = rule.total(rule.difference(after, before[method]), chosen), 0
+                except EstimationError:
+                    pass
             rows.append(
                 {
                     "strategy": strategy,

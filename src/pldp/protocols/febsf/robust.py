@@ -59,8 +59,8 @@ def _unary_groups(protocol: FEBSF, tally: FEBSFTally) -> tuple[np.ndarray, ...]:
     level = tally.rows[1]
     s1 = np.bincount(level, weights=count * ones, minlength=protocol.t) / sizes
     s2 = np.bincount(level, weights=count * ones**2, minlength=protocol.t) / sizes
-    c = tally.level_bit_sums(count) / sizes[:, None]
-    cs = tally.level_bit_sums(count * ones) / sizes[:, None]
+    c = tally.level_support_counts / sizes[:, None]
+    cs = tally.level_ones_support / sizes[:, None]
     length = d - 1 + beta
     q = np.clip((s1 - alpha) / length, 1e-9, 1 - 1e-9)
     gap = alpha + (beta - 1.0) * q

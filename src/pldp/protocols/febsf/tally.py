@@ -13,15 +13,20 @@ for large ones).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, ClassVar
 
 import numpy as np
 
 from pldp._validation import as_counts
+from pldp.bitcount import row_ones
 from pldp.errors import TallyError
 from pldp.tally import BaseTally
 
-__all__ = ["FEBSFReports", "FEBSFTally", "pattern_tally"]
+__all__ = ["FEBSFReports", "FEBSFTally", "pattern_tally", "unique_rows"]
+
+#: The bits of each byte value, most significant first (as ``np.unpackbits``): ``(256, 8)``.
+_BYTE_BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1)
 
 
 @dataclass(frozen=True)
@@ -39,6 +44,11 @@ class FEBSFReports:
 @dataclass(frozen=True, eq=False)
 class FEBSFTally(BaseTally):
     """Sufficient statistics of PLDP-FEBSF reports (mergeable; see the module docstring).
+
+    The counts derived from the rows (:attr:`level_counts`, :attr:`support_counts`,
+    :attr:`level_support_counts`, :attr:`level_ones_support`, :attr:`pattern_ones`, :attr:`ones`)
+    are computed once per tally and read-only: every estimate of the tally reads them again; a
+    merge adds the parts' counts instead of recounting its rows.
 
     Attributes
     ----------
@@ -93,51 +103,61 @@ class FEBSFTally(BaseTally):
         """Number of users."""
         return int(self.cells.sum()) if self.kind == "direct" else int(self.rows[2].sum())
 
-    @property
+    @cached_property
     def level_counts(self) -> np.ndarray:
         """Users per reported level."""
         if self.kind == "direct":
-            return self.cells.sum(axis=1)
+            return _read_only(self.cells.sum(axis=1))
         _, level, count = self.rows
-        return np.bincount(level, weights=count, minlength=self.t).astype(np.int64)
+        return _read_only(np.bincount(level, weights=count, minlength=self.t).astype(np.int64))
 
-    @property
+    @cached_property
     def support_counts(self) -> np.ndarray:
         """Reports supporting each item (over all users)."""
         if self.kind == "direct":
-            return self.cells.sum(axis=0)
-        patterns, _, count = self.rows
-        return count @ np.unpackbits(patterns, axis=1, count=self.d).astype(np.int64)
+            return _read_only(self.cells.sum(axis=0))
+        return _read_only(self.level_support_counts.sum(axis=0))
 
-    @property
+    @cached_property
     def level_support_counts(self) -> np.ndarray:
         """``(t, d)``: per reported level, the reports supporting each item."""
         if self.kind == "direct":
-            return self.cells
-        return np.rint(self.level_bit_sums(self.rows[2].astype(float))).astype(np.int64)
+            return _read_only(self.cells.copy())
+        return _read_only(np.rint(self.level_bit_sums(self.rows[2].astype(float))).astype(np.int64))
 
-    @property
+    @cached_property
     def pattern_ones(self) -> np.ndarray:
         """Unary: the number of ones of each distinct pattern (aligned with :attr:`rows`)."""
         patterns = self.rows[0]
-        return np.unpackbits(patterns, axis=1, count=self.d).sum(axis=1, dtype=np.int64)
+        pad = 8 * patterns.shape[1] - self.d  # bits of the last byte past d, not counted
+        ones = row_ones(patterns)
+        if pad and patterns.shape[0]:
+            ones -= row_ones(patterns[:, -1:] & np.uint8((1 << pad) - 1))
+        return _read_only(ones)
 
-    @property
+    @cached_property
     def ones(self) -> np.ndarray | None:
         """Unary: the number of reports with ``s`` ones, ``s = 0..d`` (as :attr:`pldp.Tally.ones`); None for k-RR."""
         if self.kind == "direct":
             return None
-        return np.bincount(self.pattern_ones, weights=self.rows[2], minlength=self.d + 1).astype(np.int64)
+        return _read_only(np.bincount(self.pattern_ones, weights=self.rows[2], minlength=self.d + 1).astype(np.int64))
+
+    @cached_property
+    def level_ones_support(self) -> np.ndarray:
+        """Unary, ``(t, d)``: per reported level and item, the sum over the reports supporting the
+        item of their numbers of ones (the cross moment of the robust method's delta method)."""
+        count = self.rows[2]
+        return _read_only(np.rint(self.level_bit_sums((count * self.pattern_ones).astype(float))).astype(np.int64))
 
     def level_bit_sums(self, weights: np.ndarray) -> np.ndarray:
         """Unary: ``out[l, j]``, the sum of ``weights`` over the patterns of reported level ``l`` setting bit ``j``."""
         patterns, level, _ = self.rows
-        lut = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).astype(float)  # (256, 8)
+        lut = _BYTE_BITS.astype(float)
         out = np.zeros((self.t, 8 * patterns.shape[1]))
-        for col in range(patterns.shape[1]):
-            hist = np.zeros((self.t, 256))
-            np.add.at(hist, (level, patterns[:, col]), weights)
-            out[:, 8 * col : 8 * col + 8] = hist @ lut
+        cell = level * 256
+        for col in range(patterns.shape[1]):  # per (level, byte value), summed in row order
+            hist = np.bincount(cell + patterns[:, col], weights=weights, minlength=self.t * 256)
+            out[:, 8 * col : 8 * col + 8] = hist.reshape(self.t, 256) @ lut
         return out[:, : self.d]
 
     def _merge(self, other: FEBSFTally) -> FEBSFTally:
@@ -146,7 +166,15 @@ class FEBSFTally(BaseTally):
         if self.kind == "direct":
             return FEBSFTally("direct", self.t, self.d, table=self.cells + other.cells, fingerprint=self.fingerprint)
         rows = [np.concatenate(pair) for pair in zip(self.rows, other.rows, strict=True)]
-        return pattern_tally(self.t, self.d, *rows, fingerprint=self.fingerprint)
+        merged, inverse = _pattern_rows(self.t, self.d, *rows, fingerprint=self.fingerprint)
+        # the counts of the merged reports are the sums of the parts' (each part computes its own
+        # once: the large honest tally of an attack experiment is merged with many small ones)
+        ones = np.empty(merged.rows[0].shape[0], dtype=np.int64)
+        ones[inverse] = np.concatenate([self.pattern_ones, other.pattern_ones])
+        merged.__dict__["pattern_ones"] = _read_only(ones)
+        for name in _ADDITIVE:
+            merged.__dict__[name] = _read_only(getattr(self, name) + getattr(other, name))
+        return merged
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, FEBSFTally) or (other.kind, other.t, other.d, other.fingerprint) != (
@@ -187,24 +215,37 @@ class FEBSFTally(BaseTally):
         )
 
 
+def _read_only(a: np.ndarray) -> np.ndarray:
+    a.setflags(write=False)
+    return a
+
+
+#: The unary counts that add up when tallies merge (:meth:`FEBSFTally._merge` sums them).
+_ADDITIVE = ("level_counts", "level_support_counts", "level_ones_support")
+
+
 def pattern_tally(
     t: int, d: int, patterns: np.ndarray, level: np.ndarray, count: np.ndarray, *, fingerprint: str | None
 ) -> FEBSFTally:
     """The unary tally of rows ``(level, pattern)`` with counts: a histogram of the distinct rows."""
+    return _pattern_rows(t, d, patterns, level, count, fingerprint=fingerprint)[0]
+
+
+def _pattern_rows(
+    t: int, d: int, patterns: np.ndarray, level: np.ndarray, count: np.ndarray, *, fingerprint: str | None
+) -> tuple[FEBSFTally, np.ndarray]:
+    """:func:`pattern_tally` and, for each input row, the index of its distinct row."""
     width = (d + 7) // 8
     if patterns.ndim != 2 or patterns.shape[1] != width or level.shape != (patterns.shape[0],):
         raise TallyError("patterns, levels and counts do not line up")
     if level.size and (level.min() < 0 or level.max() >= t):
         raise TallyError(f"reported levels must lie in [0, {t})")
     keys = np.concatenate([level.astype(np.uint8 if t < 256 else np.uint16)[:, None].view(np.uint8), patterns], axis=1)
-    keys = np.ascontiguousarray(keys)
-    void = keys.view(np.dtype((np.void, keys.shape[1]))).reshape(-1)
-    uniq, inverse = np.unique(void, return_inverse=True)
-    counts = np.bincount(inverse.reshape(-1), weights=count, minlength=uniq.size).astype(np.int64)
-    rows = uniq.view(np.uint8).reshape(uniq.size, keys.shape[1])
+    rows, inverse = unique_rows(keys)
+    counts = np.bincount(inverse, weights=count, minlength=rows.shape[0]).astype(np.int64)
     lvl_bytes = keys.shape[1] - width
     lvl = rows[:, :lvl_bytes].copy().view(np.uint8 if t < 256 else np.uint16).reshape(-1).astype(np.int64)
-    return FEBSFTally(
+    tally = FEBSFTally(
         "unary",
         t,
         d,
@@ -213,3 +254,40 @@ def pattern_tally(
         pattern_count=counts,
         fingerprint=fingerprint,
     )
+    return tally, inverse
+
+
+def unique_rows(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of a ``uint8`` matrix in byte order and each row's index among them: what
+    ``np.unique`` gives for the rows viewed as one void value each, without its slow void sort.
+
+    The rows are read as big-endian 64-bit words (zero-padded), whose order is the bytes' order:
+    one integer sort by the first word, and a sort by all the words of only the rows that share
+    their first word with another.
+    """
+    n, width = keys.shape
+    if n == 0:
+        return keys.copy(), np.zeros(0, dtype=np.int64)
+    words = -(-width // 8)
+    padded = np.zeros((n, 8 * words), dtype=np.uint8)
+    padded[:, :width] = keys
+    cols = padded.view(">u8").astype(np.uint64)  # (n, words)
+    first = cols[:, 0]
+    order = np.argsort(first)
+    if words > 1:
+        ranked = first[order]
+        same = ranked[1:] == ranked[:-1]
+        tied = np.zeros(n, dtype=bool)
+        tied[1:] = same
+        tied[:-1] |= same
+        at = np.flatnonzero(tied)
+        if at.size:  # runs of one first word, in order: sorted together by every word
+            sub = order[at]
+            order[at] = sub[np.lexsort(np.take(cols, sub, axis=0).T[::-1])]
+    ranked_cols = np.take(cols, order, axis=0)  # np.take: a row gather far faster than cols[order]
+    new = np.empty(n, dtype=bool)
+    new[0] = True
+    np.any(ranked_cols[1:] != ranked_cols[:-1], axis=1, out=new[1:])
+    inverse = np.empty(n, dtype=np.int64)
+    inverse[order] = np.cumsum(new) - 1
+    return np.take(keys, order[new], axis=0), inverse

@@ -7,7 +7,7 @@ from typing import Annotated, Any, NamedTuple
 from fastapi import APIRouter, Depends, Query, Response, Security
 from pydantic import TypeAdapter
 
-from pldp.deploy.estimates import campaign_estimate
+from pldp.deploy.estimates import campaign_estimate, check_method
 from pldp.errors import PLDPError
 from pldp.service.collect import CollectError
 from pldp.service.deps import ServiceDep, bearer, readable, require
@@ -41,7 +41,12 @@ def estimate_request(
     service: ServiceDep,
     authorization: Annotated[str | None, Security(bearer)],
     method: Annotated[
-        str, Query(description="unbiased, norm_sub, mle, ... (those of the campaign's oracle)")
+        str,
+        Query(
+            description="Any method the campaign's oracle offers (the answer's `methods`): unbiased, norm_sub, mle "
+            "for every one; robust, detect, recover, ... where offered. Another one is refused (400) with a "
+            "reason that names those offered."
+        ),
     ] = "unbiased",
     level: Annotated[float, Query(description="The intervals' confidence level, in (0, 1).")] = 0.95,
     turn: Annotated[int | None, ROUND] = None,
@@ -57,7 +62,9 @@ def estimate_request(
 
 @router.get("/{campaign_id}/estimate", response_model=Estimate, responses=responses(400, 401, 403, 409))
 def get_estimate(service: ServiceDep, asked: Annotated[EstimateRequest, Depends(estimate_request)]) -> Response:
-    """Estimated frequencies with ``level`` confidence intervals, ``n``, the method and its diagnostics.
+    """Estimated frequencies with ``level`` confidence intervals, ``n``, the method and its diagnostics,
+    the methods offered, the detection screen of the reports (the share flagged as unlikely to come
+    from honest devices) and any fallback the estimator took.
 
     The answer is serialized as FastAPI serializes an untyped one (Pydantic's JSON encoder) but not
     validated against :class:`~pldp.service.models.Estimate`, which documents it: at d = 10,000 the
@@ -66,11 +73,15 @@ def get_estimate(service: ServiceDep, asked: Annotated[EstimateRequest, Depends(
     spec, level = asked.campaign.spec, asked.level
     if not 0.0 < level < 1.0:
         raise CollectError(400, "bad_level", f"level must lie in (0, 1), got {level}")
+    try:
+        check_method(spec.mechanism(), asked.method)
+    except PLDPError as exc:
+        raise CollectError(400, "bad_method", str(exc)) from None
     tally = round_tally(service.conn(), spec, asked.round)  # 409 without reports (in the round)
     try:
         answer = campaign_estimate(spec, tally, asked.method, level)
-    except PLDPError as exc:
-        raise CollectError(400, "bad_method", str(exc)) from None
+    except PLDPError as exc:  # the estimator refuses these reports
+        raise CollectError(400, "estimate_failed", str(exc)) from None
     if asked.round is not None:
         answer["round"] = asked.round
     return Response(_JSON.dump_json(answer), media_type="application/json")

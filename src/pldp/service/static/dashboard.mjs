@@ -3,6 +3,7 @@
 
 import { loadSpec, verify } from "/static/pldp-client.mjs";
 import { apiError, canVerify, el, fetchSpecText, fetchWithin, formatEps, svg } from "/static/common.mjs";
+import { METHOD_LABELS, METHOD_SHORT, METHOD_WORDS, fallbackWords, screeningWords } from "/static/methods.mjs";
 import { claimWords, expWords, listWords, protection } from "/static/protection.mjs";
 
 const main = document.getElementById("dashboard");
@@ -64,6 +65,7 @@ document.addEventListener("visibilitychange", () => {
 function clearCharts() {
   charts.replaceChildren();
   summary.hidden = true;
+  document.getElementById("screening").hidden = true;
 }
 
 /** Fetch the estimate now (cancelling a pending poll); poll again in 2 s unless stuck on an error. */
@@ -305,18 +307,31 @@ function estimateTable(attr, level) {
   );
 }
 
-const METHOD_SHORT = { unbiased: "unbiased", norm_sub: "clipped", mle: "most likely" };
+/** The method menu offers the campaign's methods (the estimate's `methods`), the choice kept. */
+function offerMethods(methods) {
+  if (!Array.isArray(methods) || !methods.length) return;
+  const shown = [...methodSelect.options].map((o) => o.value);
+  if (shown.length === methods.length && shown.every((m, i) => m === methods[i])) return;
+  const chosen = methods.includes(methodSelect.value) ? methodSelect.value : methods[0];
+  methodSelect.replaceChildren(
+    ...methods.map((m) => el("option", { value: m, selected: m === chosen }, METHOD_LABELS[m] ?? m)),
+  );
+  methodSelect.value = chosen;
+}
 
-/** What the method did, in plain words. */
-const METHOD_WORDS = {
-  unbiased:
-    "Unbiased: averaged over many surveys these shares are exactly right, but the noise that protects the respondents " +
-    "can push a share below 0\u00a0% or above 100\u00a0%.",
-  norm_sub:
-    "Clipped to 0–100\u00a0% (Norm-Sub): the unbiased shares, with every negative one set to 0\u00a0% and the others lowered " +
-    "by one common amount so that they add up to 100\u00a0%.",
-  mle: "Most likely (maximum likelihood): the shares, each between 0\u00a0% and 100\u00a0% and adding up to 100\u00a0%, under which the reports received are the most probable.",
-};
+/** The detection screen of the reports, in plain words, below the summary. */
+function showScreening(detection) {
+  const box = document.getElementById("screening");
+  const said = screeningWords(detection);
+  document.getElementById("flagged").textContent = said.flagged;
+  const excess = document.getElementById("excess");
+  excess.textContent = said.excess ?? "";
+  excess.hidden = !said.excess;
+  box.className = said.suspicious ? "screening message notice" : "screening hint";
+  box.dataset.available = String(Boolean(detection?.available));
+  box.dataset.flaggedShare = String(detection?.flagged_share ?? "");
+  box.hidden = false;
+}
 
 /** The estimator's diagnostics in plain words. */
 function diagnosticWords(attr) {
@@ -369,6 +384,8 @@ function render(data) {
     `${pct}\u00a0% confidence interval (intervals made this way hold the true share in ${pct} of 100 surveys). ` +
     "The numbers refresh every 2 seconds.";
   document.getElementById("method-help").textContent = METHOD_WORDS[data.method] ?? `Method: ${data.method}.`;
+  offerMethods(data.methods);
+  showScreening(data.detection);
   if (charts.children.length !== count) {
     charts.replaceChildren(
       ...data.attributes.map((_, i) =>
@@ -376,6 +393,7 @@ function render(data) {
           "figure",
           { class: "attribute", "data-attribute": i },
           el("figcaption", { id: `chart-title-${i}` }),
+          el("p", { class: "fallback message notice", hidden: true }),
           el("div", { class: "chart-scroll" }),
           el("p", { class: "hint diagnostics" }),
           el("details", {}, el("summary", {}, "Numbers"), el("div", { class: "table-wrap" })),
@@ -390,6 +408,13 @@ function render(data) {
     const box = figure.querySelector(".chart-scroll");
     box.replaceChildren(chart(attr, data, `chart-title-${i}`, box.clientWidth || 560));
     figure.querySelector(".diagnostics").textContent = diagnosticWords(attr);
+    const fallback = figure.querySelector(".fallback");
+    const why = fallbackWords(attr, data.method);
+    fallback.replaceChildren(
+      ...(why ? [why, el("br"), el("span", { class: "fine" }, `Details: ${attr.fallback_reason}.`)] : []),
+    );
+    fallback.dataset.fallback = attr.fallback ?? "";
+    fallback.hidden = !why;
     figure.querySelector("details .table-wrap").replaceChildren(estimateTable(attr, data.level));
   });
 }

@@ -1,0 +1,73 @@
+"""The answer of ``GET /v1/campaigns/{id}/estimate`` as Pydantic models, for its OpenAPI schema
+(:func:`pldp.deploy.estimates.campaign_estimate` builds it; :mod:`pldp.service.models` re-exports them)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+__all__ = ["AttributeEstimate", "Detection", "Estimate"]
+
+
+class AttributeEstimate(BaseModel):
+    """One attribute's estimate: per label the frequency, standard error and interval."""
+
+    name: str | None = Field(description="The attribute (None for a single one).")
+    labels: list[str]
+    frequencies: list[float]
+    std_error: list[float]
+    ci_low: list[float]
+    ci_high: list[float]
+    on_simplex: bool
+    iterations: int
+    converged: bool
+    fallback: str | None = Field(
+        description="The method the estimate comes from when the one asked for could not be used on these reports "
+        '(e.g. "robust" for PLDP-FEBSF\'s AUEM when the level reports do not fit it); null when none was needed.'
+    )
+    fallback_reason: str | None = Field(description="Why the fallback was taken; null without one.")
+    info: dict[str, Any] = Field(description="The estimator's diagnostics.")
+
+
+class Detection(BaseModel):
+    """The detection screen of the campaign's reports (:func:`pldp.estimation.detect.screen`).
+
+    Unary reports (RAPPOR, OUE, IDUE and the unary levels of PBP, PPDA, PLDP-FEBSF) are screened by
+    their number of ones; direct encodings (one answer per report) and protocols without a screen
+    of single reports have none: ``available`` false, ``reason`` says why, the numbers are null.
+    """
+
+    available: bool = Field(description="Whether the reports could be screened.")
+    reason: str | None = Field(description="Why not (null when available).")
+    alpha: float | None = Field(description="The tail probability below which a number of ones is flagged.")
+    flagged: int | None = Field(
+        ge=0, description="Reports whose number of ones is in that tail under every honest law."
+    )
+    flagged_share: float | None = Field(
+        description="Their share of all reports: honest devices alone give less than 2 alpha.", ge=0.0, le=1.0
+    )
+    tail_share: float | None = Field(
+        description="The share flagged at the tallies' band (alpha 0.001).", ge=0.0, le=1.0
+    )
+    ones_excess_share: float | None = Field(
+        description="A lower bound on the share of reports piling up on some number of ones beyond what honest "
+        "devices produce (0 with probability 95 % without fakes); null where the honest law depends on the item "
+        "or on unknown level shares.",
+        ge=0.0,
+        le=1.0,
+    )
+    flagged_ones: list[int] = Field(description="The numbers of ones flagged that some report has.")
+
+
+class Estimate(BaseModel):
+    """A campaign's estimate (:func:`pldp.deploy.estimates.campaign_estimate`)."""
+
+    campaign: str
+    n: int
+    method: str
+    level: float
+    methods: list[str] = Field(description="Every method the campaign's oracle offers: any may be asked for.")
+    detection: Detection
+    round: int | None = Field(None, description="The round estimated (?round=); absent: every report.")
+    attributes: list[AttributeEstimate]
