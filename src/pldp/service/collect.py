@@ -197,7 +197,9 @@ def store_batch(
     if new.size == 0:
         return {"accepted": 0, "duplicates": n}
     if not isinstance(turn, int):
-        turn = round_to_store(ctx.conn, campaign_id, turn or rounds.Asked())
+        asked = turn or rounds.Asked()
+        # a campaign that does not recur is in round 1 for ever: no schedule to read on the hot path
+        turn = 1 if not recurs and asked.round in (None, 1) else round_to_store(ctx.conn, campaign_id, asked)
     if cap is not None and (held := ctx.tally(campaign_id, prep.spec).n) + new.size > cap:
         raise CollectError(
             409, "campaign_full", f"campaign {campaign_id} holds {held:,} reports; it takes at most {cap:,}"

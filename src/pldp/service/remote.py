@@ -280,9 +280,19 @@ class Collector:
             asked["round"] = round
         return self._json("GET", f"/v1/campaigns/{campaign_id}/estimate?{urlencode(asked)}")
 
-    def series(self, campaign_id: str, method: str = "unbiased", level: float = 0.95) -> dict[str, Any]:
-        """The campaign's estimate round by round (an analyst): ``{"rounds", "round", "series": [...]}``."""
-        query = urlencode({"method": method, "level": level})
+    def series(
+        self,
+        campaign_id: str,
+        method: str = "unbiased",
+        level: float = 0.95,
+        first: int | None = None,
+        last: int | None = None,
+    ) -> dict[str, Any]:
+        """The campaign's estimate round by round (an analyst), of rounds ``first`` to ``last``
+        (default: the latest up to the current one): ``{"rounds", "round", "series": [...]}``."""
+        asked: dict[str, Any] = {"method": method, "level": level}
+        asked.update({k: v for k, v in (("first", first), ("last", last)) if v is not None})
+        query = urlencode(asked)
         return self._json("GET", f"/v1/campaigns/{campaign_id}/series?{query}")
 
     def current_round(self, campaign_id: str) -> dict[str, Any]:

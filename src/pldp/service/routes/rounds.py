@@ -12,7 +12,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Query, Security
 
 from pldp.deploy import Spec
-from pldp.deploy.estimates import campaign_estimate
+from pldp.deploy.estimates import campaign_estimate, check_method
 from pldp.errors import PLDPError
 from pldp.service import collect, rounds, store
 from pldp.service.collect import CollectError
@@ -73,38 +73,66 @@ def round_tally(conn: sqlite3.Connection, spec: Spec, turn: int | None) -> Any:
     return tally
 
 
-def series(conn: sqlite3.Connection, spec: Spec, method: str, level: float) -> dict[str, Any]:
-    """The campaign's estimate in every round from 1 to the current one
+#: The most rounds one ``GET .../series`` estimates (a daily campaign's year, and a day).
+MAX_SERIES = 367
+
+
+def series(
+    conn: sqlite3.Connection,
+    spec: Spec,
+    method: str,
+    level: float,
+    first: int | None = None,
+    last: int | None = None,
+) -> dict[str, Any]:
+    """The campaign's estimate in every round from ``first`` to ``last``
     (:class:`~pldp.service.roundmodels.Series`); a round without reports has no estimate.
+
+    ``last`` defaults to the current round, ``first`` to the round :data:`MAX_SERIES` - 1 before
+    it (or 1), so that one request never estimates more than :data:`MAX_SERIES` rounds.
 
     Raises
     ------
     CollectError
-        400 for a level outside (0, 1) or a method the campaign's oracle does not have.
+        400 for a level outside (0, 1), a method the campaign's oracle does not offer
+        (``bad_method``), ``first`` after ``last`` or more than :data:`MAX_SERIES` rounds
+        (``bad_range``), or a round's reports that the estimator refuses (``estimate_failed``);
+        409 ``round_not_started`` for a ``last`` after the current round.
     """
     if not 0.0 < level < 1.0:
         raise CollectError(400, "bad_level", f"level must lie in (0, 1), got {level}")
-    if method not in spec.mechanism().methods:
-        known = ", ".join(spec.mechanism().methods)
-        raise CollectError(400, "bad_method", f"unknown method {method!r}; this campaign's oracle has {known}")
+    try:
+        check_method(spec.mechanism(), method)
+    except PLDPError as exc:
+        raise CollectError(400, "bad_method", str(exc)) from None
     schedule, now = _schedule(conn, spec.id), rounds.clock()
     current = schedule.current(now)
+    last = current if last is None else last
+    first = max(1, last - MAX_SERIES + 1) if first is None else first
+    if last > current:
+        raise CollectError(409, "round_not_started", f"campaign {spec.id} is in round {current}; {last} is to come")
+    if first > last or last - first + 1 > MAX_SERIES:
+        raise CollectError(
+            400, "bad_range", f"rounds {first} to {last}: give first <= last, at most {MAX_SERIES} rounds at once"
+        )
     if schedule.recurs:
-        found = conn.execute("SELECT round, tally FROM round_tallies WHERE campaign_id = ?", (spec.id,))
-        texts = {int(t): text for t, text in found}
+        found = conn.execute(
+            "SELECT round, tally FROM round_tallies WHERE campaign_id = ? AND round BETWEEN ? AND ?",
+            (spec.id, first, last),
+        )
         kind = type(store.empty_tally(spec))
-        tallies = {t: kind.from_dict(json.loads(text), spec.id) for t, text in texts.items()}
+        tallies = {int(t): kind.from_dict(json.loads(text), spec.id) for t, text in found}
     else:
         tallies = {1: store.stored_tally(conn, spec)}
     points = []
-    for n in range(1, current + 1):
+    for n in range(first, last + 1):
         tally = tallies.get(n)
         attributes = None
         if tally is not None and tally.n:
             try:
                 attributes = campaign_estimate(spec, tally, method, level)["attributes"]
-            except PLDPError as exc:
-                raise CollectError(400, "bad_method", f"round {n}: {exc}") from None
+            except PLDPError as exc:  # the estimator refuses these reports
+                raise CollectError(400, "estimate_failed", f"round {n}: {exc}") from None
         points.append(
             {
                 "round": n,
@@ -153,21 +181,26 @@ async def open_round(campaign_id: str, service: ServiceDep, _: Admin) -> dict[st
     return round_info(service.conn(), campaign_id, service.limits.round_grace)
 
 
-@router.get("/{campaign_id}/series", response_model=Series, responses=responses(400, 401, 403))
+@router.get("/{campaign_id}/series", response_model=Series, responses=responses(400, 401, 403, 409))
 def get_series(
     campaign_id: str,
     service: ServiceDep,
     authorization: Annotated[str | None, Security(bearer)],
     method: Annotated[
-        str, Query(description="unbiased, norm_sub, mle, ... (those of the campaign's oracle)")
+        str, Query(description="Any method the campaign's oracle offers (as for GET .../estimate).")
     ] = "unbiased",
     level: Annotated[float, Query(description="The intervals' confidence level, in (0, 1).")] = 0.95,
+    first: Annotated[
+        int | None, Query(ge=1, le=999_999_999, description=f"The first round (default: {MAX_SERIES - 1} before last).")
+    ] = None,
+    last: Annotated[int | None, Query(ge=1, le=999_999_999, description="The last round (default: the current one).")] = None,
 ) -> dict[str, Any]:
-    """The campaign's estimate round by round, from round 1 to the current one: per round its
-    start, end, reports and estimate with ``level`` intervals (none for a round without reports).
+    """The campaign's estimate round by round, from ``first`` to ``last`` (at most 367 rounds; by
+    default the latest ones up to the current round): per round its start, end, reports and
+    estimate with ``level`` intervals (none for a round without reports).
 
     A campaign that does not recur has the one round 1, whose estimate is the campaign's.
     """
     principal = require(service.principal(authorization), "analyst")
     campaign = readable(service, principal, campaign_id)
-    return series(service.conn(), campaign.spec, method, level)
+    return series(service.conn(), campaign.spec, method, level, first, last)
