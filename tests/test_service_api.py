@@ -414,7 +414,7 @@ REFUSALS = {
     ("post", "/v1/campaigns/{campaign_id}/close"): {401, 403, 404, 503},
     ("get", "/v1/campaigns/{campaign_id}/round"): {401, 404},
     ("post", "/v1/campaigns/{campaign_id}/rounds"): {401, 403, 404, 409, 503},
-    ("get", "/v1/campaigns/{campaign_id}/series"): {400, 401, 403},
+    ("get", "/v1/campaigns/{campaign_id}/series"): {400, 401, 403, 409},
     ("post", "/v1/campaigns/{campaign_id}/codes"): {400, 401, 403, 404, 409, 413, 415, 503},
     ("get", "/v1/campaigns/{campaign_id}/codes"): {401, 403, 404},
     ("delete", "/v1/campaigns/{campaign_id}/codes"): {400, 401, 403, 404, 413, 415, 503},
@@ -641,6 +641,9 @@ def test_the_refusals_each_route_gives_are_declared(tmp_path: Path, schema: dict
         )
         seen[("get", "/v1/campaigns/{campaign_id}/export")].add(
             asyncio.run(_asgi(app, "GET", f"{c}/export?day=x", b"", g))[0]
+        )
+        seen[("get", "/v1/campaigns/{campaign_id}/series")].add(  # 409: round 5 has not started
+            asyncio.run(_asgi(app, "GET", f"{c}/series?last=5", b"", g))[0]
         )
         assert asyncio.run(_asgi(app, "POST", f"{c}/close", b"", a))[0] == 200
         for _ in range(2):  # a 409 (closed; its 2 reports charged), then a 429 (1 of the burst of 3 left)
