@@ -2,11 +2,13 @@
 set at creation (manual ones opened by the admin, daily ones following the UTC day), every report
 counted in one round and once, estimates per round and round by round with intervals, respondent
 codes good for one report per round, the roles and refusals of the new routes, their typed answers
-in ``/openapi.json``, and a store of the schema before rounds opening with nothing lost."""
+in ``/openapi.json``, a store of the schema before rounds opening with nothing lost, and the
+dashboard's charts round by round in Chromium."""
 
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections import Counter
 from pathlib import Path
@@ -25,6 +27,7 @@ from pldp.deploy.estimates import campaign_estimate
 from pldp.deploy.files import parse_day
 from pldp.service import auth, codes, store
 from pldp.service.remote import Collector, RemoteError
+from tests import browser as chrome
 from tests.deploy_cases import words
 from tests.service_server import Server, stored_and_recount
 
@@ -382,3 +385,76 @@ def test_a_store_of_the_schema_before_rounds_opens_with_nothing_lost(tmp_path: P
         assert Counter(r for (r,) in conn.execute("SELECT rounds FROM campaigns")) == {"once": 2}
     finally:
         conn.close()
+
+
+# ------------------------------------------------------------------------------------ the dashboard
+
+chromium = pytest.fixture(scope="module")(chrome.launch)
+browser = pytest.fixture(chrome.blank)
+
+
+def _drawn_series(driver: Any) -> list[dict[str, Any]] | None:
+    """The series charts' points (their data- attributes), or None before they are drawn."""
+    out: list[dict[str, Any]] | None = chrome.js(
+        driver,
+        """
+        const box = document.getElementById('series');
+        const points = [...document.querySelectorAll('#series-charts svg.series circle.point')];
+        if (box.hidden || !points.length) return null;
+        return points.map(p => ({round: Number(p.dataset.round), label: p.dataset.label,
+                                 value: Number(p.dataset.value), lo: Number(p.dataset.ciLow),
+                                 hi: Number(p.dataset.ciHigh)}));
+        """,
+    )
+    return out
+
+
+def test_the_dashboard_draws_a_recurring_campaign_round_by_round(browser: Any, server: Server, tmp_path: Path) -> None:
+    labels = ["yes", "no", "unsure"]
+    spec = Spec.from_mechanism(pldp.KRR(2.0, 3), question="Did you sleep well?", labels=labels)
+    admin = server.admin()
+    admin.create_campaign(spec, rounds="manual")
+    token = admin.new_token("dashboard", [spec.id])["token"]
+    rng = np.random.default_rng(7)
+    for turn, shares in enumerate(([0.7, 0.2, 0.1], [0.5, 0.3, 0.2], [0.2, 0.6, 0.2], [0.3, 0.4, 0.3]), start=1):
+        if turn > 1:
+            admin.open_round(spec.id)
+        answers = rng.choice(3, 600, p=shares)
+        server.client().submit(spec.id, Client(spec, words(60 + turn)).reports(answers), round=turn)
+    admin.open_round(spec.id)  # round 5: no reports yet, no point
+    browser.get(f"{server.url}/dashboard/{spec.id}")
+    chrome.use_token(browser, token)
+    chrome.wait(browser, chrome.chart_is("unbiased", 2400), what="the bars of every report")
+    drawn = chrome.wait(browser, _drawn_series, what="the series")
+    want = Collector(server.url, token).series(spec.id)
+    assert [p["n"] for p in want["series"]] == [600, 600, 600, 600, 0]
+    expected = [
+        (p["round"], label, part["frequencies"][k], part["ci_low"][k], part["ci_high"][k])
+        for k, label in enumerate(labels)
+        for p in want["series"]
+        if (part := (p["attributes"] or [None])[0]) is not None
+    ]
+    got = [(d["round"], d["label"], d["value"], d["lo"], d["hi"]) for d in drawn]
+    assert [g[:2] for g in got] == [e[:2] for e in expected]  # 4 rounds x 3 answers, round 5 without
+    np.testing.assert_allclose([g[2:] for g in got], [e[2:] for e in expected], rtol=0, atol=1e-9)
+    rows = chrome.texts(browser, "#series-charts table.numbers tbody tr")
+    assert len(rows) == 5 and rows[4].endswith("–")
+    chrome.js(browser, "document.getElementById('series').scrollIntoView()")
+    shot = tmp_path / "series.png"
+    assert browser.save_screenshot(str(shot))
+    keep = Path(os.environ["PLDP_SCREENSHOTS"]) if os.environ.get("PLDP_SCREENSHOTS") else None
+    if keep is not None:  # to look at it
+        keep.mkdir(parents=True, exist_ok=True)
+        (keep / "dashboard-series.png").write_bytes(shot.read_bytes())
+    assert chrome.errors(browser) == []  # no content-security violation, no script error
+
+    once = Spec.from_mechanism(pldp.KRR(2.0, 3), question="Once only?", labels=labels)
+    admin.create_campaign(once)
+    other = admin.new_token("dashboard once", [once.id])["token"]
+    server.client().submit(once.id, Client(once, words(70)).reports(rng.choice(3, 100)))
+    browser.get(f"{server.url}/dashboard/{once.id}")
+    chrome.use_token(browser, other)
+    chrome.wait(browser, chrome.chart_is("unbiased", 100), what="the bars")
+    # a campaign that does not recur has no series: the section stays hidden once the page knows
+    chrome.wait(browser, lambda d: chrome.js(d, "return document.getElementById('series').dataset.recurs") == "false")
+    assert chrome.js(browser, "return document.getElementById('series').hidden") is True

@@ -5,6 +5,7 @@ import { loadSpec, verify } from "/static/pldp-client.mjs";
 import { apiError, canVerify, el, fetchSpecText, fetchWithin, formatEps, svg } from "/static/common.mjs";
 import { METHOD_LABELS, METHOD_SHORT, METHOD_WORDS, fallbackWords, screeningWords } from "/static/methods.mjs";
 import { claimWords, expWords, listWords, protection } from "/static/protection.mjs";
+import { drawSeries } from "/static/series.mjs";
 
 const main = document.getElementById("dashboard");
 const campaignId = main.dataset.campaign;
@@ -90,6 +91,7 @@ async function refresh() {
       if (mine !== generation) return;
       render(data);
       showMessage("", "notice", "ok");
+      await refreshSeries(token, method, level, data.n, mine);
     } else {
       const err = await apiError(response);
       if (mine !== generation) return;
@@ -100,6 +102,36 @@ async function refresh() {
     showMessage(`The collector cannot be reached (${exc.message || exc}); trying again…`, "error", "offline");
   }
   if (again) timer = setTimeout(poll, POLL_MS);
+}
+
+// ------------------------------------------------------------------ rounds (a recurring campaign)
+
+let recurs = null; // whether the campaign recurs (GET .../round), once known
+let seriesKey = ""; // what the series drawn last was fetched for
+
+/**
+ * A recurring campaign's estimate round by round, below the current one: fetched again when the
+ * method, the level or the number of reports changed, and at least every 30 s (a new round).
+ */
+async function refreshSeries(token, method, level, n, mine) {
+  if (recurs === null) {
+    const info = await fetchWithin(`/v1/campaigns/${campaignId}/round`).then((r) => (r.ok ? r.json() : null));
+    recurs = info ? info.rounds !== "once" : null;
+  }
+  const box = document.getElementById("series");
+  box.hidden = !recurs;
+  box.dataset.recurs = String(recurs);
+  const key = `${method}|${level}|${n}|${Math.floor(Date.now() / 30000)}`;
+  if (!recurs || key === seriesKey || mine !== generation) return;
+  const url = `/v1/campaigns/${campaignId}/series?method=${encodeURIComponent(method)}&level=${encodeURIComponent(level)}`;
+  const response = await fetchWithin(url, { headers: { authorization: `Bearer ${token}` } });
+  if (mine !== generation || !response.ok) return;
+  const data = await response.json();
+  if (mine !== generation) return;
+  const charts = document.getElementById("series-charts");
+  drawSeries(charts, data, attributeTitle);
+  charts.dataset.key = key;
+  seriesKey = key;
 }
 
 function poll() {

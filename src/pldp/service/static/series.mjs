@@ -1,0 +1,205 @@
+// The time series of a recurring campaign on the dashboard: per attribute an SVG chart with one
+// line per answer across the rounds, each round's estimate a point and its confidence interval a
+// band, drawn from GET /v1/campaigns/{id}/series (the same numbers, in data- attributes).
+
+import { el, svg } from "/static/common.mjs";
+
+/** Colours of the answers' lines: classes s0 ... s7 of pldp.css, reused beyond eight answers. */
+const COLOURS = 8;
+
+const finite = (xs) => xs.filter((x) => Number.isFinite(x));
+
+/** Tick step 1, 2 or 5 times a power of ten, about span / 5. */
+function tickStep(span) {
+  const raw = span / 5;
+  const p = 10 ** Math.floor(Math.log10(raw));
+  const m = raw / p;
+  return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p;
+}
+
+const pctText = (x, decimals) => `${(x * 100).toFixed(decimals).replace("-", "−")}\u00a0%`;
+
+/** A round's start as the chart writes it: "3 Mar" (UTC) for daily and weekly rounds, else its number. */
+function roundLabel(point, rounds) {
+  if (rounds !== "daily" && rounds !== "weekly") return `${point.round}`;
+  const day = new Date(point.started_at * 1000);
+  return day.toLocaleDateString("en-GB", { day: "numeric", month: "short", timeZone: "UTC" });
+}
+
+/** Runs of consecutive rounds that have an estimate (a round without reports breaks the line). */
+function runs(points, a) {
+  const out = [];
+  let run = [];
+  for (const p of points) {
+    if (p.attributes) run.push(p);
+    else if (run.length) {
+      out.push(run);
+      run = [];
+    }
+  }
+  if (run.length) out.push(run);
+  return out.map((r) => r.map((p) => ({ round: p.round, part: p.attributes[a] })));
+}
+
+/**
+ * One attribute's chart, `width` px wide: per answer a line through its rounds' estimates (circles
+ * with `data-round`, `data-label`, `data-value`, `data-ci-low`, `data-ci-high`) over its interval band.
+ */
+function seriesChart(data, a, labels, titleId, width) {
+  const points = data.series;
+  const left = 62;
+  const right = 12;
+  const top = 12;
+  const plotH = 220;
+  const bottom = 40;
+  const height = top + plotH + bottom;
+  const slot = Math.max(6, (width - left - right) / points.length);
+  width = Math.max(width, left + right + slot * points.length);
+  const x = (round) => left + (round - points[0].round + 0.5) * slot;
+  const values = points.flatMap((p) => (p.attributes ? [...p.attributes[a].ci_low, ...p.attributes[a].ci_high] : []));
+  let yMin = Math.min(0, ...finite(values));
+  let yMax = Math.max(1e-9, ...finite(values));
+  const step = tickStep(yMax - yMin);
+  yMin = Math.floor(yMin / step) * step;
+  yMax = Math.ceil(yMax / step) * step;
+  const y = (v) => top + ((yMax - Math.min(yMax, Math.max(yMin, v))) / (yMax - yMin)) * plotH;
+  const tickDecimals = Math.max(0, -Math.floor(Math.log10(step * 100)));
+
+  const root = svg("svg", {
+    class: "chart series",
+    width,
+    height,
+    viewBox: `0 0 ${width} ${height}`,
+    role: "img",
+    "aria-labelledby": titleId,
+    "data-method": data.method,
+    "data-level": data.level,
+    "data-rounds": points.length,
+  });
+  const axis = svg("g", { class: "axis" });
+  for (let t = yMin, i = 0; t <= yMax + step / 2 && i < 50; t += step, i++) {
+    const v = Math.abs(t) < step / 1e6 ? 0 : t;
+    axis.append(
+      svg("line", { class: "grid", x1: left, x2: width - right, y1: y(v), y2: y(v) }),
+      svg("text", { class: "tick", x: left - 6, y: y(v) + 4, "text-anchor": "end" }, pctText(v, tickDecimals)),
+    );
+  }
+  axis.append(svg("line", { class: "zero", x1: left, x2: width - right, y1: y(0), y2: y(0) }));
+  const every = Math.max(1, Math.ceil((points.length * 48) / (width - left - right)));
+  points.forEach((p, i) => {
+    if (i % every === 0 || i === points.length - 1) {
+      axis.append(
+        svg("text", { class: "label", x: x(p.round), y: top + plotH + 16, "text-anchor": "middle" }, roundLabel(p, data.rounds)),
+      );
+    }
+  });
+  const mid = top + plotH / 2;
+  axis.append(
+    svg("text", { class: "axis-title", x: 12, y: mid, "text-anchor": "middle", transform: `rotate(-90 12 ${mid})` }, "Estimated share"),
+    svg("text", { class: "axis-title", x: left + (width - left - right) / 2, y: height - 4, "text-anchor": "middle" }, "Round"),
+  );
+  root.append(axis);
+
+  const pct = Math.round(data.level * 1000) / 10;
+  labels.forEach((label, k) => {
+    const line = svg("g", { class: `answer s${k % COLOURS}`, "data-label": label });
+    for (const run of runs(points, a)) {
+      const upper = run.map((r) => `${x(r.round)},${y(r.part.ci_high[k])}`);
+      const lower = run.map((r) => `${x(r.round)},${y(r.part.ci_low[k])}`).reverse();
+      const half = Math.min(slot / 2, 8);
+      if (run.length === 1) {
+        const r = run[0];
+        line.append(svg("rect", { class: "band", x: x(r.round) - half, y: y(r.part.ci_high[k]), width: 2 * half, height: Math.max(0.5, y(r.part.ci_low[k]) - y(r.part.ci_high[k])) }));
+      } else {
+        line.append(svg("polygon", { class: "band", points: [...upper, ...lower].join(" ") }));
+        line.append(svg("polyline", { class: "line", points: run.map((r) => `${x(r.round)},${y(r.part.frequencies[k])}`).join(" ") }));
+      }
+      for (const r of run) {
+        const f = r.part.frequencies[k];
+        const lo = r.part.ci_low[k];
+        const hi = r.part.ci_high[k];
+        line.append(
+          svg(
+            "circle",
+            {
+              class: "point",
+              cx: x(r.round),
+              cy: y(f),
+              r: 3,
+              "data-round": r.round,
+              "data-label": label,
+              "data-value": String(f),
+              "data-ci-low": String(lo),
+              "data-ci-high": String(hi),
+            },
+            svg("title", {}, `Round ${r.round}, ${label}: ${pctText(f, 1)} (${pct}\u00a0% interval ${pctText(lo, 1)} to ${pctText(hi, 1)})`),
+          ),
+        );
+      }
+    }
+    root.append(line);
+  });
+  return root;
+}
+
+function legend(labels) {
+  return el(
+    "ul",
+    { class: "legend" },
+    ...labels.map((label, k) => el("li", {}, el("span", { class: `swatch s${k % COLOURS}`, "aria-hidden": "true" }), label)),
+  );
+}
+
+function seriesTable(data, a, labels) {
+  const pct = Math.round(data.level * 1000) / 10;
+  return el(
+    "table",
+    { class: "numbers" },
+    el("caption", {}, `Each round's estimated shares with ${pct}\u00a0% confidence intervals`),
+    el("thead", {}, el("tr", {}, ...["Round", "Reports", ...labels].map((h) => el("th", { scope: "col" }, h)))),
+    el(
+      "tbody",
+      {},
+      ...data.series.map((p) =>
+        el(
+          "tr",
+          {},
+          el("th", { scope: "row" }, `${p.round} (${roundLabel(p, "daily")})`),
+          el("td", {}, p.n.toLocaleString("en")),
+          ...labels.map((_, k) => {
+            const part = p.attributes?.[a];
+            return el("td", {}, part ? `${pctText(part.frequencies[k], 1)} (${pctText(part.ci_low[k], 1)} to ${pctText(part.ci_high[k], 1)})` : "–");
+          }),
+        ),
+      ),
+    ),
+  );
+}
+
+/**
+ * Draw a series answer into `box`: per attribute a figure titled by `titleOf(attr, i, count)`, its chart
+ * as wide as the box, a legend, and the numbers in a table. Nothing to draw (no round has reports
+ * yet) says so.
+ */
+export function drawSeries(box, data, titleOf) {
+  const first = data.series.find((p) => p.attributes);
+  box.dataset.round = String(data.round);
+  if (!first) {
+    box.replaceChildren(el("p", { class: "hint" }, "No round has reports yet."));
+    return;
+  }
+  const count = first.attributes.length;
+  const width = box.clientWidth || 560;
+  box.replaceChildren(
+    ...first.attributes.map((attr, a) =>
+      el(
+        "figure",
+        { class: "attribute series", "data-attribute": a },
+        el("figcaption", { id: `series-title-${a}` }, titleOf(attr, a, count) || "Estimated shares by round"),
+        el("div", { class: "chart-scroll" }, seriesChart(data, a, attr.labels, `series-title-${a}`, width)),
+        legend(attr.labels),
+        el("details", {}, el("summary", {}, "Numbers by round"), el("div", { class: "table-wrap" }, seriesTable(data, a, attr.labels))),
+      ),
+    ),
+  );
+}
