@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -458,3 +460,44 @@ def test_the_dashboard_draws_a_recurring_campaign_round_by_round(browser: Any, s
     # a campaign that does not recur has no series: the section stays hidden once the page knows
     chrome.wait(browser, lambda d: chrome.js(d, "return document.getElementById('series').dataset.recurs") == "false")
     assert chrome.js(browser, "return document.getElementById('series').hidden") is True
+
+
+# ------------------------------------------------------------------------------------ the commands
+
+
+def _pldp(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pldp.cli", *args], capture_output=True, text=True, timeout=60)
+
+
+def test_the_campaign_commands_for_rounds(server: Server, tmp_path: Path) -> None:
+    spec = Spec.from_mechanism(pldp.KRR(2.0, 3), question="Commands?", labels=["a", "b", "c"])
+    (tmp_path / "spec.json").write_text(spec.to_json())
+    at, admin = ("--server", server.url), ("--token-file", str(server.token_file))
+    made = _pldp("campaign", "create", str(tmp_path / "spec.json"), "--rounds", "manual", "-q", *at, *admin)
+    assert made.returncode == 0 and made.stdout.strip() == spec.id, made.stderr
+    for turn, seed in ((1, 80), (2, 81)):
+        path = tmp_path / f"round{turn}.json"
+        path.write_text(json.dumps(_batch(spec, seed, turn - 1, 200).to_json()))
+        if turn > 1:
+            opened = _pldp("campaign", "round", spec.id, *at, *admin)
+            assert opened.returncode == 0 and json.loads(opened.stdout)["round"] == 2, opened.stderr
+        sent = _pldp("campaign", "submit", spec.id, str(path), "--round", str(turn), "--no-progress", *at)
+        assert sent.returncode == 0, sent.stderr
+    late = _pldp("campaign", "submit", spec.id, str(tmp_path / "round1.json"), "--round", "5", "--no-progress", *at)
+    assert late.returncode == 0, late.stderr  # all retries: acknowledged whatever round they name
+    (tmp_path / "analyst").write_text(server.admin().new_token("cli", [spec.id])["token"])
+    reader = ("--token-file", str(tmp_path / "analyst"))
+    est = _pldp("campaign", "estimate", spec.id, "--round", "2", "--json", *at, *reader)
+    assert est.returncode == 0 and json.loads(est.stdout)["n"] == 200 and json.loads(est.stdout)["round"] == 2
+    table = _pldp("campaign", "series", spec.id, "--level", "0.9", *at, *reader)
+    assert table.returncode == 0, table.stderr
+    lines = table.stdout.splitlines()
+    assert "now round 2" in lines[0] and "90% intervals" in lines[0]
+    rows = [line.split() for line in lines if line.split()[:1] in (["1"], ["2"])]
+    assert [(r[0], r[3]) for r in rows] == [("1", "200"), ("2", "200")]
+    assert json.loads(_pldp("campaign", "series", spec.id, "--json", *at, *reader).stdout)["round"] == 2
+    for bad in (("estimate", spec.id, "--round", "0"), ("submit", spec.id, str(tmp_path / "round1.json"), "--round", "x")):
+        out = _pldp("campaign", *bad, *at, *reader)
+        assert out.returncode == 2 and "--round" in out.stderr and "Traceback" not in out.stderr, out.stderr
+    refused = _pldp("campaign", "round", spec.id, *at, *reader)  # an analyst may not open a round
+    assert refused.returncode == 1 and "403" in refused.stderr and "Traceback" not in refused.stderr
