@@ -7,6 +7,7 @@ dashboard's charts round by round in Chromium."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow.parquet as pq
 import pytest
 
 pytest.importorskip("fastapi")
@@ -31,7 +33,7 @@ from pldp.service import auth, codes, store
 from pldp.service.remote import Collector, RemoteError
 from tests import browser as chrome
 from tests.deploy_cases import words
-from tests.service_server import Server, stored_and_recount
+from tests.service_server import Server, stored_and_recount, wait_until
 
 DAY = 86400.0
 
@@ -496,8 +498,61 @@ def test_the_campaign_commands_for_rounds(server: Server, tmp_path: Path) -> Non
     rows = [line.split() for line in lines if line.split()[:1] in (["1"], ["2"])]
     assert [(r[0], r[3]) for r in rows] == [("1", "200"), ("2", "200")]
     assert json.loads(_pldp("campaign", "series", spec.id, "--json", *at, *reader).stdout)["round"] == 2
-    for bad in (("estimate", spec.id, "--round", "0"), ("submit", spec.id, str(tmp_path / "round1.json"), "--round", "x")):
+    for bad in (
+        ("estimate", spec.id, "--round", "0"),
+        ("submit", spec.id, str(tmp_path / "round1.json"), "--round", "x"),
+    ):
         out = _pldp("campaign", *bad, *at, *reader)
         assert out.returncode == 2 and "--round" in out.stderr and "Traceback" not in out.stderr, out.stderr
     refused = _pldp("campaign", "round", spec.id, *at, *reader)  # an analyst may not open a round
     assert refused.returncode == 1 and "403" in refused.stderr and "Traceback" not in refused.stderr
+
+
+# ------------------------------------------------------------------------------------ report files
+
+
+def test_report_files_are_partitioned_by_round(tmp_path: Path) -> None:
+    from pldp.deploy import files as report_files
+    from pldp.service.dayfiles import export_days
+
+    db, rolled, exported = tmp_path / "files.db", tmp_path / "rolled", tmp_path / "exported"
+    spec = Spec.from_mechanism(pldp.KRR(2.0, 3), question="Files by round?")
+    srv = Server(db, "--export-dir", str(rolled), "--export-every", "1s", env={store.TODAY_ENV: "2026-03-01"})
+    b1, b2, late = _batch(spec, 90, 0, 100), _batch(spec, 91, 2, 50), _batch(spec, 92, 1, 5)
+    with srv.start():
+        admin = srv.admin()
+        admin.create_campaign(spec, rounds="manual")
+        anyone = srv.client()
+        anyone.submit(spec.id, b1)
+        admin.open_round(spec.id)
+        anyone.submit(spec.id, b2, round=2)
+        anyone.submit(spec.id, late, round=1)  # in round 1's grace, after round 2's reports
+        reader = Collector(srv.url, admin.new_token("files", [spec.id])["token"])
+        wait_until(lambda: sum(pq.ParquetFile(p).metadata.num_rows for p in report_files.report_files(rolled)) == 155)
+        written = export_days(reader, spec.id, exported)
+    day = "day=2026-03-01"
+    for root in (rolled, exported):
+        found = report_files.report_files(root, spec.id)
+        assert {p.parent.relative_to(root / f"spec={spec.id}").as_posix() for p in found} == {
+            f"round=1/{day}",
+            f"round=2/{day}",
+        }
+        for p in found:
+            assert report_files.round_of(pq.read_schema(p).metadata) == int(p.parent.parent.name.split("=")[1])
+        by_round = {turn: [p for p in found if p.parent.parent.name == f"round={turn}"] for turn in (1, 2)}
+        tallies = {
+            turn: functools.reduce(lambda x, y: x.merge(y), (decode(spec, pq.read_table(p)) for p in paths))
+            for turn, paths in by_round.items()
+        }
+        assert tallies[1] == decode(spec, b1).merge(decode(spec, late)) and tallies[2] == decode(spec, b2)
+    assert len(written) == 2  # one file per round and day
+    assert len(report_files.report_files(rolled, spec.id, 1)) == 2  # round 1: its reports, then its late ones
+    (tmp_path / "spec.json").write_text(spec.to_json())
+    for turn, want in ((1, 105), (2, 50)):
+        out = tmp_path / f"round{turn}.json"
+        done = _pldp(
+            "aggregate", str(tmp_path / "spec.json"), str(rolled), str(exported), "--round", str(turn),
+            "--workers", "0", "--no-progress", "--json", str(out),
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert json.loads(out.read_text())["n"] == want  # each report once, though both roots hold it

@@ -193,7 +193,9 @@ def get_series(
     first: Annotated[
         int | None, Query(ge=1, le=999_999_999, description=f"The first round (default: {MAX_SERIES - 1} before last).")
     ] = None,
-    last: Annotated[int | None, Query(ge=1, le=999_999_999, description="The last round (default: the current one).")] = None,
+    last: Annotated[
+        int | None, Query(ge=1, le=999_999_999, description="The last round (default: the current one).")
+    ] = None,
 ) -> dict[str, Any]:
     """The campaign's estimate round by round, from ``first`` to ``last`` (at most 367 rounds; by
     default the latest ones up to the current round): per round its start, end, reports and
