@@ -377,7 +377,7 @@ def test_a_store_of_the_schema_before_rounds_opens_with_nothing_lost(tmp_path: P
         assert anyone.submit(spec.id, _batch(spec, 40, 1, 10)) == {"accepted": 10, "duplicates": 0}
         # the code's use of round 0 is its use of round 1: it sends no second report, its first again is a retry
         respondent = Collector(srv.url, code)
-        first = stored[invited.id][0].reports()[0]
+        first = next(stored[invited.id][0].reports())
         assert respondent.submit(invited.id, first) == {"accepted": 0, "duplicates": 1}
         other = Client(invited, words(41)).report(2)
         assert _refused(lambda: respondent.submit(invited.id, other)) == (409, "code_used")
