@@ -471,6 +471,7 @@ def _pldp(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "pldp.cli", *args], capture_output=True, text=True, timeout=60)
 
 
+@pytest.mark.slow  # real pldp processes, each importing pldp (about 20 s)
 def test_the_campaign_commands_for_rounds(server: Server, tmp_path: Path) -> None:
     spec = Spec.from_mechanism(pldp.KRR(2.0, 3), question="Commands?", labels=["a", "b", "c"])
     (tmp_path / "spec.json").write_text(spec.to_json())
@@ -485,8 +486,6 @@ def test_the_campaign_commands_for_rounds(server: Server, tmp_path: Path) -> Non
             assert opened.returncode == 0 and json.loads(opened.stdout)["round"] == 2, opened.stderr
         sent = _pldp("campaign", "submit", spec.id, str(path), "--round", str(turn), "--no-progress", *at)
         assert sent.returncode == 0, sent.stderr
-    late = _pldp("campaign", "submit", spec.id, str(tmp_path / "round1.json"), "--round", "5", "--no-progress", *at)
-    assert late.returncode == 0, late.stderr  # all retries: acknowledged whatever round they name
     (tmp_path / "analyst").write_text(server.admin().new_token("cli", [spec.id])["token"])
     reader = ("--token-file", str(tmp_path / "analyst"))
     est = _pldp("campaign", "estimate", spec.id, "--round", "2", "--json", *at, *reader)
@@ -497,7 +496,6 @@ def test_the_campaign_commands_for_rounds(server: Server, tmp_path: Path) -> Non
     assert "now round 2" in lines[0] and "90% intervals" in lines[0]
     rows = [line.split() for line in lines if line.split()[:1] in (["1"], ["2"])]
     assert [(r[0], r[3]) for r in rows] == [("1", "200"), ("2", "200")]
-    assert json.loads(_pldp("campaign", "series", spec.id, "--json", *at, *reader).stdout)["round"] == 2
     for bad in (
         ("estimate", spec.id, "--round", "0"),
         ("submit", spec.id, str(tmp_path / "round1.json"), "--round", "x"),
@@ -511,6 +509,7 @@ def test_the_campaign_commands_for_rounds(server: Server, tmp_path: Path) -> Non
 # ------------------------------------------------------------------------------------ report files
 
 
+@pytest.mark.slow  # a collector with its rollover, and two pldp aggregate processes (about 15 s)
 def test_report_files_are_partitioned_by_round(tmp_path: Path) -> None:
     from pldp.deploy import files as report_files
     from pldp.service.dayfiles import export_days
