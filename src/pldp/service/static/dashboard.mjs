@@ -6,6 +6,7 @@ import { apiError, canVerify, el, fetchSpecText, fetchWithin, formatEps, svg } f
 import { METHOD_LABELS, METHOD_SHORT, METHOD_WORDS, fallbackWords, screeningWords } from "/static/methods.mjs";
 import { claimWords, expWords, listWords, protection } from "/static/protection.mjs";
 import { drawSeries } from "/static/series.mjs";
+import { finite, percent, shareAxis, shareScale } from "/static/axes.mjs";
 
 const main = document.getElementById("dashboard");
 const campaignId = main.dataset.campaign;
@@ -169,16 +170,6 @@ function showFailure(err) {
 
 // ------------------------------------------------------------------ the charts
 
-const finite = (xs) => xs.filter((x) => Number.isFinite(x));
-
-/** Tick step 1, 2 or 5 times a power of ten, about span / 5. */
-function tickStep(span) {
-  const raw = span / 5;
-  const p = 10 ** Math.floor(Math.log10(raw));
-  const m = raw / p;
-  return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p;
-}
-
 /**
  * Decimals of a share in percent: one digit below the leading digit of the smallest standard
  * error (noise makes finer digits meaningless), from 0 to 3.
@@ -187,13 +178,6 @@ function percentDecimals(stdErrors) {
   const se = finite(stdErrors).filter((x) => x > 0);
   if (!se.length) return 1;
   return Math.min(3, Math.max(0, 1 - Math.floor(Math.log10(Math.min(...se) * 100))));
-}
-
-/** A share (a fraction) in percent with `decimals` digits: "16.9\u00a0%" ("−" for negatives). */
-function percent(x, decimals, unit = "\u00a0%") {
-  if (!Number.isFinite(x)) return String(x);
-  const text = (x * 100).toFixed(decimals);
-  return (Number(text) === 0 ? text.replace("-", "") : text.replace("-", "−")) + unit;
 }
 
 function clip(label, n) {
@@ -220,14 +204,9 @@ function chart(attr, meta, titleId, width) {
   const longest = Math.min(14, Math.max(...attr.labels.map((l) => l.length)));
   const bottom = rotate ? 22 + longest * 5 : 30;
   const height = top + plotH + bottom;
-  let yMin = Math.min(0, ...finite([...f, ...lo]));
-  let yMax = Math.max(...finite([...f, ...hi]), 1e-9);
-  const step = tickStep(yMax - yMin);
-  yMin = Math.floor(yMin / step) * step;
-  yMax = Math.ceil(yMax / step) * step;
-  const y = (v) => top + ((yMax - Math.min(yMax, Math.max(yMin, v))) / (yMax - yMin)) * plotH;
+  const scale = shareScale([...f, ...lo], [...f, ...hi], top, plotH);
+  const y = scale.y;
   const pct = Math.round(meta.level * 1000) / 10;
-  const tickDecimals = Math.max(0, -Math.floor(Math.log10(step * 100)));
   const decimals = percentDecimals(attr.std_error);
 
   const root = svg("svg", {
@@ -241,20 +220,7 @@ function chart(attr, meta, titleId, width) {
     "data-level": meta.level,
     "data-n": meta.n,
   });
-  const axis = svg("g", { class: "axis" });
-  for (let t = yMin, i = 0; t <= yMax + step / 2 && i < 50; t += step, i++) {
-    const v = Math.abs(t) < step / 1e6 ? 0 : t;
-    axis.append(
-      svg("line", { class: "grid", x1: left, x2: width - right, y1: y(v), y2: y(v) }),
-      svg("text", { class: "tick", x: left - 6, y: y(v) + 4, "text-anchor": "end" }, percent(v, tickDecimals, "%")),
-    );
-  }
-  axis.append(svg("line", { class: "zero", x1: left, x2: width - right, y1: y(0), y2: y(0) }));
-  const mid = top + plotH / 2;
-  axis.append(
-    svg("text", { class: "axis-title", x: 12, y: mid, "text-anchor": "middle", transform: `rotate(-90 12 ${mid})` }, "Estimated share"),
-  );
-  root.append(axis);
+  root.append(shareAxis(scale, left, right, width));
 
   const bars = svg("g", { class: "bars" });
   for (let i = 0; i < d; i++) {

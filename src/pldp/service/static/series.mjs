@@ -2,22 +2,11 @@
 // line per answer across the rounds, each round's estimate a point and its confidence interval a
 // band, drawn from GET /v1/campaigns/{id}/series (the same numbers, in data- attributes).
 
+import { percent, shareAxis, shareScale } from "/static/axes.mjs";
 import { el, svg } from "/static/common.mjs";
 
 /** Colours of the answers' lines: classes s0 ... s7 of pldp.css, reused beyond eight answers. */
 const COLOURS = 8;
-
-const finite = (xs) => xs.filter((x) => Number.isFinite(x));
-
-/** Tick step 1, 2 or 5 times a power of ten, about span / 5. */
-function tickStep(span) {
-  const raw = span / 5;
-  const p = 10 ** Math.floor(Math.log10(raw));
-  const m = raw / p;
-  return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p;
-}
-
-const pctText = (x, decimals) => `${(x * 100).toFixed(decimals).replace("-", "−")}\u00a0%`;
 
 /** A round's start as the chart writes it: "3 Mar" (UTC) for daily and weekly rounds, else its number. */
 function roundLabel(point, rounds) {
@@ -57,13 +46,8 @@ function seriesChart(data, a, labels, titleId, width) {
   width = Math.max(width, left + right + slot * points.length);
   const x = (round) => left + (round - points[0].round + 0.5) * slot;
   const values = points.flatMap((p) => (p.attributes ? [...p.attributes[a].ci_low, ...p.attributes[a].ci_high] : []));
-  let yMin = Math.min(0, ...finite(values));
-  let yMax = Math.max(1e-9, ...finite(values));
-  const step = tickStep(yMax - yMin);
-  yMin = Math.floor(yMin / step) * step;
-  yMax = Math.ceil(yMax / step) * step;
-  const y = (v) => top + ((yMax - Math.min(yMax, Math.max(yMin, v))) / (yMax - yMin)) * plotH;
-  const tickDecimals = Math.max(0, -Math.floor(Math.log10(step * 100)));
+  const scale = shareScale(values, values, top, plotH);
+  const y = scale.y;
 
   const root = svg("svg", {
     class: "chart series",
@@ -76,15 +60,7 @@ function seriesChart(data, a, labels, titleId, width) {
     "data-level": data.level,
     "data-rounds": points.length,
   });
-  const axis = svg("g", { class: "axis" });
-  for (let t = yMin, i = 0; t <= yMax + step / 2 && i < 50; t += step, i++) {
-    const v = Math.abs(t) < step / 1e6 ? 0 : t;
-    axis.append(
-      svg("line", { class: "grid", x1: left, x2: width - right, y1: y(v), y2: y(v) }),
-      svg("text", { class: "tick", x: left - 6, y: y(v) + 4, "text-anchor": "end" }, pctText(v, tickDecimals)),
-    );
-  }
-  axis.append(svg("line", { class: "zero", x1: left, x2: width - right, y1: y(0), y2: y(0) }));
+  const axis = shareAxis(scale, left, right, width);
   const every = Math.max(1, Math.ceil((points.length * 48) / (width - left - right)));
   points.forEach((p, i) => {
     if (i % every === 0 || i === points.length - 1) {
@@ -93,9 +69,7 @@ function seriesChart(data, a, labels, titleId, width) {
       );
     }
   });
-  const mid = top + plotH / 2;
   axis.append(
-    svg("text", { class: "axis-title", x: 12, y: mid, "text-anchor": "middle", transform: `rotate(-90 12 ${mid})` }, "Estimated share"),
     svg("text", { class: "axis-title", x: left + (width - left - right) / 2, y: height - 4, "text-anchor": "middle" }, "Round"),
   );
   root.append(axis);
@@ -132,7 +106,7 @@ function seriesChart(data, a, labels, titleId, width) {
               "data-ci-low": String(lo),
               "data-ci-high": String(hi),
             },
-            svg("title", {}, `Round ${r.round}, ${label}: ${pctText(f, 1)} (${pct}\u00a0% interval ${pctText(lo, 1)} to ${pctText(hi, 1)})`),
+            svg("title", {}, `Round ${r.round}, ${label}: ${percent(f, 1)} (${pct}\u00a0% interval ${percent(lo, 1)} to ${percent(hi, 1)})`),
           ),
         );
       }
@@ -168,7 +142,7 @@ function seriesTable(data, a, labels) {
           el("td", {}, p.n.toLocaleString("en")),
           ...labels.map((_, k) => {
             const part = p.attributes?.[a];
-            return el("td", {}, part ? `${pctText(part.frequencies[k], 1)} (${pctText(part.ci_low[k], 1)} to ${pctText(part.ci_high[k], 1)})` : "–");
+            return el("td", {}, part ? `${percent(part.frequencies[k], 1)} (${percent(part.ci_low[k], 1)} to ${percent(part.ci_high[k], 1)})` : "–");
           }),
         ),
       ),
