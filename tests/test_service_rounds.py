@@ -257,6 +257,8 @@ def test_a_code_sends_one_report_per_round(server: Server) -> None:
         conn.close()
     assert [(t, bytes(r).hex()) for t, r in uses] == [(1, a["id"]), (2, b["id"])]
     assert admin.code_counts(spec.id)["used"] == 1  # in this round (2)
+    admin.close_campaign(spec.id)
+    assert _refused(lambda: admin.open_round(spec.id)) == (409, "campaign_closed")  # no next round
 
 
 def test_daily_rounds_follow_the_utc_day(tmp_path: Path) -> None:
