@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["WIDE", "count_bits", "row_ones"]
+__all__ = ["WIDE", "count_bits", "group_bit_counts", "row_ones"]
 
 #: Rows wider than this many bytes (d > 1024 bits) are counted by unpacking them.
 WIDE = 128
@@ -40,6 +40,10 @@ _MASKS = [np.uint8(0x80 >> k) for k in range(8)]
 #: Number of ones in each 16-bit value (two bytes of a packed row at a time).
 _POP8 = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).sum(axis=1).astype(np.uint8)
 _POPCOUNT = (_POP8[np.arange(1 << 16) & 255] + _POP8[np.arange(1 << 16) >> 8]).astype(np.uint8)
+#: The bits of each byte value, most significant first (as ``np.unpackbits``): ``(256, 8)``.
+_BYTE_BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).astype(np.int64)
+#: numpy's population count (numpy 2.0+), or None.
+_BITWISE_COUNT = getattr(np, "bitwise_count", None)
 
 
 def count_bits(rows: np.ndarray) -> np.ndarray:
@@ -89,7 +93,8 @@ def count_bits(rows: np.ndarray) -> np.ndarray:
 
 
 def row_ones(rows: np.ndarray) -> np.ndarray:
-    """Per row, the number of ones (padding bits included): 16-bit table look-ups, in blocks.
+    """Per row, the number of ones (padding bits included), in blocks: ``np.bitwise_count`` of
+    64-bit words where numpy has it (2.0+), else 16-bit table look-ups.
 
     Examples
     --------
@@ -99,9 +104,41 @@ def row_ones(rows: np.ndarray) -> np.ndarray:
     n, width = rows.shape
     ones = np.zeros(n, dtype=np.int64)
     step = max(1, _BLOCK_BYTES // max(width, 1))
-    buffer = np.zeros((min(step, n), width + width % 2), dtype=np.uint8)  # an even width, viewed as uint16
+    word = 8 if _BITWISE_COUNT is not None else 2
+    buffer = np.zeros((min(step, n), -(-width // word) * word), dtype=np.uint8)  # padded with zero bytes
     for start in range(0, n, step):
         block = rows[start : start + step]
-        buffer[: block.shape[0], :width] = block
-        ones[start : start + step] = _POPCOUNT[buffer[: block.shape[0]].view(np.uint16)].sum(axis=1, dtype=np.int64)
+        m = block.shape[0]
+        buffer[:m, :width] = block
+        if _BITWISE_COUNT is not None:
+            counts = _BITWISE_COUNT(buffer[:m].view(np.uint64))
+        else:
+            counts = _POPCOUNT[buffer[:m].view(np.uint16)]
+        out = ones[start : start + m]
+        for j in range(counts.shape[1]):  # a few columns: faster than a reduction along a short axis
+            out += counts[:, j]
     return ones
+
+
+def group_bit_counts(rows: np.ndarray, group: np.ndarray, groups: int, weights: np.ndarray | None = None) -> np.ndarray:
+    """``out[g, j]``: the number (or the sum of ``weights``) of the packed rows of group ``g`` with
+    bit ``j`` set, shape ``(groups, 8 * width)``: per byte column, one (weighted) histogram of
+    (group, byte value) pairs times the bits of each byte value.
+
+    Integer counts are exact; float weights are summed in row order.
+
+    Examples
+    --------
+    >>> rows = np.array([[0b10000000], [0b11000000], [0b01000000]], dtype=np.uint8)
+    >>> group_bit_counts(rows, np.array([0, 1, 1]), 2)[:, :2].tolist()
+    [[1, 0], [1, 2]]
+    """
+    width = rows.shape[1]
+    group = np.asarray(group, dtype=np.int64)
+    lut = _BYTE_BITS if weights is None else _BYTE_BITS.astype(float)
+    out = np.zeros((groups, 8 * width), dtype=np.int64 if weights is None else float)
+    cell = group * 256
+    for col in range(width):
+        hist = np.bincount(cell + rows[:, col], weights=weights, minlength=groups * 256).reshape(groups, 256)
+        out[:, 8 * col : 8 * col + 8] = (hist if weights is not None else hist.astype(np.int64)) @ lut
+    return out

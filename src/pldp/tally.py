@@ -28,7 +28,7 @@ from typing import Any, ClassVar, Self
 import numpy as np
 
 from pldp._validation import as_counts, check_int
-from pldp.bitcount import row_ones
+from pldp.bitcount import group_bit_counts, row_ones
 from pldp.errors import TallyError
 from pldp.fingerprint import is_fingerprint
 
@@ -51,9 +51,11 @@ def unary_report_stats(rows: np.ndarray, nbits: int, region: np.ndarray) -> tupl
     in_tail = region[np.minimum(ones, nbits)]
     if in_tail.any():
         sel_ones = ones[in_tail]
-        bits = np.unpackbits(rows[in_tail], axis=1, count=nbits)
-        for s in np.unique(sel_ones):
-            tails[int(s)] = bits[sel_ones == s].sum(axis=0, dtype=np.int64)
+        present = np.flatnonzero(np.bincount(sel_ones))  # the numbers of ones some tail report has
+        group = np.zeros(present[-1] + 1, dtype=np.int64)
+        group[present] = np.arange(present.size)
+        counts = group_bit_counts(rows[in_tail], group[sel_ones], present.size)[:, :nbits]
+        tails = {int(s): counts[i] for i, s in enumerate(present)}
     return hist, tails
 
 

@@ -19,14 +19,11 @@ from typing import Any, ClassVar
 import numpy as np
 
 from pldp._validation import as_counts
-from pldp.bitcount import row_ones
+from pldp.bitcount import group_bit_counts, row_ones
 from pldp.errors import TallyError
 from pldp.tally import BaseTally
 
 __all__ = ["FEBSFReports", "FEBSFTally", "pattern_tally", "unique_rows"]
-
-#: The bits of each byte value, most significant first (as ``np.unpackbits``): ``(256, 8)``.
-_BYTE_BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1)
 
 
 @dataclass(frozen=True)
@@ -152,13 +149,7 @@ class FEBSFTally(BaseTally):
     def level_bit_sums(self, weights: np.ndarray) -> np.ndarray:
         """Unary: ``out[l, j]``, the sum of ``weights`` over the patterns of reported level ``l`` setting bit ``j``."""
         patterns, level, _ = self.rows
-        lut = _BYTE_BITS.astype(float)
-        out = np.zeros((self.t, 8 * patterns.shape[1]))
-        cell = level * 256
-        for col in range(patterns.shape[1]):  # per (level, byte value), summed in row order
-            hist = np.bincount(cell + patterns[:, col], weights=weights, minlength=self.t * 256)
-            out[:, 8 * col : 8 * col + 8] = hist.reshape(self.t, 256) @ lut
-        return out[:, : self.d]
+        return group_bit_counts(patterns, level, self.t, np.asarray(weights, dtype=float))[:, : self.d]
 
     def _merge(self, other: FEBSFTally) -> FEBSFTally:
         if (other.kind, other.t, other.d) != (self.kind, self.t, self.d):
