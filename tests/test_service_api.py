@@ -240,14 +240,37 @@ def _coded(invited: Spec, krr: Spec) -> list[tuple[str, Any, list[tuple[str, str
     ]
 
 
+def _rounds(manual: Spec) -> list[tuple[str, Any, list[tuple[str, str]]]]:
+    """Requests to a campaign with manual rounds, in round 3 (opened long ago: round 2's grace is
+    over), naming rounds (``?round=``) good and bad, in order."""
+
+    def reports(seed: int, n: int = 2) -> bytes:
+        return json.dumps(Client(manual, words(seed)).reports(np.arange(n) % 3).to_json()).encode()
+
+    m = f"/v1/campaigns/{manual.id}/reports"
+    return [
+        (f"{m}?round=3", reports(50), []),  # stored in round 3
+        (f"{m}?round=x", reports(51), []),  # 400: not a round number
+        (f"{m}?round=0", reports(51), []),  # 400: rounds start at 1
+        (f"{m}?round=4", reports(51), []),  # 409: not started
+        (f"{m}?round=2", reports(51), []),  # 409: over (its grace too)
+        (f"{m}?round=2", reports(50), []),  # retries: acknowledged whatever round they name
+        (f"{m}?other=1", reports(52, 3), []),  # no round named: the current one
+        (f"{m}?round=3&round=1", reports(53), []),  # the last one named counts: 409
+    ]
+
+
 def test_the_fast_path_and_the_documented_route_answer_alike(tmp_path: Path) -> None:
     krr = Spec.from_mechanism(pldp.KRR(1.0, 5), question="q")
     oue = Spec.from_mechanism(pldp.OUE(1.0, 5), question="bits?")
     febsf = Spec.from_mechanism(pldp.protocols.FEBSF([0.5, 1.0], 0.5, 4, "krr"), question="levels?")
     closed = Spec.from_mechanism(pldp.KRR(2.0, 3), question="closed?")
     invited = Spec.from_mechanism(pldp.KRR(1.5, 4), question="invited?")
+    manual = Spec.from_mechanism(pldp.KRR(1.7, 3), question="each round?")
     with_codes = [(*r, "192.0.2.99") for r in _coded(invited, krr)]
+    with_rounds = [(*r, "192.0.2.50") for r in _rounds(manual)]
     requests = [(*r, "127.0.0.1") for r in _submissions(krr, oue, febsf, closed)] + _floods(krr) + with_codes
+    requests += with_rounds
     answers, tallies, uses = [], [], []
     limits = Limits(max_body=4096, max_reports=50, rate=1.0, burst=200, campaign_cap=200)
     now = float(int(time.time()))  # the same times in both stores, so the same reasons
@@ -264,6 +287,9 @@ def test_the_fast_path_and_the_documented_route_answer_alike(tmp_path: Path) -> 
             writer.run(lambda ctx: codes.add_codes(ctx, invited.id, hashes[0], now, now + 3600))
             writer.run(lambda ctx: codes.add_codes(ctx, invited.id, hashes[1], now - 7200, now - 3600))
             writer.run(lambda ctx: codes.revoke_codes(ctx, invited.id, codes.hash_codes(CODES[3:]), now))
+            writer.run(lambda ctx: collect.create_campaign(ctx, manual, 0.0, "open", "manual"))
+            for opened in (0.0, 1.0):  # rounds 2 and 3, long ago
+                writer.run(lambda ctx, t=opened: collect.open_round(ctx, manual.id, t))
             got = []
             for path, body, headers, client in requests:
                 status, head, raw = asyncio.run(_asgi(app, "POST", path, body, headers, client))
@@ -272,12 +298,38 @@ def test_the_fast_path_and_the_documented_route_answer_alike(tmp_path: Path) -> 
             assert _stack_has_fast_path(app) is fast  # the other app's answers came from the FastAPI route
             answers.append(got)
             conn = app.state.service.conn()
-            tallies.append([conn.execute("SELECT n FROM tallies ORDER BY campaign_id").fetchall()])
+            tallies.append(
+                [
+                    conn.execute("SELECT n FROM tallies ORDER BY campaign_id").fetchall(),
+                    conn.execute("SELECT campaign_id, round, n FROM round_tallies").fetchall(),
+                    conn.execute("SELECT round, COUNT(*) FROM reports GROUP BY round").fetchall(),
+                ]
+            )
             uses.append(conn.execute("SELECT code_hash, round, report_id FROM code_uses ORDER BY used_at").fetchall())
         finally:
             writer.close()
     assert answers[0] == answers[1]
     assert tallies[0] == tallies[1]
+    rounded = answers[0][-len(with_rounds) :]
+    assert [(a[0], a[4].get("error")) for a in rounded] == [
+        (200, None),
+        (400, "bad_round"),
+        (400, "bad_round"),
+        (409, "round_not_started"),
+        (409, "round_closed"),
+        (200, None),
+        (200, None),
+        (409, "round_closed"),
+    ]
+    assert [rounded[i][4] for i in (0, 5, 6)] == [
+        {"accepted": 2, "duplicates": 0},
+        {"accepted": 0, "duplicates": 2},
+        {"accepted": 3, "duplicates": 0},
+    ]
+    # every report of the manual campaign is in round 3, and so is its round's tally; the others in round 1
+    assert tallies[0][1] == [(manual.id, 3, 5)]
+    assert dict(tallies[0][2])[3] == 5 and set(dict(tallies[0][2])) == {1, 3}
+    answers = [a[: -len(with_rounds)] for a in answers]
     coded = answers[0][-12:]
     assert [(a[0], a[4].get("error")) for a in coded] == [
         (401, "code_required"),
@@ -300,9 +352,10 @@ def test_the_fast_path_and_the_documented_route_answer_alike(tmp_path: Path) -> 
         {"accepted": 1, "duplicates": 0},
     ]
     assert all(a[2] == "Bearer" for a in coded if a[0] == 401)
-    # each good code is used once, by the report it stored, in round 0: the same in both stores
+    # each good code is used once, by the report it stored, in round 1 (a campaign that does not
+    # recur has the one round 1): the same in both stores
     ids = [json.loads(coded_body)["id"] for _, coded_body, _ in _coded(invited, krr)[2:11:8]]
-    want = [(auth.token_hash(CODES[i]), 0, bytes.fromhex(r)) for i, r in zip((0, 1), ids, strict=True)]
+    want = [(auth.token_hash(CODES[i]), 1, bytes.fromhex(r)) for i, r in zip((0, 1), ids, strict=True)]
     assert uses[0] == uses[1] == want
     answers = [a[:-12] for a in answers]
     statuses = [a[0] for a in answers[0]]
@@ -330,10 +383,11 @@ def test_the_fast_path_and_the_documented_route_answer_alike(tmp_path: Path) -> 
     assert sorted(n for (n,) in tallies[0][0]) == [
         0,
         2,
+        5,
         6,
         6,
         30 + 135 + 18,
-    ]  # closed, invited, oue, febsf, krr: its cap
+    ]  # closed, invited, manual, oue, febsf, krr: its cap
     assert {a[4]["error"] for a in answers[0] if a[0] >= 400} >= {
         "malformed_json",
         "bad_report",
@@ -358,6 +412,9 @@ REFUSALS = {
     ("get", "/v1/campaigns"): {401},
     ("get", "/v1/campaigns/{campaign_id}/spec"): {401, 404},
     ("post", "/v1/campaigns/{campaign_id}/close"): {401, 403, 404, 503},
+    ("get", "/v1/campaigns/{campaign_id}/round"): {401, 404},
+    ("post", "/v1/campaigns/{campaign_id}/rounds"): {401, 403, 404, 409, 503},
+    ("get", "/v1/campaigns/{campaign_id}/series"): {400, 401, 403, 409},
     ("post", "/v1/campaigns/{campaign_id}/codes"): {400, 401, 403, 404, 409, 413, 415, 503},
     ("get", "/v1/campaigns/{campaign_id}/codes"): {401, 403, 404},
     ("delete", "/v1/campaigns/{campaign_id}/codes"): {400, 401, 403, 404, 413, 415, 503},
@@ -374,11 +431,12 @@ REFUSALS = {
     ("get", "/static/{name}"): {404},
 }
 #: The operations that need a token, and those that take one (anonymous is fine, an invalid one is refused).
-NEED_TOKEN = {op for op in REFUSALS if 401 in REFUSALS[op]} - {
+TAKE_TOKEN = {
     ("get", "/v1/campaigns/{campaign_id}/spec"),
     ("post", "/v1/campaigns/{campaign_id}/reports"),
+    ("get", "/v1/campaigns/{campaign_id}/round"),
 }
-TAKE_TOKEN = {("get", "/v1/campaigns/{campaign_id}/spec"), ("post", "/v1/campaigns/{campaign_id}/reports")}
+NEED_TOKEN = {op for op in REFUSALS if 401 in REFUSALS[op]} - TAKE_TOKEN
 
 
 @pytest.fixture(scope="module")
@@ -421,7 +479,10 @@ def test_every_post_body_is_typed_and_every_reference_resolves(schema: dict[str,
         ("post", "/v1/tokens/rotate"): "RotateRequest",
     }
     posts = {("post", p) for p, item in schema["paths"].items() if "post" in item}
-    assert posts - set(bodies) == {("post", "/v1/campaigns/{campaign_id}/close")}  # the one POST without a body
+    assert posts - set(bodies) == {  # the POSTs without a body
+        ("post", "/v1/campaigns/{campaign_id}/close"),
+        ("post", "/v1/campaigns/{campaign_id}/rounds"),
+    }
     # a third-party client learns from the schema how to make an invited campaign
     (access,) = [p for p in schema["paths"]["/v1/campaigns"]["post"]["parameters"] if p["name"] == "access"]
     assert access["in"] == "query" and access["schema"]["enum"] == ["open", "invited"]
@@ -541,6 +602,15 @@ def test_the_refusals_each_route_gives_are_declared(tmp_path: Path, schema: dict
         (("get", "/v1/campaigns/{campaign_id}/export"), f"{c}/export", b"", n),
         (("get", "/v1/campaigns/{campaign_id}/days"), f"{c}/days", b"", a),
         (("get", "/v1/campaigns/{campaign_id}/days"), f"{c}/days", b"", []),
+        (("get", "/v1/campaigns/{campaign_id}/round"), f"{z}/round", b"", []),
+        (("get", "/v1/campaigns/{campaign_id}/round"), f"{c}/round", b"", bad),
+        (("post", "/v1/campaigns/{campaign_id}/rounds"), f"{c}/rounds", b"", []),
+        (("post", "/v1/campaigns/{campaign_id}/rounds"), f"{c}/rounds", b"", n),
+        (("post", "/v1/campaigns/{campaign_id}/rounds"), f"{z}/rounds", b"", a),
+        (("post", "/v1/campaigns/{campaign_id}/rounds"), f"{c}/rounds", b"", a),  # 409: it does not recur
+        (("get", "/v1/campaigns/{campaign_id}/series"), f"{c}/series?level=x", b"", n),
+        (("get", "/v1/campaigns/{campaign_id}/series"), f"{c}/series", b"", []),
+        (("get", "/v1/campaigns/{campaign_id}/series"), f"{c}/series", b"", n),
         (("post", "/v1/campaigns/{campaign_id}/close"), f"{z}/close", b"", a),
         (("post", "/v1/campaigns/{campaign_id}/close"), f"{c}/close", b"", n),
         (("post", "/v1/campaigns/{campaign_id}/close"), f"{c}/close", b"", []),
@@ -571,6 +641,9 @@ def test_the_refusals_each_route_gives_are_declared(tmp_path: Path, schema: dict
         )
         seen[("get", "/v1/campaigns/{campaign_id}/export")].add(
             asyncio.run(_asgi(app, "GET", f"{c}/export?day=x", b"", g))[0]
+        )
+        seen[("get", "/v1/campaigns/{campaign_id}/series")].add(  # 409: round 5 has not started
+            asyncio.run(_asgi(app, "GET", f"{c}/series?last=5", b"", g))[0]
         )
         assert asyncio.run(_asgi(app, "POST", f"{c}/close", b"", a))[0] == 200
         for _ in range(2):  # a 409 (closed; its 2 reports charged), then a 429 (1 of the burst of 3 left)

@@ -76,7 +76,7 @@ def _uses(server: Server, spec: Spec) -> dict[str, str]:
     try:
         rows = conn.execute(
             "SELECT u.code_hash, u.report_id FROM code_uses u JOIN codes c ON c.hash = u.code_hash "
-            "JOIN campaigns k ON k.key = c.campaign_key WHERE k.id = ? AND u.round = 0",
+            "JOIN campaigns k ON k.key = c.campaign_key WHERE k.id = ? AND u.round = 1",
             (spec.id,),
         ).fetchall()
         return {bytes(h).hex(): bytes(r).hex() for h, r in rows}

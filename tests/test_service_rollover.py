@@ -335,7 +335,8 @@ def test_export_by_day_lists_days_and_writes_one_file_per_day(tmp_path: Path) ->
         assert listing == {
             "campaign": SPEC.id,
             "store": sid,
-            "days": [{"day": "2026-03-01", "n": 300}, {"day": "2026-03-02", "n": 200}],
+            "rounds": "once",  # a campaign that does not recur: every report in round 1, files without rounds
+            "days": [{"day": "2026-03-01", "round": 1, "n": 300}, {"day": "2026-03-02", "round": 1, "n": 200}],
         }
         day1 = pq.read_table(io.BytesIO(analyst.export(SPEC.id, "2026-03-01")))
         assert day1.column("id").to_pylist() == [bytes(r) for r in b1.ids] and decode(SPEC, day1) == decode(SPEC, b1)

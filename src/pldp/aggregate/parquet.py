@@ -20,6 +20,7 @@ import numpy as np
 
 from pldp.aggregate.sources import is_url, url_fs
 from pldp.deploy.count import refuse_first
+from pldp.deploy.files import round_of
 from pldp.deploy.origin import Origin
 from pldp.deploy.spec import Spec
 from pldp.deploy.wire import REPORT_FORMAT, ReportBatch, arrow_columns
@@ -141,10 +142,12 @@ def _refuse_other_spec(chunk: Any, ok: np.ndarray, spec_id: str, offset: int) ->
 
 @dataclass(frozen=True)
 class Footer:
-    """What a file's footer says: its reports per row group, and the store's reports it holds."""
+    """What a file's footer says: its reports per row group, the store's reports it holds, and
+    the round they answer (None: it names none)."""
 
     groups: tuple[int, ...]
     origin: Origin | None
+    round: int | None = None
 
 
 def read_footer(spec: Spec, source: str) -> Footer:
@@ -155,9 +158,10 @@ def read_footer(spec: Spec, source: str) -> Footer:
             meta = pf.metadata
             groups = tuple(meta.row_group(g).num_rows for g in range(meta.num_row_groups))
             origin = Origin.from_metadata(pf.schema_arrow.metadata, sum(groups))
+            turn = round_of(pf.schema_arrow.metadata)
         except ReportError as exc:
             raise ReportError(f"{source}: {exc}") from None
-        return Footer(groups, origin)
+        return Footer(groups, origin, turn)
 
 
 def read_rows(spec: Spec, pf: Any, rows: np.ndarray, source: str | Path) -> ReportBatch:

@@ -58,6 +58,11 @@ class Aggregation:
         Files counted that do not name the store and report numbers they hold (written by an
         older pldp or another writer). Without ``unique_ids``, nothing proves that they hold
         reports no other file holds.
+    other_rounds : int
+        With ``round``: files left out because they hold another round's reports.
+    no_round : list of str
+        With ``round``: files left out because they name no round (of a campaign that does not
+        recur, or written by an older pldp or another writer).
     """
 
     tally: Any
@@ -68,6 +73,8 @@ class Aggregation:
     seconds: float
     repeats: int = 0
     unmarked: list[str] = field(default_factory=list)
+    other_rounds: int = 0
+    no_round: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -292,6 +299,7 @@ def aggregate(
     unique_ids: bool = False,
     spill_dir: str | Path | None = None,
     progress: bool = True,
+    round: int | None = None,
 ) -> Aggregation:
     """Tally report files of ``spec``: one task per row group, on Dask, merged in a tree.
 
@@ -321,6 +329,10 @@ def aggregate(
         temporary directory). With a scheduler of other machines, one that every worker sees.
     progress : bool
         A tqdm bar of the row groups done.
+    round : int, optional
+        Only the files that hold this round's reports (their metadata's ``pldp.round``,
+        :func:`pldp.deploy.files.round_of`; in a directory, the layout's ``round=<n>``
+        partitions and the files without one that name it); each report still counts once.
 
     Returns
     -------
@@ -367,8 +379,17 @@ def aggregate(
     if not isinstance(spec, Spec):
         raise ParameterError(f"expected a Spec, got {type(spec).__name__}")
     n_workers = dask_workers(workers, scheduler, default=DEFAULT_WORKERS)
-    files = report_sources(spec, sources)
+    if round is not None and (isinstance(round, bool) or not isinstance(round, int) or round < 1):
+        raise ParameterError(f"a round is a number 1, 2, ..., got {round!r}")
+    files = report_sources(spec, sources, round)
     footers, skipped = _footers(spec, files, skip_bad)
+    other_rounds, no_round = 0, list[str]()
+    if round is not None:  # a report has one round: the files kept hold all copies of their reports
+        other_rounds = sum(f.round is not None and f.round != round for _, f in footers)
+        no_round = [s for s, f in footers if f.round is None]
+        footers = [(s, f) for s, f in footers if f.round == round]
+        kept = {s for s, _ in footers} | {s for s, _ in skipped}
+        files = [s for s in files if s in kept]
     once = Once(spec, footers, unique_ids, spill_dir, skip_bad, progress)
     plan = once.plan()
     bar = progress_bar(sum(len(w.groups) for w in plan), "aggregate", progress, unit="part")
@@ -393,4 +414,6 @@ def aggregate(
     tally = done.tally if done.tally is not None else empty_tally(spec)
     repeats = sum(once.repeated_rows(s) for s in counted)
     seconds = time.perf_counter() - t0
-    return Aggregation(tally, len(counted), done.parts, done.reports, skipped, seconds, repeats, unmarked)
+    return Aggregation(
+        tally, len(counted), done.parts, done.reports, skipped, seconds, repeats, unmarked, other_rounds, no_round
+    )

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from pldp.deploy.files import report_files
+from pldp.deploy.files import layouts, report_files
 from pldp.deploy.spec import Spec
 from pldp.errors import ParameterError
 
@@ -30,32 +30,38 @@ def url_fs(url: str) -> tuple[Any, str]:
         raise ParameterError(f"{url}: cannot open this URL: {exc}") from None
 
 
-def _expand(spec: Spec, source: str | Path) -> list[str]:
-    """A file or URL as itself; a directory as its report files of ``spec`` (the Hive layout)."""
-    layout = f"spec={spec.id}/day=*/*.parquet"
+def _expand(spec: Spec, source: str | Path, turn: int | None = None) -> list[str]:
+    """A file or URL as itself; a directory as its report files of ``spec`` (the Hive layouts)."""
     if is_url(source):
         url = str(source)
         fs, path = url_fs(url)
         if not fs.isdir(path):
             return [url]
-        found = sorted(p for p in fs.glob(f"{path.rstrip('/')}/{layout}") if not posixpath.basename(p).startswith("."))
+        found = sorted(
+            p
+            for layout in layouts(spec.id, turn)
+            for p in fs.glob(f"{path.rstrip('/')}/{layout}")
+            if not posixpath.basename(p).startswith(".")
+        )
         files = [fs.unstrip_protocol(p) for p in found]
     else:
         if not Path(source).is_dir():
             return [str(source)]
-        files = [str(p) for p in report_files(source, spec.id)]
+        files = [str(p) for p in report_files(source, spec.id, turn)]
     if not files:
-        raise ParameterError(f"{source}: a directory without report files of spec {spec.id} ({layout} under it)")
+        where = " or ".join(layouts(spec.id, turn))
+        raise ParameterError(f"{source}: a directory without report files of spec {spec.id} ({where} under it)")
     return files
 
 
-def report_sources(spec: Spec, sources: str | Path | Iterable[str | Path]) -> list[str]:
+def report_sources(spec: Spec, sources: str | Path | Iterable[str | Path], round: int | None = None) -> list[str]:
     """The report files that ``sources`` name, each once, in the order given.
 
     A source is a file, a URL that fsspec opens (``file://``, ``memory://``, ``s3://``, ...), or a
     directory (local or URL) laid out by :mod:`pldp.deploy.files`, which stands for its files of
-    ``spec`` (``spec=<id>/day=*/*.parquet``, sorted). A file named twice (directly and through its
-    directory, say) is kept once, so it is never counted twice.
+    ``spec`` (``spec=<id>/round=<n>/day=*/*.parquet`` and ``spec=<id>/day=*/*.parquet``, sorted;
+    with ``round``, only that round's directories of the first layout). A file named twice
+    (directly and through its directory, say) is kept once, so it is never counted twice.
 
     Raises
     ------
@@ -67,7 +73,7 @@ def report_sources(spec: Spec, sources: str | Path | Iterable[str | Path]) -> li
     files: list[str] = []
     seen: set[str] = set()
     for source in sources:
-        for file in _expand(spec, source):
+        for file in _expand(spec, source, round):
             key = file if is_url(file) else str(Path(file).resolve())
             if key not in seen:
                 seen.add(key)

@@ -8,8 +8,9 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
-from pldp.cli.options import Subparsers
+from pldp.cli.options import Subparsers, round_number
 from pldp.errors import ParameterError, ReportError
 
 __all__ = ["add_commands"]
@@ -34,6 +35,7 @@ def _aggregate(args: argparse.Namespace) -> int:
             unique_ids=args.unique_ids,
             spill_dir=args.spill_dir,
             progress=not args.no_progress,
+            round=args.round,
         )
     except ReportError as exc:  # a bad file (and row), or two copies of a report that differ
         print(f"pldp: {exc}", file=sys.stderr)
@@ -41,6 +43,7 @@ def _aggregate(args: argparse.Namespace) -> int:
     for source, reason in result.skipped:
         print(f"pldp: skipped {source}: {reason}", file=sys.stderr)
     _warn_unmarked(result.unmarked, result.files, args.unique_ids)
+    _say_rounds(result, args.round)
 
     def count(k: int, what: str) -> str:
         return f"{k:,} {what}{'' if k == 1 else 's'}"
@@ -73,11 +76,31 @@ def _aggregate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _say_rounds(result: Any, turn: int | None) -> None:
+    """With ``--round``: how many files held other rounds, and which named no round (both left out)."""
+    if turn is None:
+        return
+    if result.other_rounds:
+        many = "s" if result.other_rounds != 1 else ""
+        print(f"pldp: round {turn}: left out {result.other_rounds:,} file{many} of other rounds", file=sys.stderr)
+    if result.no_round:
+        print(
+            f"pldp: warning: left out {len(result.no_round):,} files that name no round (of a campaign that does not "
+            f"recur, or written by an older pldp or another writer): {_few(result.no_round)}",
+            file=sys.stderr,
+        )
+
+
+def _few(names: list[str]) -> str:
+    """The first three of ``names`` and how many more."""
+    return ", ".join(names[:3]) + (f" and {len(names) - 3:,} more" if len(names) > 3 else "")
+
+
 def _warn_unmarked(unmarked: list[str], files: int, unique_ids: bool) -> None:
     """Say which files nothing proves disjoint from the others (they name no store's numbers)."""
     if not unmarked or files < 2 or unique_ids:
         return
-    shown = ", ".join(unmarked[:3]) + (f" and {len(unmarked) - 3:,} more" if len(unmarked) > 3 else "")
+    shown = _few(unmarked)
     print(
         f"pldp: warning: {len(unmarked):,} of {files:,} files do not name the collector store and report numbers "
         f"they hold (written by an older pldp or another writer), so a report they share with another file would "
@@ -114,6 +137,13 @@ def add_commands(sub: Subparsers) -> None:
         default=None,
         metavar="DIR",
         help="scratch space of --unique-ids, 12 bytes a report (default: the system's temporary directory)",
+    )
+    ag.add_argument(
+        "--round",
+        type=round_number,
+        default=None,
+        metavar="N",
+        help="only the reports of round N of a recurring campaign (files in round=N/ or naming it; default: all)",
     )
     ag.add_argument("--method", default="unbiased", help="unbiased (default), norm_sub or mle")
     ag.add_argument("--level", type=float, default=0.95, help="confidence level of the intervals (default 0.95)")

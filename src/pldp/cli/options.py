@@ -26,13 +26,26 @@ from pldp.errors import ParameterError
 if TYPE_CHECKING:
     from pldp.mechanisms import Mechanism
 
-__all__ = ["MECHANISM_NAMES", "add_mechanism_arguments", "mechanism_from_args", "parse_budgets"]
+__all__ = ["MECHANISM_NAMES", "add_mechanism_arguments", "mechanism_from_args", "parse_budgets", "round_number"]
 
 #: The subparsers of a command group: each command module adds its commands to it.
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 #: The mechanisms :func:`mechanism_from_args` builds.
 MECHANISM_NAMES = ("krr", "urr", "iprr", "rappor", "oue", "idue")
+
+
+def round_number(text: str) -> int:
+    """A round of a recurring campaign given on the command line (``--round N``): 1, 2, ...
+
+    Raises
+    ------
+    argparse.ArgumentTypeError
+        Anything else (argparse then prints one line and exits with 2).
+    """
+    if not (text.isascii() and text.isdigit() and 1 <= int(text) <= 999_999_999):
+        raise argparse.ArgumentTypeError(f"a round is a number 1, 2, ..., got {text!r}")
+    return int(text)
 
 
 def parse_budgets(text: str) -> list[float | None]:

@@ -1,4 +1,5 @@
-"""``pldp serve`` and ``pldp campaign create|list|submit|estimate|export|close|token``.
+"""``pldp serve`` and ``pldp campaign create|list|submit|estimate|export|close|token`` (and
+``round|series``, :mod:`pldp.cli.rounds`).
 
 Every ``campaign`` command talks to the collector at ``--server``, else at ``$PLDP_SERVER``, else
 at ``http://127.0.0.1:8000`` (:mod:`pldp.cli.connect`).
@@ -12,9 +13,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pldp.cli import rounds
 from pldp.cli.connect import DEFAULT_SERVER, add_remote_command, collector_from_args
 from pldp.cli.errors import CLIError, read_text, write_bytes
-from pldp.cli.options import Subparsers
+from pldp.cli.options import Subparsers, round_number
 from pldp.cli.submit import add_submit_arguments, submit
 
 __all__ = ["add_commands"]
@@ -26,6 +28,10 @@ def _serve(args: Any) -> int:
     from pldp.service.server import serve
 
     rollover = None
+    try:
+        grace = 0.0 if args.round_grace.strip() == "0" else parse_duration(args.round_grace)
+    except ValueError as exc:
+        raise CLIError(f"--round-grace: {exc}") from None
     if args.export_dir is not None:
         try:
             rollover = Rollover(Path(args.export_dir).resolve(), parse_duration(args.export_every), args.retain_days)
@@ -34,7 +40,7 @@ def _serve(args: Any) -> int:
     elif args.retain_days is not None:
         raise CLIError("--retain-days deletes exported reports only; it needs --export-dir")
     try:
-        limits = _limits(args, Limits)
+        limits = _limits(args, Limits, grace)
     except ValueError as exc:
         raise CLIError(str(exc)) from None
     serve(
@@ -52,7 +58,7 @@ def _serve(args: Any) -> int:
     return 0
 
 
-def _limits(args: Any, limits: Any) -> Any:
+def _limits(args: Any, limits: Any, grace: float) -> Any:
     """The collector's :class:`~pldp.service.state.Limits` from ``pldp serve``'s options."""
     from pldp.service.crossorigin import normalize_origin
 
@@ -74,12 +80,14 @@ def _limits(args: Any, limits: Any) -> Any:
         header_timeout=args.header_timeout,
         body_timeout=args.body_timeout,
         max_connections=args.max_connections,
+        round_grace=grace,
     )
 
 
 def _create(args: Any) -> int:
     collector, text = collector_from_args(args), read_text(args.spec, "spec file")
-    out = collector.create_invited_campaign(text) if args.invited else collector.create_campaign(text)
+    make = collector.create_invited_campaign if args.invited else collector.create_campaign
+    out = make(text, rounds=args.rounds)
     print(out["id"] if args.quiet else json.dumps(out, indent=2))
     # the pages for people, on standard error: standard output stays the answer (or the id) alone
     print(f"survey page: {collector.url}/c/{out['id']}", file=sys.stderr)
@@ -97,7 +105,7 @@ def _list(args: Any) -> int:
 def _estimate(args: Any) -> int:
     from pldp.deploy.estimates import estimate_text
 
-    out = collector_from_args(args).estimate(args.campaign, args.method, args.level)
+    out = collector_from_args(args).estimate(args.campaign, args.method, args.level, args.round)
     if args.json:
         print(json.dumps(out, indent=2))
         return 0
@@ -111,7 +119,11 @@ def _export(args: Any) -> int:
 
         try:
             written = export_days(
-                collector_from_args(args), args.campaign, args.out_dir, None if args.day is None else [args.day]
+                collector_from_args(args),
+                args.campaign,
+                args.out_dir,
+                None if args.day is None else [args.day],
+                None if args.round is None else [args.round],
             )
         except FileExistsError as exc:
             print(f"pldp: {exc}", file=sys.stderr)
@@ -119,7 +131,7 @@ def _export(args: Any) -> int:
         for path in written:
             print(path)
         return 0
-    data = collector_from_args(args).export(args.campaign, args.day)
+    data = collector_from_args(args).export(args.campaign, args.day, args.round)
     write_bytes(args.out, data, "--out")
     print(f"{len(data)} bytes -> {args.out}", file=sys.stderr)
     return 0
@@ -180,6 +192,12 @@ def _add_serve(sub: Subparsers) -> None:
         type=int,
         default=None,
         help="delete exported reports received more than N days ago (default: keep every report)",
+    )
+    srv.add_argument(
+        "--round-grace",
+        default="1h",
+        help="how long after a round of a recurring campaign starts a report may still answer the round before: "
+        "30s, 5m, 1h, 1d or 0 (default %(default)s)",
     )
     srv.set_defaults(func=_serve)
 
@@ -252,6 +270,13 @@ def add_commands(sub: Subparsers) -> None:
         "-q", "--quiet", action="store_true", help="print the campaign id alone (ID=$(pldp campaign create ... -q))"
     )
     create.add_argument("--invited", action="store_true", help="reports only with respondent codes (campaign invite)")
+    create.add_argument(
+        "--rounds",
+        choices=("once", "daily", "weekly", "manual"),
+        default=None,
+        help="make the campaign recur: daily or weekly rounds (UTC, from today), or manual ones opened with "
+        "pldp campaign round (default: once)",
+    )
     command("list", "the campaigns you may see", _list)
     add_submit_arguments(command("submit", "send a report file's reports in batches, retried (anyone)", submit))
     est = command("estimate", "estimated frequencies with intervals (analyst)", _estimate)
@@ -259,13 +284,20 @@ def add_commands(sub: Subparsers) -> None:
     est.add_argument("--method", default="unbiased", help="unbiased (default), norm_sub or mle")
     est.add_argument("--level", type=float, default=0.95, help="confidence level of the intervals (default 0.95)")
     est.add_argument("--json", action="store_true", help="the collector's answer as JSON")
+    est.add_argument("--round", type=round_number, default=None, metavar="N", help="only the reports of round N")
     exp = command("export", "the raw reports as Parquet (analyst)", _export)
     exp.add_argument("campaign")
     where = exp.add_mutually_exclusive_group(required=True)
     where.add_argument("--out", help="one file: reports.parquet")
-    where.add_argument("--out-dir", help="one file per day: DIR/spec=<id>/day=<date>/<store id>-day.parquet")
+    where.add_argument(
+        "--out-dir",
+        help="one file per day: DIR/spec=<id>/day=<date>/<store id>-day.parquet "
+        "(a recurring campaign's per round and day: DIR/spec=<id>/round=<n>/day=<date>/...)",
+    )
     exp.add_argument("--day", default=None, help="only the reports received on this day (YYYY-MM-DD, UTC)")
+    exp.add_argument("--round", type=round_number, default=None, metavar="N", help="only the reports of round N")
     command("close", "close a campaign (admin)", _close).add_argument("campaign")
     tok = command("token", "a new analyst token granted some campaigns (admin)", _token)
     tok.add_argument("campaigns", nargs="*")
     tok.add_argument("--label", default="analyst")
+    rounds.add_commands(command)

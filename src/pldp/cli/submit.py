@@ -20,6 +20,7 @@ from typing import Any
 
 from pldp.cli.connect import collector_from_args
 from pldp.cli.errors import CLIError, read_text
+from pldp.cli.options import round_number
 from pldp.errors import ReportError
 
 __all__ = ["add_submit_arguments", "file_spec_id", "read_reports", "submit"]
@@ -142,6 +143,7 @@ def submit(args: argparse.Namespace) -> int:
             retries=args.retries,
             progress=None if bar is None else bar.update,
             on_retry=retry,
+            round=args.round,
         )
     finally:
         if bar is not None:
@@ -165,6 +167,13 @@ def add_submit_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
         type=int,
         default=5,
         help="resends of a request after a connection error or a 503, waiting 0.5, 1, 2, ... s (default %(default)s)",
+    )
+    p.add_argument(
+        "--round",
+        type=round_number,
+        default=None,
+        metavar="N",
+        help="the round of a recurring campaign the reports answer (default: the round in which they arrive)",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p

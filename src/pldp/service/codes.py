@@ -9,17 +9,22 @@ request); each is
   (:func:`new_codes`), shown once; the store keeps only its SHA-256, looked up by hash and
   compared in constant time, as tokens are (:mod:`pldp.service.auth`);
 * presented as ``Authorization: Bearer <code>`` with a batch of exactly one report;
-* good for one report per round (:func:`current_round`: every campaign has the one round 0 until
-  campaigns recur), with an expiry (30 days unless the request says otherwise), and revocable.
+* good for one report per round (a campaign that does not recur has the one round 1; a recurring
+  one, :mod:`pldp.service.rounds`, a round per day, week or opening: the code sends one report in
+  each), with an expiry (30 days unless the request says otherwise; a code of a long recurring
+  campaign needs a longer one), and revocable.
 
 The rule, applied alike by the fast path and the documented route (both call
 :meth:`pldp.service.ingest.Ingest.accept`, which asks :func:`submitter` and runs :func:`job_for`):
 
 * an invited campaign without a code: 401 ``code_required``; with a code that is not one of the
   campaign's: 401 ``unknown_code``; with an admin or analyst token: 403;
-* a code used in this round for *another* report: 409 ``code_used``, nothing stored;
+* a code used for *another* report in the round the report is stored in (the round it names, if
+  open, else the current one: :func:`pldp.service.collect.round_to_store`): 409 ``code_used``,
+  nothing stored;
 * the same report again (same id, same payload) with its code: acknowledged as a duplicate,
-  counted once, even after the code expired or was revoked (the report is stored already);
+  counted once, even after the code expired or was revoked, or in a later round (the report is
+  stored already, in its round);
 * else an expired (401 ``code_expired``) or revoked (401 ``code_revoked``) code is refused, and a
   good one stores the report and records the code's use *in the same transaction*
   (:func:`store_coded`, a job of the writer), so that a report and the use of its code are
@@ -42,7 +47,7 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any
 
-from pldp.service import auth, collect
+from pldp.service import auth, collect, rounds
 from pldp.service.collect import CollectError, Prepared
 from pldp.service.writer import Context
 
@@ -88,10 +93,10 @@ def new_codes(count: int) -> tuple[list[str], bytes]:
     return codes, b"".join(sorted(auth.token_hash(c) for c in codes))
 
 
-def current_round(conn: sqlite3.Connection, campaign_key: int) -> int:
-    """The campaign's round: a code sends one report per round. Always 0 for now (campaigns do not
-    recur yet); the store keys every use by round, so that recurring campaigns need no migration."""
-    return 0
+def current_round(conn: sqlite3.Connection, campaign_id: str) -> int:
+    """The campaign's round now (:mod:`pldp.service.rounds`): a code sends one report per round."""
+    schedule = rounds.schedule_of(conn, campaign_id)
+    return 1 if schedule is None else schedule.current(rounds.clock())
 
 
 # ------------------------------------------------------------------------------------ who submits
@@ -137,25 +142,37 @@ def submitter(
 
 
 def job_for(
-    campaign_id: str, prep: Prepared, code: bytes | None, now: float, cap: int | None = None
+    campaign_id: str,
+    prep: Prepared,
+    code: bytes | None,
+    now: float,
+    cap: int | None = None,
+    asked: rounds.Asked | None = None,
 ) -> Callable[[Context], dict[str, int]]:
     """The writer job that stores a validated batch: with a respondent code (``code``, its hash) a
     batch of exactly one report (else a 400) and :func:`store_coded`; without, the plain
-    :func:`~pldp.service.collect.store_batch`. ``cap``: the most reports the campaign takes."""
+    :func:`~pldp.service.collect.store_batch`. ``cap``: the most reports the campaign takes;
+    ``asked``: the round the submission names (:mod:`pldp.service.rounds`)."""
     if code is None:
-        return lambda ctx: collect.store_batch(ctx, campaign_id, prep, cap)
+        return lambda ctx: collect.store_batch(ctx, campaign_id, prep, cap, asked)
     if len(prep) != 1:
         raise CollectError(
             400, "one_report_per_code", f"a respondent code sends exactly one report; this batch holds {len(prep)}"
         )
-    return lambda ctx: store_coded(ctx, campaign_id, prep, code, now, cap)
+    return lambda ctx: store_coded(ctx, campaign_id, prep, code, now, cap, asked)
 
 
 # ------------------------------------------------------------------------------------ writer jobs
 
 
 def store_coded(
-    ctx: Context, campaign_id: str, prep: Prepared, code: bytes, now: float, cap: int | None = None
+    ctx: Context,
+    campaign_id: str,
+    prep: Prepared,
+    code: bytes,
+    now: float,
+    cap: int | None = None,
+    asked: rounds.Asked | None = None,
 ) -> dict[str, int]:
     """Store a one-report batch sent with the respondent code of hash ``code``, and record the use
     of the code in the same transaction (a writer job; the rules are the module doc's)."""
@@ -168,24 +185,28 @@ def store_coded(
     ).fetchone()
     if row is None:  # (revocation never deletes a code: a code seen by the request is still here)
         raise CollectError(401, "unknown_code", f"this code is not one of this survey's; {NEED_CODE}")
-    turn = current_round(ctx.conn, key)
     report_id = prep.ids
+    sent = ctx.conn.execute(
+        "SELECT round FROM code_uses WHERE code_hash = ? AND report_id = ?", (code, report_id)
+    ).fetchone()
+    if sent is not None:  # the same report again, in its round or a later one: a duplicate
+        return collect.store_batch(ctx, campaign_id, prep, turn=int(sent[0]))
+    turn = collect.round_to_store(ctx.conn, campaign_id, asked or rounds.Asked())
     used = ctx.conn.execute(
         "SELECT report_id FROM code_uses WHERE code_hash = ? AND round = ?", (code, turn)
     ).fetchone()
     if used is not None:
-        if bytes(used[0]) != report_id:
-            raise CollectError(
-                409,
-                "code_used",
-                f"this code has sent another report already (id {bytes(used[0]).hex()}); a code sends one report",
-            )
-        return collect.store_batch(ctx, campaign_id, prep)  # the same report again: a duplicate
+        raise CollectError(
+            409,
+            "code_used",
+            f"this code has sent another report already in round {turn} (id {bytes(used[0]).hex()}); a code sends "
+            "one report per round",
+        )
     if row[1] is not None:
         raise CollectError(401, "code_revoked", f"this code was revoked at {auth.stamp(row[1])}")
     if now >= row[0]:
         raise CollectError(401, "code_expired", f"this code expired at {auth.stamp(row[0])}")
-    out = collect.store_batch(ctx, campaign_id, prep, cap)
+    out = collect.store_batch(ctx, campaign_id, prep, cap, turn)
     if out["accepted"]:
         ctx.conn.execute(
             "INSERT INTO code_uses (code_hash, round, report_id, used_at) VALUES (?, ?, ?, ?)",
@@ -249,7 +270,7 @@ def revoke_codes(ctx: Context, campaign_id: str, hashes: bytes | None, now: floa
         cur = ctx.conn.execute(
             "UPDATE codes SET revoked_at = ? WHERE campaign_key = ? AND revoked_at IS NULL "
             "AND hash NOT IN (SELECT code_hash FROM code_uses WHERE round = ?)",
-            (now, key, current_round(ctx.conn, key)),
+            (now, key, current_round(ctx.conn, campaign_id)),
         )
         return {"revoked": cur.rowcount, "unknown": 0}
     n = len(hashes) // 32
@@ -268,8 +289,8 @@ def revoke_codes(ctx: Context, campaign_id: str, hashes: bytes | None, now: floa
 
 
 def code_counts(conn: sqlite3.Connection, campaign_id: str, now: float) -> dict[str, Any]:
-    """How many codes the campaign has: issued; used (this round); revoked; expired (unused and not
-    revoked); usable (none of those). A 404 for an unknown campaign."""
+    """How many codes the campaign has: issued; used (in the current round); revoked; expired (unused
+    and not revoked); usable (none of those). A 404 for an unknown campaign."""
     row = conn.execute("SELECT key FROM campaigns WHERE id = ?", (campaign_id,)).fetchone()
     if row is None:
         raise CollectError(404, "unknown_campaign", f"no campaign {campaign_id}")
@@ -279,7 +300,7 @@ def code_counts(conn: sqlite3.Connection, campaign_id: str, now: float) -> dict[
         "SUM(u.code_hash IS NULL AND c.revoked_at IS NULL AND c.expires_at <= :now), "
         "SUM(u.code_hash IS NULL AND c.revoked_at IS NULL AND c.expires_at > :now) "
         "FROM codes c LEFT JOIN code_uses u ON u.code_hash = c.hash AND u.round = :round WHERE c.campaign_key = :key",
-        {"now": now, "key": key, "round": current_round(conn, key)},
+        {"now": now, "key": key, "round": current_round(conn, campaign_id)},
     ).fetchone()
     issued, used, revoked, expired, usable = (int(v or 0) for v in counts)
     return {

@@ -8,9 +8,11 @@ first bad report and names it), then stored by :func:`store_batch` in the writer
   response says how many were duplicates);
 * the same id with another payload is a conflict: the whole batch is refused (409) and nothing of
   it is stored;
-* the new reports are inserted and their tally merged into the campaign's, in one transaction.
+* the new reports are inserted, with their round (:func:`round_to_store`), and their tally merged
+  into the campaign's (and into its round's, in a recurring campaign), in one transaction.
 
-A closed campaign takes no reports (409). Every refusal is a :class:`CollectError` with an HTTP
+A closed campaign takes no reports (409), and a recurring one no new report for a round that is
+not open (409, :mod:`pldp.service.rounds`). Every refusal is a :class:`CollectError` with an HTTP
 status and a reason, turned into a JSON error by the API.
 """
 
@@ -24,7 +26,7 @@ import numpy as np
 
 from pldp.deploy import ReportBatch, Spec, decode
 from pldp.errors import PLDPError, ReportError
-from pldp.service import auth, jsonlimits, store
+from pldp.service import auth, jsonlimits, rounds, store
 from pldp.service.faults import StoreUnavailableError
 from pldp.service.writer import Context
 
@@ -33,9 +35,11 @@ __all__ = [
     "Prepared",
     "TokenReusedError",
     "add_token",
+    "open_round",
     "prepare_batch",
     "read_json",
     "revoke_token",
+    "round_to_store",
     "store_batch",
     "unavailable",
 ]
@@ -128,21 +132,57 @@ def prepare_batch(spec: Spec, body: bytes | bytearray, max_reports: int) -> Prep
     return Prepared(spec, batch, batch.ids.tobytes(), *store.row_table(batch), tally)
 
 
-def store_batch(ctx: Context, campaign_id: str, prep: Prepared, cap: int | None = None) -> dict[str, int]:
+def round_to_store(conn: Any, campaign_id: str, asked: rounds.Asked) -> int:
+    """The round in which a submission's new reports are stored (:mod:`pldp.service.rounds`): the
+    round it names if that is open, else the current round.
+
+    Raises
+    ------
+    CollectError
+        404 for an unknown campaign; 409 ``round_not_started`` or ``round_closed`` for a named
+        round that is not open now.
+    """
+    schedule = rounds.schedule_of(conn, campaign_id)
+    if schedule is None:
+        raise CollectError(404, "unknown_campaign", f"no campaign {campaign_id}")
+    now = asked.at()
+    current = schedule.current(now)
+    if asked.round is None:
+        return current
+    if asked.round in schedule.accepts(now, asked.grace):
+        return asked.round
+    if asked.round > current:
+        raise CollectError(
+            409, "round_not_started", f"campaign {campaign_id} is in round {current}; {asked.round} has not started"
+        )
+    raise CollectError(
+        409,
+        "round_closed",
+        f"round {asked.round} of campaign {campaign_id} is over (this is round {current}): reload the survey to "
+        "answer the current round",
+    )
+
+
+def store_batch(
+    ctx: Context, campaign_id: str, prep: Prepared, cap: int | None = None, turn: int | rounds.Asked | None = None
+) -> dict[str, int]:
     """Store the new reports of a prepared batch and count them (a writer job; see module doc).
 
     The batch's ids are looked up in the writer's index of stored ids (:meth:`Context.find`); a
-    stored one is a retry if its stored row is the same (counted once) and a conflict otherwise
-    (the batch is refused). The new reports are appended in one insert and their ids staged.
-    With ``cap``, a batch whose new reports would take the campaign's count over it is refused
-    (409 ``campaign_full``); its retries are still acknowledged.
+    stored one is a retry if its stored row is the same (counted once, in whichever round it was
+    stored) and a conflict otherwise (the batch is refused). The new reports are appended in one
+    insert, in the round ``turn`` (a round number, or what the submission asked:
+    :func:`round_to_store`; None: the current round), and their ids staged. A batch of retries
+    only is acknowledged whatever round it names. With ``cap``, a batch whose new reports would
+    take the campaign's count over it is refused (409 ``campaign_full``); its retries are still
+    acknowledged.
     """
-    row = ctx.conn.execute("SELECT key, closed_at FROM campaigns WHERE id = ?", (campaign_id,)).fetchone()
+    row = ctx.conn.execute("SELECT key, closed_at, rounds FROM campaigns WHERE id = ?", (campaign_id,)).fetchone()
     if row is None:
         raise CollectError(404, "unknown_campaign", f"no campaign {campaign_id}")
     if row[1] is not None:
         raise CollectError(409, "campaign_closed", f"campaign {campaign_id} is closed and takes no reports")
-    key, n = int(row[0]), len(prep)
+    key, n, recurs = int(row[0]), len(prep), row[2] != "once"
     where = ctx.find(key, prep.ids)
     old = np.flatnonzero(where >= 0)
     if old.size:
@@ -156,6 +196,10 @@ def store_batch(ctx: Context, campaign_id: str, prep: Prepared, cap: int | None 
     new = np.flatnonzero(where < 0)
     if new.size == 0:
         return {"accepted": 0, "duplicates": n}
+    if not isinstance(turn, int):
+        asked = turn or rounds.Asked()
+        # a campaign that does not recur is in round 1 for ever: no schedule to read on the hot path
+        turn = 1 if not recurs and asked.round in (None, 1) else round_to_store(ctx.conn, campaign_id, asked)
     if cap is not None and (held := ctx.tally(campaign_id, prep.spec).n) + new.size > cap:
         raise CollectError(
             409, "campaign_full", f"campaign {campaign_id} holds {held:,} reports; it takes at most {cap:,}"
@@ -166,9 +210,11 @@ def store_batch(ctx: Context, campaign_id: str, prep: Prepared, cap: int | None 
         ids, rows = b"".join(p[0] for p in picked), b"".join(p[1] for p in picked)
         tally = decode(prep.spec, _subset(prep.batch, new))
     first = ctx.next_seq(key)
-    store.insert_reports(ctx.conn, key, first, ids, rows, prep.width, store.today())
+    store.insert_reports(ctx.conn, key, first, ids, rows, prep.width, store.today(), turn)
     ctx.stage_ids(key, ids, first)
     ctx.add(campaign_id, prep.spec, tally)
+    if recurs:
+        ctx.add(campaign_id, prep.spec, tally, turn)
     return {"accepted": int(new.size), "duplicates": n - int(new.size)}
 
 
@@ -176,28 +222,59 @@ def _subset(batch: ReportBatch, rows: np.ndarray) -> ReportBatch:
     return ReportBatch(batch.spec, batch.ids[rows], {k: v[rows] for k, v in batch.columns.items()}, batch.root)
 
 
-def create_campaign(ctx: Context, spec: Spec, now: float, access: str = "open") -> bool:
+def create_campaign(ctx: Context, spec: Spec, now: float, access: str = "open", schedule: str = "once") -> bool:
     """Store a verified spec as a campaign with an empty tally; False if it already exists.
 
     ``access`` is ``open`` (anyone may report) or ``invited`` (a report needs a respondent code,
-    :mod:`pldp.service.codes`). It is set once: asking for an existing campaign with the other
-    access is a conflict (409).
+    :mod:`pldp.service.codes`); ``schedule`` its rounds, ``once``, ``daily``, ``weekly`` or
+    ``manual`` (:mod:`pldp.service.rounds`), counted from today (:func:`pldp.service.store.today`).
+    Both are set once: asking for an existing campaign with another access or schedule is a
+    conflict (409).
     """
-    row = ctx.conn.execute("SELECT access FROM campaigns WHERE id = ?", (spec.id,)).fetchone()
+    if schedule not in rounds.SCHEDULES:
+        raise CollectError(400, "bad_rounds", f"rounds must be one of {', '.join(rounds.SCHEDULES)}, got {schedule!r}")
+    row = ctx.conn.execute("SELECT access, rounds FROM campaigns WHERE id = ?", (spec.id,)).fetchone()
     if row is not None:
-        if row[0] != access:
-            raise CollectError(
-                409,
-                "access_differs",
-                f"campaign {spec.id} exists already and is {row[0]}; a campaign's access is set when it is created",
-            )
+        for what, stored, asked in (("access", row[0], access), ("rounds", row[1], schedule)):
+            if stored != asked:
+                raise CollectError(
+                    409,
+                    f"{what}_differs",
+                    f"campaign {spec.id} exists already with {what} {stored}; a campaign's {what} is set when it "
+                    "is created",
+                )
         return False
     ctx.conn.execute(
-        "INSERT INTO campaigns (id, spec, created_at, closed_at, access) VALUES (?, ?, ?, NULL, ?)",
-        (spec.id, spec.to_json(indent=None), now, access),
+        "INSERT INTO campaigns (id, spec, created_at, closed_at, access, rounds, first_day) "
+        "VALUES (?, ?, ?, NULL, ?, ?, ?)",
+        (spec.id, spec.to_json(indent=None), now, access, schedule, store.today()),
     )
     ctx.set(spec.id, store.empty_tally(spec))
     return True
+
+
+def open_round(ctx: Context, campaign_id: str, now: float) -> int:
+    """Open the next round of a ``manual`` campaign at ``now`` (:func:`pldp.service.rounds.clock`);
+    return its number (a writer job).
+
+    Raises
+    ------
+    CollectError
+        404 for an unknown campaign, 409 for a closed one (``campaign_closed``) or one whose rounds
+        are not ``manual`` (``rounds_not_manual``: they open by themselves, or there are none).
+    """
+    row = ctx.conn.execute("SELECT key, closed_at, rounds FROM campaigns WHERE id = ?", (campaign_id,)).fetchone()
+    if row is None:
+        raise CollectError(404, "unknown_campaign", f"no campaign {campaign_id}")
+    if row[1] is not None:
+        raise CollectError(409, "campaign_closed", f"campaign {campaign_id} is closed: it has no next round")
+    if row[2] != "manual":
+        how = "it does not recur" if row[2] == "once" else f"its rounds are {row[2]}: they open by themselves"
+        raise CollectError(409, "rounds_not_manual", f"only a campaign with manual rounds opens them; {how}")
+    key = int(row[0])
+    last = ctx.conn.execute("SELECT COALESCE(MAX(round), 1) FROM rounds WHERE campaign_key = ?", (key,)).fetchone()[0]
+    ctx.conn.execute("INSERT INTO rounds (campaign_key, round, opened_at) VALUES (?, ?, ?)", (key, last + 1, now))
+    return int(last) + 1
 
 
 def close_campaign(ctx: Context, campaign_id: str, now: float) -> float:

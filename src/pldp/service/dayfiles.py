@@ -1,8 +1,10 @@
 """A campaign's stored reports as report files, one per day: ``pldp campaign export ID --out-dir DIR``.
 
 The files go into the layout of :mod:`pldp.deploy.files`
-(``DIR/spec=<id>/day=<YYYY-MM-DD>/<name>.parquet``). Every file of one collector has the same
-name, :func:`day_file_name` of the store's id (``GET /v1/campaigns/{id}/days`` gives it), so:
+(``DIR/spec=<id>/day=<YYYY-MM-DD>/<name>.parquet``; a recurring campaign's one file per round and
+day, ``DIR/spec=<id>/round=<n>/day=<YYYY-MM-DD>/<name>.parquet``, naming its round). Every file of
+one collector has the same name, :func:`day_file_name` of the store's id (``GET
+/v1/campaigns/{id}/days`` gives it), so:
 
 * the files of several collectors can share ``DIR`` (each store has its own id);
 * a second export of the same campaign into the same ``DIR`` is refused before anything is
@@ -36,8 +38,15 @@ def day_file_name(store_id: str) -> str:
     return f"{store_id}-day"
 
 
-def export_days(collector: Collector, campaign_id: str, root: str | Path, days: list[str] | None = None) -> list[Path]:
-    """Write the campaign's stored reports under ``root``, one file per day; return the files.
+def export_days(
+    collector: Collector,
+    campaign_id: str,
+    root: str | Path,
+    days: list[str] | None = None,
+    rounds: list[int] | None = None,
+) -> list[Path]:
+    """Write the campaign's stored reports under ``root``, one file per day (and round, of a
+    recurring campaign); return the files.
 
     Parameters
     ----------
@@ -49,6 +58,8 @@ def export_days(collector: Collector, campaign_id: str, root: str | Path, days: 
         The top of the layout (created if missing).
     days : list of str, optional
         Only these days (``YYYY-MM-DD``); default every day with stored reports.
+    rounds : list of int, optional
+        Only these rounds; default every round.
 
     Raises
     ------
@@ -60,19 +71,29 @@ def export_days(collector: Collector, campaign_id: str, root: str | Path, days: 
     import pyarrow.parquet as pq
 
     listing = collector.days(campaign_id)
-    wanted = [d["day"] for d in listing["days"]] if days is None else list(days)
+    recurs = listing.get("rounds", "once") != "once"
+    stored = [(d["day"], int(d.get("round", 1))) for d in listing["days"]]
+    if days is not None:  # a day asked for that holds no report still gets its (empty) file
+        stored = [(day, turn) for day in days for turn in ({t for d, t in stored if d == day} or {1})]
+    wanted = [(day, turn) for day, turn in stored if rounds is None or turn in rounds]
     name = day_file_name(listing["store"])
     spec = collector.spec(campaign_id)
-    targets = [(day, report_files.parse_day(day)) for day in wanted]
-    taken = [p for _, n in targets if (p := report_files.partition_dir(root, spec.id, n) / f"{name}.parquet").exists()]
+
+    def place(day: str, turn: int) -> Path:
+        return report_files.partition_dir(root, spec.id, report_files.parse_day(day), turn if recurs else None)
+
+    targets = [(day, turn, place(day, turn)) for day, turn in wanted]
+    taken = [p for _, _, folder in targets if (p := folder / f"{name}.parquet").exists()]
     if taken:
         raise FileExistsError(f"refusing to overwrite report files: {', '.join(map(str, taken))}")
     out = []
-    for day, number in targets:
-        table = pq.read_table(io.BytesIO(collector.export(campaign_id, day)))
+    for day, turn, _ in targets:
+        part = turn if recurs else None
+        table = pq.read_table(io.BytesIO(collector.export(campaign_id, day, part)))
         batch = ReportBatch.from_arrow(table, spec.root, spec.id)
         origin = Origin.from_metadata(table.schema.metadata, table.num_rows)
         if origin is not None and origin.store != listing["store"]:
             raise ReportError(f"the export of {day} names store {origin.store}, the collector is {listing['store']}")
-        out.append(report_files.write_reports(batch, root, number, name, origin=origin))
+        number = report_files.parse_day(day)
+        out.append(report_files.write_reports(batch, root, number, name, origin=origin, round=part))
     return out

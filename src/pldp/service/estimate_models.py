@@ -69,4 +69,5 @@ class Estimate(BaseModel):
     level: float
     methods: list[str] = Field(description="Every method the campaign's oracle offers: any may be asked for.")
     detection: Detection
+    round: int | None = Field(None, description="The round estimated (?round=); absent: every report.")
     attributes: list[AttributeEstimate]

@@ -33,7 +33,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from pldp.deploy import Spec
-from pldp.service import bodies, codes, collect
+from pldp.service import bodies, codes, collect, rounds
 from pldp.service.bodies import BodyBudget
 from pldp.service.collect import CollectError
 from pldp.service.faults import StoreUnavailableError, store_error
@@ -84,6 +84,9 @@ class Ingest:
         Bytes of bodies read and parsed at once (none: unbounded).
     cap : int, optional
         The most reports a campaign takes (none: no cap).
+    grace : float
+        Seconds after a round of a recurring campaign starts during which a report may still name
+        the round before (:mod:`pldp.service.rounds`).
     """
 
     def __init__(
@@ -97,6 +100,7 @@ class Ingest:
         budget: BodyBudget | None = None,
         cap: int | None = None,
         unlimited: Callable[[str | None], bool] = lambda _: False,
+        grace: float = rounds.DEFAULT_GRACE,
     ) -> None:
         self.writer = writer
         self.who = who
@@ -107,6 +111,7 @@ class Ingest:
         self.budget = budget
         self.cap = cap
         self.unlimited = unlimited
+        self.grace = grace
 
     async def accept(
         self,
@@ -115,13 +120,16 @@ class Ingest:
         declared: str | None,
         client: str | None,
         chunks: AsyncIterator[bytes],
+        query: bytes | str = b"",
     ) -> dict[str, int]:
         """Store the batch in the body (all or nothing) and count it: ``{"accepted", "duplicates"}``.
 
         ``client`` is the client's address (the ASGI scope's, which a trusted proxy's
-        ``X-Forwarded-For`` has set). Whether the campaign is closed or full, and whether a
-        respondent code was used already, is checked by the writer, in the transaction that would
-        store the batch.
+        ``X-Forwarded-For`` has set); ``query`` the request's query string, whose ``round=n``
+        names the round the reports answer (:mod:`pldp.service.rounds`; a 400 when it is not a
+        round number). Whether the campaign is closed or full, whether the round is open, and
+        whether a respondent code was used already, is checked by the writer, in the transaction
+        that would store the batch.
         """
         try:
             code = self.who(campaign_id, authorization)
@@ -129,6 +137,10 @@ class Ingest:
             limiter = None if self.limiter is None or self.unlimited(authorization) else self.limiter
         except sqlite3.Error as exc:  # a store that cannot be read: a 503 too, never a traceback
             raise collect.unavailable(store_error(exc) or StoreUnavailableError(str(exc))) from None
+        try:
+            asked = rounds.Asked(rounds.asked_round(query), rounds.clock(), self.grace)
+        except ValueError as exc:
+            raise CollectError(400, "bad_round", str(exc)) from None
         if limiter is not None:
             limiter.admit(client)
         async with bodies.reading(declared, chunks, self.max_body, self.budget) as raw:
@@ -138,7 +150,7 @@ class Ingest:
                 prep = await run_in_threadpool(collect.prepare_batch, spec, raw, self.max_reports)
         if limiter is not None:
             limiter.charge(client, len(prep))
-        job = self.writer.submit(codes.job_for(campaign_id, prep, code, time.time(), self.cap))
+        job = self.writer.submit(codes.job_for(campaign_id, prep, code, time.time(), self.cap, asked))
         try:
             return await asyncio.wrap_future(job)
         except StoreUnavailableError as exc:
@@ -168,6 +180,7 @@ class FastPath:
                 headers.get(b"content-length"),
                 client[0] if client else None,
                 _chunks(receive),
+                scope.get("query_string", b""),
             )
             status = 200
         except CollectError as exc:

@@ -338,6 +338,8 @@ class CampaignUrls(BaseModel):
     estimate: str
     export: str
     days: str
+    round: str
+    series: str
 
 
 class CampaignEntry(BaseModel):
@@ -352,6 +354,8 @@ class CampaignEntry(BaseModel):
         description="open: anyone may report; invited: a report needs a respondent code (set at creation)."
     )
     created_at: float = Field(description="Seconds since the epoch.")
+    rounds: Literal["once", "daily", "weekly", "manual"] = Field(description="Its rounds (set at creation).")
+    round: int = Field(description="The current round (1 for a campaign that does not recur).")
     urls: CampaignUrls
 
 
@@ -363,9 +367,10 @@ class SubmitAck(BaseModel):
 
 
 class DayCount(BaseModel):
-    """Reports received on one day (UTC)."""
+    """Reports of one round received on one day (UTC)."""
 
     day: str = Field(description="YYYY-MM-DD")
+    round: int = Field(description="The round they answer (1 for a campaign that does not recur).")
     n: int
 
 
@@ -374,6 +379,9 @@ class Days(BaseModel):
 
     campaign: str
     store: str
+    rounds: Literal["once", "daily", "weekly", "manual"] = Field(
+        description="The campaign's rounds: report files of a recurring campaign are partitioned by round."
+    )
     days: list[DayCount]
 
 

@@ -134,10 +134,12 @@ class Collector:
     def health(self) -> dict[str, Any]:
         return self._json("GET", "/v1/health")
 
-    def create_campaign(self, spec: Spec | str) -> dict[str, Any]:
-        """Create a campaign (admin); ``spec`` a :class:`Spec` or its JSON text."""
+    def create_campaign(self, spec: Spec | str, rounds: str | None = None) -> dict[str, Any]:
+        """Create a campaign (admin); ``spec`` a :class:`Spec` or its JSON text; ``rounds``
+        ``daily``, ``weekly`` or ``manual`` makes it recur (None: the collector's default, once)."""
         text = spec.to_json() if isinstance(spec, Spec) else spec
-        return self._json("POST", "/v1/campaigns", text.encode("utf-8"))
+        query = "" if rounds is None else "?" + urlencode({"rounds": rounds})
+        return self._json("POST", f"/v1/campaigns{query}", text.encode("utf-8"))
 
     def campaigns(self) -> list[dict[str, Any]]:
         return self._json("GET", "/v1/campaigns")
@@ -199,6 +201,7 @@ class Collector:
         backoff: float = 0.5,
         progress: Callable[[int], None] | None = None,
         on_retry: Callable[[Exception, float], None] | None = None,
+        round: int | None = None,
     ) -> dict[str, int]:
         """Send a batch of any size in requests of at most ``size`` reports; the summed answers.
 
@@ -220,6 +223,8 @@ class Collector:
             As :meth:`retrying`.
         progress : callable, optional
             Told the number of reports of each request acknowledged.
+        round : int, optional
+            The round of a recurring campaign the reports answer (:meth:`submit`).
 
         Returns
         -------
@@ -236,7 +241,7 @@ class Collector:
                 batch.spec, batch.ids[start:stop], {k: v[start:stop] for k, v in batch.columns.items()}, batch.root
             )
             try:
-                got = self.retrying(partial(self.submit, campaign_id, part), retries, backoff, on_retry)
+                got = self.retrying(partial(self.submit, campaign_id, part, round), retries, backoff, on_retry)
             except RemoteError as exc:
                 if exc.status != 413 or stop - start == 1:
                     raise
@@ -249,24 +254,60 @@ class Collector:
             start = stop
         return total
 
-    def submit(self, campaign_id: str, reports: ReportBatch | dict[str, Any] | list[Any] | str) -> dict[str, int]:
-        """Send reports (a :class:`ReportBatch`, the batch form, a list, or JSON text)."""
+    def submit(
+        self,
+        campaign_id: str,
+        reports: ReportBatch | dict[str, Any] | list[Any] | str,
+        round: int | None = None,
+    ) -> dict[str, int]:
+        """Send reports (a :class:`ReportBatch`, the batch form, a list, or JSON text), as answers
+        to round ``round`` of a recurring campaign (None: the round in which they are received)."""
         if isinstance(reports, ReportBatch):
             body = json.dumps(reports.to_json(), separators=(",", ":")).encode()
         elif isinstance(reports, str):
             body = reports.encode("utf-8")
         else:
             body = json.dumps(reports, separators=(",", ":")).encode()
-        return self._json("POST", f"/v1/campaigns/{campaign_id}/reports", body)
+        query = "" if round is None else "?" + urlencode({"round": round})
+        return self._json("POST", f"/v1/campaigns/{campaign_id}/reports{query}", body)
 
-    def estimate(self, campaign_id: str, method: str = "unbiased", level: float = 0.95) -> dict[str, Any]:
-        query = urlencode({"method": method, "level": level})
-        return self._json("GET", f"/v1/campaigns/{campaign_id}/estimate?{query}")
+    def estimate(
+        self, campaign_id: str, method: str = "unbiased", level: float = 0.95, round: int | None = None
+    ) -> dict[str, Any]:
+        """The campaign's estimate (an analyst): of every report, or of round ``round``."""
+        asked: dict[str, Any] = {"method": method, "level": level}
+        if round is not None:
+            asked["round"] = round
+        return self._json("GET", f"/v1/campaigns/{campaign_id}/estimate?{urlencode(asked)}")
 
-    def export(self, campaign_id: str, day: str | None = None) -> bytes:
+    def series(
+        self,
+        campaign_id: str,
+        method: str = "unbiased",
+        level: float = 0.95,
+        first: int | None = None,
+        last: int | None = None,
+    ) -> dict[str, Any]:
+        """The campaign's estimate round by round (an analyst), of rounds ``first`` to ``last``
+        (default: the latest up to the current one): ``{"rounds", "round", "series": [...]}``."""
+        asked: dict[str, Any] = {"method": method, "level": level}
+        asked.update({k: v for k, v in (("first", first), ("last", last)) if v is not None})
+        query = urlencode(asked)
+        return self._json("GET", f"/v1/campaigns/{campaign_id}/series?{query}")
+
+    def current_round(self, campaign_id: str) -> dict[str, Any]:
+        """The campaign's current round, its start and end, and the rounds a report may name now (anyone)."""
+        return self._json("GET", f"/v1/campaigns/{campaign_id}/round")
+
+    def open_round(self, campaign_id: str) -> dict[str, Any]:
+        """Open the next round of a campaign with manual rounds (admin); the new round's ``round``."""
+        return self._json("POST", f"/v1/campaigns/{campaign_id}/rounds", b"")
+
+    def export(self, campaign_id: str, day: str | None = None, round: int | None = None) -> bytes:
         """The campaign's stored reports as Parquet bytes; with ``day`` (``YYYY-MM-DD``) only those
-        received that day."""
-        query = "" if day is None else "?" + urlencode({"day": day})
+        received that day, with ``round`` only those of that round."""
+        asked = {k: v for k, v in (("day", day), ("round", round)) if v is not None}
+        query = "?" + urlencode(asked) if asked else ""
         return self.request("GET", f"/v1/campaigns/{campaign_id}/export{query}")[2]
 
     def days(self, campaign_id: str) -> dict[str, Any]:
@@ -282,11 +323,12 @@ class Collector:
         return self._json("POST", "/v1/tokens", {"label": label, "campaigns": campaigns})
 
     # ------------------------------------------------------------------ credentials (admin)
-    def create_invited_campaign(self, spec: Spec | str) -> dict[str, Any]:
+    def create_invited_campaign(self, spec: Spec | str, rounds: str | None = None) -> dict[str, Any]:
         """Create a campaign that takes reports only with respondent codes (admin;
-        ``POST /v1/campaigns?access=invited``)."""
+        ``POST /v1/campaigns?access=invited``), recurring as ``rounds`` says (None: once)."""
         text = spec.to_json() if isinstance(spec, Spec) else spec
-        return self._json("POST", "/v1/campaigns?access=invited", text.encode("utf-8"))
+        query = urlencode({"access": "invited", **({} if rounds is None else {"rounds": rounds})})
+        return self._json("POST", f"/v1/campaigns?{query}", text.encode("utf-8"))
 
     def issue_codes(self, campaign_id: str, count: int, expires_in: int | None = None) -> dict[str, Any]:
         """``count`` one-time respondent codes of an invited campaign (admin), living ``expires_in``

@@ -5,10 +5,12 @@ Every period, :class:`Exporter` writes each campaign's reports numbered above it
 watermark* (:func:`pldp.service.store.watermark`) into report files
 (:func:`pldp.deploy.files.write_reports`: ``DIR/spec=<id>/day=<date>/<name>.parquet``). A file
 holds one *run* (:func:`pldp.service.store.next_run`): every report numbered ``first`` to
-``last``, all received on one day. Its name is :func:`file_name` of the store's id and that
-range, and its metadata says the same (:mod:`pldp.deploy.origin`). Reports are numbered in
-arrival order, so a period's reports make one file per day, or a few more when a day has more
-than :data:`FILE_CAP` of them.
+``last``, all received on one day (and for one round of a recurring campaign, whose files go
+into the layout with rounds, ``DIR/spec=<id>/round=<n>/day=<date>/``, and name their round). Its
+name is :func:`file_name` of the store's id and that range, and its metadata says the same
+(:mod:`pldp.deploy.origin`). Reports are numbered in arrival order, so a period's reports make
+one file per day, or a few more when a day has more than :data:`FILE_CAP` of them (or late
+reports of the round before, :mod:`pldp.service.rounds`).
 
 The export by day (``pldp campaign export --out-dir``, :mod:`pldp.service.dayfiles`) writes the
 same layout under other names, and its files name their store and report numbers too. The two
@@ -263,7 +265,7 @@ class Exporter:
             assert key is not None
             if row.id not in self._specs:
                 self._specs[row.id] = row.spec()
-            self._export(self._specs[row.id], key, sid, done)
+            self._export(self._specs[row.id], key, sid, done, row.rounds != "once")
             if self.rollover.retain_days is not None and not self._stop.is_set():
                 cutoff = store.today() - self.rollover.retain_days
                 delete = functools.partial(delete_exported, key=key, cutoff=cutoff)
@@ -271,8 +273,9 @@ class Exporter:
         return done
 
     # ------------------------------------------------------------------ one campaign
-    def _export(self, spec: Spec, key: int, sid: str, done: Round) -> None:
-        """Write and record the campaign's files above its watermark, one run at a time."""
+    def _export(self, spec: Spec, key: int, sid: str, done: Round, recurs: bool = False) -> None:
+        """Write and record the campaign's files above its watermark, one run at a time (a
+        recurring campaign's files go into the layout with rounds, and name their round)."""
         assert self._conn is not None and self._writer is not None
         pause = float(os.environ.get(PAUSE_ENV) or 0)
         while not self._stop.is_set():
@@ -280,8 +283,9 @@ class Exporter:
             run = store.next_run(self._conn, key, after, FILE_CAP)
             if run is None:
                 return
-            day, first, last = run
-            folder = report_files.partition_dir(self.rollover.root, spec.id, day)
+            day, turn, first, last = run
+            part = turn if recurs else None
+            folder = report_files.partition_dir(self.rollover.root, spec.id, day, part)
             earlier = sorted(folder.glob(f"{sid}-{first:012d}-*.parquet"))
             if earlier:  # written by a round that crashed before recording it
                 path, last, n = self._check(earlier, spec, first, last)
@@ -289,7 +293,7 @@ class Exporter:
             else:
                 batch, numbers = store.stored_numbered(self._conn, spec, seqs=(first, last))
                 name, origin = file_name(sid, first, last), Origin.of(sid, numbers)
-                path = report_files.write_reports(batch, self.rollover.root, day, name, origin=origin)
+                path = report_files.write_reports(batch, self.rollover.root, day, name, origin=origin, round=part)
                 n = len(batch)
                 done.written.append(path)
                 if pause and self._stop.wait(pause):  # the crash test's window (PAUSE_ENV)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import NamedTuple, TypeVar
 
 from pldp.deploy import Spec
-from pldp.service import auth, codes, store
+from pldp.service import auth, codes, rounds, store
 from pldp.service.bodies import BodyBudget
 from pldp.service.collect import CollectError
 from pldp.service.ingest import Ingest
@@ -63,6 +63,9 @@ class Limits:
     max_connections : int
         Open connections per process; at the cap, the one that has waited longest without a
         whole request is closed.
+    round_grace : float
+        Seconds after a round of a recurring campaign starts during which a report may still
+        name the round before (:mod:`pldp.service.rounds`).
     """
 
     max_body: int = 8 * 2**20
@@ -76,6 +79,7 @@ class Limits:
     header_timeout: float = 10.0
     body_timeout: float = 30.0
     max_connections: int = 4096
+    round_grace: float = rounds.DEFAULT_GRACE
 
     def to_json(self) -> str:
         """These limits as JSON (how ``pldp serve --workers N`` hands them to its workers)."""
@@ -131,6 +135,7 @@ class Service:
             self.budget,
             limits.campaign_cap,
             self.unlimited,
+            limits.round_grace,
         )
 
     def conn(self) -> sqlite3.Connection:

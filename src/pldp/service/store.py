@@ -1,16 +1,21 @@
 """The collector's embedded store: one SQLite file in WAL mode, versioned and migrated forward.
 
-Tables (schema version :data:`SCHEMA_VERSION`, kept in ``PRAGMA user_version``):
+Tables (schema version :data:`SCHEMA_VERSION`, kept in ``PRAGMA user_version``; the migrations
+that make them are in :mod:`pldp.service.schema`):
 
-``campaigns(key, id, spec, created_at, closed_at, access)``
+``campaigns(key, id, spec, created_at, closed_at, access, rounds, first_day)``
     A campaign is a verified spec; its id is the spec id, so a campaign's parameters can never
     change under it (a new parameter is a new spec, hence a new campaign). ``key`` is a small
     integer that the reports table uses instead of the 32-digit id. ``access``: ``open`` or ``invited``.
+    ``rounds``: ``once``, ``daily``, ``weekly`` or ``manual``, and ``first_day`` the UTC day
+    its rounds count from (:mod:`pldp.service.rounds`).
+``rounds(campaign_key, round, opened_at)``
+    The rounds 2, 3, ... that the admin opened in a ``manual`` campaign.
 ``tokens(hash, role, label, created_at, id, expires_at, revoked_at)`` and ``grants(token_hash, campaign_id)``
     Bearer tokens, stored only as SHA-256 hashes with a public ``id`` (:mod:`pldp.service.auth`).
 ``codes(hash, campaign_key, created_at, expires_at, revoked_at)``, ``code_uses(code_hash, round, report_id, used_at)``
     Respondent codes of invited campaigns (hashed) and the report each sent per round (:mod:`pldp.service.codes`).
-``reports(campaign_key, seq, report_id, row, received_day)``
+``reports(campaign_key, seq, report_id, row, received_day, round)``
     Every accepted report in arrival order (``seq`` counts a campaign's reports from 1, so every
     insert appends to the table's B-tree), with its 16-byte id (unique in a campaign: the writer
     finds stored ids in memory, :mod:`pldp.service.seen`, which makes a retried report count once)
@@ -18,10 +23,13 @@ Tables (schema version :data:`SCHEMA_VERSION`, kept in ``PRAGMA user_version``):
     the wire format's Arrow schema (``docs/wire-format.md`` §5, :meth:`pldp.channel.Node.columns`)
     in order, an item or level as a little-endian int32 (-1: none), bits as their packed bytes
     (:func:`row_table`, :func:`batch_of`). Export and recount read them back without any JSON.
+    ``round``: the campaign's round the report answers (1 in a campaign that does not recur).
 ``tallies(campaign_id, n, tally)``
     Each campaign's running tally (:meth:`pldp.tally.BaseTally.to_dict` as JSON), updated in the
     same transaction as the reports it counts, so an estimate never scans reports and always
     equals a recount of them (of every report accepted: retention deletes reports, never counts).
+``round_tallies(campaign_id, round, n, tally)``
+    The same per round of a recurring campaign (one that does not recur has only its whole tally).
 ``exports(campaign_key, first_seq, upto_seq, day, path, n, written_at)``
     The report files the rollover wrote (:mod:`pldp.service.rollover`): each holds the campaign's
     reports numbered ``first_seq`` to ``upto_seq``, all received on ``day``. The largest
@@ -54,6 +62,7 @@ import numpy as np
 
 from pldp.deploy import ReportBatch, Spec, decode
 from pldp.deploy.files import parse_day
+from pldp.service.schema import MIGRATIONS, SCHEMA_VERSION
 
 __all__ = [
     "FAULT_ENV",
@@ -75,113 +84,6 @@ __all__ = [
     "today",
     "watermark",
 ]
-
-#: The schema version this code writes; older files are migrated forward on open.
-SCHEMA_VERSION = 4
-
-#: Forward migrations: ``MIGRATIONS[v]`` takes a file from version ``v`` to ``v + 1``.
-MIGRATIONS: tuple[str, ...] = (
-    """
-    CREATE TABLE campaigns (
-        key INTEGER PRIMARY KEY,
-        id TEXT NOT NULL UNIQUE,
-        spec TEXT NOT NULL,
-        created_at REAL NOT NULL,
-        closed_at REAL
-    );
-    CREATE TABLE tokens (
-        hash BLOB PRIMARY KEY,
-        role TEXT NOT NULL CHECK (role IN ('admin', 'analyst')),
-        label TEXT NOT NULL,
-        created_at REAL NOT NULL
-    );
-    CREATE TABLE grants (
-        token_hash BLOB NOT NULL REFERENCES tokens(hash),
-        campaign_id TEXT NOT NULL REFERENCES campaigns(id),
-        PRIMARY KEY (token_hash, campaign_id)
-    ) WITHOUT ROWID;
-    CREATE TABLE reports (
-        campaign_key INTEGER NOT NULL REFERENCES campaigns(key),
-        report_id BLOB NOT NULL,
-        row BLOB NOT NULL,
-        received_day INTEGER NOT NULL,
-        PRIMARY KEY (campaign_key, report_id)
-    ) WITHOUT ROWID;
-    CREATE TABLE tallies (
-        campaign_id TEXT PRIMARY KEY REFERENCES campaigns(id),
-        n INTEGER NOT NULL,
-        tally TEXT NOT NULL
-    );
-    """,
-    # v2: reports in arrival order (every insert an append; ids are found in memory, pldp.service.seen)
-    """
-    CREATE TABLE reports_by_seq (
-        campaign_key INTEGER NOT NULL REFERENCES campaigns(key),
-        seq INTEGER NOT NULL,
-        report_id BLOB NOT NULL,
-        row BLOB NOT NULL,
-        received_day INTEGER NOT NULL,
-        PRIMARY KEY (campaign_key, seq)
-    ) WITHOUT ROWID;
-    INSERT INTO reports_by_seq
-        SELECT campaign_key, row_number() OVER (PARTITION BY campaign_key ORDER BY received_day, report_id),
-               report_id, row, received_day
-        FROM reports;
-    DROP TABLE reports;
-    ALTER TABLE reports_by_seq RENAME TO reports;
-    """,
-    # v3: report files written by the rollover, what retention deleted, the store's id
-    """
-    CREATE TABLE exports (
-        campaign_key INTEGER NOT NULL REFERENCES campaigns(key),
-        first_seq INTEGER NOT NULL,
-        upto_seq INTEGER NOT NULL,
-        day INTEGER NOT NULL,
-        path TEXT NOT NULL,
-        n INTEGER NOT NULL,
-        written_at REAL NOT NULL,
-        PRIMARY KEY (campaign_key, first_seq)
-    ) WITHOUT ROWID;
-    CREATE TABLE retention (
-        campaign_key INTEGER PRIMARY KEY REFERENCES campaigns(key),
-        generation INTEGER NOT NULL,
-        upto_seq INTEGER NOT NULL,
-        deleted INTEGER NOT NULL,
-        at REAL NOT NULL
-    );
-    CREATE TABLE settings (
-        name TEXT PRIMARY KEY,
-        value TEXT NOT NULL
-    );
-    INSERT INTO settings (name, value) VALUES ('store_id', lower(hex(randomblob(8))));
-    """,
-    # v4: credentials over time (token ids, expiry, revocation), invited campaigns and their codes.
-    # Tokens made before get the default lifetime from the upgrade on (admin 365 days, analyst 90).
-    """
-    ALTER TABLE tokens ADD COLUMN id TEXT;
-    ALTER TABLE tokens ADD COLUMN expires_at REAL;
-    ALTER TABLE tokens ADD COLUMN revoked_at REAL;
-    UPDATE tokens SET id = lower(hex(randomblob(6))),
-        expires_at = CAST(strftime('%s', 'now') AS REAL) + (CASE role WHEN 'admin' THEN 365 ELSE 90 END) * 86400.0;
-    CREATE UNIQUE INDEX tokens_by_id ON tokens (id);
-    ALTER TABLE campaigns ADD COLUMN access TEXT NOT NULL DEFAULT 'open' CHECK (access IN ('open', 'invited'));
-    CREATE TABLE codes (
-        hash BLOB PRIMARY KEY,
-        campaign_key INTEGER NOT NULL REFERENCES campaigns(key),
-        created_at REAL NOT NULL,
-        expires_at REAL NOT NULL,
-        revoked_at REAL
-    ) WITHOUT ROWID;
-    CREATE INDEX codes_by_campaign ON codes (campaign_key);
-    CREATE TABLE code_uses (
-        code_hash BLOB NOT NULL REFERENCES codes(hash),
-        round INTEGER NOT NULL,
-        report_id BLOB NOT NULL,
-        used_at REAL NOT NULL,
-        PRIMARY KEY (code_hash, round)
-    ) WITHOUT ROWID;
-    """,
-)
 
 
 class SchemaError(RuntimeError):
@@ -282,6 +184,8 @@ class CampaignRow:
     created_at: float
     closed_at: float | None
     access: str = "open"  # "open" or "invited" (respondent codes)
+    rounds: str = "once"  # "once", "daily", "weekly" or "manual" (pldp.service.rounds)
+    first_day: int = 0  # the UTC day (days since 1970-01-01) the rounds count from
 
     @property
     def closed(self) -> bool:
@@ -291,7 +195,7 @@ class CampaignRow:
         return Spec.from_json(self.spec_text)
 
 
-_CAMPAIGN = "id, spec, created_at, closed_at, access"  # the columns of a CampaignRow
+_CAMPAIGN = "id, spec, created_at, closed_at, access, rounds, first_day"  # the columns of a CampaignRow
 
 
 def campaign(conn: sqlite3.Connection, campaign_id: str) -> CampaignRow | None:
@@ -311,9 +215,15 @@ def empty_tally(spec: Spec) -> Any:
     return decode(spec, {"format": "pldp.batch/1", "spec": spec.id, "reports": []})
 
 
-def stored_tally(conn: sqlite3.Connection, spec: Spec) -> Any:
-    """The campaign's running tally as committed."""
-    row = conn.execute("SELECT tally FROM tallies WHERE campaign_id = ?", (spec.id,)).fetchone()
+def stored_tally(conn: sqlite3.Connection, spec: Spec, turn: int = 0) -> Any:
+    """The campaign's running tally as committed: of every report (``turn`` 0), or of round ``turn``
+    of a recurring campaign (a KeyError when that round has no tally: no reports, or no rounds)."""
+    if turn:
+        row = conn.execute(
+            "SELECT tally FROM round_tallies WHERE campaign_id = ? AND round = ?", (spec.id, int(turn))
+        ).fetchone()
+    else:
+        row = conn.execute("SELECT tally FROM tallies WHERE campaign_id = ?", (spec.id,)).fetchone()
     if row is None:
         raise KeyError(spec.id)
     return type(empty_tally(spec)).from_dict(json.loads(row[0]), spec.id)
@@ -369,21 +279,20 @@ def batch_of(spec: Spec, ids: bytes, rows: bytes) -> ReportBatch:
 #: one bound row per report.
 _INSERT = """
 WITH RECURSIVE i(k) AS (SELECT 0 UNION ALL SELECT k + 1 FROM i WHERE k + 1 < :n)
-INSERT INTO reports (campaign_key, seq, report_id, row, received_day)
-SELECT :key, :first + k, substr(:ids, 16 * k + 1, 16), substr(:rows, :width * k + 1, :width), :day FROM i
+INSERT INTO reports (campaign_key, seq, report_id, row, received_day, round)
+SELECT :key, :first + k, substr(:ids, 16 * k + 1, 16), substr(:rows, :width * k + 1, :width), :day, :round FROM i
 """
 
 
 def insert_reports(
-    conn: sqlite3.Connection, key: int, first: int, ids: bytes, rows: bytes, width: int, day: int
+    conn: sqlite3.Connection, key: int, first: int, ids: bytes, rows: bytes, width: int, day: int, turn: int = 1
 ) -> None:
-    """Append reports (concatenated 16-byte ids and ``width``-byte rows) to the campaign with
-    ``key``, numbered ``first, first + 1, ...``; a ``seq`` already used is an integrity error."""
+    """Append reports (concatenated 16-byte ids and ``width``-byte rows) of round ``turn`` to the
+    campaign with ``key``, numbered ``first, first + 1, ...``; a ``seq`` already used is an integrity error."""
     n = len(ids) // 16
     if n:
-        conn.execute(
-            _INSERT, {"n": n, "key": key, "first": first, "ids": ids, "rows": rows, "width": width, "day": day}
-        )
+        args = {"n": n, "key": key, "first": first, "ids": ids, "rows": rows, "width": width, "day": day}
+        conn.execute(_INSERT, {**args, "round": int(turn)})
 
 
 def rows_at(conn: sqlite3.Connection, key: int, seqs: list[int]) -> dict[int, bytes]:
@@ -400,15 +309,24 @@ def rows_at(conn: sqlite3.Connection, key: int, seqs: list[int]) -> dict[int, by
 
 
 def stored_batch(
-    conn: sqlite3.Connection, spec: Spec, day: int | None = None, seqs: tuple[int, int] | None = None
+    conn: sqlite3.Connection,
+    spec: Spec,
+    day: int | None = None,
+    seqs: tuple[int, int] | None = None,
+    turn: int | None = None,
 ) -> ReportBatch:
     """The stored reports of the campaign of ``spec``, in arrival order: every one, or those
-    received on ``day`` (days since 1970-01-01), or those numbered ``seqs[0]`` to ``seqs[1]``."""
-    return stored_numbered(conn, spec, day, seqs)[0]
+    received on ``day`` (days since 1970-01-01), or those numbered ``seqs[0]`` to ``seqs[1]``,
+    or those of round ``turn`` (any of them together)."""
+    return stored_numbered(conn, spec, day, seqs, turn)[0]
 
 
 def stored_numbered(
-    conn: sqlite3.Connection, spec: Spec, day: int | None = None, seqs: tuple[int, int] | None = None
+    conn: sqlite3.Connection,
+    spec: Spec,
+    day: int | None = None,
+    seqs: tuple[int, int] | None = None,
+    turn: int | None = None,
 ) -> tuple[ReportBatch, np.ndarray]:
     """:func:`stored_batch` and each report's ``seq`` (int64, increasing), which a report file
     written from it names (:class:`pldp.deploy.origin.Origin`)."""
@@ -416,6 +334,8 @@ def stored_numbered(
     args: list[Any] = [spec.id]
     if day is not None:
         where, args = where + " AND r.received_day = ?", [*args, int(day)]
+    if turn is not None:
+        where, args = where + " AND r.round = ?", [*args, int(turn)]
     if seqs is not None:
         where, args = where + " AND r.seq BETWEEN ? AND ?", [*args, int(seqs[0]), int(seqs[1])]
     rows = conn.execute(
@@ -427,14 +347,15 @@ def stored_numbered(
     return batch_of(spec, b"".join(r[0] for r in rows), b"".join(r[1] for r in rows)), numbers
 
 
-def days(conn: sqlite3.Connection, campaign_id: str) -> list[tuple[int, int]]:
-    """``(day, reports)`` of every day on which the campaign's stored reports were received, in order."""
+def days(conn: sqlite3.Connection, campaign_id: str) -> list[tuple[int, int, int]]:
+    """``(round, day, reports)`` of every round and day in which the campaign's stored reports were
+    received, in order (a late report of a round received the day after it ended makes a pair of its own)."""
     rows = conn.execute(
-        "SELECT r.received_day, COUNT(*) FROM reports r JOIN campaigns c ON c.key = r.campaign_key "
-        "WHERE c.id = ? GROUP BY r.received_day ORDER BY r.received_day",
+        "SELECT r.round, r.received_day, COUNT(*) FROM reports r JOIN campaigns c ON c.key = r.campaign_key "
+        "WHERE c.id = ? GROUP BY r.round, r.received_day ORDER BY r.round, r.received_day",
         (campaign_id,),
     ).fetchall()
-    return [(int(d), int(n)) for d, n in rows]
+    return [(int(t), int(d), int(n)) for t, d, n in rows]
 
 
 def campaign_key(conn: sqlite3.Connection, campaign_id: str) -> int | None:
@@ -455,30 +376,33 @@ def watermark(conn: sqlite3.Connection, key: int) -> int:
     )
 
 
-def next_run(conn: sqlite3.Connection, key: int, after: int, cap: int) -> tuple[int, int, int] | None:
-    """The campaign's next run of reports above ``seq`` ``after``: ``(day, first, last)``.
+def next_run(conn: sqlite3.Connection, key: int, after: int, cap: int) -> tuple[int, int, int, int] | None:
+    """The campaign's next run of reports above ``seq`` ``after``: ``(day, round, first, last)``.
 
     A run starts at the first report numbered above ``after`` and goes on while the reports were
-    received on the same day, over at most ``cap`` numbers; it holds every stored report numbered
-    ``first`` to ``last``. None when there is no report above ``after``. Reports above the export
-    watermark are never deleted, so the same ``after`` always gives the same ``first``, and the
-    same ``last`` unless reports of that day were appended since (the run can only grow).
+    received on the same day for the same round, over at most ``cap`` numbers; it holds every
+    stored report numbered ``first`` to ``last``. None when there is no report above ``after``.
+    Reports above the export watermark are never deleted, so the same ``after`` always gives the
+    same ``first``, and the same ``last`` unless reports of that day were appended since (the run
+    can only grow).
     """
     head = conn.execute(
-        "SELECT seq, received_day FROM reports WHERE campaign_key = ? AND seq > ? ORDER BY seq LIMIT 1", (key, after)
+        "SELECT seq, received_day, round FROM reports WHERE campaign_key = ? AND seq > ? ORDER BY seq LIMIT 1",
+        (key, after),
     ).fetchone()
     if head is None:
         return None
-    first, day = int(head[0]), int(head[1])
+    first, day, turn = int(head[0]), int(head[1]), int(head[2])
     other = conn.execute(
-        "SELECT MIN(seq) FROM reports WHERE campaign_key = ? AND seq > ? AND seq < ? AND received_day != ?",
-        (key, first, first + cap, day),
+        "SELECT MIN(seq) FROM reports WHERE campaign_key = ? AND seq > ? AND seq < ? "
+        "AND (received_day != ? OR round != ?)",
+        (key, first, first + cap, day, turn),
     ).fetchone()[0]
     end = first + cap if other is None else int(other)
     last = conn.execute(
         "SELECT MAX(seq) FROM reports WHERE campaign_key = ? AND seq >= ? AND seq < ?", (key, first, end)
     ).fetchone()[0]
-    return day, first, int(last)
+    return day, turn, first, int(last)
 
 
 def retention_generations(conn: sqlite3.Connection) -> dict[int, int]:

@@ -12,7 +12,8 @@ durable requests per second.
 
 The writer keeps each campaign's tally in memory (loaded from the store on first use) so that a
 job merges its reports' tally without reading or parsing the stored one; the tally rows are
-rewritten once per transaction. Several collector processes may share one file (``pldp serve
+rewritten once per transaction. A recurring campaign also has a tally per round
+(:mod:`pldp.service.rounds`), kept and written alike. Several collector processes may share one file (``pldp serve
 --workers N``): SQLite's write lock serializes their transactions, and a writer drops its cached
 tallies whenever ``PRAGMA data_version`` shows that another connection committed since its own
 last commit, so a tally is never updated from a stale copy. If a transaction fails to commit, the
@@ -59,7 +60,10 @@ from pldp.service import seen, store
 from pldp.service.faults import LOCK_TIMEOUT, StoreUnavailableError, TurnLock, problem, store_error
 from pldp.service.seen import SeenIds
 
-__all__ = ["MAX_GROUP", "Context", "StoreUnavailableError", "Writer"]
+__all__ = ["MAX_GROUP", "Context", "StoreUnavailableError", "TallyKey", "Writer"]
+
+#: A running tally's key: (campaign id, round), round 0 for the tally of every report of the campaign.
+TallyKey = tuple[str, int]
 
 #: Most jobs committed in one transaction.
 MAX_GROUP = 512
@@ -86,10 +90,10 @@ class Context:
     """
 
     conn: sqlite3.Connection
-    tallies: dict[str, Any]  # campaign id -> tally, as committed
+    tallies: dict[TallyKey, Any]  # (campaign id, round) -> tally, as committed
     seen: dict[int, SeenIds]  # campaign key -> stored report ids, with this group's jobs so far
-    pending: dict[str, Any] = field(default_factory=dict)  # campaign id -> tally, this group so far
-    _job: dict[str, Any] = field(default_factory=dict)  # campaign id -> tally, this job so far
+    pending: dict[TallyKey, Any] = field(default_factory=dict)  # (campaign id, round) -> tally, this group so far
+    _job: dict[TallyKey, Any] = field(default_factory=dict)  # (campaign id, round) -> tally, this job so far
     _job_ids: list[tuple[int, bytes, int]] = field(default_factory=list)  # (key, ids, first seq), this job
 
     def _stored(self, key: int) -> SeenIds:
@@ -123,25 +127,27 @@ class Context:
         self.pending.update(self._job)
         self._job, self._job_ids = {}, []
 
-    def tally(self, campaign_id: str, spec: Spec) -> Any:
-        """The campaign's current tally, including jobs earlier in this group."""
+    def tally(self, campaign_id: str, spec: Spec, turn: int = 0) -> Any:
+        """The campaign's current tally (of round ``turn`` of a recurring campaign; 0: of every
+        report), including jobs earlier in this group."""
+        key = (campaign_id, turn)
         for layer in (self._job, self.pending, self.tallies):
-            if campaign_id in layer:
-                return layer[campaign_id]
+            if key in layer:
+                return layer[key]
         try:
-            loaded = store.stored_tally(self.conn, spec)
+            loaded = store.stored_tally(self.conn, spec, turn)
         except KeyError:
             loaded = store.empty_tally(spec)
-        self.tallies[campaign_id] = loaded
+        self.tallies[key] = loaded
         return loaded
 
-    def add(self, campaign_id: str, spec: Spec, delta: Any) -> None:
-        """Stage ``delta`` (a tally of the same spec) onto the campaign's tally."""
-        self._job[campaign_id] = self.tally(campaign_id, spec).merge(delta)
+    def add(self, campaign_id: str, spec: Spec, delta: Any, turn: int = 0) -> None:
+        """Stage ``delta`` (a tally of the same spec) onto the campaign's tally (of round ``turn``)."""
+        self._job[campaign_id, turn] = self.tally(campaign_id, spec, turn).merge(delta)
 
     def set(self, campaign_id: str, tally: Any) -> None:
         """Stage a campaign's whole tally (a new campaign's empty one)."""
-        self._job[campaign_id] = tally
+        self._job[campaign_id, 0] = tally
 
 
 class Writer:
@@ -175,7 +181,7 @@ class Writer:
         # sleeps in steps of up to 100 ms (the cause of the tail latency with --workers 2).
         self.lock = TurnLock(f"{path}-writer.lock", lock_timeout)
         self.fault: StoreUnavailableError | None = self._probe()
-        self._tallies: dict[str, Any] = {}
+        self._tallies: dict[TallyKey, Any] = {}
         self._seen: dict[int, SeenIds] = {}
         self._generation: dict[int, int] = {}  # campaign key -> retention's generation when its ids were loaded
         self._version = -1  # PRAGMA data_version after our last commit
@@ -349,12 +355,20 @@ class Writer:
                 self.conn.execute("RELEASE job")
                 ctx._release()
                 outcomes.append((fut, result, None))
-            for campaign_id, tally in ctx.pending.items():
-                self.conn.execute(
-                    "INSERT INTO tallies (campaign_id, n, tally) VALUES (?, ?, ?) "
-                    "ON CONFLICT (campaign_id) DO UPDATE SET n = excluded.n, tally = excluded.tally",
-                    (campaign_id, int(tally.n), json.dumps(tally.to_dict(), separators=(",", ":"))),
-                )
+            for (campaign_id, turn), tally in ctx.pending.items():
+                text = json.dumps(tally.to_dict(), separators=(",", ":"))
+                if turn:
+                    self.conn.execute(
+                        "INSERT INTO round_tallies (campaign_id, round, n, tally) VALUES (?, ?, ?, ?) "
+                        "ON CONFLICT (campaign_id, round) DO UPDATE SET n = excluded.n, tally = excluded.tally",
+                        (campaign_id, turn, int(tally.n), text),
+                    )
+                else:
+                    self.conn.execute(
+                        "INSERT INTO tallies (campaign_id, n, tally) VALUES (?, ?, ?) "
+                        "ON CONFLICT (campaign_id) DO UPDATE SET n = excluded.n, tally = excluded.tally",
+                        (campaign_id, int(tally.n), text),
+                    )
             self.conn.execute("COMMIT")
             # our own commit leaves our data_version as it was; read after COMMIT, it could already
             # include another process's later commit, whose tally we would then never reload

@@ -11,7 +11,7 @@ from starlette.concurrency import run_in_threadpool
 
 from pldp.deploy import Spec
 from pldp.errors import SpecError
-from pldp.service import collect, jsonlimits, store
+from pldp.service import codes, collect, jsonlimits, store
 from pldp.service.bodies import reading
 from pldp.service.collect import CollectError
 from pldp.service.deps import Admin, CampaignOf, ServiceDep, Staff, anyone
@@ -35,15 +35,27 @@ def entry(service: Service, row: store.CampaignRow, spec: Spec) -> dict[str, Any
         "closed": row.closed,
         "access": row.access,
         "created_at": row.created_at,
+        "rounds": row.rounds,
+        "round": codes.current_round(service.conn(), row.id),
         "urls": {
             "spec": f"/v1/campaigns/{row.id}/spec",
             "reports": f"/v1/campaigns/{row.id}/reports",
             "estimate": f"/v1/campaigns/{row.id}/estimate",
             "export": f"/v1/campaigns/{row.id}/export",
             "days": f"/v1/campaigns/{row.id}/days",
+            "round": f"/v1/campaigns/{row.id}/round",
+            "series": f"/v1/campaigns/{row.id}/series",
         },
     }
 
+
+#: The ``rounds`` query parameter of ``POST /v1/campaigns``.
+ROUNDS = Query(
+    description="Whether and how the campaign recurs: `once` (the default: one round), `daily` or `weekly` (round n "
+    "is the n-th UTC day or week from the day of creation), or `manual` (the admin opens each next round, "
+    "`POST /v1/campaigns/{id}/rounds`). The collector's setting, not the spec's: set once, when the campaign is "
+    "created. Every report is counted in a round, and estimates come per round (`GET .../series`).",
+)
 
 #: The ``access`` query parameter of ``POST /v1/campaigns``.
 ACCESS = Query(
@@ -65,7 +77,9 @@ ACCESS = Query(
         413,
         415,
         503,
-        others={200: {"model": CampaignEntry, "description": "The campaign existed already (with this access)."}},
+        others={
+            200: {"model": CampaignEntry, "description": "The campaign existed already (with this access and rounds)."}
+        },
     ),
     openapi_extra=body_of(CampaignSpec),
 )
@@ -75,11 +89,13 @@ async def create_campaign(
     service: ServiceDep,
     _: Admin,
     access: Annotated[Literal["open", "invited"], ACCESS] = "open",
+    rounds: Annotated[Literal["once", "daily", "weekly", "manual"], ROUNDS] = "once",
 ) -> dict[str, Any]:
     """Create a campaign from a spec (``pldp.spec/1``); refused unless every privacy claim holds exactly.
 
-    ``?access=invited`` makes it take reports only with respondent codes; asking for an existing
-    campaign with the other access is a 409.
+    ``?access=invited`` makes it take reports only with respondent codes, and ``?rounds=daily``
+    (``weekly``, ``manual``) makes it recur; asking for an existing campaign with another access
+    or rounds is a 409.
     """
     declared = request.headers.get("content-length")
     async with reading(declared, request.stream(), service.limits.max_spec, service.budget) as raw:
@@ -91,7 +107,7 @@ async def create_campaign(
             spec = await run_in_threadpool(Spec.from_json, raw.decode("utf-8"))
         except (SpecError, UnicodeDecodeError, ValueError) as exc:
             raise CollectError(400, "bad_spec", str(exc)) from None
-    created = await service.write(lambda ctx: collect.create_campaign(ctx, spec, time.time(), access))
+    created = await service.write(lambda ctx: collect.create_campaign(ctx, spec, time.time(), access, rounds))
     service.remember(spec)
     row = store.campaign(service.conn(), spec.id)
     assert row is not None

@@ -9,11 +9,11 @@ from pydantic import TypeAdapter
 
 from pldp.deploy.estimates import campaign_estimate, check_method
 from pldp.errors import PLDPError
-from pldp.service import store
 from pldp.service.collect import CollectError
 from pldp.service.deps import ServiceDep, bearer, readable, require
 from pldp.service.errors import responses
 from pldp.service.models import Estimate
+from pldp.service.routes.rounds import round_tally
 from pldp.service.state import Campaign
 
 __all__ = ["router"]
@@ -21,6 +21,10 @@ __all__ = ["router"]
 router = APIRouter(prefix="/v1/campaigns", tags=["estimates"])
 #: How FastAPI serializes an answer of no declared type.
 _JSON: TypeAdapter[Any] = TypeAdapter(Any)
+#: The ``round`` query parameter: one round of a recurring campaign (:mod:`pldp.service.routes.rounds`).
+ROUND = Query(
+    alias="round", ge=1, le=999_999_999, description="Only the reports of this round (1, 2, ...); default: all."
+)
 
 
 class EstimateRequest(NamedTuple):
@@ -29,6 +33,7 @@ class EstimateRequest(NamedTuple):
     campaign: Campaign
     method: str
     level: float
+    round: int | None = None  # a round of the campaign (pldp.service.rounds); None: every report
 
 
 def estimate_request(
@@ -44,6 +49,7 @@ def estimate_request(
         ),
     ] = "unbiased",
     level: Annotated[float, Query(description="The intervals' confidence level, in (0, 1).")] = 0.95,
+    turn: Annotated[int | None, ROUND] = None,
 ) -> EstimateRequest:
     """The campaign, for an analyst granted it, and the query.
 
@@ -51,7 +57,7 @@ def estimate_request(
     only once its parameters are valid, and checks the token then (:func:`pldp.service.deps.require`).
     """
     principal = require(service.principal(authorization), "analyst")
-    return EstimateRequest(readable(service, principal, campaign_id), method, level)
+    return EstimateRequest(readable(service, principal, campaign_id), method, level, turn)
 
 
 @router.get("/{campaign_id}/estimate", response_model=Estimate, responses=responses(400, 401, 403, 409))
@@ -71,11 +77,11 @@ def get_estimate(service: ServiceDep, asked: Annotated[EstimateRequest, Depends(
         check_method(spec.mechanism(), asked.method)
     except PLDPError as exc:
         raise CollectError(400, "bad_method", str(exc)) from None
-    tally = store.stored_tally(service.conn(), spec)
-    if tally.n == 0:
-        raise CollectError(409, "no_reports", f"campaign {asked.campaign.row.id} has no reports yet")
+    tally = round_tally(service.conn(), spec, asked.round)  # 409 without reports (in the round)
     try:
         answer = campaign_estimate(spec, tally, asked.method, level)
     except PLDPError as exc:  # the estimator refuses these reports
         raise CollectError(400, "estimate_failed", str(exc)) from None
+    if asked.round is not None:
+        answer["round"] = asked.round
     return Response(_JSON.dump_json(answer), media_type="application/json")

@@ -4,12 +4,12 @@
 from __future__ import annotations
 
 import io
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
-from pldp.deploy.files import day_label, parse_day
+from pldp.deploy.files import day_label, parse_day, round_metadata
 from pldp.deploy.origin import Origin
 from pldp.service import store
 from pldp.service.collect import CollectError
@@ -30,13 +30,20 @@ _PARQUET: dict[int | str, dict[str, Any]] = {
 
 
 @router.get("/{campaign_id}/export", response_class=Response, responses=responses(400, 401, 403, 501, others=_PARQUET))
-def export(campaign: Readable, service: ServiceDep, day: str | None = None) -> Response:
+def export(
+    campaign: Readable,
+    service: ServiceDep,
+    day: str | None = None,
+    turn: Annotated[int | None, Query(alias="round", ge=1, le=999_999_999)] = None,
+) -> Response:
     """The stored reports as one Parquet file in the wire format's Arrow schema; with
-    ``day=YYYY-MM-DD`` only those received that day (none: an empty file).
+    ``day=YYYY-MM-DD`` only those received that day (none: an empty file), with ``round=n``
+    only those of that round of the campaign.
 
     Reports that retention deleted (``pldp serve --retain-days``) are in the rollover's files only.
     The file's metadata names the store and the store's numbers of its reports
-    (``pldp.store``, ``pldp.numbers``; :mod:`pldp.deploy.origin`).
+    (``pldp.store``, ``pldp.numbers``; :mod:`pldp.deploy.origin`), and with ``round`` the round
+    (``pldp.round``, :mod:`pldp.deploy.files`).
     """
     number = None
     if day is not None:
@@ -49,14 +56,14 @@ def export(campaign: Readable, service: ServiceDep, day: str | None = None) -> R
     except ImportError:  # pragma: no cover - the service extra installs it
         raise CollectError(501, "no_parquet", "export needs pyarrow (pip install 'pldp[service]')") from None
     conn = service.conn()
-    batch, numbers = store.stored_numbered(conn, campaign.spec, day=number)
+    batch, numbers = store.stored_numbered(conn, campaign.spec, day=number, turn=turn)
     table = batch.to_arrow()  # named by store and report numbers, so files of it count once (pldp.deploy.origin)
     table = table.replace_schema_metadata(
-        {**table.schema.metadata, **Origin.of(store.store_id(conn), numbers).metadata()}
+        {**table.schema.metadata, **Origin.of(store.store_id(conn), numbers).metadata(), **round_metadata(turn)}
     )
     sink = io.BytesIO()
     pq.write_table(table, sink)
-    name = campaign.row.id if day is None else f"{campaign.row.id}-{day}"
+    name = "-".join([campaign.row.id, *([] if turn is None else [f"round{turn}"]), *([] if day is None else [day])])
     return Response(
         sink.getvalue(),
         media_type="application/vnd.apache.parquet",
@@ -66,11 +73,12 @@ def export(campaign: Readable, service: ServiceDep, day: str | None = None) -> R
 
 @router.get("/{campaign_id}/days", response_model=Days, responses=responses(401, 403))
 def list_days(campaign: Readable, service: ServiceDep) -> dict[str, Any]:
-    """The days on which the stored reports were received (UTC), with how many on each, and the
-    store's id (``pldp campaign export --out-dir`` names its files with it)."""
+    """The days on which the stored reports were received (UTC), per round of the campaign, with
+    how many on each, and the store's id (``pldp campaign export --out-dir`` names its files with it)."""
     c, campaign_id = service.conn(), campaign.row.id
     return {
         "campaign": campaign_id,
         "store": store.store_id(c),
-        "days": [{"day": day_label(d), "n": n} for d, n in store.days(c, campaign_id)],
+        "rounds": campaign.row.rounds,
+        "days": [{"day": day_label(d), "round": t, "n": n} for t, d, n in store.days(c, campaign_id)],
     }

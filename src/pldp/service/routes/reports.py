@@ -20,13 +20,24 @@ __all__ = ["router"]
 
 router = APIRouter(prefix="/v1/campaigns", tags=["reports"])
 
+#: The ``round`` query parameter, which the route reads itself (as the fast path does).
+ROUND_PARAMETER = {
+    "name": "round",
+    "in": "query",
+    "required": False,
+    "description": "The round of a recurring campaign the reports answer (default: the round in which they are "
+    "received): the current round, or the one before during the grace after the current one started; another "
+    "is a 409 (`round_not_started`, `round_closed`). Retries of stored reports are acknowledged whatever it says.",
+    "schema": {"type": "integer", "minimum": 1, "maximum": 999_999_999},
+}
+
 
 @router.post(
     "/{campaign_id}/reports",
     dependencies=[Security(bearer)],
     response_model=SubmitAck,
     responses=responses(400, 401, 403, 404, 409, 413, 415, 429, 503),
-    openapi_extra=body_of(ReportsBody) | {"security": [{}]},
+    openapi_extra=body_of(ReportsBody) | {"security": [{}], "parameters": [ROUND_PARAMETER]},
 )
 async def submit(campaign_id: str, request: Request, service: ServiceDep) -> dict[str, int]:
     """Store a batch of reports (``pldp.batch/1``, a list of reports, or one report); all or nothing.
@@ -38,7 +49,10 @@ async def submit(campaign_id: str, request: Request, service: ServiceDep) -> dic
     of exactly one report with a respondent code as the bearer token: 401 without one or with a
     code that is not valid (``code_required``, ``unknown_code``, ``code_expired``,
     ``code_revoked``), 403 with an admin or analyst token, 409 ``code_used`` when the code sent
-    another report already (the same report again is acknowledged as a duplicate).
+    another report already in the round (the same report again is acknowledged as a duplicate).
+
+    A recurring campaign counts each new report in the round that ``?round=n`` names, if it is
+    open, or else in the round in which it is received (``docs/collector.md``, "Recurring campaigns").
 
     One address may send so many reports a second (429 beyond, with ``Retry-After``), a campaign
     takes so many in all (409 ``campaign_full``), and a page of another origin may not submit (403;
@@ -46,4 +60,5 @@ async def submit(campaign_id: str, request: Request, service: ServiceDep) -> dic
     """
     auth_header, declared = request.headers.get("authorization"), request.headers.get("content-length")
     client = request.client.host if request.client else None
-    return await service.ingest.accept(campaign_id, auth_header, declared, client, request.stream())
+    query = request.scope.get("query_string", b"")  # read as the fast path reads it: the same answers
+    return await service.ingest.accept(campaign_id, auth_header, declared, client, request.stream(), query)

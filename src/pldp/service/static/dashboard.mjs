@@ -5,6 +5,8 @@ import { loadSpec, verify } from "/static/pldp-client.mjs";
 import { apiError, canVerify, el, fetchSpecText, fetchWithin, formatEps, svg } from "/static/common.mjs";
 import { METHOD_LABELS, METHOD_SHORT, METHOD_WORDS, fallbackWords, screeningWords } from "/static/methods.mjs";
 import { claimWords, expWords, listWords, protection } from "/static/protection.mjs";
+import { drawSeries } from "/static/series.mjs";
+import { finite, percent, shareAxis, shareScale } from "/static/axes.mjs";
 
 const main = document.getElementById("dashboard");
 const campaignId = main.dataset.campaign;
@@ -90,6 +92,7 @@ async function refresh() {
       if (mine !== generation) return;
       render(data);
       showMessage("", "notice", "ok");
+      await refreshSeries(token, method, level, data.n, mine);
     } else {
       const err = await apiError(response);
       if (mine !== generation) return;
@@ -100,6 +103,36 @@ async function refresh() {
     showMessage(`The collector cannot be reached (${exc.message || exc}); trying again…`, "error", "offline");
   }
   if (again) timer = setTimeout(poll, POLL_MS);
+}
+
+// ------------------------------------------------------------------ rounds (a recurring campaign)
+
+let recurs = null; // whether the campaign recurs (GET .../round), once known
+let seriesKey = ""; // what the series drawn last was fetched for
+
+/**
+ * A recurring campaign's estimate round by round, below the current one: fetched again when the
+ * method, the level or the number of reports changed, and at least every 30 s (a new round).
+ */
+async function refreshSeries(token, method, level, n, mine) {
+  if (recurs === null) {
+    const info = await fetchWithin(`/v1/campaigns/${campaignId}/round`).then((r) => (r.ok ? r.json() : null));
+    recurs = info ? info.rounds !== "once" : null;
+  }
+  const box = document.getElementById("series");
+  box.hidden = !recurs;
+  box.dataset.recurs = String(recurs);
+  const key = `${method}|${level}|${n}|${Math.floor(Date.now() / 30000)}`;
+  if (!recurs || key === seriesKey || mine !== generation) return;
+  const url = `/v1/campaigns/${campaignId}/series?method=${encodeURIComponent(method)}&level=${encodeURIComponent(level)}`;
+  const response = await fetchWithin(url, { headers: { authorization: `Bearer ${token}` } });
+  if (mine !== generation || !response.ok) return;
+  const data = await response.json();
+  if (mine !== generation) return;
+  const charts = document.getElementById("series-charts");
+  drawSeries(charts, data, attributeTitle);
+  charts.dataset.key = key;
+  seriesKey = key;
 }
 
 function poll() {
@@ -137,16 +170,6 @@ function showFailure(err) {
 
 // ------------------------------------------------------------------ the charts
 
-const finite = (xs) => xs.filter((x) => Number.isFinite(x));
-
-/** Tick step 1, 2 or 5 times a power of ten, about span / 5. */
-function tickStep(span) {
-  const raw = span / 5;
-  const p = 10 ** Math.floor(Math.log10(raw));
-  const m = raw / p;
-  return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p;
-}
-
 /**
  * Decimals of a share in percent: one digit below the leading digit of the smallest standard
  * error (noise makes finer digits meaningless), from 0 to 3.
@@ -155,13 +178,6 @@ function percentDecimals(stdErrors) {
   const se = finite(stdErrors).filter((x) => x > 0);
   if (!se.length) return 1;
   return Math.min(3, Math.max(0, 1 - Math.floor(Math.log10(Math.min(...se) * 100))));
-}
-
-/** A share (a fraction) in percent with `decimals` digits: "16.9\u00a0%" ("−" for negatives). */
-function percent(x, decimals, unit = "\u00a0%") {
-  if (!Number.isFinite(x)) return String(x);
-  const text = (x * 100).toFixed(decimals);
-  return (Number(text) === 0 ? text.replace("-", "") : text.replace("-", "−")) + unit;
 }
 
 function clip(label, n) {
@@ -188,14 +204,9 @@ function chart(attr, meta, titleId, width) {
   const longest = Math.min(14, Math.max(...attr.labels.map((l) => l.length)));
   const bottom = rotate ? 22 + longest * 5 : 30;
   const height = top + plotH + bottom;
-  let yMin = Math.min(0, ...finite([...f, ...lo]));
-  let yMax = Math.max(...finite([...f, ...hi]), 1e-9);
-  const step = tickStep(yMax - yMin);
-  yMin = Math.floor(yMin / step) * step;
-  yMax = Math.ceil(yMax / step) * step;
-  const y = (v) => top + ((yMax - Math.min(yMax, Math.max(yMin, v))) / (yMax - yMin)) * plotH;
+  const scale = shareScale([...f, ...lo], [...f, ...hi], top, plotH);
+  const y = scale.y;
   const pct = Math.round(meta.level * 1000) / 10;
-  const tickDecimals = Math.max(0, -Math.floor(Math.log10(step * 100)));
   const decimals = percentDecimals(attr.std_error);
 
   const root = svg("svg", {
@@ -209,20 +220,7 @@ function chart(attr, meta, titleId, width) {
     "data-level": meta.level,
     "data-n": meta.n,
   });
-  const axis = svg("g", { class: "axis" });
-  for (let t = yMin, i = 0; t <= yMax + step / 2 && i < 50; t += step, i++) {
-    const v = Math.abs(t) < step / 1e6 ? 0 : t;
-    axis.append(
-      svg("line", { class: "grid", x1: left, x2: width - right, y1: y(v), y2: y(v) }),
-      svg("text", { class: "tick", x: left - 6, y: y(v) + 4, "text-anchor": "end" }, percent(v, tickDecimals, "%")),
-    );
-  }
-  axis.append(svg("line", { class: "zero", x1: left, x2: width - right, y1: y(0), y2: y(0) }));
-  const mid = top + plotH / 2;
-  axis.append(
-    svg("text", { class: "axis-title", x: 12, y: mid, "text-anchor": "middle", transform: `rotate(-90 12 ${mid})` }, "Estimated share"),
-  );
-  root.append(axis);
+  root.append(shareAxis(scale, left, right, width));
 
   const bars = svg("g", { class: "bars" });
   for (let i = 0; i < d; i++) {

@@ -1,0 +1,208 @@
+"""The rounds of a recurring campaign (:mod:`pldp.service.rounds`): ``GET /v1/campaigns/{id}/round``
+(anyone: the survey page asks it), ``POST /v1/campaigns/{id}/rounds`` (admin: open the next round of
+a ``manual`` campaign) and ``GET /v1/campaigns/{id}/series`` (an analyst: the estimate of every
+round). :func:`round_tally` gives ``GET /v1/campaigns/{id}/estimate?round=n`` its tally."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Query, Security
+
+from pldp.deploy import Spec
+from pldp.deploy.estimates import campaign_estimate, check_method
+from pldp.errors import PLDPError
+from pldp.service import collect, rounds, store
+from pldp.service.collect import CollectError
+from pldp.service.deps import Admin, CampaignOf, ServiceDep, anyone, bearer, readable, require
+from pldp.service.errors import responses
+from pldp.service.roundmodels import RoundInfo, Series
+
+__all__ = ["round_info", "round_tally", "router", "series"]
+
+router = APIRouter(prefix="/v1/campaigns", tags=["rounds"])
+
+
+def _schedule(conn: sqlite3.Connection, campaign_id: str) -> rounds.Schedule:
+    schedule = rounds.schedule_of(conn, campaign_id)
+    if schedule is None:
+        raise CollectError(404, "unknown_campaign", f"no campaign {campaign_id}")
+    return schedule
+
+
+def round_info(conn: sqlite3.Connection, campaign_id: str, grace: float) -> dict[str, Any]:
+    """The campaign's current round as the API shows it (:class:`~pldp.service.roundmodels.RoundInfo`)."""
+    schedule, now = _schedule(conn, campaign_id), rounds.clock()
+    n = schedule.current(now)
+    return {
+        "campaign": campaign_id,
+        "rounds": schedule.kind,
+        "round": n,
+        "started_at": schedule.start(n),
+        "ends_at": schedule.end(n, now),
+        "accepts": list(schedule.accepts(now, grace)),
+    }
+
+
+def round_tally(conn: sqlite3.Connection, spec: Spec, turn: int | None) -> Any:
+    """The campaign's running tally: of every report (``turn`` None), or of round ``turn``.
+
+    Raises
+    ------
+    CollectError
+        409 ``round_not_started`` for a round after the current one, 409 ``no_reports`` when the
+        tally counts no report.
+    """
+    if turn is None:
+        tally = store.stored_tally(conn, spec)
+        where = ""
+    else:
+        schedule = _schedule(conn, spec.id)
+        current = schedule.current(rounds.clock())
+        if turn > current:
+            raise CollectError(409, "round_not_started", f"campaign {spec.id} is in round {current}; {turn} is to come")
+        try:
+            tally = store.stored_tally(conn, spec, turn if schedule.recurs else 0)
+        except KeyError:
+            tally = store.empty_tally(spec)
+        where = f" in round {turn}"
+    if tally.n == 0:
+        raise CollectError(409, "no_reports", f"campaign {spec.id} has no reports{where} yet")
+    return tally
+
+
+#: The most rounds one ``GET .../series`` estimates (a daily campaign's year, and a day).
+MAX_SERIES = 367
+
+
+def series(
+    conn: sqlite3.Connection,
+    spec: Spec,
+    method: str,
+    level: float,
+    first: int | None = None,
+    last: int | None = None,
+) -> dict[str, Any]:
+    """The campaign's estimate in every round from ``first`` to ``last``
+    (:class:`~pldp.service.roundmodels.Series`); a round without reports has no estimate.
+
+    ``last`` defaults to the current round, ``first`` to the round :data:`MAX_SERIES` - 1 before
+    it (or 1), so that one request never estimates more than :data:`MAX_SERIES` rounds.
+
+    Raises
+    ------
+    CollectError
+        400 for a level outside (0, 1), a method the campaign's oracle does not offer
+        (``bad_method``), ``first`` after ``last`` or more than :data:`MAX_SERIES` rounds
+        (``bad_range``), or a round's reports that the estimator refuses (``estimate_failed``);
+        409 ``round_not_started`` for a ``last`` after the current round.
+    """
+    if not 0.0 < level < 1.0:
+        raise CollectError(400, "bad_level", f"level must lie in (0, 1), got {level}")
+    try:
+        check_method(spec.mechanism(), method)
+    except PLDPError as exc:
+        raise CollectError(400, "bad_method", str(exc)) from None
+    schedule, now = _schedule(conn, spec.id), rounds.clock()
+    current = schedule.current(now)
+    last = current if last is None else last
+    first = max(1, last - MAX_SERIES + 1) if first is None else first
+    if last > current:
+        raise CollectError(409, "round_not_started", f"campaign {spec.id} is in round {current}; {last} is to come")
+    if first > last or last - first + 1 > MAX_SERIES:
+        raise CollectError(
+            400, "bad_range", f"rounds {first} to {last}: give first <= last, at most {MAX_SERIES} rounds at once"
+        )
+    if schedule.recurs:
+        found = conn.execute(
+            "SELECT round, tally FROM round_tallies WHERE campaign_id = ? AND round BETWEEN ? AND ?",
+            (spec.id, first, last),
+        )
+        kind = type(store.empty_tally(spec))
+        tallies = {int(t): kind.from_dict(json.loads(text), spec.id) for t, text in found}
+    else:
+        tallies = {1: store.stored_tally(conn, spec)}
+    points = []
+    for n in range(first, last + 1):
+        tally = tallies.get(n)
+        attributes = None
+        if tally is not None and tally.n:
+            try:
+                attributes = campaign_estimate(spec, tally, method, level)["attributes"]
+            except PLDPError as exc:  # the estimator refuses these reports
+                raise CollectError(400, "estimate_failed", f"round {n}: {exc}") from None
+        points.append(
+            {
+                "round": n,
+                "started_at": schedule.start(n),
+                "ends_at": schedule.end(n, now),
+                "n": 0 if tally is None else int(tally.n),
+                "attributes": attributes,
+            }
+        )
+    return {
+        "campaign": spec.id,
+        "rounds": schedule.kind,
+        "round": current,
+        "method": method,
+        "level": level,
+        "series": points,
+    }
+
+
+@router.get(
+    "/{campaign_id}/round",
+    dependencies=[Depends(anyone)],
+    response_model=RoundInfo,
+    responses=responses(401, 404),
+    openapi_extra={"security": [{}]},
+)
+def current_round(campaign: CampaignOf, service: ServiceDep) -> dict[str, Any]:
+    """The campaign's current round, when it started and ends, and the rounds a report may name now.
+
+    The survey page asks it to keep its respondent's report per round and to name the round it
+    answers; a campaign that does not recur is always in round 1.
+    """
+    return round_info(service.conn(), campaign.row.id, service.limits.round_grace)
+
+
+@router.post(
+    "/{campaign_id}/rounds", status_code=201, response_model=RoundInfo, responses=responses(401, 403, 404, 409, 503)
+)
+async def open_round(campaign_id: str, service: ServiceDep, _: Admin) -> dict[str, Any]:
+    """Open the next round of a campaign with ``manual`` rounds: from now on reports are counted in
+    it, and the round before takes reports that name it during the collector's grace
+    (``pldp serve --round-grace``). A closed campaign, or one whose rounds are not ``manual``, is a 409.
+    """
+    now = rounds.clock()
+    await service.write(lambda ctx: collect.open_round(ctx, campaign_id, now))
+    return round_info(service.conn(), campaign_id, service.limits.round_grace)
+
+
+@router.get("/{campaign_id}/series", response_model=Series, responses=responses(400, 401, 403, 409))
+def get_series(
+    campaign_id: str,
+    service: ServiceDep,
+    authorization: Annotated[str | None, Security(bearer)],
+    method: Annotated[
+        str, Query(description="Any method the campaign's oracle offers (as for GET .../estimate).")
+    ] = "unbiased",
+    level: Annotated[float, Query(description="The intervals' confidence level, in (0, 1).")] = 0.95,
+    first: Annotated[
+        int | None, Query(ge=1, le=999_999_999, description=f"The first round (default: {MAX_SERIES - 1} before last).")
+    ] = None,
+    last: Annotated[
+        int | None, Query(ge=1, le=999_999_999, description="The last round (default: the current one).")
+    ] = None,
+) -> dict[str, Any]:
+    """The campaign's estimate round by round, from ``first`` to ``last`` (at most 367 rounds; by
+    default the latest ones up to the current round): per round its start, end, reports and
+    estimate with ``level`` intervals (none for a round without reports).
+
+    A campaign that does not recur has the one round 1, whose estimate is the campaign's.
+    """
+    principal = require(service.principal(authorization), "analyst")
+    campaign = readable(service, principal, campaign_id)
+    return series(service.conn(), campaign.spec, method, level, first, last)
