@@ -350,6 +350,8 @@ def test_help_shows_serve_defaults_and_pldp_server() -> None:
         "invite",
         "codes",
         "revoke-codes",
+        "round",
+        "series",
     }
     for name, command in commands.items():
         assert "$PLDP_SERVER" in command.format_help(), name
