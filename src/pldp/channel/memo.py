@@ -59,7 +59,7 @@ CHAIN_GRID = GRID * GRID
 @dataclass(frozen=True)
 class DirectIRR:
     """The instantaneous response of a direct chain: report ``z`` when ``w < keep``, else the smallest
-    ``y`` with ``w - keep < weights[0] + ... + weights[y]`` (``keep + sum(weights) = 2**32``)."""
+    ``y`` with ``w - keep`` below the sum of ``weights`` up to ``y`` (``keep + sum(weights) = 2**32``)."""
 
     keep: int
     weights: tuple[int, ...]

@@ -128,7 +128,7 @@ class DirectReports(Mechanism):
         return Q
 
     def tally(self, reports: Any) -> Tally:
-        """Count reports per item (``np.bincount``; :func:`count_items`)."""
+        """Count reports per item (``np.bincount``; ``count_items``)."""
         n, counts = count_items(reports, self.d)
         return self._tally(n, counts)
 
