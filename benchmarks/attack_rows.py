@@ -24,20 +24,17 @@ import time
 
 import numpy as np
 
-from pldp.attacks import STRATEGIES
-from pldp.experiments.attacks.catalog import PROTOCOLS, UNIFORM, build
+from pldp.experiments.attacks.catalog import PROTOCOLS, build
 from pldp.experiments.attacks.runs import run_repeat
+from pldp.experiments.attacks.specs import personalized_settings
 from report import fmt_rate
 
 N, D, BETA, REPEATS, TARGET_S = 10**6, 100, 0.01, 20, 60.0
 
 
 def setting_of(protocol: str) -> dict[str, object]:
-    """The personalized table's setting of ``protocol`` at n = 10^6, d = 100."""
-    methods = ["unbiased", "norm_sub"] if protocol.startswith("febsf") else ["unbiased", "norm_sub", "mle"]
-    strategies = ["mga"] if protocol in UNIFORM else list(STRATEGIES)
-    return {"protocol": protocol, "n": N, "d": D, "zipf": 1.0, "r": 1, "beta": BETA,
-            "strategies": strategies, "methods": methods}  # fmt: skip
+    """The personalized table's setting of ``protocol`` at n = 10^6, d = 100, beta = 1 %."""
+    return personalized_settings([BETA], [protocol], n=N)[0]
 
 
 def bench_attacks(

@@ -226,7 +226,7 @@ def stored_tally(conn: sqlite3.Connection, spec: Spec, turn: int = 0) -> Any:
         row = conn.execute("SELECT tally FROM tallies WHERE campaign_id = ?", (spec.id,)).fetchone()
     if row is None:
         raise KeyError(spec.id)
-    return type(empty_tally(spec)).from_dict(json.loads(row[0]), spec.id)
+    return spec.mechanism().load_tally(json.loads(row[0]))
 
 
 def stored_count(conn: sqlite3.Connection, campaign_id: str) -> int:

@@ -13,7 +13,7 @@ from pldp.experiments.attacks.tables import cao_table, issue_table, personalized
 from pldp.experiments.plotting import Panel
 from pldp.experiments.spec import Experiment
 
-__all__ = ["BETAS", "CAO_EPS", "ISSUE", "PERSONALIZED", "experiments"]
+__all__ = ["BETAS", "CAO_EPS", "ISSUE", "PERSONALIZED", "experiments", "personalized_settings"]
 
 PAPER = "attacks"
 #: Cao et al.'s shares of fake users.
@@ -86,7 +86,10 @@ def _issue_settings() -> list[dict[str, Any]]:
     ]
 
 
-def _personalized_settings(betas: Sequence[float], protocols: Sequence[str], n: int | None = None) -> list[dict]:
+def personalized_settings(betas: Sequence[float], protocols: Sequence[str], n: int | None = None) -> list[dict]:
+    """The personalized table's settings: per protocol and beta, every strategy that applies (MGA
+    alone for k-RR and OUE), unbiased, Norm-Sub and (but for PLDP-FEBSF) the MLE; ``n`` honest users
+    (default :data:`PERSONALIZED`'s, or :data:`PER_USER`'s)."""
     out = []
     for p in protocols:
         size = n or PER_USER.get(p, int(PERSONALIZED["n"]))
@@ -161,10 +164,10 @@ def experiments() -> list[Experiment]:
             "Every strategy against every personalized protocol, against the uniform mechanism at the same mean budget",
             "(no paper: the first table of these attacks on personalized LDP) The closed forms of "
             "pldp.attacks.expected_gain give the mean gain of every setting where they are exact",
-            _personalized_settings((0.001, 0.01, 0.05), protocols),
+            personalized_settings((0.001, 0.01, 0.05), protocols),
             run_repeat,
             20,
-            quick_settings=_personalized_settings((0.01,), quick_protocols, n=20_000),
+            quick_settings=personalized_settings((0.01,), quick_protocols, n=20_000),
             quick_repeats=3,
             panels=_personalized_panels(protocols),
             plot=personalized_table,

@@ -120,8 +120,7 @@ def series(
             "SELECT round, tally FROM round_tallies WHERE campaign_id = ? AND round BETWEEN ? AND ?",
             (spec.id, first, last),
         )
-        kind = type(store.empty_tally(spec))
-        tallies = {int(t): kind.from_dict(json.loads(text), spec.id) for t, text in found}
+        tallies = {int(t): spec.mechanism().load_tally(json.loads(text)) for t, text in found}
     else:
         tallies = {1: store.stored_tally(conn, spec)}
     points = []
