@@ -213,3 +213,15 @@ def test_a_report_is_returned_only_after_its_prr_is_stored(tmp_path: Path, monke
     assert store.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["memo.json", "memo.json.lock"]
     Client(spec, store=store).report(0)  # a held value needs no write
+
+
+def test_clients_simulate_refuses_a_memoized_spec(tmp_path: Path) -> None:
+    """One simulated client would be one device for every row (and write the user's memo file)."""
+    import subprocess
+
+    (tmp_path / "spec.json").write_text(Spec.from_mechanism(pldp.LGRR(2.0, 1.0, 3), question="q").to_json())
+    (tmp_path / "answers.csv").write_text("answer\n0\n1\n")
+    cmd = [str(Path(sys.executable).parent / "pldp"), "clients", "simulate", "spec.json", "--answers", "answers.csv"]
+    proc = subprocess.run([*cmd, "--out", "r.jsonl"], cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert proc.returncode == 2 and "pldp: error: clients simulate makes each row a device" in proc.stderr
+    assert not (tmp_path / "r.jsonl").exists()

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -149,11 +149,12 @@ class Client:
         self._memos: dict[str, Any] | None = None  # the store's memos during a batch
         self.last_new_values = 0
         self.last_new_items = np.empty(0, dtype=np.int64)
-        if isinstance(root, MemoNode):
+        if root.memoized:
             where = store if isinstance(store, MemoStore) else MemoFile(store)
             key = self.spec.memo_key
             assert key is not None  # a memoized spec states its key (read_spec)
-            self._memo = DeviceMemo(where, key, permanent_fingerprint(self.spec.labels, root), root)
+            node = cast(MemoNode, root)
+            self._memo = DeviceMemo(where, key, permanent_fingerprint(self.spec.labels, node), node)
         labels = self.spec.labels
         lists = labels if root.kind == "attributes" else [labels]
         self._index = [{lab: i for i, lab in enumerate(lab_list)} for lab_list in lists]

@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from pldp.channel import MemoInput, MemoNode, UnaryNode
+from pldp.channel import MemoInput, MemoNode
 from pldp.deploy.jcs import jcs
 from pldp.errors import PLDPError
 
@@ -236,7 +236,7 @@ class DeviceMemo:
 
     def __init__(self, store: MemoStore, key: str, fingerprint: str, node: MemoNode) -> None:
         self.store, self.key, self.fingerprint, self.node = store, key, fingerprint, node
-        self.kind = "unary" if isinstance(node.permanent, UnaryNode) else "direct"
+        self.kind = node.permanent.kind
 
     def _entry(self, memos: dict[str, Any]) -> dict[str, Any]:
         entry = memos.get(self.key)
