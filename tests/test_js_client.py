@@ -2,9 +2,11 @@
 
 For a spec of every mechanism and protocol, both clients are fed the same stream of 32-bit words
 and the same answers; their reports (single and batched) must be the same bytes, and the JS
-``verify`` must find the same rows as :func:`pldp.deploy.verify`. The JS side runs in Node through
-``clients/js/test/driver.mjs``; the module is skipped without Node.js >= 20 on PATH, and fails
-instead under ``PLDP_NODE_TESTS=required`` (as in ``.ci/run``).
+``verify`` must find the same rows as :func:`pldp.deploy.verify`. Memoized chains (direct and unary)
+run with a memo store in each client (a file each): the same bytes again, the same memo files, the
+same count of values new to the memo after every call, and the same refusals of a corrupt store.
+The JS side runs in Node through ``clients/js/test/driver.mjs``; the module is skipped without
+Node.js >= 20 on PATH, and fails instead under ``PLDP_NODE_TESTS=required`` (as in ``.ci/run``).
 """
 
 from __future__ import annotations
@@ -35,13 +37,26 @@ ROOT = Path(__file__).resolve().parents[1]
 DRIVER = ROOT / "clients" / "js" / "test" / "driver.mjs"
 
 
+PERM = pldp.ItemBudgets.from_array([1.0, 2.0, 2.0, 4.0, 4.0])
+ONE = pldp.ItemBudgets.from_array([0.5, 1.0, 1.0, 2.0, 2.0])
+#: Memoized chains, direct and unary (few values, so that values repeat and reuse their PRR).
+MEMO_CASES: dict[str, pldp.FrequencyOracle] = {
+    "lgrr": pldp.LGRR(2.0, 1.0, 4),
+    "liprr": pldp.LIPRR(PERM, ONE),
+    "loue": pldp.LOUE(2.0, 1.0, 5),
+    "lsue-d11": pldp.LSUE(3.0, 1.0, 11),
+    "lidue": pldp.LIDUE(PERM, ONE),
+}
+
+
 def _cases() -> dict[str, pldp.FrequencyOracle]:
-    """The shared cases, and three more that exercise wider reports and padding."""
+    """The shared cases, three more that exercise wider reports and padding, and memoized chains."""
     return {
         **oracle_cases(),
         "krr-d100": pldp.KRR(2.0, 100),
         "oue-d13": pldp.OUE(0.7, 13),
         "rappor-ps": PaddingSampling(pldp.RAPPOR(1.0, 6), 3),
+        **MEMO_CASES,
     }
 
 
@@ -95,10 +110,13 @@ def _calls(name: str, seed: int) -> list[dict[str, Any]]:
     for _ in range(3):
         a, c = _answer(name, rng, labels=False)
         calls.append({"method": "report", "answer": a, "choices": c})
+    if name in MEMO_CASES:  # a value again (its PRR reused), then the values new to the memo after each call
+        calls.append({"method": "report", "answer": calls[-1]["answer"], "choices": {}})
+        calls = [c for call in calls for c in (call, {"method": "last_new"})]
     return calls
 
 
-def _python_lines(spec: Spec, words: np.ndarray, calls: list[dict[str, Any]]) -> list[str]:
+def _python_lines(spec: Spec, words: np.ndarray, calls: list[dict[str, Any]], store: Path | None = None) -> list[str]:
     pos = 0
 
     def source(n: int) -> np.ndarray:
@@ -108,9 +126,13 @@ def _python_lines(spec: Spec, words: np.ndarray, calls: list[dict[str, Any]]) ->
         pos += n
         return out
 
-    client = Client(spec, random=source)
+    client = Client(spec, random=source, store=store)
     lines = []
     for call in calls:
+        if call["method"] == "last_new":
+            items = client.last_new_items.tolist()
+            lines.append(json.dumps({"values": client.last_new_values, "items": items}, separators=(",", ":")))
+            continue
         kw = call["choices"]
         if call["method"] == "report":
             rep = client.report(call["answer"], **kw)
@@ -124,10 +146,19 @@ def _python_lines(spec: Spec, words: np.ndarray, calls: list[dict[str, Any]]) ->
     return lines
 
 
-def _node(tmp: Path, spec_json: str, words: np.ndarray, calls: list[dict[str, Any]], raw: bool = False) -> list[str]:
+def _node(
+    tmp: Path,
+    spec_json: str,
+    words: np.ndarray,
+    calls: list[dict[str, Any]],
+    raw: bool = False,
+    store: str | None = None,
+) -> list[str]:
     (tmp / "spec.json").write_text(spec_json, encoding="utf-8")
     words.astype("<u4").tofile(tmp / "words.u32")
-    task = {"spec": "spec.json", "words": "words.u32", "calls": calls, "raw": raw}
+    task: dict[str, Any] = {"spec": "spec.json", "words": "words.u32", "calls": calls, "raw": raw}
+    if store is not None:
+        task["store"] = store
     (tmp / "task.json").write_text(json.dumps(task))
     proc = subprocess.run(
         [need_node(), str(DRIVER), str(tmp / "task.json")], capture_output=True, text=True, timeout=120, check=False
@@ -150,13 +181,18 @@ def test_js_and_python_clients_write_the_same_bytes(name: str, tmp_path: Path, m
     spec = _spec(name)
     calls = _calls(name, seed=len(name))
     words = _words(40_000, seed=7, padding=name.endswith("-ps"))
-    want = _python_lines(spec, words, calls)
-    got = _node(tmp_path, spec.to_json(), words, calls)
+    memo = name in MEMO_CASES
+    want = _python_lines(spec, words, calls, tmp_path / "memo-py.json" if memo else None)
+    got = _node(tmp_path, spec.to_json(), words, calls, store="memo-js.json" if memo else None)
     assert len(got) == len(want), got[-1:]
     for i, (g, w) in enumerate(zip(got, want, strict=True)):
         assert g == w, f"call {i} ({calls[i]['method']}) differs"
     if name.endswith("-ps"):  # the rejection branch of uniform(m) ran in these streams
         assert sum(rejected) > 0
+    if memo:  # the same memo, byte for byte; values were reused and new ones drawn
+        assert (tmp_path / "memo-js.json").read_bytes() == (tmp_path / "memo-py.json").read_bytes()
+        news = [json.loads(line)["values"] for line, c in zip(want, calls, strict=True) if c["method"] == "last_new"]
+        assert news[0] == 1 and news[-1] == 0 and 0 in news[:-1] and sum(news) == CASES[name].d
 
 
 def _same_rows(js: dict[str, Any], spec: Any) -> None:
@@ -242,3 +278,54 @@ def test_the_js_unit_tests_pass() -> None:
     )
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     assert re.search(r"^# fail 0$", proc.stdout, re.M), proc.stdout[-2000:]
+
+
+def _memo_doc(spec: Spec, responses: dict[str, Any], fingerprint: str | None = None) -> dict[str, Any]:
+    from pldp.deploy.memostore import MEMO_FORMAT, permanent_fingerprint
+
+    assert isinstance(spec.root, pldp.channel.MemoNode) and spec.memo_key is not None
+    kind = spec.root.permanent.kind
+    fp = fingerprint or permanent_fingerprint(spec.labels, spec.root)
+    entry = {"permanent": fp, "kind": kind, "d": spec.root.d, "responses": responses}
+    return {"format": MEMO_FORMAT, "memos": {spec.memo_key: entry}}
+
+
+def test_both_clients_refuse_a_corrupt_memo_store_and_say_why(tmp_path: Path) -> None:
+    """A store that is not JSON, not the format, holds a PRR or value outside the domain, is open to
+    other users, or holds another PRR's responses under the spec's key: both clients refuse to
+    report (no report, the store unchanged), naming the reason; a missing store starts empty."""
+    from pldp.deploy.memostore import MemoStoreError
+
+    direct, unary = _spec("lgrr"), _spec("loue")
+    cases: list[tuple[Spec, Any, int, str]] = [
+        (direct, "{not json", 0o600, "is not valid JSON"),
+        (direct, {"format": "pldp.memo/1"}, 0o600, "exactly 'format' and 'memos'"),
+        (direct, _memo_doc(direct, {"0": 4}), 0o600, "permanent response of value 0 is outside the domain"),
+        (direct, _memo_doc(direct, {"9": 1}), 0o600, "value .9. outside 0..3"),
+        (unary, _memo_doc(unary, {"1": "/w=="}), 0o600, "permanent response of value 1 is outside the domain"),
+        (unary, _memo_doc(unary, {"1": "CAA="}), 0o600, "permanent response of value 1 is outside the domain"),
+        (direct, _memo_doc(direct, {"0": 1}), 0o644, r"open to other users \(mode 0644\)"),
+        (direct, _memo_doc(direct, {"0": 1}, "0" * 32), 0o600, "holds the permanent responses of another"),
+    ]
+    for i, (spec, doc, mode, reason) in enumerate(cases):
+        text = doc if isinstance(doc, str) else json.dumps(doc)
+        for name in ("py.json", "js.json"):
+            (tmp_path / name).write_text(text, encoding="utf-8")
+            (tmp_path / name).chmod(mode)
+        with pytest.raises(MemoStoreError, match=reason):
+            Client(spec, store=tmp_path / "py.json").report(0)
+        (line,) = _node(
+            tmp_path, spec.to_json(), np.zeros(64, np.uint32), [{"method": "report", "answer": 0}], store="js.json"
+        )
+        out = json.loads(line)
+        assert out["error"] == "MemoStoreError" and re.search(reason, out["message"]), (i, out)
+        for name in ("py.json", "js.json"):
+            assert (tmp_path / name).read_text(encoding="utf-8") == text
+    for name in ("py.json", "js.json"):  # missing: starts empty, then holds the one value reported
+        (tmp_path / name).unlink()
+    Client(direct, random=lambda n: np.zeros(n, np.uint32), store=tmp_path / "py.json").report(2)
+    _node(tmp_path, direct.to_json(), np.zeros(64, np.uint32), [{"method": "report", "answer": 2}], store="js.json")
+    assert (tmp_path / "py.json").read_bytes() == (tmp_path / "js.json").read_bytes()
+    assert json.loads((tmp_path / "py.json").read_bytes()) == _memo_doc(direct, {"2": 2})
+    for name in ("py.json", "js.json"):
+        assert (tmp_path / name).stat().st_mode & 0o777 == 0o600

@@ -26,7 +26,7 @@ from pldp import theory
 from pldp.channel import DirectIRR, MemoNode, UnaryIRR, check_claims
 from pldp.channel.sampling import GRID
 from pldp.deploy import Spec
-from pldp.errors import BudgetError, ParameterError, SpecError
+from pldp.errors import BudgetError, ParameterError
 from pldp.mechanisms.longitudinal import direct as ldirect
 from pldp.mechanisms.longitudinal import unary as lunary
 from pldp.mechanisms.longitudinal.formulas import (
@@ -192,9 +192,10 @@ def test_eps_1_must_stay_below_eps_perm() -> None:
         pldp.LIPRR(ONE, PERM)
 
 
-def test_a_memoized_mechanism_is_not_deployed_yet() -> None:
-    with pytest.raises(SpecError, match="memoized"):
-        Spec.from_mechanism(pldp.LGRR(2.0, 1.0, 3), question="q")
+def test_a_memoized_mechanism_deploys_with_a_memo_key() -> None:
+    """(The clients' memo store: tests/test_memo_client.py.)"""
+    spec = Spec.from_mechanism(pldp.LGRR(2.0, 1.0, 3), question="q")
+    assert spec.memo_key is not None and Spec.from_json(spec.to_json()) == spec
 
 
 # --------------------------------------------------------------------------------- formulas

@@ -1,8 +1,8 @@
 """The memo node (issue 27 item 1, its wire side): JSON round trip and refusals, ``verify`` of a spec that
 holds one, and the node's program (a permanent response drawn once per value, an IRR per report).
 
-A memoized mechanism cannot be deployed yet (no client keeps a memo store: issue 27 item 2), so the
-spec here is written by hand, as a reader would receive it; ``verify`` reads it without loading it.
+The spec here is written by hand, as a reader would receive it (the memo key and the clients' memo
+store: ``tests/test_memo_client.py``); ``verify`` reads it without loading it.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ def _spec_json(m: Any, root: dict[str, Any] | None = None) -> dict[str, Any]:
         "labels": [str(v) for v in m.domain.labels],
         "oracle": canonical(m.params()),
         "sampler": {"grid_bits": 32, "root": m.sampler().to_json() if root is None else root},
+        "memo": {"key": "hand-written"},
     }
     data = json.loads(jcs(data))
     data["id"] = spec_id(data)
@@ -89,7 +90,7 @@ def test_memo_node_refuses_malformed_json(name: str) -> None:
 def test_verify_checks_both_claims_of_a_memo_spec_exactly(name: str) -> None:
     """``verify`` of a hand-written spec holding the memo node: every permanent and one-report claim,
     holding; the same spec with an IRR a little more informative fails at a one-report claim;
-    loading either as a deployable spec is refused (no memo store in the clients yet)."""
+    the first loads as a deployable spec, the second is refused."""
     m = MECHANISMS[name]()
     data = _spec_json(m)
     v = verify(data)
@@ -105,8 +106,9 @@ def test_verify_checks_both_claims_of_a_memo_spec_exactly(name: str) -> None:
     bad = MemoNode(node.d, node.permanent, wrong, node.notion, node.epsilons)
     v_bad = verify(_spec_json(m, bad.to_json()))
     assert not v_bad.holds and all("one report" in r.part for r in v_bad.failures)
-    with pytest.raises(SpecError, match="memoized"):
-        Spec.from_json(data)
+    assert Spec.from_json(data).memo_key == "hand-written"
+    with pytest.raises(SpecError, match="privacy claim fails: root one report"):
+        Spec.from_json(_spec_json(m, bad.to_json()))
 
 
 def _run(node: MemoNode, inp: MemoInput, words: np.ndarray) -> dict[str, np.ndarray]:

@@ -5,6 +5,10 @@
 // into reports (`pldp.report/1`) with integer comparisons of uniform 32-bit words drawn from the
 // platform CSPRNG (crypto.getRandomValues). Given the same word stream it writes byte-identical
 // reports to pldp's Python client (pldp.client.Client).
+//
+// A memoized spec (L-GRR, L-OUE, ...: a permanent randomized response per value, kept on the
+// device) needs a memo store: IndexedDB in browsers, a file in Node (the Python client's format,
+// pldp.memo/1); its reports are returned as Promises, after the new permanent responses are stored.
 
 /** 2**32: every sampler probability is a numerator over this grid. */
 const GRID = 4294967296;
@@ -19,7 +23,9 @@ const CHUNK_WORDS = 16384; // crypto.getRandomValues fills at most 65536 bytes p
 const DIRECT_NOTIONS = ["LDP", "ULDP", "IPLDP"];
 const UNARY_NOTIONS = ["LDP", "MinID-LDP", "AvgID-LDP"];
 const LEVEL_REPORTS = ["perturbed", "clear", "hidden"];
-const KINDS = ["attributes", "direct", "leveled", "padding", "unary"];
+const KINDS = ["attributes", "direct", "leveled", "memo", "padding", "unary"];
+const MEMO_FORMAT = "pldp.memo/1";
+const MEMO_KEY_MAX = 256;
 
 // ============================================================================ errors
 
@@ -42,6 +48,18 @@ export class AnswerError extends Error {
   constructor(message) {
     super(message);
     this.name = "AnswerError";
+  }
+}
+
+/**
+ * A memo store that cannot be read, written or trusted (bad JSON, wrong shape, a permanent response
+ * outside its domain, a file open to other users, another mechanism under the same memo key): the
+ * client refuses to report, since drawing new permanent responses would void the eps_perm claim.
+ */
+export class MemoStoreError extends Error {
+  constructor(message) {
+    super(message);
+    this.name = "MemoStoreError";
   }
 }
 
@@ -373,11 +391,7 @@ function parseDirect(obj, path) {
     throw new SpecError(`${path}.notion must be one of ${repr(DIRECT_NOTIONS)}, got ${repr(obj.notion)}`);
   }
   const epsilons = checkBudgets(obj.epsilons, `${path}.epsilons`, d, true);
-  const cum = new Float64Array(d);
-  let s = 0;
-  for (let y = 0; y < d; y++) cum[y] = s += weights[y];
-  const uniform = weights.every((w) => w === weights[0]) ? weights[0] : 0;
-  return { kind: "direct", d, keep, weights, notion: obj.notion, epsilons, cum, uniform };
+  return { kind: "direct", d, keep, weights, notion: obj.notion, epsilons, ...directTables(d, weights) };
 }
 
 function parseUnary(obj, path) {
@@ -472,13 +486,52 @@ function parseAttributes(obj, path) {
     throw new SpecError(`${path}.parts must be a non-empty list of nodes`);
   }
   const parts = obj.parts.map((o, i) => parseNode(o, `${path}.parts[${i}]`));
-  if (parts.some((n) => n.kind === "attributes" || n.kind === "padding")) {
+  if (parts.some((n) => n.kind === "attributes" || n.kind === "padding" || n.kind === "memo")) {
     throw new SpecError(`${path}.parts must be direct, unary or leveled nodes`);
   }
   return { kind: "attributes", parts };
 }
 
+/** A direct response's sampling tables (cumulative weights; the common weight if all are equal). */
+function directTables(d, weights) {
+  const cum = new Float64Array(d);
+  let s = 0;
+  for (let y = 0; y < d; y++) cum[y] = s += weights[y];
+  return { cum, uniform: weights.every((w) => w === weights[0]) ? weights[0] : 0 };
+}
+
+function parseMemo(obj, path) {
+  checkKeys(obj, path, ["kind", "d", "permanent", "instantaneous", "notion", "epsilons"]);
+  const permanent = parseNode(obj.permanent, `${path}.permanent`);
+  if (permanent.kind !== "direct" && permanent.kind !== "unary") throw new SpecError(`${path}.permanent must be a direct or unary node`);
+  const d = checkInt(obj.d, `${path}.d`, permanent.d, permanent.d);
+  const where = `${path}.instantaneous`;
+  const raw = obj.instantaneous;
+  let irr;
+  if (permanent.kind === "direct") {
+    checkKeys(raw, where, ["keep", "weights"]);
+    const keep = checkInt(raw.keep, `${where}.keep`, 1, GRID);
+    const weights = checkInts(raw.weights, `${where}.weights`, d, 0, GRID);
+    const total = weights.reduce((s, w) => s + w, keep);
+    if (total !== GRID) throw new SpecError(`${where}: keep + sum(weights) = ${total} must be 2**${GRID_BITS} = ${GRID}`);
+    irr = { d, keep, weights, ...directTables(d, weights) };
+  } else {
+    checkKeys(raw, where, ["a", "b"]);
+    const a = checkInts(raw.a, `${where}.a`, d, 1, GRID - 1);
+    const b = checkInts(raw.b, `${where}.b`, d, 1, GRID - 1);
+    const bad = [];
+    for (let k = 0; k < d; k++) if (!(b[k] < a[k])) bad.push(k);
+    if (bad.length) throw new SpecError(`${where}: need b[k] < a[k] for every bit; not so at ${repr(bad.slice(0, 5))}`);
+    irr = { d, a, b, ta: Uint32Array.from(a), tb: Uint32Array.from(b), nbytes: (d + 7) >> 3 };
+  }
+  const notions = permanent.kind === "direct" ? DIRECT_NOTIONS : UNARY_NOTIONS;
+  if (!notions.includes(obj.notion)) throw new SpecError(`${path}.notion must be one of ${repr(notions)}, got ${repr(obj.notion)}`);
+  const epsilons = checkBudgets(obj.epsilons, `${path}.epsilons`, d, permanent.kind === "direct");
+  return { kind: "memo", d, permanent, instantaneous: irr, notion: obj.notion, epsilons };
+}
+
 const PARSERS = {
+  memo: parseMemo,
   direct: parseDirect,
   unary: parseUnary,
   padding: parsePadding,
@@ -500,6 +553,19 @@ function parseSampler(sampler) {
   }
   if (sampler.grid_bits !== GRID_BITS) throw new SpecError(`sampler.grid_bits must be ${GRID_BITS}, got ${repr(sampler.grid_bits)}`);
   return parseNode(sampler.root);
+}
+
+/** A `memo` member exactly when the sampler is memoized: {"key": a string of 1 to 256 characters}. */
+function checkMemo(root, memo) {
+  if (root.kind !== "memo") {
+    if (memo !== undefined) throw new SpecError("the spec has a memo member but its sampler is not memoized");
+    return;
+  }
+  if (memo === undefined) throw new SpecError("the sampler is memoized: the spec must state its memo key ({'memo': {'key': ...}})");
+  if (!isObject(memo) || Object.keys(memo).join() !== "key") throw new SpecError("memo must be an object with exactly 'key'");
+  if (typeof memo.key !== "string" || memo.key.length === 0 || [...memo.key].length > MEMO_KEY_MAX) {
+    throw new SpecError(`memo.key must be a string of 1 to ${MEMO_KEY_MAX} characters, got ${repr(memo.key)}`);
+  }
 }
 
 function checkLabels(value, path) {
@@ -547,44 +613,58 @@ function groups(keys) {
 
 const who = (items) => `item ${items[0]}` + (items.length > 1 ? ` (+${items.length - 1})` : "");
 
-function directRows(node, part) {
+/**
+ * The claims of a direct channel Pr(y | x) = (weights[y] + keep [x = y]) / G (the grid cancels: a
+ * node's 2^32, or the 2^64 one-report channel of a memo node), one row per group of outputs of
+ * equal (weight, budget): (weights[y] + keep) / weights[y] <= e^eps_y. Numbers or BigInts.
+ */
+function outputRows(keep, weights, epsilons, part) {
   const rows = [];
-  const keys = node.weights.map((w, y) => `${w}|${node.epsilons[y]}`);
+  const keys = weights.map((w, y) => `${w}|${epsilons[y]}`);
   for (const items of groups(keys).values()) {
-    const w = node.weights[items[0]];
-    const e = node.epsilons[items[0]];
+    const w = BigInt(weights[items[0]]);
+    const e = epsilons[items[0]];
     if (e === Infinity) continue; // a non-sensitive output may reveal its holder (IPLDP/ULDP)
-    const num = BigInt(w + node.keep);
-    const den = BigInt(w);
-    const holds = w > 0 && ratioWithin(num, den, e);
-    rows.push({ part, subject: "output " + who(items).slice(5), claimed: e, realised: logRatio(num, den), holds });
+    const num = w + BigInt(keep);
+    const holds = w > 0n && ratioWithin(num, w, e);
+    rows.push({ part, subject: "output " + who(items).slice(5), claimed: e, realised: logRatio(num, w), holds });
   }
   return rows;
 }
 
-function unaryRows(node, part) {
-  const keys = node.a.map((a, k) => `${a}|${node.b[k]}|${node.epsilons[k]}`);
+const directRows = (node, part) => outputRows(node.keep, node.weights, node.epsilons, part);
+const unaryRows = (node, part) => pairRows(node.a, node.b, node.epsilons, node.notion, GRID_N, part);
+
+/**
+ * The pair claims of independent bits, bit k set w.p. a[k] / grid for item k and b[k] / grid for
+ * another (Gu et al. eq. 5), one row per pair of groups of equal (a, b, budget). `grid` a BigInt:
+ * 2^32 for a node, 2^64 for the one-report channel of a memo node.
+ */
+function pairRows(aIn, bIn, epsilons, notion, grid, part) {
+  const a = aIn.map(BigInt);
+  const b = bIn.map(BigInt);
+  const keys = a.map((v, k) => `${v}|${b[k]}|${epsilons[k]}`);
   const gs = [...groups(keys).values()];
-  const epsMin = Math.min(...node.epsilons);
+  const epsMin = Math.min(...epsilons);
   const rows = [];
   for (const gi of gs) {
     for (const gj of gs) {
       if (gi === gj && gi.length < 2) continue; // a pair needs two distinct items
       const [i, j] = [gi[0], gj[0]];
-      const [ei, ej] = [node.epsilons[i], node.epsilons[j]];
+      const [ei, ej] = [epsilons[i], epsilons[j]];
       let claimed;
       let exact;
-      if (node.notion === "MinID-LDP") {
+      if (notion === "MinID-LDP") {
         claimed = Math.min(ei, ej);
-      } else if (node.notion === "AvgID-LDP") {
+      } else if (notion === "AvgID-LDP") {
         claimed = (ei + ej) / 2;
         const [fi, fj] = [exactFraction(ei), exactFraction(ej)]; // dyadic: the sum over 2 is exact
         exact = [fi[0] * fj[1] + fj[0] * fi[1], 2n * fi[1] * fj[1]];
       } else {
         claimed = epsMin;
       }
-      const num = BigInt(node.a[i]) * (GRID_N - BigInt(node.b[j]));
-      const den = BigInt(node.b[i]) * (GRID_N - BigInt(node.a[j]));
+      const num = a[i] * (grid - b[j]);
+      const den = b[i] * (grid - a[j]);
       const holds = ratioWithin(num, den, exact ?? claimed);
       rows.push({ part, subject: `${who(gi)} vs ${who(gj)}`, claimed, realised: logRatio(num, den), holds });
     }
@@ -676,8 +756,30 @@ function levelRatio(node) {
   return best;
 }
 
+/**
+ * The one-report channel of a memo node over 2^64 (docs/wire-format.md §2, §3.6): [K, W] of a direct
+ * chain (Pr(y | x) 2^64 = K [x = y] + W[y]), [p*, q*] of a unary one; BigInts.
+ */
+function chained(node) {
+  const [p, irr] = [node.permanent, node.instantaneous];
+  if (p.kind === "direct") {
+    const [k1, k2] = [BigInt(p.keep), BigInt(irr.keep)];
+    return [k1 * k2, p.weights.map((w1, y) => GRID_N * BigInt(irr.weights[y]) + k2 * BigInt(w1))];
+  }
+  const through = (p1) => p1.map((v, k) => BigInt(v) * BigInt(irr.a[k]) + (GRID_N - BigInt(v)) * BigInt(irr.b[k]));
+  return [through(p.a), through(p.b)];
+}
+
 function verifyNode(node, part) {
   switch (node.kind) {
+    case "memo": {
+      const [rows] = verifyNode(node.permanent, `${part} permanent (any number of reports of one value)`);
+      const [first, second] = chained(node);
+      const one = `${part} one report`;
+      if (node.permanent.kind === "direct") rows.push(...outputRows(first, second, node.epsilons, one));
+      else rows.push(...pairRows(first, second, node.epsilons, node.notion, GRID_N * GRID_N, one));
+      return [rows, Math.max(...node.epsilons)];
+    }
     case "direct":
       return [directRows(node, part), Math.max(...node.epsilons)];
     case "unary":
@@ -760,6 +862,7 @@ export function verify(spec) {
     if (data.format !== SPEC_FORMAT) throw new SpecError(`unknown spec format ${repr(data.format)}; this client reads ${repr(SPEC_FORMAT)}`);
     root = parseSampler(data.sampler);
     checkAnswers(root, data.labels, data.question);
+    checkMemo(root, data.memo);
   }
   const [rows, eps] = verifyNode(root, "root");
   return { holds: rows.every((r) => r.holds), rows, ldp_epsilon: eps };
@@ -806,7 +909,7 @@ export async function loadSpec(jsonTextOrObject) {
   const members = ["format", "id", "question", "labels", "oracle", "sampler"];
   const missing = members.filter((k) => !Object.hasOwn(data, k)).sort();
   if (missing.length) throw new SpecError(`the spec lacks ${repr(missing)}`);
-  const extra = Object.keys(data).filter((k) => !members.includes(k)).sort();
+  const extra = Object.keys(data).filter((k) => !members.includes(k) && k !== "memo").sort();
   if (extra.length) throw new SpecError(`the spec has unknown members ${repr(extra)}`);
   if (typeof data.id !== "string" || !/^[0-9a-f]{32}$/.test(data.id)) {
     throw new SpecError(`the spec id must be 32 lower-case hex digits, got ${repr(data.id)}`);
@@ -817,6 +920,7 @@ export async function loadSpec(jsonTextOrObject) {
   }
   const root = parseSampler(data.sampler);
   checkAnswers(root, data.labels, data.question);
+  checkMemo(root, data.memo);
   const [rows] = verifyNode(root, "root");
   const failures = rows.filter((r) => !r.holds);
   if (failures.length) {
@@ -828,9 +932,230 @@ export async function loadSpec(jsonTextOrObject) {
   }
   const lists = root.kind === "attributes" ? data.labels : [data.labels];
   const labelIndex = lists.map((l) => new Map(l.map((lab, i) => [lab, i])));
+  let memo = null;
+  if (root.kind === "memo") {
+    const text = canonicalJSON({ labels: data.labels, permanent: data.sampler.root.permanent });
+    memo = { key: data.memo.key, fingerprint: (await sha256Hex(text)).slice(0, 32) };
+  }
   const spec = deepFreeze(data);
-  PROGRAMS.set(spec, { root, id: data.id, labelIndex });
+  PROGRAMS.set(spec, { root, id: data.id, labelIndex, memo });
   return spec;
+}
+
+// ============================================================================ the memo store
+
+const HEX32 = /^[0-9a-f]{32}$/;
+const INDEX = /^(0|[1-9][0-9]*)$/;
+
+function memoBad(where, why) {
+  return new MemoStoreError(
+    `the memo store ${where} ${why}; refusing to report (drawing new permanent responses would void the eps_perm ` +
+      "claim). Repair or restore it, or move it away to start an empty memo.",
+  );
+}
+
+/** Whether z is a permanent response of a node of this kind over d items (canonical form). */
+function memoResponseOk(z, kind, d) {
+  if (kind === "direct") return Number.isInteger(z) && z >= 0 && z < d;
+  if (typeof z !== "string") return false;
+  let raw;
+  try {
+    raw = base64Decode(z);
+  } catch {
+    return false;
+  }
+  const nbytes = (d + 7) >> 3;
+  return raw.length === nbytes && (raw[nbytes - 1] & (0xff >> (d - 8 * nbytes + 8))) === 0;
+}
+
+/** The memos of a store's text (null: a missing store, empty), every member checked. */
+function readMemos(text, where) {
+  if (text === null || text === undefined) return {};
+  if (typeof text !== "string") throw memoBad(where, "does not hold JSON text");
+  let doc;
+  try {
+    doc = JSON.parse(text);
+  } catch (exc) {
+    throw memoBad(where, `is not valid JSON (${exc.message})`);
+  }
+  if (!isObject(doc) || Object.keys(doc).sort().join() !== "format,memos" || doc.format !== MEMO_FORMAT) {
+    throw memoBad(where, `is not a ${MEMO_FORMAT} object with exactly 'format' and 'memos'`);
+  }
+  if (!isObject(doc.memos)) throw memoBad(where, "has memos that are not an object");
+  for (const [key, entry] of Object.entries(doc.memos)) {
+    const k = repr(key);
+    if (!isObject(entry) || Object.keys(entry).sort().join() !== "d,kind,permanent,responses") {
+      throw memoBad(where, `has a memo ${k} without exactly 'permanent', 'kind', 'd' and 'responses'`);
+    }
+    const { d, kind, responses } = entry;
+    if (typeof entry.permanent !== "string" || !HEX32.test(entry.permanent)) {
+      throw memoBad(where, `has a memo ${k} whose permanent fingerprint is not 32 hex digits`);
+    }
+    if (!["direct", "unary"].includes(kind) || !Number.isInteger(d) || d < 2) throw memoBad(where, `has a memo ${k} with a bad kind or size`);
+    if (!isObject(responses)) throw memoBad(where, `has a memo ${k} whose responses are not an object`);
+    for (const [value, z] of Object.entries(responses)) {
+      if (!INDEX.test(value) || Number(value) >= d) throw memoBad(where, `has a memo ${k} with a value ${repr(value)} outside 0..${d - 1}`);
+      if (!memoResponseOk(z, kind, d)) throw memoBad(where, `has a memo ${k} whose permanent response of value ${value} is outside the domain`);
+    }
+  }
+  return doc.memos;
+}
+
+/** The memo text to store (keys sorted at every level, as the Python client writes it). */
+function memoText(memos) {
+  return canonicalJSON({ format: MEMO_FORMAT, memos });
+}
+
+/**
+ * Permanent responses kept in memory (tests and simulations): they die with the page or process,
+ * and a later one would draw new ones, voiding the eps_perm claim.
+ */
+export class MemoryMemoStore {
+  #text = null;
+
+  /** Run `fn(text, where)` -> {text, result} on the stored text (null if empty); keep the new text. */
+  async update(fn) {
+    const { text, result } = fn(this.#text, "(in memory)");
+    if (text !== null) this.#text = text;
+    return result;
+  }
+}
+
+const FILE_QUEUES = new Map(); // path -> the promise of its last update (one at a time per path)
+
+/** The default memo file of Node (docs/wire-format.md §6): what the Python client uses. */
+async function defaultMemoPath() {
+  const { join } = await import("node:path");
+  const { homedir } = await import("node:os");
+  const env = process.env;
+  if (env.PLDP_MEMO_STORE) return env.PLDP_MEMO_STORE;
+  let base;
+  if (process.platform === "win32") base = env.APPDATA || join(homedir(), "AppData", "Roaming");
+  else if (process.platform === "darwin") base = join(homedir(), "Library", "Application Support");
+  else base = env.XDG_DATA_HOME || join(homedir(), ".local", "share");
+  return join(base, "pldp", "memo.json");
+}
+
+/**
+ * Node: permanent responses in a JSON file (`pldp.memo/1`, the Python client's format), mode 0600,
+ * replaced atomically (a temporary file in the same folder, fsync, rename); updates of one path
+ * run one at a time in this process. Default path: `$PLDP_MEMO_STORE`, else `pldp/memo.json` in
+ * the user's data directory (`$XDG_DATA_HOME` or `~/.local/share`; macOS `~/Library/Application
+ * Support`; Windows `%APPDATA%`).
+ */
+export class FileMemoStore {
+  /** @param {string} [path] */
+  constructor(path) {
+    this.path = path;
+  }
+
+  async #run(fn) {
+    const fs = await import("node:fs/promises");
+    const { dirname, join } = await import("node:path");
+    const path = this.path ?? (await defaultMemoPath());
+    let text = null;
+    try {
+      const st = await fs.stat(path);
+      if (process.platform !== "win32" && st.mode & 0o077) {
+        throw memoBad(path, `is open to other users (mode ${(st.mode & 0o777).toString(8).padStart(4, "0")}); chmod 600 it`);
+      }
+      text = await fs.readFile(path, "utf8");
+    } catch (exc) {
+      if (exc instanceof MemoStoreError) throw exc;
+      if (exc.code !== "ENOENT") throw memoBad(path, `cannot be read (${exc.code ?? exc.message})`);
+    }
+    const { text: next, result } = fn(text, path);
+    if (next !== null) {
+      const dir = dirname(path);
+      const tmp = join(dir, `.memo-${Date.now()}-${Math.random().toString(16).slice(2)}.tmp`);
+      try {
+        await fs.mkdir(dir, { recursive: true, mode: 0o700 });
+        const fh = await fs.open(tmp, "wx", 0o600);
+        try {
+          await fh.writeFile(next, "utf8");
+          await fh.sync();
+        } finally {
+          await fh.close();
+        }
+        await fs.rename(tmp, path);
+        if (process.platform !== "win32") {
+          const dh = await fs.open(dir, "r");
+          await dh.sync().finally(() => dh.close());
+        }
+      } catch (exc) {
+        await fs.rm(tmp, { force: true });
+        throw memoBad(path, `cannot be written (${exc.code ?? exc.message})`);
+      }
+    }
+    return result;
+  }
+
+  /** Run `fn(text, where)` -> {text, result} on the file's text (null if missing); write the new text. */
+  update(fn) {
+    const key = this.path ?? "";
+    const run = () => this.#run(fn);
+    const done = (FILE_QUEUES.get(key) ?? Promise.resolve()).then(run, run);
+    FILE_QUEUES.set(key, done.catch(() => undefined));
+    return done;
+  }
+}
+
+/**
+ * Browsers: permanent responses in IndexedDB (database `name`, object store `memo`, one record: the
+ * `pldp.memo/1` text), read and rewritten in one readwrite transaction (strict durability), so two
+ * tabs cannot draw two permanent responses of one value.
+ */
+export class IndexedDBMemoStore {
+  /** @param {string} [name="pldp-memo"] The database's name. */
+  constructor(name = "pldp-memo") {
+    this.name = name;
+  }
+
+  #open() {
+    return new Promise((resolve, reject) => {
+      const req = globalThis.indexedDB.open(this.name, 1);
+      req.onupgradeneeded = () => req.result.createObjectStore("memo");
+      req.onsuccess = () => resolve(req.result);
+      req.onerror = () => reject(memoBad(`(IndexedDB ${this.name})`, `cannot be opened (${req.error?.message})`));
+      req.onblocked = () => reject(memoBad(`(IndexedDB ${this.name})`, "is blocked by another page"));
+    });
+  }
+
+  /** Run `fn(text, where)` -> {text, result} in one transaction on the stored text (null if none). */
+  async update(fn) {
+    const where = `(IndexedDB ${this.name})`;
+    const db = await this.#open();
+    try {
+      return await new Promise((resolve, reject) => {
+        const tx = db.transaction("memo", "readwrite", { durability: "strict" });
+        const store = tx.objectStore("memo");
+        let result;
+        let failed = null;
+        const get = store.get("memo");
+        get.onsuccess = () => {
+          try {
+            const out = fn(get.result === undefined ? null : get.result, where);
+            result = out.result;
+            if (out.text !== null) store.put(out.text, "memo");
+          } catch (exc) {
+            failed = exc;
+            tx.abort();
+          }
+        };
+        tx.oncomplete = () => resolve(result);
+        tx.onabort = tx.onerror = () => reject(failed ?? memoBad(where, `cannot be read or written (${tx.error?.message})`));
+      });
+    } finally {
+      db.close();
+    }
+  }
+}
+
+/** The platform's memo store: IndexedDB in a browser, the default file in Node. */
+export function defaultMemoStore() {
+  if (globalThis.indexedDB) return new IndexedDBMemoStore();
+  if (globalThis.process?.versions?.node) return new FileMemoStore();
+  throw new MemoStoreError("this platform has no memo store (no IndexedDB, not Node): give one as {store}");
 }
 
 // ============================================================================ the client
@@ -874,6 +1199,7 @@ export class Client {
   #prog;
   #random;
   #crypto;
+  #store = null;
   #buf = new Uint32Array(0);
   #pos = 0;
 
@@ -883,8 +1209,11 @@ export class Client {
    *   32-bit words. Default: crypto.getRandomValues, buffered in chunks of 16384 words. Inject a
    *   source only for tests: the words are drawn in the order of the wire format, so two clients
    *   given the same word stream write the same bytes.
+   * @param {{update: function}} [options.store] A memoized spec's memo store: {@link FileMemoStore}
+   *   (Node), {@link IndexedDBMemoStore} (browsers) or {@link MemoryMemoStore} (tests only).
+   *   Default {@link defaultMemoStore}; not used for a spec that is not memoized.
    */
-  constructor(spec, { random } = {}) {
+  constructor(spec, { random, store } = {}) {
     const prog = PROGRAMS.get(spec);
     if (!prog) throw new TypeError("Client needs a spec returned by loadSpec (id and privacy claims verified)");
     if (random !== undefined && typeof random !== "function") throw new TypeError("random must be a function n -> Uint32Array");
@@ -893,6 +1222,18 @@ export class Client {
     this.#random = random ?? cryptoWords;
     /** The spec's id. */
     this.specId = prog.id;
+    /** The spec's memo key (a memoized spec), else null. */
+    this.memoKey = prog.memo?.key ?? null;
+    /** How many distinct values of the last report(s) call were new to the memo (each spent eps_perm once). */
+    this.lastNewValues = 0;
+    /** Those values (item indices, ascending): on the device only, like the memo. */
+    this.lastNewItems = [];
+    if (prog.memo !== null) {
+      if (store !== undefined && (store === null || typeof store.update !== "function")) {
+        throw new TypeError("store must be a memo store (an object with update(fn))");
+      }
+      this.#store = store ?? defaultMemoStore();
+    }
   }
 
   // ------------------------------------------------------------------ words
@@ -975,6 +1316,8 @@ export class Client {
         const k = this.#uniform(node.ell);
         return this.#unary(node.inner, j < s ? input[j] : node.d + k);
       }
+      case "memo":
+        throw new TypeError("a memo node is drawn by #memoOne");
       case "leveled": {
         const data = this.#draw(node.items[input.t], input.x);
         if (node.levelReport === "perturbed") return { level: this.#direct(node.levelSampler, input.t), data };
@@ -1021,6 +1364,7 @@ export class Client {
     switch (node.kind) {
       case "direct":
       case "unary":
+      case "memo":
         return this.#item(answer, part, node.d);
       case "padding": {
         if (!Array.isArray(answer)) throw new AnswerError(`this spec takes a set of answers (an array), got ${describe(answer)}`);
@@ -1052,9 +1396,8 @@ export class Client {
     }
   }
 
-  #one(input) {
-    const root = this.#prog.root;
-    this.#ensure(ID_WORDS + wordCount(root, input));
+  /** The report id from the next ID_WORDS words (buffered by the caller). */
+  #id() {
     const buf = this.#buf;
     const p = this.#pos;
     let id = "";
@@ -1063,7 +1406,78 @@ export class Client {
       id += HEX[w >>> 24] + HEX[(w >>> 16) & 255] + HEX[(w >>> 8) & 255] + HEX[w & 255];
     }
     this.#pos = p + ID_WORDS;
+    return id;
+  }
+
+  #one(input) {
+    const root = this.#prog.root;
+    this.#ensure(ID_WORDS + wordCount(root, input));
+    const id = this.#id();
     return { id, payload: this.#draw(root, input) };
+  }
+
+  /**
+   * One report of item x of a memo root (docs/wire-format.md §2): the id, then, if `responses`
+   * (the memo's entry, a Map item -> response) lacks x, the permanent response's words (kept in `responses`), then the
+   * instantaneous response's words applied to the permanent response.
+   */
+  #memoOne(node, x, responses, fresh) {
+    const [prr, irr] = [node.permanent, node.instantaneous];
+    const direct = prr.kind === "direct";
+    let z = responses.get(x);
+    const irrWords = direct ? 1 : node.d;
+    this.#ensure(ID_WORDS + (z === undefined ? (direct ? 1 : node.d) : 0) + irrWords);
+    const id = this.#id();
+    if (z === undefined) {
+      z = direct ? this.#direct(prr, x) : this.#unary(prr, x);
+      responses.set(x, z);
+      fresh.add(x);
+    }
+    if (direct) return { id, payload: this.#direct(irr, z) };
+    const zb = base64Decode(z);
+    const buf = this.#buf;
+    const p = this.#pos;
+    const bytes = new Uint8Array(irr.nbytes);
+    for (let k = 0; k < node.d; k++) {
+      const bit = 128 >> (k & 7);
+      if (buf[p + k] < (zb[k >> 3] & bit ? irr.ta[k] : irr.tb[k])) bytes[k >> 3] |= bit;
+    }
+    this.#pos = p + node.d;
+    return { id, payload: base64Encode(bytes) };
+  }
+
+  /**
+   * Reports of items of a memo root, in one update of the memo store: its text read and checked
+   * (MemoStoreError if it cannot be trusted), the memo key's entry checked against this spec, the
+   * reports drawn, and the memo with their new permanent responses written before they are returned.
+   */
+  #memoReports(items) {
+    const node = this.#prog.root;
+    const { key, fingerprint } = this.#prog.memo;
+    const kind = node.permanent.kind;
+    return this.#store.update((text, where) => {
+      const memos = readMemos(text, where);
+      let entry = memos[key];
+      if (entry === undefined) {
+        entry = { permanent: fingerprint, kind, d: node.d, responses: {} };
+      } else if (entry.permanent !== fingerprint || entry.kind !== kind || entry.d !== node.d) {
+        throw new MemoStoreError(
+          `the memo key ${repr(key)} holds the permanent responses of another permanent randomized response or ` +
+            `other labels (fingerprint ${entry.permanent}, this spec's is ${fingerprint}); refusing to report: reusing ` +
+            "them would void both claims. Give this spec another memo key.",
+        );
+      }
+      const responses = new Map(Object.entries(entry.responses).map(([v, z]) => [Number(v), z]));
+      const fresh = new Set();
+      const reports = items.map((x) => this.#memoOne(node, x, responses, fresh));
+      this.lastNewItems = [...fresh].sort((a, b) => a - b);
+      this.lastNewValues = fresh.size;
+      if (!fresh.size) return { text: null, result: reports };
+      const out = {};
+      for (const [v, z] of responses) out[String(v)] = z;
+      memos[key] = { ...entry, responses: out };
+      return { text: memoText(memos), result: reports };
+    });
   }
 
   // ------------------------------------------------------------------ reports
@@ -1083,6 +1497,10 @@ export class Client {
   report(answer, choices = {}) {
     const { level, levels } = choices ?? {};
     const input = this.#input(this.#prog.root, answer, level, levels);
+    if (this.#store !== null) {
+      return this.#memoReports([input]).then(([{ id, payload }]) => ({ format: REPORT_FORMAT, spec: this.#prog.id, id, payload }));
+    }
+    this.lastNewValues = 0;
     const { id, payload } = this.#one(input);
     return { format: REPORT_FORMAT, spec: this.#prog.id, id, payload };
   }
@@ -1096,7 +1514,8 @@ export class Client {
    * @returns {string}
    */
   reportJSON(answer, choices = {}) {
-    return JSON.stringify(this.report(answer, choices));
+    const report = this.report(answer, choices);
+    return report instanceof Promise ? report.then((r) => JSON.stringify(r)) : JSON.stringify(report);
   }
 
   /**
@@ -1121,6 +1540,8 @@ export class Client {
     const inputs = answers.map((a, i) =>
       this.#input(root, a, perLevel ? level[i] : level, perLevels ? levels[i] : levels),
     );
+    if (this.#store !== null) return this.#memoReports(inputs).then((reports) => ({ format: BATCH_FORMAT, spec: this.#prog.id, reports }));
+    this.lastNewValues = 0;
     return { format: BATCH_FORMAT, spec: this.#prog.id, reports: inputs.map((input) => this.#one(input)) };
   }
 }

@@ -5,7 +5,15 @@ integer comparison of a uniform 32-bit word with a threshold of the spec. The wo
 operating system's CSPRNG (``os.urandom``) by default, never from a seeded or fast generator
 (google/rappor warns that its fast generator must never run in production); tests inject a word
 source. A client checks the spec's id, structure and every privacy claim before it reports
-anything (:func:`pldp.deploy.verify`), and never stores or logs an answer.
+anything (:func:`pldp.deploy.verify`), and never logs an answer.
+
+A memoized spec (``pldp.LGRR``, ``pldp.LOUE``, ...: ``docs/wire-format.md`` §2, the memo node)
+needs the device to keep one permanent randomized response per (memo key, value): the client
+keeps it in a memo store (:mod:`pldp.deploy.memostore`; by default a file in the user's data
+directory, mode ``0600``, replaced atomically), draws it from the CSPRNG the first time a value is
+reported and stores it before the report is returned; every report draws a fresh instantaneous
+response. The memo is never sent or logged; a store that cannot be read or trusted makes the
+client refuse to report, saying why.
 
 Examples
 --------
@@ -19,14 +27,26 @@ Examples
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
-from pldp.channel import AttributesNode, DirectNode, LeveledNode, Node, NodeVisitor, PaddingNode, UnaryNode
+from pldp.channel import (
+    AttributesNode,
+    DirectNode,
+    LeveledNode,
+    MemoInput,
+    MemoNode,
+    Node,
+    NodeVisitor,
+    PaddingNode,
+    UnaryNode,
+)
 from pldp.channel.sampling import os_words
 from pldp.channel.words import Cursor, RejectedError, WordSource, WordStream
+from pldp.deploy.memostore import DeviceMemo, MemoFile, MemoStore, permanent_fingerprint
 from pldp.deploy.spec import Spec
 from pldp.deploy.wire import ReportBatch
 from pldp.errors import ParameterError
@@ -66,6 +86,9 @@ class _Inputs(NodeVisitor[Any]):
         x = self.client._items(answers, part, node.d)
         return x, self.client._levels(level, x.size, node.t, "level")
 
+    def memo(self, node: MemoNode, answers: Any, level: Any, levels: Any, part: int) -> MemoInput:
+        return self.client._memo_input(self.client._items(answers, part, node.d))
+
     def attributes(self, node: AttributesNode, answers: Any, level: Any, levels: Any, part: int) -> Any:
         rows = [list(r) for r in answers]
         if any(len(r) != len(node.parts) for r in rows):
@@ -89,6 +112,21 @@ class Client:
     random : callable, optional
         ``random(n)`` returns ``n`` uniform ``uint32`` words. Default: the OS CSPRNG
         (:func:`pldp.channel.sampling.os_words`). Inject a source only for tests.
+    store : path or MemoStore, optional
+        Where a memoized spec's permanent responses are kept: a file path (:class:`MemoFile`), or a
+        :class:`~pldp.deploy.memostore.MemoStore` (:class:`~pldp.deploy.memostore.MemoryStore` keeps
+        them in memory, for tests and simulations only: a later process would redraw them and void
+        the eps_perm claim). Default: :func:`~pldp.deploy.memostore.default_store_path`, a file in
+        the user's data directory. Not opened for a spec that is not memoized.
+
+    Attributes
+    ----------
+    last_new_values : int
+        How many distinct values of the last :meth:`report` / :meth:`reports` call were new to the
+        memo (each drew its permanent response, so spent its eps_perm once); 0 for a spec that is
+        not memoized. What a privacy ledger charges eps_perm for.
+    last_new_items : ndarray of int64
+        Those values (item indices, sorted): on the device only, like the memo itself.
 
     Notes
     -----
@@ -97,10 +135,26 @@ class Client:
     index) and ``levels`` (MPLDP: one level index per attribute) are her choices.
     """
 
-    def __init__(self, spec: Spec | dict[str, Any] | str, random: WordSource | None = None) -> None:
+    def __init__(
+        self,
+        spec: Spec | dict[str, Any] | str,
+        random: WordSource | None = None,
+        *,
+        store: MemoStore | str | os.PathLike[str] | None = None,
+    ) -> None:
         self.spec = spec if isinstance(spec, Spec) else Spec.from_json(spec)
         self._stream = WordStream(random if random is not None else os_words)
         root = self.spec.root
+        self._memo: DeviceMemo | None = None
+        self._memos: dict[str, Any] | None = None  # the store's memos during a batch
+        self.last_new_values = 0
+        self.last_new_items = np.empty(0, dtype=np.int64)
+        if root.memoized:
+            where = store if isinstance(store, MemoStore) else MemoFile(store)
+            key = self.spec.memo_key
+            assert key is not None  # a memoized spec states its key (read_spec)
+            node = cast(MemoNode, root)
+            self._memo = DeviceMemo(where, key, permanent_fingerprint(self.spec.labels, node), node)
         labels = self.spec.labels
         lists = labels if root.kind == "attributes" else [labels]
         self._index = [{lab: i for i, lab in enumerate(lab_list)} for lab_list in lists]
@@ -142,14 +196,32 @@ class Client:
     def _inputs(self, node: Node, answers: Any, level: Any, levels: Any) -> Any:
         return node.accept(_Inputs(self), answers, level, levels, 0)
 
+    def _memo_input(self, items: np.ndarray) -> MemoInput:
+        assert self._memo is not None and self._memos is not None
+        return self._memo.input(self._memos, items)
+
     # ------------------------------------------------------------------ reports
     def reports(self, answers: Sequence[Any] | np.ndarray, *, level: Any = None, levels: Any = None) -> ReportBatch:
         """Randomize a batch of answers (vectorised); one report per answer, in order.
 
         Returns a :class:`~pldp.deploy.wire.ReportBatch` (``.to_json()`` for the wire,
         ``.to_arrow()`` for report files). The words are drawn as if each report were made by
-        :meth:`report` in turn, so the reports are the same bytes either way.
+        :meth:`report` in turn, so the reports are the same bytes either way. With a memoized spec
+        the memo store is locked and read (a :class:`~pldp.deploy.memostore.MemoStoreError` if it
+        cannot be trusted), and written with the batch's new permanent responses before the batch
+        is returned.
         """
+        if self._memo is None:
+            return self._batch(answers, level, levels)
+        with self._memo.store.session() as memos:
+            self._memos = memos
+            try:
+                batch = self._batch(answers, level, levels)
+            finally:
+                self._memos = None
+        return batch
+
+    def _batch(self, answers: Any, level: Any, levels: Any) -> ReportBatch:
         root = self.spec.root
         inp = self._inputs(root, answers, level, levels)
         n = root.reports(inp)
@@ -163,6 +235,10 @@ class Client:
         except RejectedError:  # a rejected draw shifts the words of every later report: one at a time
             return self._one_by_one(answers, level, levels)
         self._stream.advance(total)
+        if self._memo is not None:
+            assert self._memos is not None
+            self.last_new_items = self._memo.keep(self._memos, inp)
+            self.last_new_values = int(self.last_new_items.size)
         ids = words[starts[:, None] + np.arange(ID_WORDS)].astype(">u4").view(np.uint8).reshape(n, 16)
         return ReportBatch(self.spec.id, ids, cols, root)
 

@@ -11,6 +11,8 @@
 // verification {holds, ldp_epsilon, rows} (infinities as "inf") for "verify"; on an error, one line
 // {"error": name, "message": ...} and exit status 2. With "raw": true in the task, the one line is
 // verify() of the spec text without loadSpec (no id check; failing claims come back as rows).
+// With "store": "memo.json" (a memoized spec) the client keeps its memo in that file
+// (FileMemoStore); a CALL {"method": "last_new"} writes {"values": lastNewValues, "items": lastNewItems}.
 //
 // Without arguments (as `node --test clients/js/test/` runs every file of this folder) it
 // registers a self-test: a task made here gives the lines a Client writes directly.
@@ -19,7 +21,7 @@ import { readFileSync, writeFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { Client, loadSpec, verify } from "../pldp-client.mjs";
+import { Client, FileMemoStore, loadSpec, verify } from "../pldp-client.mjs";
 
 function readWords(path) {
   const bytes = readFileSync(path);
@@ -41,7 +43,8 @@ export async function runTask(task, base) {
   };
   if (task.raw) return [verification(text)]; // verify without loading: no id check, failures as rows
   const spec = await loadSpec(text);
-  let client = new Client(spec); // the operating system's CSPRNG (crypto.getRandomValues)
+  const store = task.store ? new FileMemoStore(resolve(base, task.store)) : undefined;
+  let client = new Client(spec, { store }); // the operating system's CSPRNG (crypto.getRandomValues)
   if (task.words) {
     const words = readWords(resolve(base, task.words));
     let pos = 0;
@@ -51,14 +54,17 @@ export async function runTask(task, base) {
       pos += n;
       return out;
     };
-    client = new Client(spec, { random });
+    client = new Client(spec, { random, store });
   }
-  return task.calls.map((call) => {
-    if (call.method === "report") return client.reportJSON(call.answer, call.choices ?? {});
-    if (call.method === "reports") return JSON.stringify(client.reports(call.answers, call.choices ?? {}));
-    if (call.method === "verify") return verification(spec);
-    throw new Error(`unknown method ${JSON.stringify(call.method)}`);
-  });
+  const lines = [];
+  for (const call of task.calls) {
+    if (call.method === "report") lines.push(await client.reportJSON(call.answer, call.choices ?? {}));
+    else if (call.method === "reports") lines.push(JSON.stringify(await client.reports(call.answers, call.choices ?? {})));
+    else if (call.method === "verify") lines.push(verification(spec));
+    else if (call.method === "last_new") lines.push(JSON.stringify({ values: client.lastNewValues, items: client.lastNewItems }));
+    else throw new Error(`unknown method ${JSON.stringify(call.method)}`);
+  }
+  return lines;
 }
 
 const self = fileURLToPath(import.meta.url);

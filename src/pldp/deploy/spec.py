@@ -24,7 +24,7 @@ from pldp.fingerprint import FINGERPRINT_LENGTH, canonical, is_fingerprint
 from pldp.oracle import FrequencyOracle
 from pldp.registry import oracle_from_params
 
-__all__ = ["FORMAT", "Spec", "read_spec", "relabel", "spec_id"]
+__all__ = ["FORMAT", "Spec", "memo_key_default", "read_spec", "relabel", "spec_id"]
 
 #: The version tag of the spec format.
 FORMAT = "pldp.spec/1"
@@ -85,15 +85,30 @@ def _answers(node: Node) -> int:
     return d
 
 
-def _refuse_memo(root: Node, what: str) -> None:
-    """Refuse a memoized sampler: no client keeps a memo store yet (issue 27, item 2), and a client that
-    drew a fresh permanent response per report would void the eps_inf claim. :func:`~pldp.deploy.verify`
-    still checks such a sampler's claims (it reads the spec without loading it)."""
-    if root.memoized:
-        raise SpecError(
-            f"{what} is memoized (a permanent response per value, kept on the device): the clients do not "
-            "keep a memo store yet, so it cannot be deployed (issue 27, item 2)"
-        )
+#: The longest memo key (characters).
+MEMO_KEY_MAX = 256
+
+
+def memo_key_default(content: dict[str, Any]) -> str:
+    """The default memo key of a memoized spec: ``"spec:"`` and the id of its content without the
+    ``memo`` member (so the rounds of a campaign, and any campaign asking the same question with the
+    same labels and sampler, share one permanent response per value)."""
+    return "spec:" + spec_id({k: v for k, v in content.items() if k != "memo"})
+
+
+def _check_memo(root: Node, memo: Any) -> None:
+    """A ``memo`` member exactly when the sampler is memoized: ``{"key": a non-empty string}``."""
+    if not root.memoized:
+        if memo is not None:
+            raise SpecError("the spec has a memo member but its sampler is not memoized")
+        return
+    if memo is None:
+        raise SpecError("the sampler is memoized: the spec must state its memo key ({'memo': {'key': ...}})")
+    if not isinstance(memo, dict) or set(memo) != {"key"}:
+        raise SpecError("memo must be an object with exactly 'key'")
+    key = memo["key"]
+    if not isinstance(key, str) or not 0 < len(key) <= MEMO_KEY_MAX:
+        raise SpecError(f"memo.key must be a string of 1 to {MEMO_KEY_MAX} characters, got {key!r}")
 
 
 def _json_object(data: Any) -> dict[str, Any]:
@@ -118,7 +133,7 @@ def read_spec(data: Any) -> tuple[Node, str]:
     missing = {"id", "question", "labels", "oracle", "sampler"} - data.keys()
     if missing:
         raise SpecError(f"the spec lacks {sorted(missing)}")
-    extra = data.keys() - {"format", "id", "question", "labels", "oracle", "sampler"}
+    extra = data.keys() - {"format", "id", "question", "labels", "oracle", "sampler", "memo"}
     if extra:
         raise SpecError(f"the spec has unknown members {sorted(extra)}")
     if not is_fingerprint(data["id"]):
@@ -135,6 +150,7 @@ def read_spec(data: Any) -> tuple[Node, str]:
         raise SpecError(f"sampler.grid_bits must be {GRID_BITS}, got {sampler['grid_bits']!r}")
     root = parse_node(sampler["root"])
     _check_answers(root, data["labels"], data["question"])
+    _check_memo(root, data.get("memo"))
     return root, data["id"]
 
 
@@ -161,7 +177,9 @@ class Spec:
 
     # ------------------------------------------------------------------ construction
     @classmethod
-    def from_mechanism(cls, oracle: FrequencyOracle, *, question: Any, labels: Any = None) -> Spec:
+    def from_mechanism(
+        cls, oracle: FrequencyOracle, *, question: Any, labels: Any = None, memo_key: str | None = None
+    ) -> Spec:
         """The spec of a pldp mechanism or protocol.
 
         Parameters
@@ -173,12 +191,19 @@ class Spec:
         labels : list of str, optional (MPLDP: one list per attribute)
             The answers, in index order; default the oracle's labels as strings. The spec's
             oracle uses these labels.
+        memo_key : str, optional
+            For a memoized chain (``pldp.LGRR``, ``pldp.LOUE``, ...): which campaigns share a
+            device's permanent responses (the same key, the same permanent response per value).
+            Default ``"spec:"`` and the id of the spec's content without its key
+            (:func:`memo_key_default`): the rounds of this campaign, and any campaign with the same
+            question, labels and sampler. Refused for a chain that is not memoized.
         """
         if not isinstance(oracle, FrequencyOracle):
             raise SpecError(f"expected a pldp mechanism or protocol, got {type(oracle).__name__}")
         params = canonical(oracle.params())
         root = oracle.sampler()
-        _refuse_memo(root, type(oracle).__name__)
+        if memo_key is not None and not root.memoized:
+            raise SpecError(f"memo_key is for memoized chains; {type(oracle).__name__} is not one")
         if root.kind == "attributes":
             if labels is None:
                 labels = [[str(v) for v in range(_answers(part))] for _, part in root.by_attribute]
@@ -196,6 +221,8 @@ class Spec:
             "oracle": params,
             "sampler": {"grid_bits": GRID_BITS, "root": root.to_json()},
         }
+        if root.memoized:
+            data["memo"] = {"key": memo_key_default(json.loads(jcs(data))) if memo_key is None else memo_key}
         data = json.loads(jcs(data))  # the JSON values exactly as a reader will see them
         data["id"] = spec_id(data)
         return cls._load(data)
@@ -211,7 +238,6 @@ class Spec:
     def _load(cls, data: dict[str, Any]) -> Spec:
         """The spec of checked JSON: format, id, structure, every privacy claim, and the oracle."""
         root, spec_id = read_spec(data)
-        _refuse_memo(root, "the spec's sampler")
         spec = cls(data, root)
         result = check_claims(root, spec_id)
         if not result.holds:
@@ -247,6 +273,12 @@ class Spec:
         return self._root
 
     @property
+    def memo_key(self) -> str | None:
+        """Which campaigns share a device's permanent responses (a memoized sampler), else None."""
+        memo = self._data.get("memo")
+        return None if memo is None else str(memo["key"])
+
+    @property
     def oracle_params(self) -> dict[str, Any]:
         """The oracle's canonical parameters."""
         return dict(self._data["oracle"])
@@ -267,8 +299,8 @@ class Spec:
 
     def to_json(self, indent: int | None = 2) -> str:
         """The spec's JSON text (members in a fixed order; ``indent=None`` for one line)."""
-        order = ["format", "id", "question", "labels", "oracle", "sampler"]
-        return json.dumps({k: self._data[k] for k in order}, indent=indent, ensure_ascii=False)
+        order = ["format", "id", "question", "labels", "oracle", "sampler", "memo"]
+        return json.dumps({k: self._data[k] for k in order if k in self._data}, indent=indent, ensure_ascii=False)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Spec) and other.id == self.id
