@@ -14,7 +14,9 @@ Rows (see ``benchmarks/README.md``), in the order of the table:
 * ``once_rows.py``: what counting each report once costs ``aggregate`` at 10^8 and 10^9 reports
   (the footers' check, ``unique_ids``, two copies of every report);
 * ``service_rows.py``: the collector under load on loopback (``loadgen.py``), needs the service extra;
-* ``peers.py``: pldp beside pure-ldp and multi-freq-ldpy (needs the ``bench`` extra).
+* ``peers.py``: pldp beside pure-ldp and multi-freq-ldpy (needs the ``bench`` extra);
+* ``longitudinal_rows.py``: the memoized chains' perturb + tally, and pldp beside multi-freq-ldpy's
+  longitudinal clients (speed ratio, same estimates).
 
 Shared by all of them: ``harness.py`` (modes, timing, the row type, the table) and
 ``report.py`` (number formats, the machine). This module only runs them and writes the
@@ -57,6 +59,7 @@ from attack_rows import bench_attacks
 from audit_rows import bench_audit
 from deploy_rows import bench_deploy
 from direct_rows import bench_mle, bench_perturb, bench_trials
+from longitudinal_rows import bench_longitudinal
 from once_rows import bench_once
 from peers import bench_peers
 from report import cpu_model, fmt_time, git_revision
@@ -79,6 +82,7 @@ SUITES = {
     "once": bench_once,
     "service": bench_service,
     "peers": bench_peers,
+    "longitudinal": bench_longitudinal,
 }
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -61,30 +62,49 @@ def mse_rows(mode: Mode, versions: dict[str, str], x: np.ndarray) -> list[Row]:
         se = math.sqrt(2 * float(np.sum(var**2)) / repeats) / d
         samples = {lib: (api, *_losses(est, f, repeats)) for lib, api, est in _estimators(name, mech, x, versions)}
         for lib, (api, losses, clipped) in samples.items():
-            mse = float(np.mean(losses))
-            z = (mse - theory) / se
-            rows.append(
-                Row(
-                    "vs peers: same estimates (MSE)",
-                    f"{name if lib == 'pldp' else peer_name} ε={EPS:g}, n={users(n)}, d={d}, {repeats} seeded "
-                    f"repeats, identical users: {api}{_mse_note(lib, clipped, samples['pldp'][2])}; "
-                    f"theory {theory:.3g}",
-                    None,
-                    mse / theory,
-                    "x theory",
-                    f"MSE {mse:.3g} = {mse / theory:.2f}x theory (z = {z:+.1f})",
-                    f"|z| ≤ {TARGET_Z:g}",
-                    abs(z) <= TARGET_Z,
-                    extra={
-                        "mse": mse,
-                        "theory": theory,
-                        "z": z,
-                        "losses": losses,
-                        "clipped_mse": float(np.mean(clipped)) if clipped else None,
-                    },
-                )
+            setting = (
+                f"{name if lib == 'pldp' else peer_name} ε={EPS:g}, n={users(n)}, d={d}, {repeats} seeded "
+                f"repeats, identical users: {api}{_mse_note(lib, clipped, samples['pldp'][2])}"
             )
+            clipped_mse = float(np.mean(clipped)) if clipped else None
+            rows.append(mse_row("vs peers: same estimates (MSE)", setting, losses, theory, se, clipped_mse=clipped_mse))
     return rows
+
+
+def mse_row(bench: str, setting: str, losses: list[float], theory: float, se: float, **extra: Any) -> Row:
+    """A row of the MSE over seeded repeats against its closed form, judged by |z| <= :data:`TARGET_Z`.
+
+    Parameters
+    ----------
+    bench, setting : str
+        The first two columns (``"; theory ..."`` is appended to the setting).
+    losses : list of float
+        One repeat's mean squared error each.
+    theory : float
+        The closed-form MSE.
+    se : float
+        The standard error of the mean of the losses under the closed form.
+    **extra
+        Further numbers, kept in ``results.json``.
+
+    Returns
+    -------
+    Row
+        The row, with the MSE, theory, z and losses in its ``extra``.
+    """
+    mse = float(np.mean(losses))
+    z = (mse - theory) / se
+    return Row(
+        bench,
+        f"{setting}; theory {theory:.3g}",
+        None,
+        mse / theory,
+        "x theory",
+        f"MSE {mse:.3g} = {mse / theory:.2f}x theory (z = {z:+.1f})",
+        f"|z| ≤ {TARGET_Z:g}",
+        abs(z) <= TARGET_Z,
+        extra={"mse": mse, "theory": theory, "z": z, "losses": losses, **extra},
+    )
 
 
 def _clip(est: np.ndarray) -> np.ndarray:

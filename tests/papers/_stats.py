@@ -62,3 +62,15 @@ def bootstrap_se(statistic, *columns: np.ndarray, draws: int = 1000, seed: int =
     n = len(columns[0])
     boot = [statistic(*(np.asarray(c)[idx] for c in columns)) for idx in rng.integers(0, n, size=(draws, n))]
     return value, float(np.std(boot, ddof=1))
+
+
+def run_table(run, settings: list[dict], repeats: int, seed: int):
+    """The tidy table of ``repeats`` repeats of ``run(setting, rng)`` per setting, from one seeded generator."""
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    rows = []
+    for setting in settings:
+        for r in range(repeats):
+            rows += [{**setting, "repeat": r, **row} for row in run(dict(setting), rng)]
+    return pd.DataFrame(rows)

@@ -16,16 +16,7 @@ import pandas as pd
 from pldp.experiments import mpldp as mp
 from pldp.experiments.runner import run_experiments, write_outputs
 from pldp.protocols.mpldp import brr_variance_factor
-from tests.papers._stats import K, bootstrap_se, mean_se, ratio_se, ratios
-
-
-def _table(run, settings: list[dict], repeats: int, seed: int) -> pd.DataFrame:
-    rng = np.random.default_rng(seed)
-    rows = []
-    for setting in settings:
-        for r in range(repeats):
-            rows += [{**setting, "repeat": r, **row} for row in run(dict(setting), rng)]
-    return pd.DataFrame(rows)
+from tests.papers._stats import K, bootstrap_se, mean_se, ratio_se, ratios, run_table
 
 
 def _means(table: pd.DataFrame, x: str, value: str = "nse") -> pd.DataFrame:
@@ -58,7 +49,7 @@ def test_fig3_oc_beats_sum_by_about_half_not_60_percent() -> None:
     eps by about 53 % (ERRATA MPLDP-5): the reduction lies in [0.47, 0.59] by K SE (SE 0.008-0.009),
     so the paper's "about 60 %" (7-10 SE away) is rejected; the check says so."""
     settings = [{"n": 1_000, "eps": e} for e in (1.0, 3.0, 6.0)]
-    table = _table(mp.run_nse, settings, 100, seed=11)
+    table = run_table(mp.run_nse, settings, 100, seed=11)
     for r, se in ratios(table, mp.OC, mp.SUM, "eps", "nse").values():
         assert 1 - r - K * se > 0.47 and 1 - r + K * se < 0.59, (1 - r, se)
     assert _falls(table, "eps", mp.SUM) and _falls(table, "eps", mp.OC)
@@ -73,7 +64,7 @@ def test_fig3_per_attribute_eps_gives_53_to_70_percent_in_the_perturbation_part(
     MPLDP-1) keeps the total reduction near 53-55 % at large eps_i (8 points or more below, and
     above 45 %, by K SE)."""
     settings = [{"n": 1_000, "eps_i": e} for e in (1.0, 6.0)]
-    table = _table(mp.run_nse, settings, 60, seed=12)
+    table = run_table(mp.run_nse, settings, 60, seed=12)
     wide = table.pivot_table(index=["eps_i", "repeat"], columns="method", values=["nse", "nse_perturbation"])
     for eps_i in (1.0, 6.0):
         g = wide.loc[eps_i]
@@ -99,7 +90,7 @@ def test_table3_op_max_error_never_rises_converges_fast_and_falls_with_eps() -> 
     lower at eps = 6 than at 1, and OP's least-squares start is below OC's maximum error; each
     by K SE."""
     settings = [{"n": n, "eps": e} for n in (10_000, 1_000) for e in (1.0, 6.0)]
-    table = _table(mp.run_op_max_error, settings, 40, seed=13)
+    table = run_table(mp.run_op_max_error, settings, 40, seed=13)
     assert table["rise"].max() <= 1e-9  # Theorem 3, in every repeat and attribute
 
     def log_mean(m: np.ndarray, it: int) -> float:
@@ -129,7 +120,7 @@ def test_fig4_op_oracle_is_below_oc_not_above() -> None:
     its least-squares start beats OC in every single repeat, and its perturbation steps only
     raise the NSE a little: OP < OC < sum, and OP / OP's start in (1, 1.3), each by K SE."""
     settings = [{"n": 1_000, "eps": e} for e in (1.0, 4.0)]
-    table = _table(lambda s, r: mp.run_nse(s, r, with_op=True), settings, 20, seed=14)
+    table = run_table(lambda s, r: mp.run_nse(s, r, with_op=True), settings, 20, seed=14)
     wide = table.pivot_table(index=["eps", "repeat"], columns="method", values="nse")
     assert np.all(wide[mp.OP_LS] <= wide[mp.OC] * (1 + 1e-12))  # least squares on the truth: deterministic
     assert all(r - K * se > 1 for r, se in ratios(table, mp.OC, mp.OP, "eps", "nse").values())
