@@ -1,0 +1,227 @@
+"""The device's privacy ledger (pldp.ledger, issue 27 item 3): the accounting rule, the caps that
+refuse a batch before anything is drawn, the file kept across restarts and refused when corrupt,
+and the day boundary of an injected clock."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import pldp
+from pldp.channel import MemoInput, Node
+from pldp.client import Client
+from pldp.deploy import Spec
+from pldp.errors import ParameterError
+from pldp.ledger import Caps, Ledger, LedgerCapError, LedgerError, Spend, new_values, spec_cost
+
+KRR = Spec.from_mechanism(pldp.KRR(1.0, 3), question="Your OS?", labels=["linux", "mac", "windows"])
+OTHER = Spec.from_mechanism(pldp.KRR(0.5, 2), question="Coffee?", labels=["yes", "no"])
+DAY = 86_400.0
+NOON = 20_000 * DAY + DAY / 2  # 2024-10-04 12:00 UTC
+
+
+@dataclass(frozen=True)
+class MemoSpec:
+    """What the ledger reads of a memoized spec (its root, id, memo key and question)."""
+
+    id: str
+    root: Node
+    memo_key: str
+    question: str = "Your OS?"
+
+
+LGRR = MemoSpec("a" * 32, pldp.LGRR(2.0, 0.5, 4).sampler(), "os-daily")
+
+
+class Clock:
+    def __init__(self, t: float) -> None:
+        self.t = t
+
+    def __call__(self) -> float:
+        return self.t
+
+
+class Counted:
+    """A word source that counts the words it gave."""
+
+    def __init__(self) -> None:
+        self.words = 0
+        self.rng = np.random.default_rng(7)
+
+    def __call__(self, n: int) -> np.ndarray:
+        self.words += n
+        return self.rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+
+
+def test_the_charge_follows_the_accounting_rule() -> None:
+    # fresh reports: n times the spec's worst-case whole-report epsilon
+    assert spec_cost(KRR).charge(3, 0) == 3.0 and spec_cost(KRR).family == KRR.id
+    febsf = Spec.from_mechanism(pldp.protocols.FEBSF([0.5, 1.0, 2.0], 0.5, 6, "krr"), question="Day?")
+    assert spec_cost(febsf).per_report == pldp.deploy.verify(febsf).ldp_epsilon > 2.0  # the worst level
+    # memoized: eps_perm per new value, nothing per report of a value the memo holds; family = memo key
+    cost = spec_cost(LGRR)  # type: ignore[arg-type]
+    assert cost.memoized and cost.family == "os-daily" and cost.per_value == 2.0 and cost.report_epsilon == 0.5
+    assert cost.charge(30, 1) == 2.0 and cost.charge(30, 0) == 0.0 and cost.charge(5, 2) == 4.0
+    ledger = Ledger(None, clock=Clock(NOON))
+    for day, values in enumerate((1, 0, 0, 1), start=1):  # 4 daily reports, a second value on the 4th
+        ledger.charge(LGRR, 1, values, round=day)  # type: ignore[arg-type]
+    (fam,) = ledger.view().families
+    assert fam.total == Spend(4.0, 4, 2) and fam.report_epsilon == 0.5 and fam.campaigns == {"a" * 32: (1, 2, 3, 4)}
+
+
+def test_new_values_counts_the_reports_that_draw_their_permanent_response() -> None:
+    root = pldp.LGRR(2.0, 0.5, 4).sampler()
+    items = np.array([2, 0, 2, 3])
+    assert new_values(root, MemoInput.fresh(root, items)) == 4
+    # the memo holds 2; 0 and 3 are new; the second 2 copies the first's
+    inp = MemoInput(items, np.array([1, -1, 1, -1]), np.array([-1, 1, -1, 3]))
+    assert new_values(root, inp) == 2
+    assert new_values(KRR.root, None) == 0
+
+
+@pytest.mark.parametrize(
+    ("caps", "which"),
+    [
+        (Caps(day=3.0), "device's daily cap"),
+        (Caps(total=3.0), "device's total cap"),
+        (Caps(family_day=3.0), "daily cap of this family"),
+        (Caps(family_total=3.0), "total cap of this family"),
+    ],
+)
+def test_a_cap_refuses_before_anything_is_drawn_and_the_refusal_spends_nothing(
+    tmp_path: Path, caps: Caps, which: str
+) -> None:
+    path = tmp_path / "ledger.json"
+    words = Counted()
+    client = Client(KRR, words, ledger=path, caps=caps)
+    client.reports(["mac", "linux"])  # 2.0 of 3
+    drawn, before = words.words, path.read_bytes()
+    with pytest.raises(LedgerCapError, match=which) as exc:
+        client.reports(["mac", "linux"])  # 4.0 > 3
+    assert "Nothing was drawn or sent" in str(exc.value)
+    assert words.words == drawn and path.read_bytes() == before  # no word drawn, nothing recorded
+    view = client.ledger()
+    assert view is not None and view.total == Spend(2.0, 2, 0) and view.caps == caps
+    client.report("windows")  # 3.0: exactly the cap is allowed
+    with pytest.raises(LedgerCapError):
+        client.report("windows")
+
+
+def test_the_device_caps_add_up_families_and_a_family_cap_does_not() -> None:
+    ledger = Ledger(None, caps=Caps(family_total=2.0), clock=Clock(NOON))
+    ledger.charge(KRR, 2)
+    ledger.charge(OTHER, 4)  # another family: 2.0, its own cap
+    with pytest.raises(LedgerCapError):
+        ledger.charge(KRR, 1)
+    assert ledger.view().total == Spend(4.0, 6, 0)
+    device = Ledger(None, caps=Caps(total=2.5), clock=Clock(NOON))
+    device.charge(KRR, 2)
+    with pytest.raises(LedgerCapError, match="device's total cap"):
+        device.charge(OTHER, 2)  # 2 + 1 > 2.5
+    device.charge(OTHER, 1)  # 2 + 0.5
+
+
+def test_a_zero_charge_is_never_refused() -> None:
+    ledger = Ledger(None, caps=Caps(day=2.0), clock=Clock(NOON))
+    ledger.charge(LGRR, 1, 1)  # type: ignore[arg-type]
+    ledger.charge(LGRR, 10, 0)  # type: ignore[arg-type]  # values the memo holds: nothing more is revealed
+    with pytest.raises(LedgerCapError):
+        ledger.charge(LGRR, 1, 1)  # type: ignore[arg-type]
+    assert ledger.view().today == Spend(2.0, 11, 1)
+
+
+def test_a_restart_keeps_the_spend(tmp_path: Path) -> None:
+    path = tmp_path / "sub" / "ledger.json"
+    Client(KRR, ledger=path).reports(["mac"] * 3)
+    assert os.stat(path).st_mode & 0o777 == 0o600
+    again = Client(KRR, ledger=path, caps=Caps(total=4.0))  # a new process, the same file
+    view = again.ledger()
+    assert view is not None and view.total == Spend(3.0, 3, 0) and view.families[0].campaigns == {KRR.id: ()}
+    again.report("mac")
+    with pytest.raises(LedgerCapError):
+        again.report("mac")
+    assert json.loads(path.read_text())["families"][KRR.id]["epsilon"] == 4.0
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "{not json",
+        '{"format": "pldp.ledger/0", "families": {}}',
+        '{"format": "pldp.ledger/1", "families": []}',
+        "corrupt-family",
+        "negative",
+    ],
+)
+def test_a_corrupt_ledger_refuses_to_report(tmp_path: Path, content: str) -> None:
+    path = tmp_path / "ledger.json"
+    Client(KRR, ledger=path).report("mac")
+    doc = json.loads(path.read_text())
+    if content == "corrupt-family":
+        del doc["families"][KRR.id]["day"]
+        content = json.dumps(doc)
+    elif content == "negative":
+        doc["families"][KRR.id]["epsilon"] = -1.0
+        content = json.dumps(doc)
+    path.write_text(content)
+    words = Counted()
+    client = Client(KRR, words, ledger=path)
+    with pytest.raises(LedgerError, match="refusing to report"):
+        client.report("mac")
+    with pytest.raises(LedgerError):
+        client.ledger()
+    assert words.words == 0 and path.read_text() == content  # nothing drawn, the file left as it was
+
+
+def test_a_ledger_open_to_other_users_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.json"
+    Client(KRR, ledger=path).report("mac")
+    path.chmod(0o644)
+    with pytest.raises(LedgerError, match="open to other users"):
+        Client(KRR, ledger=path).report("mac")
+
+
+def test_the_day_boundary_restarts_the_daily_spend_but_not_the_total(tmp_path: Path) -> None:
+    clock = Clock(20_000 * DAY + DAY - 1)  # 23:59:59 UTC
+    ledger = Ledger(tmp_path / "ledger.json", caps=Caps(day=2.0, total=3.0), clock=clock)
+    client = Client(KRR, ledger=ledger)
+    client.reports(["mac", "mac"])
+    with pytest.raises(LedgerCapError, match="daily"):
+        client.report("mac")
+    clock.t += 1  # midnight UTC: a new day
+    view = client.ledger()
+    assert view is not None and view.today == Spend() and view.total == Spend(2.0, 2, 0) and view.day == "2024-10-05"
+    client.report("mac")  # today 1, in all 3
+    with pytest.raises(LedgerCapError, match="total"):
+        client.report("mac")
+    view = client.ledger()
+    assert view is not None and view.today == Spend(1.0, 1, 0) and view.families[0].today == Spend(1.0, 1, 0)
+
+
+def test_an_unbounded_spend_is_stored_as_null_and_read_back_as_inf(tmp_path: Path) -> None:
+    spec = Spec.from_mechanism(
+        pldp.IPRR(pldp.ItemBudgets.from_array([0.5, float("inf")])), question="?", labels=["x", "y"]
+    )
+    ledger = Ledger(tmp_path / "ledger.json", clock=Clock(NOON))
+    assert ledger.charge(spec, 1) == math.inf and ledger.charge(spec, 0) == 0.0
+    assert json.loads((tmp_path / "ledger.json").read_text())["families"][spec.id]["epsilon"] is None
+    assert ledger.view().total.epsilon == math.inf
+    with pytest.raises(LedgerCapError):
+        Ledger(tmp_path / "ledger.json", caps=Caps(total=100.0)).charge(spec, 1)
+
+
+def test_bad_arguments_are_refused() -> None:
+    with pytest.raises(ParameterError):
+        Caps(day=-1.0)
+    with pytest.raises(ParameterError):
+        Client(KRR, caps=Caps(day=1.0))  # caps without a ledger would do nothing
+    ledger = Ledger(None)
+    for args, kw in [((KRR, -1), {}), ((KRR, 1, 2), {}), ((KRR, 1), {"round": 0})]:
+        with pytest.raises(ParameterError):
+            ledger.charge(*args, **kw)  # type: ignore[arg-type]
