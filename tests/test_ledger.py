@@ -20,6 +20,8 @@ from pldp.deploy import Spec
 from pldp.errors import ParameterError
 from pldp.ledger import Caps, Ledger, LedgerCapError, LedgerError, Spend, new_values, spec_cost
 
+ROOT = Path(__file__).resolve().parents[1]
+
 KRR = Spec.from_mechanism(pldp.KRR(1.0, 3), question="Your OS?", labels=["linux", "mac", "windows"])
 OTHER = Spec.from_mechanism(pldp.KRR(0.5, 2), question="Coffee?", labels=["yes", "no"])
 DAY = 86_400.0
@@ -225,3 +227,39 @@ def test_bad_arguments_are_refused() -> None:
     for args, kw in [((KRR, -1), {}), ((KRR, 1, 2), {}), ((KRR, 1), {"round": 0})]:
         with pytest.raises(ParameterError):
             ledger.charge(*args, **kw)  # type: ignore[arg-type]
+
+
+def test_the_python_and_the_node_client_keep_one_ledger(tmp_path: Path) -> None:
+    """A file the Python client wrote, the JS client (Node) reads, charges and writes, and back."""
+    import subprocess
+
+    from tests.needs import need_node
+
+    node = need_node()
+    path = tmp_path / "ledger.json"
+    Client(KRR, ledger=path).reports(["mac", "linux"])
+    (tmp_path / "spec.json").write_text(OTHER.to_json())
+    script = f"""
+        import {{ readFileSync }} from "node:fs";
+        import {{ loadSpec, Client }} from "{ROOT}/clients/js/pldp-client.mjs";
+        import {{ Ledger }} from "{ROOT}/clients/js/pldp-ledger.mjs";
+        const spec = await loadSpec(readFileSync("{tmp_path}/spec.json", "utf8"));
+        const ledger = await Ledger.file("{path}", {{ caps: {{ total: 3.5 }} }});
+        const before = ledger.view().total;
+        new Client(spec, {{ ledger }}).reports(["yes", "no", "yes"]);
+        let refused = "";
+        try {{ new Client(spec, {{ ledger }}).report("no"); }} catch (err) {{ refused = err.name; }}
+        console.log(JSON.stringify({{ before, after: ledger.view().total, refused }}));
+    """
+    out = subprocess.run(
+        [node, "--input-type=module", "-e", script], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert out.returncode == 0, out.stderr
+    seen = json.loads(out.stdout)
+    assert seen == {
+        "before": {"epsilon": 2, "reports": 2, "values": 0},
+        "after": {"epsilon": 3.5, "reports": 5, "values": 0},
+        "refused": "LedgerCapError",
+    }
+    view = Ledger(path).view()
+    assert view.total == Spend(3.5, 5, 0) and {f.family for f in view.families} == {KRR.id, OTHER.id}
