@@ -7,14 +7,13 @@ from __future__ import annotations
 import json
 import math
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import pldp
-from pldp.channel import MemoInput, Node
+from pldp.channel import MemoInput
 from pldp.client import Client
 from pldp.deploy import Spec
 from pldp.errors import ParameterError
@@ -28,17 +27,7 @@ DAY = 86_400.0
 NOON = 20_000 * DAY + DAY / 2  # 2024-10-04 12:00 UTC
 
 
-@dataclass(frozen=True)
-class MemoSpec:
-    """What the ledger reads of a memoized spec (its root, id, memo key and question)."""
-
-    id: str
-    root: Node
-    memo_key: str
-    question: str = "Your OS?"
-
-
-LGRR = MemoSpec("a" * 32, pldp.LGRR(2.0, 0.5, 4).sampler(), "os-daily")
+LGRR = Spec.from_mechanism(pldp.LGRR(2.0, 0.5, 4), question="Your OS?", labels=list("abcd"), memo_key="os-daily")
 
 
 class Clock:
@@ -67,14 +56,14 @@ def test_the_charge_follows_the_accounting_rule() -> None:
     febsf = Spec.from_mechanism(pldp.protocols.FEBSF([0.5, 1.0, 2.0], 0.5, 6, "krr"), question="Day?")
     assert spec_cost(febsf).per_report == pldp.deploy.verify(febsf).ldp_epsilon > 2.0  # the worst level
     # memoized: eps_perm per new value, nothing per report of a value the memo holds; family = memo key
-    cost = spec_cost(LGRR)  # type: ignore[arg-type]
+    cost = spec_cost(LGRR)
     assert cost.memoized and cost.family == "os-daily" and cost.per_value == 2.0 and cost.report_epsilon == 0.5
     assert cost.charge(30, 1) == 2.0 and cost.charge(30, 0) == 0.0 and cost.charge(5, 2) == 4.0
     ledger = Ledger(None, clock=Clock(NOON))
     for day, values in enumerate((1, 0, 0, 1), start=1):  # 4 daily reports, a second value on the 4th
-        ledger.charge(LGRR, 1, values, round=day)  # type: ignore[arg-type]
+        ledger.charge(LGRR, 1, values, round=day)
     (fam,) = ledger.view().families
-    assert fam.total == Spend(4.0, 4, 2) and fam.report_epsilon == 0.5 and fam.campaigns == {"a" * 32: (1, 2, 3, 4)}
+    assert fam.total == Spend(4.0, 4, 2) and fam.report_epsilon == 0.5 and fam.campaigns == {LGRR.id: (1, 2, 3, 4)}
 
 
 def test_new_values_counts_the_reports_that_draw_their_permanent_response() -> None:
@@ -131,10 +120,10 @@ def test_the_device_caps_add_up_families_and_a_family_cap_does_not() -> None:
 
 def test_a_zero_charge_is_never_refused() -> None:
     ledger = Ledger(None, caps=Caps(day=2.0), clock=Clock(NOON))
-    ledger.charge(LGRR, 1, 1)  # type: ignore[arg-type]
-    ledger.charge(LGRR, 10, 0)  # type: ignore[arg-type]  # values the memo holds: nothing more is revealed
+    ledger.charge(LGRR, 1, 1)
+    ledger.charge(LGRR, 10, 0)  # values the memo holds: nothing more is revealed
     with pytest.raises(LedgerCapError):
-        ledger.charge(LGRR, 1, 1)  # type: ignore[arg-type]
+        ledger.charge(LGRR, 1, 1)
     assert ledger.view().today == Spend(2.0, 11, 1)
 
 
@@ -226,7 +215,7 @@ def test_bad_arguments_are_refused() -> None:
     ledger = Ledger(None)
     for args, kw in [((KRR, -1), {}), ((KRR, 1, 2), {}), ((KRR, 1), {"round": 0})]:
         with pytest.raises(ParameterError):
-            ledger.charge(*args, **kw)  # type: ignore[arg-type]
+            ledger.charge(*args, **kw)
 
 
 def test_the_python_and_the_node_client_keep_one_ledger(tmp_path: Path) -> None:
@@ -263,3 +252,57 @@ def test_the_python_and_the_node_client_keep_one_ledger(tmp_path: Path) -> None:
     }
     view = Ledger(path).view()
     assert view.total == Spend(3.5, 5, 0) and {f.family for f in view.families} == {KRR.id, OTHER.id}
+
+
+def test_a_memoized_client_charges_eps_perm_once_per_new_value() -> None:
+    """Client(spec, store=..., ledger=...): the values new to the memo are what the ledger charges, and
+    a refused batch draws no permanent response (the memo is left as it was)."""
+    from pldp.deploy.memostore import MemoryStore
+
+    store, words = MemoryStore(), Counted()
+    ledger = Ledger(None, caps=Caps(family_total=4.0), clock=Clock(NOON))
+    client = Client(LGRR, words, store=store, ledger=ledger)
+    client.reports(["a"] * 30)
+    assert client.last_new_values == 1 and ledger.view().total == Spend(2.0, 30, 1)
+    client.reports(["a", "a"])  # the memo holds "a": nothing more
+    client.reports(["b", "a"])
+    assert ledger.view().total == Spend(4.0, 34, 2)
+    drawn = words.words
+    with pytest.raises(LedgerCapError, match="total cap of this family"):
+        client.report("c")  # a third value would take eps_perm over the cap
+    assert words.words == drawn
+    client.report("b")  # a value the memo holds is never refused
+    (fam,) = ledger.view().families
+    assert fam.family == "os-daily" and fam.report_epsilon == pytest.approx(0.5) and fam.total.values == 2
+
+
+def test_the_node_client_charges_a_memoized_spec_per_new_value(tmp_path: Path) -> None:
+    import subprocess
+
+    from tests.needs import need_node
+
+    (tmp_path / "spec.json").write_text(LGRR.to_json())
+    script = f"""
+        import {{ readFileSync }} from "node:fs";
+        import {{ loadSpec, Client, MemoryMemoStore }} from "{ROOT}/clients/js/pldp-client.mjs";
+        import {{ Ledger }} from "{ROOT}/clients/js/pldp-ledger.mjs";
+        const spec = await loadSpec(readFileSync("{tmp_path}/spec.json", "utf8"));
+        const ledger = Ledger.memory({{ caps: {{ family_total: 4 }} }});
+        const client = new Client(spec, {{ store: new MemoryMemoStore(), ledger }});
+        await client.reports(["a", "a", "b"]);
+        await client.reports(["a"]);
+        let refused = "";
+        try {{ await client.report("c"); }} catch (err) {{ refused = err.name; }}
+        await client.report("b");
+        const fam = ledger.view().families[0];
+        console.log(JSON.stringify({{ family: fam.family, total: fam.total, refused }}));
+    """
+    out = subprocess.run(
+        [need_node(), "--input-type=module", "-e", script], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == {
+        "family": "os-daily",
+        "total": {"epsilon": 4, "reports": 5, "values": 2},
+        "refused": "LedgerCapError",
+    }

@@ -210,6 +210,7 @@ class Client:
     def _memo_input(self, items: np.ndarray) -> MemoInput:
         assert self._memo is not None and self._memos is not None
         return self._memo.input(self._memos, items)
+
     def ledger(self) -> LedgerView | None:
         """What this device's reports have spent (:meth:`pldp.ledger.Ledger.view`), or None without a ledger."""
         return None if self._ledger is None else self._ledger.view()

@@ -241,7 +241,7 @@ function readForm() {
   return { answers, levels };
 }
 
-/** Randomize the form's answers into a batch of one report (the answers are not kept). */
+/** Randomize the form's answers into a batch of one report (the answers are not kept); a Promise of it for a memoized spec. */
 function randomize({ answers, levels }) {
   if (parts.length > 1) return client.reports([answers], { levels });
   const level = levels[0];
@@ -300,7 +300,7 @@ async function onSubmit(event) {
       return;
     }
     try {
-      batch = randomize(choices);
+      batch = await randomize(choices); // a memoized spec's client answers with a Promise
     } catch (exc) {
       showError(`Your answer could not be randomized: ${exc.message}`);
       return;
