@@ -224,6 +224,25 @@ def stored(db: Path, campaign_id: str) -> list[tuple[str, Any]]:
         conn.close()
 
 
+def new_device(driver: Any, origin: str) -> None:
+    """Forget what the pages of ``origin`` kept in this browser (localStorage, IndexedDB): the next
+    respondent answers as on a device of her own (the survey page keeps each round's report)."""
+    driver.execute_cdp_cmd("Storage.clearDataForOrigin", {"origin": origin, "storageTypes": "local_storage,indexeddb"})
+
+
+def answer(driver: Any, answer_id: str, level_id: str | None = None) -> dict[str, Any]:
+    """Click an answer (and a level) by its label, submit, wait for the thanks; the batch sent."""
+    from selenium.webdriver.common.by import By
+
+    driver.find_element(By.CSS_SELECTOR, f'label[for="{answer_id}"]').click()
+    if level_id is not None:
+        driver.find_element(By.CSS_SELECTOR, f'label[for="{level_id}"]').click()
+    driver.find_element(By.ID, "submit").click()
+    wait(driver, shown("thanks"), what="the thanks")
+    out: dict[str, Any] = json.loads(driver.find_element(By.ID, "sent").get_attribute("textContent"))
+    return out
+
+
 def ready(driver: Any, url: str) -> None:
     """Open a survey page and wait for its form."""
     driver.get(url)

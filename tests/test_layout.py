@@ -36,6 +36,7 @@ LAYERS: list[set[str]] = [
     {"datasets"},
     {"experiments", "demo"},
     {"deploy"},
+    {"ledger"},
     {"client"},
     {"aggregate", "audit", "service"},
     {"testing"},

@@ -26,6 +26,7 @@ from pldp.deploy import Spec, decode, verify
 from tests import browser as chrome
 from tests.browser import (
     CSP,
+    answer,
     bars,
     campaign,
     chart_is,
@@ -33,6 +34,7 @@ from tests.browser import (
     get,
     js,
     loaded_urls,
+    new_device,
     ready,
     requests,
     seq,
@@ -59,18 +61,6 @@ def _same_as_api(drawn: dict[str, Any], part: dict[str, Any]) -> None:
     np.testing.assert_allclose(drawn["values"], part["frequencies"], rtol=0, atol=1e-9)
     np.testing.assert_allclose(drawn["lo"], part["ci_low"], rtol=0, atol=1e-9)
     np.testing.assert_allclose(drawn["hi"], part["ci_high"], rtol=0, atol=1e-9)
-
-
-def _answer(driver: Any, answer_id: str, level_id: str | None = None) -> dict[str, Any]:
-    """Click an answer (and a level) by its label, submit, wait for the thanks; the batch sent."""
-    from selenium.webdriver.common.by import By
-
-    driver.find_element(By.CSS_SELECTOR, f'label[for="{answer_id}"]').click()
-    if level_id is not None:
-        driver.find_element(By.CSS_SELECTOR, f'label[for="{level_id}"]').click()
-    driver.find_element(By.ID, "submit").click()
-    wait(driver, shown("thanks"), what="the thanks")
-    return json.loads(driver.find_element(By.ID, "sent").get_attribute("textContent"))
 
 
 # ------------------------------------------------------------------------------------ pages over HTTP
@@ -129,6 +119,7 @@ def test_thirty_respondents_send_randomized_reports_only_to_the_collector(browse
     url = f"{server.url}/c/{spec.id}"
     sent, loaded, posts = [], [], []
     for i in range(30):
+        new_device(browser, server.url)  # each respondent answers on her own device
         ready(browser, url)
         if i == 0:
             assert browser.find_element(By.ID, "title").text == "Which one is yours?"
@@ -136,7 +127,7 @@ def test_thirty_respondents_send_randomized_reports_only_to_the_collector(browse
             assert [lab.split(" (")[0] for lab in labels] == LABELS
             assert "ε = 0.1" in labels[0] and "may reveal this answer" in labels[3]  # per-answer budgets
             assert not browser.find_elements(By.CSS_SELECTOR, "fieldset.levels")  # IPRR has no levels
-        batch = _answer(browser, "answer-0-2")  # "c" (budget 1.0)
+        batch = answer(browser, "answer-0-2")  # "c" (budget 1.0)
         assert batch["format"] == "pldp.batch/1" and batch["spec"] == spec.id and len(batch["reports"]) == 1
         sent.append(batch["reports"][0])
         loaded += loaded_urls(browser)
@@ -158,13 +149,16 @@ def test_thirty_respondents_send_randomized_reports_only_to_the_collector(browse
         "/static/common.mjs",
         "/static/respondent.mjs",
         "/static/protection.mjs",
+        "/static/pldp-ledger.mjs",
+        "/static/shared.mjs",
         f"/v1/campaigns/{spec.id}/spec",
-        f"/v1/campaigns/{spec.id}/reports",
+        f"/v1/campaigns/{spec.id}/round",
+        f"/v1/campaigns/{spec.id}/reports?round=1",
     }
     # the only bodies sent: one batch per respondent, exactly the randomized report shown
     assert len(posts) == 30
     for post, report in zip(posts, sent, strict=True):
-        assert post["method"] == "POST" and post["url"] == f"{server.url}/v1/campaigns/{spec.id}/reports"
+        assert post["method"] == "POST" and post["url"] == f"{server.url}/v1/campaigns/{spec.id}/reports?round=1"
         assert json.loads(post["postData"]) == {"format": "pldp.batch/1", "spec": spec.id, "reports": [report]}
 
     # stored: exactly the reports sent, which decode and count 30
@@ -200,7 +194,7 @@ def test_a_leveled_protocol_asks_for_the_privacy_level(browser: Any, server: Ser
     error = wait(browser, shown("error"), what="the error")
     assert "privacy level" in error.text
     assert stored(server.db, spec.id) == []
-    batch = _answer(browser, "answer-0-4", "level-0-1")
+    batch = answer(browser, "answer-0-4", "level-0-1")
     (report,) = batch["reports"]
     assert set(report["payload"]) == {"level", "data"} and report["payload"]["level"] in (0, 1, 2)
     assert stored(server.db, spec.id) == [(report["id"], report["payload"])]
@@ -346,7 +340,7 @@ def test_mpldp_asks_each_attribute_and_charts_each(browser: Any, server: Server)
     browser.find_element(By.ID, "submit").click()  # attribute 2's level is missing
     wait(browser, shown("error"))
     assert "question 2 (Season?)" in browser.find_element(By.ID, "error").text
-    (report,) = _answer(browser, "answer-1-1", "level-1-2")["reports"]
+    (report,) = answer(browser, "answer-1-1", "level-1-2")["reports"]
     assert len(report["payload"]) == 2 and all(set(p) == {"level", "data"} for p in report["payload"])
     assert stored(server.db, spec.id) == [(report["id"], report["payload"])]
 

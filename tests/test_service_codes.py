@@ -304,7 +304,14 @@ def test_the_survey_page_sends_the_code_of_its_link(chromium: Any, server: Serve
         browser.find_element(By.ID, "submit").click()
         return str(chrome.wait(browser, chrome.shown("error"), what="the refusal").text)
 
-    assert "used already" in refused(f"{page}#code={code}")  # the same link again: a second answer
+    # the same link again in this browser: its kept report is sent again (counted once), no new draw
+    browser.get("about:blank")
+    chrome.ready(browser, f"{page}#code={code}")
+    again = chrome.wait(browser, chrome.shown("answered"), what="the already-answered notice")
+    assert "answered this survey from this browser already" in again.text
+    assert _stored(server, spec) == [report["id"]]
+    chrome.new_device(browser, server.url)  # the same link on another device: a second answer, refused
+    assert "used already" in refused(f"{page}#code={code}")
     assert "not one of this survey's" in refused(f"{page}#code={'z' * 24}")
     short = server.admin().issue_codes(spec.id, 1, expires_in=1)
     time.sleep(max(0.0, short["expires_at"] - time.time()) + 0.2)

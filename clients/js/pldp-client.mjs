@@ -1200,6 +1200,8 @@ export class Client {
   #random;
   #crypto;
   #store = null;
+  #spec;
+  #ledger;
   #buf = new Uint32Array(0);
   #pos = 0;
 
@@ -1212,14 +1214,18 @@ export class Client {
    * @param {{update: function}} [options.store] A memoized spec's memo store: {@link FileMemoStore}
    *   (Node), {@link IndexedDBMemoStore} (browsers) or {@link MemoryMemoStore} (tests only).
    *   Default {@link defaultMemoStore}; not used for a spec that is not memoized.
+   * @param {{charge: function}} [options.ledger] A privacy ledger (pldp-ledger.mjs): every batch is
+   *   charged to it, and refused (LedgerCapError) before any word is drawn if it would go over a cap.
    */
-  constructor(spec, { random, store } = {}) {
+  constructor(spec, { random, store, ledger } = {}) {
     const prog = PROGRAMS.get(spec);
     if (!prog) throw new TypeError("Client needs a spec returned by loadSpec (id and privacy claims verified)");
     if (random !== undefined && typeof random !== "function") throw new TypeError("random must be a function n -> Uint32Array");
     this.#prog = prog;
     this.#crypto = random === undefined;
     this.#random = random ?? cryptoWords;
+    this.#spec = spec;
+    this.#ledger = ledger ?? null;
     /** The spec's id. */
     this.specId = prog.id;
     /** The spec's memo key (a memoized spec), else null. */
@@ -1468,6 +1474,7 @@ export class Client {
         );
       }
       const responses = new Map(Object.entries(entry.responses).map(([v, z]) => [Number(v), z]));
+      this.#ledger?.charge(this.#spec, items.length, new Set(items.filter((x) => !responses.has(x))).size); // before any word is drawn
       const fresh = new Set();
       const reports = items.map((x) => this.#memoOne(node, x, responses, fresh));
       this.lastNewItems = [...fresh].sort((a, b) => a - b);
@@ -1501,6 +1508,7 @@ export class Client {
       return this.#memoReports([input]).then(([{ id, payload }]) => ({ format: REPORT_FORMAT, spec: this.#prog.id, id, payload }));
     }
     this.lastNewValues = 0;
+    this.#ledger?.charge(this.#spec, 1, 0); // before any word is drawn
     const { id, payload } = this.#one(input);
     return { format: REPORT_FORMAT, spec: this.#prog.id, id, payload };
   }
@@ -1542,6 +1550,7 @@ export class Client {
     );
     if (this.#store !== null) return this.#memoReports(inputs).then((reports) => ({ format: BATCH_FORMAT, spec: this.#prog.id, reports }));
     this.lastNewValues = 0;
+    this.#ledger?.charge(this.#spec, n, 0); // before any word is drawn
     return { format: BATCH_FORMAT, spec: this.#prog.id, reports: inputs.map((input) => this.#one(input)) };
   }
 }

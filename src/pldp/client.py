@@ -50,6 +50,7 @@ from pldp.deploy.memostore import DeviceMemo, MemoFile, MemoStore, permanent_fin
 from pldp.deploy.spec import Spec
 from pldp.deploy.wire import ReportBatch
 from pldp.errors import ParameterError
+from pldp.ledger import Caps, Ledger, LedgerView, new_values
 
 __all__ = ["Client", "WordSource"]
 
@@ -118,6 +119,11 @@ class Client:
         them in memory, for tests and simulations only: a later process would redraw them and void
         the eps_perm claim). Default: :func:`~pldp.deploy.memostore.default_store_path`, a file in
         the user's data directory. Not opened for a spec that is not memoized.
+    ledger : path or Ledger, optional
+        The device's privacy ledger (:mod:`pldp.ledger`): every batch is charged to it, and refused
+        (:class:`~pldp.ledger.LedgerCapError`) before anything is drawn if it would go over a cap.
+    caps : Caps, optional
+        The device owner's caps, for a ``ledger`` given as a path.
 
     Attributes
     ----------
@@ -141,8 +147,13 @@ class Client:
         random: WordSource | None = None,
         *,
         store: MemoStore | str | os.PathLike[str] | None = None,
+        ledger: Ledger | str | os.PathLike[str] | None = None,
+        caps: Caps | None = None,
     ) -> None:
         self.spec = spec if isinstance(spec, Spec) else Spec.from_json(spec)
+        if caps is not None and not (ledger is not None and not isinstance(ledger, Ledger)):
+            raise ParameterError("caps go with a ledger path (a Ledger object has its own caps)")
+        self._ledger = ledger if isinstance(ledger, Ledger) or ledger is None else Ledger(ledger, caps=caps)
         self._stream = WordStream(random if random is not None else os_words)
         root = self.spec.root
         self._memo: DeviceMemo | None = None
@@ -200,6 +211,10 @@ class Client:
         assert self._memo is not None and self._memos is not None
         return self._memo.input(self._memos, items)
 
+    def ledger(self) -> LedgerView | None:
+        """What this device's reports have spent (:meth:`pldp.ledger.Ledger.view`), or None without a ledger."""
+        return None if self._ledger is None else self._ledger.view()
+
     # ------------------------------------------------------------------ reports
     def reports(self, answers: Sequence[Any] | np.ndarray, *, level: Any = None, levels: Any = None) -> ReportBatch:
         """Randomize a batch of answers (vectorised); one report per answer, in order.
@@ -225,6 +240,8 @@ class Client:
         root = self.spec.root
         inp = self._inputs(root, answers, level, levels)
         n = root.reports(inp)
+        if self._ledger is not None:  # checked and recorded before any word is drawn
+            self._ledger.charge(self.spec, n, new_values(root, inp))
         cols = root.empty_columns(n)
         per = ID_WORDS + root.words(inp)
         starts = np.concatenate([[0], np.cumsum(per)[:-1]]).astype(np.int64)

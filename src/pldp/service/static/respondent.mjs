@@ -3,8 +3,14 @@
 // An invited campaign's link carries the respondent's one-time code in its fragment
 // (/c/{id}#code=...), which browsers never send to a server: the page reads it, removes it from the
 // address bar, and sends it as the bearer token of the report.
+// The report made for this round is kept in the browser (shared.mjs) before it is sent: a reload
+// sends that same report again (same id: the collector counts it once) and says so, instead of
+// drawing a new one; the next round draws a new one. Each report is charged to the browser's
+// privacy ledger (pldp-ledger.mjs), which the page shows in plain words.
 
 import { Client, loadSpec } from "/static/pldp-client.mjs";
+import { Ledger } from "/static/pldp-ledger.mjs";
+import { keepReport, keptKey, keptReport, sharedParagraphs } from "/static/shared.mjs";
 import { apiError, budget, canVerify, el, fetchSpecText, fetchWithin, formatEps } from "/static/common.mjs";
 import { answerNotes, epsilonMeaning, protection, questionSentences, smallestEpsilon } from "/static/protection.mjs";
 
@@ -31,6 +37,9 @@ let client = null;
 let parts = []; // one {kind, node} per question
 let batch = null; // the randomized batch, drawn once; retries send exactly it
 let sending = false;
+let roundInfo = null; // GET /v1/campaigns/{id}/round: {rounds, round, ...}
+let keptAt = null; // where this round's report is kept
+let ledger = null;
 const code = invited ? takeCode() : null;
 
 /**
@@ -232,7 +241,7 @@ function readForm() {
   return { answers, levels };
 }
 
-/** Randomize the form's answers into a batch of one report (the answers are not kept). */
+/** Randomize the form's answers into a batch of one report (the answers are not kept); a Promise of it for a memoized spec. */
 function randomize({ answers, levels }) {
   if (parts.length > 1) return client.reports([answers], { levels });
   const level = levels[0];
@@ -259,7 +268,8 @@ async function send(body) {
     try {
       const headers = { "content-type": "application/json" };
       if (code) headers.authorization = `Bearer ${code}`;
-      const response = await fetchWithin(`/v1/campaigns/${campaignId}/reports`, { method: "POST", headers, body });
+      const url = `/v1/campaigns/${campaignId}/reports?round=${roundInfo.round}`;
+      const response = await fetchWithin(url, { method: "POST", headers, body });
       if (response.ok) return { ok: true };
       const err = await apiError(response);
       if (response.status < 500 && response.status !== 408 && response.status !== 429) return { ok: false, ...err };
@@ -290,12 +300,13 @@ async function onSubmit(event) {
       return;
     }
     try {
-      batch = randomize(choices);
+      batch = await randomize(choices); // a memoized spec's client answers with a Promise
     } catch (exc) {
       showError(`Your answer could not be randomized: ${exc.message}`);
       return;
     }
     lockAnswers(true); // drawn once: a retry sends this very report, never a second draw
+    keepReport(keptAt, { batch, round: roundInfo.round, sent: false }); // a reload sends it again
   }
   sending = true;
   submitButton.disabled = true;
@@ -303,6 +314,7 @@ async function onSubmit(event) {
   const result = await send(JSON.stringify(batch));
   sending = false;
   if (result.ok) {
+    keepReport(keptAt, { batch, round: roundInfo.round, sent: true });
     forgetCode();
     form.reset();
     form.hidden = true;
@@ -311,8 +323,14 @@ async function onSubmit(event) {
     const thanks = document.getElementById("thanks");
     thanks.hidden = false;
     thanks.focus();
+    showShared();
     return;
   }
+  refused(result);
+}
+
+/** Say why the collector did not take the batch (the form stays for a retry where one may help). */
+function refused(result) {
   if (result.code === "campaign_closed") {
     showNotice("closed");
     return;
@@ -336,6 +354,71 @@ async function onSubmit(event) {
   }
 }
 
+/** What the respondent has shared from this browser (the ledger), shown when there is any. */
+function showShared() {
+  let paragraphs = [];
+  try {
+    paragraphs = sharedParagraphs(ledger.view());
+  } catch (exc) {
+    paragraphs = []; // a damaged ledger: randomizing says why (the client refuses to report)
+  }
+  document.getElementById("shared-body").replaceChildren(...paragraphs);
+  document.getElementById("shared").hidden = paragraphs.length === 0;
+}
+
+/**
+ * This round's report was made already (the page was reloaded, or opened again): send that same
+ * report again (same id: the collector counts it once, and acknowledges a retry) and say so.
+ */
+async function sendKeptAgain(kept) {
+  batch = kept.batch;
+  form.hidden = true;
+  setStatus("You have answered this round already: sending the same randomized report again…");
+  const result = await send(JSON.stringify(batch));
+  setStatus("");
+  const recurring = roundInfo.rounds !== "once";
+  const which = recurring ? `this survey's round ${roundInfo.round}` : "this survey";
+  const next = recurring ? " You can answer again in its next round." : "";
+  let text;
+  if (result.ok) {
+    keepReport(keptAt, { ...kept, sent: true });
+    text =
+      `You answered ${which} from this browser already. Your randomized report is kept here, and it was sent ` +
+      `again unchanged: the collector counts it once, and no new report was drawn.${next}`;
+  } else if (result.code === "campaign_closed") {
+    showNotice("closed");
+    return;
+  } else if (Object.hasOwn(CODE_REFUSALS, result.code)) {
+    text = CODE_REFUSALS[result.code](result.reason);
+  } else {
+    text =
+      `You answered ${which} from this browser already; its randomized report is kept here, and it could not ` +
+      `be sent again just now (${result.reason}). Reload the page to try again: it sends that same report.`;
+  }
+  document.getElementById("answered-text").textContent = text;
+  document.getElementById("answered-sent").textContent = JSON.stringify(batch, null, 2);
+  main.dataset.answered = result.ok ? "sent-again" : "kept";
+  showNotice("answered");
+  showShared();
+}
+
+/** The campaign's current round (GET /v1/campaigns/{id}/round). */
+async function fetchRound() {
+  const response = await fetchWithin(`/v1/campaigns/${campaignId}/round`);
+  if (!response.ok) throw new Error((await apiError(response)).reason);
+  return response.json();
+}
+
+/** The browser's ledger; in memory where the browser keeps no storage (a private window may not). */
+function openLedger() {
+  try {
+    localStorage.getItem("pldp-ledger");
+    return Ledger.browser();
+  } catch {
+    return Ledger.memory();
+  }
+}
+
 // ------------------------------------------------------------------ start
 
 async function start() {
@@ -356,12 +439,22 @@ async function start() {
   try {
     spec = await loadSpec(await fetchSpecText(campaignId));
     if (spec.id !== campaignId) throw new Error(`the collector sent the definition of another survey (${spec.id})`);
+    roundInfo = await fetchRound();
   } catch (exc) {
     setStatus("");
     showError(`The survey cannot be shown: ${exc.message}. Nothing was sent.`);
     return;
   }
-  client = new Client(spec);
+  ledger = openLedger();
+  keptAt = await keptKey(campaignId, roundInfo.round, code);
+  const kept = keptReport(keptAt);
+  if (kept !== null) {
+    await sendKeptAgain(kept);
+    main.dataset.ready = "true";
+    return;
+  }
+  client = new Client(spec, { ledger: ledger.withRound(roundInfo.round) });
+  showShared();
   buildForm(spec);
   form.addEventListener("submit", onSubmit);
   form.hidden = false;

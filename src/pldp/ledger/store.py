@@ -1,0 +1,157 @@
+"""The ledger's file (``pldp.ledger/1``, :mod:`pldp.ledger`): read and checked, or refused; written
+atomically (a temporary file in the same folder, ``fsync``, ``os.replace``, ``fsync`` of the
+folder) under an exclusive lock, readable by its owner only (mode ``0600``), as the memo store is."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, cast
+
+from pldp.errors import PLDPError
+
+__all__ = ["LEDGER_FORMAT", "LedgerError", "LedgerFile", "is_count", "json_eps", "read_eps"]
+
+#: The version tag of the ledger's format.
+LEDGER_FORMAT = "pldp.ledger/1"
+_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_FAMILY_KEYS = {"epsilon", "reports", "values", "report_epsilon", "day", "day_epsilon", "day_reports", "day_values"}
+
+
+class LedgerError(PLDPError, RuntimeError):
+    """A ledger that cannot be read, written or trusted: the client refuses to report."""
+
+
+def _bad(where: str, why: str) -> LedgerError:
+    return LedgerError(
+        f"the privacy ledger {where} {why}; refusing to report (a fresh ledger would forget what this device "
+        "has spent). Repair or restore it, or move it away to start an empty one."
+    )
+
+
+def _eps(value: Any) -> float | None:
+    """A stored epsilon (a number >= 0, or null: unbounded) as a float; None if not valid."""
+    if value is None:
+        return math.inf
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        return None
+    return float(value)
+
+
+def is_count(value: Any) -> bool:
+    """Whether ``value`` is an integer >= 0 (not a bool)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _check_family(entry: Any, where: str, name: str) -> None:
+    if not isinstance(entry, dict) or set(entry) != _FAMILY_KEYS | {"campaigns"}:
+        raise _bad(where, f"has a family {name!r} without exactly {sorted(_FAMILY_KEYS | {'campaigns'})}")
+    for key in ("epsilon", "day_epsilon", "report_epsilon"):
+        if _eps(entry[key]) is None:
+            raise _bad(where, f"has a family {name!r} whose {key} is not a number >= 0 or null")
+    if not all(is_count(entry[k]) for k in ("reports", "values", "day_reports", "day_values")):
+        raise _bad(where, f"has a family {name!r} whose counts are not integers >= 0")
+    if not isinstance(entry["day"], str) or not _DAY.fullmatch(entry["day"]):
+        raise _bad(where, f"has a family {name!r} whose day is not YYYY-MM-DD")
+    campaigns = entry["campaigns"]
+    if not isinstance(campaigns, dict):
+        raise _bad(where, f"has a family {name!r} whose campaigns are not an object")
+    for spec_id, c in campaigns.items():
+        ok = isinstance(c, dict) and {"reports", "rounds"} <= set(c) <= {"reports", "rounds", "question"}
+        rounds: list[Any] = c["rounds"] if ok and isinstance(c["rounds"], list) else []
+        ok = ok and is_count(c["reports"]) and isinstance(c.get("question", ""), str) and isinstance(c["rounds"], list)
+        if not (ok and all(is_count(r) and r > 0 for r in rounds) and rounds == sorted(set(rounds))):
+            raise _bad(where, f"has a campaign {spec_id!r} that is not {{reports, rounds[, question]}}")
+
+
+def _check_document(doc: Any, where: str) -> dict[str, Any]:
+    """The families of a ledger document, every member checked (:class:`LedgerError` if not valid)."""
+    if not isinstance(doc, dict) or set(doc) != {"format", "families"} or doc["format"] != LEDGER_FORMAT:
+        raise _bad(where, f"is not a {LEDGER_FORMAT} object with exactly 'format' and 'families'")
+    if not isinstance(doc["families"], dict):
+        raise _bad(where, "has families that are not an object")
+    for name, entry in doc["families"].items():
+        _check_family(entry, where, name)
+    return cast(dict[str, Any], doc["families"])
+
+
+def json_eps(e: float) -> float | None:
+    return None if math.isinf(e) else e
+
+
+def read_eps(value: Any) -> float:
+    """A checked stored epsilon as a float (``null``: ``inf``)."""
+    return cast(float, _eps(value))
+
+
+class LedgerFile:
+    """The ledger's families in a file (``path``), or in memory (``path`` None: tests only)."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self._memory: dict[str, Any] = {}
+
+    def read(self) -> dict[str, Any]:
+        if self.path is None:
+            return json.loads(json.dumps(self._memory))
+        where = str(self.path)
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            return {}
+        except OSError as exc:
+            raise _bad(where, f"cannot be read ({exc.strerror})") from None
+        if os.name == "posix" and st.st_mode & 0o077:
+            raise _bad(where, f"is open to other users (mode {st.st_mode & 0o777:04o}); chmod 600 it")
+        try:
+            doc = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            raise _bad(where, f"is not valid JSON ({exc})") from None
+        return _check_document(doc, where)
+
+    def write(self, families: dict[str, Any]) -> None:
+        if self.path is None:
+            self._memory = families
+            return
+        text = json.dumps({"format": LEDGER_FORMAT, "families": families}, sort_keys=True, separators=(",", ":"))
+        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:  # mkstemp's mode is 0600
+                fh.write(text)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, self.path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        if os.name == "posix":
+            folder = os.open(self.path.parent, os.O_RDONLY)
+            try:
+                os.fsync(folder)  # the rename is on disk too
+            finally:
+                os.close(folder)
+
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        """An exclusive lock on ``PATH.lock`` (POSIX ``flock``) while a charge reads and rewrites the file."""
+        if self.path is None or os.name != "posix":
+            yield
+            return
+        import fcntl
+
+        try:
+            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            lock = os.open(f"{self.path}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as exc:
+            raise _bad(str(self.path), f"cannot be locked ({exc.strerror})") from None
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(lock)

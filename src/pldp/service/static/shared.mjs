@@ -1,0 +1,87 @@
+// "What you have shared from this browser": the survey page's plain-words view of the device's
+// privacy ledger (pldp-ledger.mjs), and the reports it keeps per (campaign, round) so that a reload
+// sends the same report again instead of drawing a new one.
+
+import { el, formatEps } from "/static/common.mjs";
+import { sha256Hex } from "/static/pldp-client.mjs";
+
+const plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
+/** "1", "1 and 2", "1, 2 and 3". */
+function listed(items) {
+  return items.length < 2 ? items.join("") : `${items.slice(0, -1).join(", ")} and ${items[items.length - 1]}`;
+}
+
+/** The name of a campaign for people: its question, or the start of its id. */
+const surveyName = (c) => (c.question ? `“${c.question}”` : `the survey ${c.spec.slice(0, 8)}…`);
+
+/**
+ * The paragraphs of the ledger's view (Ledger.view()): one per family of campaigns, and the total.
+ *
+ * @param {object} view
+ * @returns {HTMLElement[]} Nothing when the browser has sent no report.
+ */
+export function sharedParagraphs(view) {
+  if (!view.families.length) return [];
+  const out = [
+    el(
+      "p",
+      { class: "hint" },
+      "This browser keeps a record of the randomized reports it made for the surveys of this collector (never " +
+        "your answers), and of how much of your privacy each used up, measured by ε.",
+    ),
+  ];
+  const items = view.families.map((f) => {
+    const names = listed(f.campaigns.map(surveyName));
+    const rounds = f.campaigns.flatMap((c) => c.rounds);
+    const when = rounds.length ? ` (${rounds.length === 1 ? "round" : "rounds"} ${listed([...new Set(rounds)].sort((a, b) => a - b))})` : "";
+    const today = f.today.epsilon > 0 ? `, ε = ${formatEps(f.today.epsilon)} of it today` : "";
+    const memo = f.total.values > 0 ? " Giving an answer again that you already gave here uses up no more: it is randomized from the same kept draw." : "";
+    return el(
+      "li",
+      { "data-family": f.family, "data-epsilon": f.total.epsilon === Infinity ? "inf" : String(f.total.epsilon) },
+      `${names}: ${plural(f.total.reports, "report")}${when}; privacy used: ε = ${formatEps(f.total.epsilon)}${today}.${memo}`,
+    );
+  });
+  out.push(el("ul", { class: "shared-list" }, ...items));
+  const total = view.total;
+  out.push(
+    el(
+      "p",
+      { id: "shared-total", "data-epsilon": total.epsilon === Infinity ? "inf" : String(total.epsilon) },
+      total.epsilon === Infinity
+        ? `In all: ${plural(total.reports, "report")}. Some answered a question whose answers are not all protected, so there is no limit to what those reports may reveal.`
+        : `In all: ${plural(total.reports, "report")}, ε = ${formatEps(total.epsilon)}. Together they tell the collector at ` +
+            `most what one answer protected at ε = ${formatEps(total.epsilon)} would: the ε of separate reports add up.`,
+    ),
+  );
+  return out;
+}
+
+// ------------------------------------------------------------------ the reports kept per round
+
+/** The storage key of the report made for (campaign, round), and for an invited link its code. */
+export async function keptKey(campaignId, round, code) {
+  const tag = code ? `:${(await sha256Hex(`pldp-code:${code}`)).slice(0, 16)}` : "";
+  return `pldp-report:${campaignId}:${round}${tag}`;
+}
+
+/** The report kept under `key` ({batch, round, sent}), or null (none, or storage refused). */
+export function keptReport(key) {
+  try {
+    const kept = JSON.parse(localStorage.getItem(key) ?? "null");
+    return kept && kept.batch && Array.isArray(kept.batch.reports) ? kept : null;
+  } catch {
+    return null; // storage refused (a private window), or not ours: as if none was kept
+  }
+}
+
+/** Keep a report (before it is sent, so that a reload sends it again); false if storage refused. */
+export function keepReport(key, kept) {
+  try {
+    localStorage.setItem(key, JSON.stringify(kept));
+    return true;
+  } catch {
+    return false;
+  }
+}
