@@ -42,8 +42,9 @@ bench: $(VENV)/.bench-installed  ## speed benchmarks, pldp and its peers -> benc
 bench-quick: $(VENV)/.bench-installed
 	$(PY) benchmarks/run.py --quick
 
-audit: $(STAMP)  ## empirical privacy audit of every mechanism and protocol, 10^6 reports per input -> docs/audit.md
+audit: $(STAMP)  ## empirical privacy audit of every mechanism and protocol (-> docs/audit.md) and over time (-> docs/audit-rounds.svg)
 	$(PY) -m pldp.audit.catalog --trials 1000000 --out docs/audit.md
+	$(PY) -m pldp.audit.rounds_figure --trials 200000 --out docs/audit-rounds.svg
 
 lint: $(STAMP)  ## ruff check, format check, and the mypy type check of src/
 	$(VENV)/bin/ruff check src tests benchmarks examples docs/conf.py docs/_ext

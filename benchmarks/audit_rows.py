@@ -3,7 +3,8 @@
 ``pldp.audit.audit`` of one pair of items at 10^6 reports per input (2 x 10^6 reports drawn by the
 library's sampler, the optimal test counted on each, the Clopper-Pearson bound), in this process:
 k-RR over d = 100 (target 1 s) and OUE over d = 100 (target 5 s); LDP-Auditor's unary attack on
-OUE for reference.
+OUE for reference. The audit over time (``pldp.audit.audit_rounds``): 30 reports of one device,
+memoized and fresh, L-GRR and L-OSUE, for reference.
 
 A suite of ``run.py`` (``bench_audit(mode, rng)``); also standalone::
 
@@ -19,10 +20,13 @@ import harness  # first: pins the BLAS/OpenMP threads to one before numpy is imp
 import numpy as np
 
 import pldp
-from pldp.audit import audit
+from pldp.audit import audit, audit_rounds
 
 D = 100
 TRIALS = 10**6
+#: Devices per history of the audit over time (and half as many more that calibrate the test).
+DEVICES = 50_000
+ROUNDS = 30
 
 
 def bench_audit(mode: harness.Mode, rng: np.random.Generator) -> list[harness.Row]:
@@ -47,6 +51,33 @@ def bench_audit(mode: harness.Mode, rng: np.random.Generator) -> list[harness.Ro
                 "reports/s",
                 "-" if target is None else f"≤ {target:g} s",
                 None if target is None else t.best <= target,
+            )
+        )
+    rows += _rounds_rows(rng, repeats)
+    return rows
+
+
+def _rounds_rows(rng: np.random.Generator, repeats: int) -> list[harness.Row]:
+    """The audit over time at r = 30, same value, memoized and fresh: every report drawn, counted."""
+    rows: list[harness.Row] = []
+    drawn = 2 * 2 * (DEVICES + DEVICES // 2) * ROUNDS  # modes x histories x (trials + calibration) x rounds
+    for label, mech in (
+        ("L-GRR ε∞=2, ε₁=0.5, d=4", pldp.LGRR(2.0, 0.5, 4)),
+        ("L-OSUE ε∞=2, ε₁=0.5, d=8", pldp.LOSUE(2.0, 0.5, 8)),
+    ):
+        t = harness.measure(
+            lambda m=mech: audit_rounds(m, [ROUNDS], trials=DEVICES, scenarios=["same"], rng=rng), repeats, 0.0
+        )
+        rows.append(
+            harness.timed_row(
+                "audit over time: r = 30",
+                f"{label}, memoized and fresh, {DEVICES:,} devices per history "
+                f"(+ {DEVICES // 2:,} calibrating), one core",
+                t,
+                drawn / t.best,
+                "reports/s",
+                "-",
+                None,
             )
         )
     return rows

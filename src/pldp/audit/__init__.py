@@ -27,6 +27,10 @@ module              holds
 ``run``             :func:`audit`
 ``result``          :class:`AuditResult`: the table and the figure
 ``catalog``         every mechanism and protocol in a standard configuration (``make audit``)
+``longitudinal``    :func:`audit_rounds`: the audit over time, ``r`` reports of one device,
+                    fresh and memoized
+``rounds``          :class:`RoundsResult`: its table and plot
+``rounds_figure``   the figure of ``docs/auditing.md`` (``make audit``)
 ==================  ====================================================================
 """
 
@@ -34,8 +38,10 @@ from pldp.audit.attacks import ATTACKS, ldp_auditor_test
 from pldp.audit.bounds import clopper_pearson, epsilon_lower_bound
 from pldp.audit.events import Test, optimal_test, pair_claim
 from pldp.audit.jsclient import JSClient
+from pldp.audit.longitudinal import audit_rounds
 from pldp.audit.pairs import Input, Pair, default_pairs
 from pldp.audit.result import AuditResult, AuditRow
+from pldp.audit.rounds import RoundsResult, RoundsRow
 from pldp.audit.run import audit
 
 __all__ = [
@@ -45,8 +51,11 @@ __all__ = [
     "Input",
     "JSClient",
     "Pair",
+    "RoundsResult",
+    "RoundsRow",
     "Test",
     "audit",
+    "audit_rounds",
     "clopper_pearson",
     "default_pairs",
     "epsilon_lower_bound",

@@ -23,7 +23,7 @@ from scipy import stats
 
 from pldp.audit.events import Columns, Test, bit_of
 from pldp.audit.pairs import Input, Pair
-from pldp.channel import AttributesNode, DirectNode, LeveledNode, Node, NodeVisitor, PaddingNode, UnaryNode
+from pldp.channel import AttributesNode, DirectNode, LeveledNode, MemoNode, Node, NodeVisitor, PaddingNode, UnaryNode
 from pldp.channel.sampling import GRID
 from pldp.errors import ParameterError
 
@@ -98,6 +98,9 @@ class _AttackTest(NodeVisitor[Test]):
         k = diff[0]
         i0, i1 = Input(x0.item[k], x0.level[k]), Input(x1.item[k], x1.level[k])
         return node.parts[k].accept(self, i0, i1, f"{prefix}a{k}.")
+
+    def memo(self, node: MemoNode, x0: Input, x1: Input, prefix: str) -> Test:
+        return node.one_report().accept(self, x0, x1, prefix)
 
 
 _ATTACK = _AttackTest()

@@ -34,7 +34,7 @@ import numpy as np
 from scipy import stats
 
 from pldp.audit.pairs import Input, Pair
-from pldp.channel import AttributesNode, DirectNode, LeveledNode, Node, NodeVisitor, PaddingNode, UnaryNode
+from pldp.channel import AttributesNode, DirectNode, LeveledNode, MemoNode, Node, NodeVisitor, PaddingNode, UnaryNode
 from pldp.channel.sampling import GRID
 from pldp.errors import ParameterError
 
@@ -244,6 +244,12 @@ class _Statistic(NodeVisitor[Statistic]):
                 stat = stat * part.accept(self, i0, i1, f"{prefix}a{k}.")
         return stat
 
+    def memo(self, node: MemoNode, x0: Input, x1: Input, prefix: str) -> Statistic:
+        """One report of a memoized chain (a fresh permanent response): its one-report channel on the
+        ``2**-32`` grid (within ``2**-33`` of the exact chain; the audit over time is
+        :mod:`pldp.audit.longitudinal`)."""
+        return node.one_report().accept(self, x0, x1, prefix)
+
 
 _STATISTIC = _Statistic()
 
@@ -360,6 +366,10 @@ class _Claim(NodeVisitor[float]):
         k = diff[0]
         i0, i1 = Input(x0.item[k], x0.level[k]), Input(x1.item[k], x1.level[k])
         return node.parts[k].accept(self, i0, i1, level_claim)
+
+    def memo(self, node: MemoNode, x0: Input, x1: Input, level_claim: float | None) -> float:
+        """One report of a memoized chain: its one-report claim (:math:`\\varepsilon_1`)."""
+        return _leaf_claim(node.one_report(), x0.item, x1.item)
 
 
 _CLAIM = _Claim()

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from pldp.channel import AttributesNode, DirectNode, LeveledNode, Node, NodeVisitor, PaddingNode, UnaryNode
+from pldp.channel import AttributesNode, DirectNode, LeveledNode, MemoNode, Node, NodeVisitor, PaddingNode, UnaryNode
 from pldp.channel.node import groups
 from pldp.errors import ParameterError
 
@@ -168,6 +168,9 @@ class _Pairs(NodeVisitor[list[Pair]]):
                 x1 = Input(_put(base_items, k, p.x1.item), _put(base_levels, k, p.x1.level))
                 out.append(Pair(p.secret, x0, x1, k))
         return out
+
+    def memo(self, node: MemoNode) -> list[Pair]:
+        return node.one_report().accept(self)
 
 
 _PAIRS = _Pairs()

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from pldp.audit.pairs import Input
-from pldp.channel import AttributesNode, DirectNode, LeveledNode, Node, NodeVisitor, PaddingNode, UnaryNode
+from pldp.channel import AttributesNode, DirectNode, LeveledNode, MemoNode, Node, NodeVisitor, PaddingNode, UnaryNode
 from pldp.errors import ParameterError
 from pldp.itemsets import ItemSets
 
@@ -71,6 +71,9 @@ class _Users(NodeVisitor[tuple[Any, ...]]):
     def attributes(self, node: AttributesNode, inp: Input, n: int) -> tuple[Any, ...]:
         values = np.tile(np.asarray(inp.item, dtype=np.int64), (n, 1))
         return values, np.tile(np.asarray(inp.level, dtype=np.int64), (n, 1))
+
+    def memo(self, node: MemoNode, inp: Input, n: int) -> tuple[Any, ...]:
+        return (np.full(n, inp.item, dtype=np.int64),)  # one report each: a fresh permanent response
 
 
 _USERS = _Users()

@@ -1,4 +1,8 @@
-"""``pldp audit``: audit a spec or a mechanism from the command line (exit 1 when a pair is flagged)."""
+"""``pldp audit``: audit a spec or a mechanism from the command line (exit 1 when a pair is flagged).
+
+With ``--rounds 1,2,5,10,30`` it plays the audit over time instead
+(:func:`pldp.audit.audit_rounds`): ``r`` reports of one device, fresh and memoized, for each ``r``.
+"""
 
 from __future__ import annotations
 
@@ -35,30 +39,16 @@ def _target(args: argparse.Namespace) -> Any:
     return mechanism_from_args(args.target, args)
 
 
-def _audit(args: argparse.Namespace) -> int:
-    from pldp.audit.run import audit
-
-    target = _target(args)
-    res = audit(
-        target,
-        pairs=args.pairs,
-        trials=args.trials,
-        alpha=args.alpha,
-        attack=args.attack,
-        rng=np.random.default_rng(args.seed),
-        scheduler=args.scheduler,
-        workers=args.workers,
-        progress=not args.no_progress,
-    )
-    if hasattr(target, "close"):
-        target.close()
+def _report(res: Any, table: str, out_dir: str | None, name: str) -> int:
+    """Print the summary and ``table``; with ``out_dir``, write ``name``.json, .txt and .svg there.
+    Exit 1 when a row is flagged."""
     print(res.summary())
-    print(res.table(max_rows=args.max_rows))
-    if args.out:
-        out = Path(args.out)
+    print(table)
+    if out_dir:
+        out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
-        (out / "audit.json").write_text(json.dumps(res.to_json(), indent=2) + "\n")
-        (out / "audit.txt").write_text(res.summary() + "\n\n" + res.table() + "\n")
+        (out / f"{name}.json").write_text(json.dumps(res.to_json(), indent=2) + "\n")
+        (out / f"{name}.txt").write_text(res.summary() + "\n\n" + res.table() + "\n")
         try:
             import matplotlib
 
@@ -69,10 +59,73 @@ def _audit(args: argparse.Namespace) -> int:
         else:
             ax = res.plot()
             ax.figure.tight_layout()
-            ax.figure.savefig(out / "audit.svg")
+            ax.figure.savefig(out / f"{name}.svg")
             plt.close(ax.figure)
-        print(f"wrote {out}/audit.json, audit.txt and audit.svg")
+        print(f"wrote {out}/{name}.json, {name}.txt and {name}.svg")
     return 1 if res.flagged else 0
+
+
+def _pair(text: str | None) -> tuple[int, int]:
+    if text is None:
+        return (0, 1)
+    parts = text.split(",")
+    if len(parts) != 2 or not all(p.strip().isascii() and p.strip().isdigit() for p in parts):
+        raise ParameterError(f"--pair takes two item indices, e.g. --pair 0,1; got {text!r}")
+    return int(parts[0]), int(parts[1])
+
+
+def _audit_rounds(args: argparse.Namespace) -> int:
+    """``pldp audit MECHANISM --rounds ...``: the audit over time."""
+    from pldp.audit.longitudinal import audit_rounds, parse_rounds
+
+    rounds = parse_rounds(args.rounds)
+    if args.js or Path(args.target).suffix == ".json" or Path(args.target).exists():
+        raise ParameterError(
+            "--rounds audits a mechanism named on the command line (e.g. pldp audit lgrr --eps-perm 2 --eps 0.5 "
+            "--d 4 --rounds 1,2,5,10,30), not a spec or a client"
+        )
+    given = {
+        "--pairs": args.pairs is not None,
+        "--attack": args.attack != "optimal",
+        "--scheduler": args.scheduler is not None,
+        "--workers": args.workers is not None,
+    }
+    for flag in (f for f, on in given.items() if on):
+        raise ParameterError(f"{flag} does not apply to --rounds (the audit over time runs one pair, in this process)")
+    mech = mechanism_from_args(args.target, args)
+    res = audit_rounds(
+        mech,
+        rounds,
+        pair=_pair(args.pair),
+        trials=100_000 if args.trials is None else args.trials,
+        alpha=args.alpha,
+        rng=np.random.default_rng(args.seed),
+    )
+    return _report(res, res.table(), args.out, "rounds")
+
+
+def _audit(args: argparse.Namespace) -> int:
+    from pldp.audit.run import audit
+
+    if args.rounds is not None:
+        return _audit_rounds(args)
+    if args.pair is not None:
+        raise ParameterError("--pair chooses the items of --rounds; without it, --pairs samples the default pairs")
+    target = _target(args)
+    res = audit(
+        target,
+        pairs=args.pairs,
+        trials=10**6 if args.trials is None else args.trials,
+        alpha=args.alpha,
+        attack=args.attack,
+        rng=np.random.default_rng(args.seed),
+        scheduler=args.scheduler,
+        workers=args.workers,
+        progress=not args.no_progress,
+    )
+    if hasattr(target, "close"):
+        target.close()
+    return _report(res, res.table(max_rows=args.max_rows), args.out, "audit")
 
 
 def add_commands(sub: Subparsers) -> None:
@@ -82,10 +135,16 @@ def add_commands(sub: Subparsers) -> None:
         help="empirical privacy audit of a spec or a mechanism (exit 1 when a pair leaks more than claimed)",
         description="Run the sampler many times on pairs of inputs and bound epsilon from below with the "
         "optimal test of each pair (or LDP-Auditor's attacks). Prints one row per pair: claimed, exact and "
-        "audited epsilon. Exit 1 when an audited bound exceeds its claim.",
+        "audited epsilon. Exit 1 when an audited bound exceeds its claim. With --rounds, the audit over time: R "
+        "reports of one device (same value, and a value that changes once), fresh and with the chain's memo.",
     )
     p.add_argument("target", help="a campaign spec.json, or a mechanism name as in 'pldp mechanism show'")
-    p.add_argument("--trials", type=int, default=10**6, help="reports per input (default 10^6)")
+    p.add_argument(
+        "--trials",
+        type=int,
+        default=None,
+        help="reports per input (default 10^6; with --rounds, devices per history: 10^5)",
+    )
     p.add_argument("--pairs", type=int, default=None, help="audit a random sample of this many default pairs")
     p.add_argument("--attack", default="optimal", choices=["optimal", "ldp-auditor"], help="the test (default optimal)")
     p.add_argument("--alpha", type=float, default=0.01, help="1 - joint confidence of the bounds (default 0.01)")
@@ -96,5 +155,12 @@ def add_commands(sub: Subparsers) -> None:
     p.add_argument("--scheduler", default=None, help="address of a Dask scheduler to spread the draws over")
     p.add_argument("--workers", type=int, default=None, help="local Dask workers (default: this process)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--rounds",
+        default=None,
+        metavar="R,R,...",
+        help="the audit over time: R reports of one device, fresh and memoized, e.g. --rounds 1,2,5,10,30",
+    )
+    p.add_argument("--pair", default=None, metavar="A,B", help="with --rounds: the two items (default 0,1)")
     add_mechanism_arguments(p)
     p.set_defaults(func=_audit)

@@ -1,7 +1,8 @@
 """Options shared by several ``pldp`` commands, and the mechanism they name.
 
 ``pldp mechanism show`` and ``pldp audit`` name a mechanism the same way: a name (``krr``,
-``urr``, ``iprr``, ``rappor``, ``oue`` or ``idue``) and the options of
+``urr``, ``iprr``, ``rappor``, ``oue`` or ``idue``; the memoized chains ``lgrr``, ``loue``,
+``losue``, ``lsue``, ``lsoue``, ``liprr`` and ``lidue``) and the options of
 :func:`add_mechanism_arguments`. :func:`mechanism_from_args` builds that mechanism, so a command
 built on top of the CLI (or a script) can take the same options:
 
@@ -32,7 +33,21 @@ __all__ = ["MECHANISM_NAMES", "add_mechanism_arguments", "mechanism_from_args", 
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 #: The mechanisms :func:`mechanism_from_args` builds.
-MECHANISM_NAMES = ("krr", "urr", "iprr", "rappor", "oue", "idue")
+MECHANISM_NAMES = (
+    "krr",
+    "urr",
+    "iprr",
+    "rappor",
+    "oue",
+    "idue",
+    "lgrr",
+    "loue",
+    "losue",
+    "lsue",
+    "lsoue",
+    "liprr",
+    "lidue",
+)
 
 
 def round_number(text: str) -> int:
@@ -87,13 +102,21 @@ def add_mechanism_arguments(parser: argparse.ArgumentParser) -> None:
     Parameters
     ----------
     parser : argparse.ArgumentParser
-        Gets ``--eps``, ``--d``, ``--sensitive``, ``--budgets``, ``--model`` and ``--pair-rule``,
-        the options :func:`mechanism_from_args` reads.
+        Gets ``--eps``, ``--eps-perm``, ``--d``, ``--sensitive``, ``--budgets``, ``--perm-budgets``,
+        ``--model`` and ``--pair-rule``, the options :func:`mechanism_from_args` reads.
     """
-    parser.add_argument("--eps", type=float, default=None, help="budget (krr, urr, rappor, oue)")
+    parser.add_argument(
+        "--eps", type=float, default=None, help="budget (krr, urr, rappor, oue; eps_1 of lgrr, loue, ...)"
+    )
+    parser.add_argument(
+        "--eps-perm", type=float, default=None, help="lgrr, loue, losue, lsue, lsoue: eps_perm (any number of reports)"
+    )
     parser.add_argument("--d", type=int, default=None, help="domain size (krr, rappor, oue)")
     parser.add_argument("--sensitive", default=None, help="urr: comma-separated 0/1 flags per item")
     parser.add_argument("--budgets", default=None, help="iprr/idue: comma-separated budgets, inf = non-sensitive")
+    parser.add_argument(
+        "--perm-budgets", default=None, help="liprr/lidue: eps_perm per item (--budgets: eps_1 per item)"
+    )
     parser.add_argument("--model", default="opt0", choices=["opt0", "opt1", "opt2"], help="idue model")
     parser.add_argument(
         "--pair-rule", default="min", choices=["min", "avg"], help="idue notion: MinID-LDP (min) or AvgID-LDP (avg)"
@@ -110,7 +133,9 @@ def mechanism_from_args(name: str, args: argparse.Namespace) -> Mechanism:
     args : argparse.Namespace
         Parsed options of a parser given :func:`add_mechanism_arguments`: ``eps`` and ``d``
         (krr, rappor, oue), ``eps`` and ``sensitive`` (urr: comma-separated 0/1 flags),
-        ``budgets`` (iprr, idue: see :func:`parse_budgets`), ``model`` and ``pair_rule`` (idue).
+        ``budgets`` (iprr, idue: see :func:`parse_budgets`), ``model`` and ``pair_rule`` (idue,
+        lidue); ``eps_perm``, ``eps`` (eps_1) and ``d`` (lgrr, loue, losue, lsue, lsoue);
+        ``perm_budgets`` and ``budgets`` (eps_perm and eps_1 per item: liprr, lidue).
 
     Returns
     -------
@@ -140,4 +165,22 @@ def mechanism_from_args(name: str, args: argparse.Namespace) -> Mechanism:
             raise ParameterError(f"{key} needs --budgets, e.g. --budgets 0.1,0.5,1.0,inf,inf")
         budgets = pldp.ItemBudgets.from_array(parse_budgets(args.budgets))
         return pldp.IPRR(budgets) if key == "iprr" else pldp.IDUE(budgets, model=args.model, pair_rule=args.pair_rule)
+    chains: dict[str, Callable[[float, float, int], Mechanism]] = {
+        "lgrr": pldp.LGRR, "loue": pldp.LOUE, "losue": pldp.LOSUE, "lsue": pldp.LSUE, "lsoue": pldp.LSOUE,
+    }  # fmt: skip
+    if key in chains:
+        if args.eps_perm is None or args.eps is None or args.d is None:
+            raise ParameterError(f"{key} needs --eps-perm (any number of reports), --eps (one report) and --d")
+        return chains[key](args.eps_perm, args.eps, args.d)
+    if key in ("liprr", "lidue"):
+        if args.perm_budgets is None or args.budgets is None:
+            raise ParameterError(
+                f"{key} needs --perm-budgets (eps_perm per item) and --budgets (eps_1 per item), e.g. "
+                "--perm-budgets 1,2,4 --budgets 0.25,0.5,1"
+            )
+        perm = pldp.ItemBudgets.from_array(parse_budgets(args.perm_budgets))
+        one = pldp.ItemBudgets.from_array(parse_budgets(args.budgets))
+        if key == "liprr":
+            return pldp.LIPRR(perm, one)
+        return pldp.LIDUE(perm, one, model=args.model, pair_rule=args.pair_rule)
     raise ParameterError(f"unknown mechanism {name!r}: {', '.join(MECHANISM_NAMES)}")
