@@ -3,7 +3,9 @@
 The rate of a collector must not fall as its store grows (``docs/collector.md``, "Capacity"). Each
 row starts a real ``pldp serve --workers W`` on a copy of a store that already holds ``N`` k-RR
 (d = 100) reports, written straight through :mod:`pldp.service.store` (:func:`prefill`: random
-ids, the campaign's tally updated to match; no HTTP), and sends it batches of 1,000 new reports on
+ids, the campaign's tally updated to match; no HTTP; the copy is synced to disk before the server
+starts, or the writeback of its hundreds of MB would compete with the durable commits being
+measured and slow the large stores' rows alone), and sends it batches of 1,000 new reports on
 16 connections (closed loop, ``loadgen.py``): 400,000 reports, then 400,000 more, and the faster of
 the two runs is kept.
 
@@ -141,6 +143,8 @@ def _run(base: Path, workers: int, spec: Spec, warm: list[bytes], loops: list[li
     with tempfile.TemporaryDirectory(prefix="pldp-ingest-", dir=base.parent) as tmp:
         db = Path(tmp) / "run.db"
         shutil.copy(base, db)
+        with open(db, "rb+") as copied:  # on disk before the clock starts: its writeback would compete with the commits
+            os.fsync(copied.fileno())
         with CollectorProcess(db, "--workers", str(workers), "--rate", "0") as srv:  # one client address
             host, port, path = "127.0.0.1", srv.port, f"/v1/campaigns/{spec.id}/reports"
             waits: list[float] = []

@@ -13,7 +13,8 @@ import pytest
 import pldp
 from pldp.client import Client
 from pldp.deploy import Spec, decode
-from pldp.service import collect, seen, store
+from pldp.service import collect, idtable, seen, store
+from pldp.service.idtable import IdTable
 from pldp.service.seen import SeenIds
 from pldp.service.writer import Writer
 
@@ -25,12 +26,17 @@ def _ids(rng: np.random.Generator, n: int) -> bytes:
     return raw.tobytes()
 
 
+@pytest.mark.parametrize("stage", [1_000, seen.STAGE])
 @pytest.mark.parametrize("maintained", [True, False])
-def test_seen_ids_finds_exactly_the_stored_ids_and_their_seq(maintained: bool) -> None:
-    """Through many growths of the table (from its smallest size), with the move to the larger
-    table done by maintain() between adds, or by the adds themselves when nobody calls it."""
+def test_seen_ids_finds_exactly_the_stored_ids_and_their_seq(
+    maintained: bool, stage: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through many growths of the large table (from its smallest size), with the small table
+    merged and the move to a larger table done by maintain() between adds, or by the adds
+    themselves when nobody calls it (the small table merged when it holds ``stage`` ids)."""
+    monkeypatch.setattr(seen, "STAGE", stage)
     rng = np.random.default_rng(5)
-    index, truth, seq, found, grew = SeenIds(), {}, 0, 0, 0
+    index, truth, seq, found = SeenIds(), {}, 0, 0
     for size in [*rng.integers(1, 40, 300).tolist(), 3_000, 2, 9_000, 1, 30_000, 5]:
         ids = _ids(rng, int(size))
         if truth:  # and some stored ids again, as in a retry
@@ -44,21 +50,22 @@ def test_seen_ids_finds_exactly_the_stored_ids_and_their_seq(maintained: bool) -
         new = list({ids[16 * i : 16 * i + 16]: i for i in new}.values())  # one of each id within the batch
         seqs = seq + 1 + np.arange(len(new))
         index.add(b"".join(ids[16 * i : 16 * i + 16] for i in new), seqs)
-        grew += index.moving
         if maintained:
             index.maintain()
         for i, s in zip(new, seqs.tolist(), strict=True):
             truth[ids[16 * i : 16 * i + 16]] = s
         seq += len(new)
         assert index.last == seq and len(index) == len(truth)
-    assert len(truth) > 40_000 and found > 20_000 and grew > 0
+    grew = index.main._table.bits > idtable._MIN_BITS
+    assert len(truth) > 40_000 and found > 20_000 and grew == (maintained or stage < len(truth))
     stored = b"".join(truth)
     assert np.array_equal(index.find(stored), np.array(list(truth.values())))
     absent = os.urandom(16 * 500) + bytes([42] * 8) + os.urandom(8) + stored[:8] + bytes([255] * 8)
     assert (index.find(absent) == -1).all()
     assert all(index.find(absent[16 * i : 16 * i + 16])[0] == -1 for i in range(3))  # the scalar path
     # growth kept up: the table is at most 5/8 full (3/4 when only the adds move ids, when out of room)
-    assert len(index) / (seen.BUCKET << index._table.bits) <= (5 / 8 if maintained else 3 / 4)
+    for table in (index.main, index.recent):
+        assert len(table) / (idtable.BUCKET << table._table.bits) <= (5 / 8 if maintained else 3 / 4)
 
 
 def test_seen_ids_hash_is_keyed_so_chosen_ids_do_not_pile_into_one_bucket() -> None:
@@ -70,15 +77,15 @@ def test_seen_ids_hash_is_keyed_so_chosen_ids_do_not_pile_into_one_bucket() -> N
     crafted[:, 12:] = np.arange(m, dtype=">u4").view(np.uint8).reshape(m, 4)  # ids 0, 1, 2, ... in the last bytes
     # the keys: drawn from the OS, seeded ones, and the worst for a multilinear hash of sequential
     # words (every key near 1/3 or 1/5 of 2^64: k * i modulo 2^64 then takes few values' high bits)
-    drawn = [SeenIds(0)._keys] + [np.random.default_rng(s).integers(0, 2**63, 5, dtype=np.uint64) | 1 for s in range(4)]
+    drawn = [IdTable(0)._keys] + [np.random.default_rng(s).integers(0, 2**63, 5, dtype=np.uint64) | 1 for s in range(4)]
     near = [np.full(5, 0x5555555555555555, np.uint64), np.full(5, 0x3333333333333333, np.uint64)]
     for keys in drawn + near:
         for ids in (crafted.tobytes(), crafted[:, ::-1].copy().tobytes()):  # ... and in the first bytes
-            index = SeenIds(m)
+            index = IdTable(m)
             index._keys, index._int_keys = keys, [int(k) for k in keys]
             index.add(ids, np.arange(1, m + 1))
             table = index._table
-            assert (table.fill == seen.BUCKET).mean() < 0.02  # at most half full: about 1 bucket in 100 is full
+            assert (table.fill == idtable.BUCKET).mean() < 0.02  # at most half full: about 1 bucket in 100 is full
             assert np.array_equal(index.find(ids), np.arange(1, m + 1))
             one = ids[16 * 77 : 16 * 78]  # the scalar path hashes as the vector one
             assert index.find(one).tolist() == [78]
@@ -175,3 +182,29 @@ def test_two_writers_on_one_file_never_store_an_id_twice(tmp_path: Path) -> None
     finally:
         a.close()
         b.close()
+
+
+def test_a_lookup_made_before_the_lock_is_used_only_while_the_large_table_is_unchanged(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The writer searches the large table before it takes the write lock (SeenIds.stored) and,
+    under the lock, only the small one. If the small table is merged in between (it filled up),
+    the early answer is stale and must not be used: an id merged since would be missed, and its
+    report stored twice."""
+    monkeypatch.setattr(seen, "STAGE", 100)
+    rng = np.random.default_rng(8)
+    a, b, c = (_ids(rng, 60) for _ in range(3))
+    index = SeenIds()
+    index.append(a, 1)
+    index.maintain()  # a: in the large table
+    index.append(b, 61)  # b: in the small one
+    batch = a + b + c
+    early = index.stored(batch)
+    assert (early.where[:60] >= 0).all() and (early.where[60:] == -1).all()
+    assert np.array_equal(index.find(batch, early)[:120], np.arange(1, 121))
+    index.append(c, 121)  # the small table holds 120 >= STAGE ids: merged into the large one
+    assert len(index.recent) == 0
+    found = index.find(batch, early)
+    assert np.array_equal(found, np.arange(1, 181)), "a stale early answer was used"
+    other = _ids(rng, 10)
+    assert (index.find(other, index.stored(b)) == -1).all()  # another batch's answer is not used

@@ -216,3 +216,15 @@ def test_a_collector_process_starts_once_and_stops_every_time(tmp_path: Path) ->
             server.start()
         assert server.proc is first
     assert not server.running and first.poll() is not None
+
+
+def test_a_collector_that_does_not_start_in_time_is_not_left_running(tmp_path: Path) -> None:
+    """A start that timed out used to leave the server (and the workers it kept respawning) running
+    with no one to stop it: found as stray collectors eating the CPU after a benchmark on a loaded
+    machine gave up on them."""
+    server = Server(tmp_path / "s.db", "--workers", "2")
+    with pytest.raises(TimeoutError, match="did not start"):
+        server.start(timeout=0.05)
+    assert server.proc is not None and server.proc.poll() is not None
+    with pytest.raises(ProcessLookupError):  # its session, workers included, is gone
+        os.killpg(server.proc.pid, 0)

@@ -38,7 +38,7 @@ from pldp.service.bodies import BodyBudget
 from pldp.service.collect import CollectError
 from pldp.service.faults import StoreUnavailableError, store_error
 from pldp.service.ratelimit import RateLimiter
-from pldp.service.writer import Writer
+from pldp.service.writer import Lookup, Writer
 
 __all__ = ["INLINE_BODY", "FastPath", "Ingest", "read_body"]
 
@@ -150,7 +150,9 @@ class Ingest:
                 prep = await run_in_threadpool(collect.prepare_batch, spec, raw, self.max_reports)
         if limiter is not None:
             limiter.charge(client, len(prep))
-        job = self.writer.submit(codes.job_for(campaign_id, prep, code, time.time(), self.cap, asked))
+        job = self.writer.submit(
+            codes.job_for(campaign_id, prep, code, time.time(), self.cap, asked), Lookup(campaign_id, prep.ids)
+        )
         try:
             return await asyncio.wrap_future(job)
         except StoreUnavailableError as exc:

@@ -62,7 +62,8 @@ class CollectorProcess:
             It is already running (a second process would lose the port and could leave the first
             one unreachable by :meth:`stop`), or it exited while starting.
         TimeoutError
-            It did not answer within ``timeout`` seconds.
+            It did not answer within ``timeout`` seconds (it is killed then, workers included:
+            nothing is left running that no one will stop).
         """
         if self.running:
             raise RuntimeError(f"the collector on {self.url} is already running; stop() it first")
@@ -87,6 +88,7 @@ class CollectorProcess:
             except (OSError, RemoteError):
                 probe.close()
                 time.sleep(0.05)
+        self.kill()
         raise TimeoutError(f"the collector did not start in {timeout} s: {self.log()[-2000:]}")
 
     def log(self) -> str:

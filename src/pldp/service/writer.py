@@ -51,16 +51,16 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from pldp.deploy import Spec
 from pldp.service import seen, store
 from pldp.service.faults import LOCK_TIMEOUT, StoreUnavailableError, TurnLock, problem, store_error
-from pldp.service.seen import SeenIds
+from pldp.service.seen import SeenIds, Stored
 
-__all__ = ["MAX_GROUP", "Context", "StoreUnavailableError", "TallyKey", "Writer"]
+__all__ = ["MAX_GROUP", "Context", "Lookup", "StoreUnavailableError", "TallyKey", "Writer"]
 
 #: A running tally's key: (campaign id, round), round 0 for the tally of every report of the campaign.
 TallyKey = tuple[str, int]
@@ -69,6 +69,23 @@ TallyKey = tuple[str, int]
 MAX_GROUP = 512
 #: Seconds between checkpoints of the write-ahead log (:meth:`Writer._checkpoints`).
 CHECKPOINT_EVERY = 0.5
+
+
+@dataclass(frozen=True)
+class Lookup:
+    """The report ids a job will look up (:meth:`Context.find`), given when it is submitted so that
+    the writer can search its large table of stored ids for them before it takes the write lock."""
+
+    campaign_id: str
+    ids: bytes
+
+
+class _Entry(NamedTuple):
+    """A queued job, the future of its result, and the ids it will look up."""
+
+    job: Callable[[Context], Any]
+    fut: Future[Any]
+    lookup: Lookup | None
 
 
 class _ColdCampaignError(Exception):
@@ -95,6 +112,7 @@ class Context:
     pending: dict[TallyKey, Any] = field(default_factory=dict)  # (campaign id, round) -> tally, this group so far
     _job: dict[TallyKey, Any] = field(default_factory=dict)  # (campaign id, round) -> tally, this job so far
     _job_ids: list[tuple[int, bytes, int]] = field(default_factory=list)  # (key, ids, first seq), this job
+    known: dict[tuple[int, int], Stored] = field(default_factory=dict)  # (key, id(ids)) -> looked up before the lock
 
     def _stored(self, key: int) -> SeenIds:
         if key not in self.seen:  # loading could take seconds: not while holding the write lock
@@ -104,7 +122,7 @@ class Context:
     def find(self, key: int, ids: bytes) -> np.ndarray:
         """Where each report id (``ids``: concatenated 16-byte ids) is stored in the campaign with
         ``key`` (its ``seq``), including reports of jobs earlier in this group; -1 where it is new."""
-        where = self._stored(key).find(ids)
+        where = self._stored(key).find(ids, self.known.get((key, id(ids))))
         for k, staged, first in self._job_ids:  # this job's own appends (store_batch looks up before it appends)
             if k == key:
                 at = {staged[16 * i : 16 * i + 16]: first + i for i in range(len(staged) // 16)}
@@ -184,8 +202,9 @@ class Writer:
         self._tallies: dict[TallyKey, Any] = {}
         self._seen: dict[int, SeenIds] = {}
         self._generation: dict[int, int] = {}  # campaign key -> retention's generation when its ids were loaded
+        self._keys: dict[str, int] = {}  # campaign id -> key, for _look_up
         self._version = -1  # PRAGMA data_version after our last commit
-        self._queue: queue.Queue[tuple[Callable[[Context], Any], Future[Any]] | None] = queue.Queue()
+        self._queue: queue.Queue[_Entry | None] = queue.Queue()
         self._thread = threading.Thread(target=self._run, name="pldp-writer", daemon=True)
         self._thread.start()
         self._stop = threading.Event()
@@ -220,10 +239,14 @@ class Writer:
         ``conn`` is a reading connection of the caller's thread)."""
         return problem(self.path, conn, self.fault, self.lock)
 
-    def submit(self, job: Callable[[Context], Any]) -> Future[Any]:
-        """Queue ``job``; the future resolves after the transaction that ran it has committed."""
+    def submit(self, job: Callable[[Context], Any], lookup: Lookup | None = None) -> Future[Any]:
+        """Queue ``job``; the future resolves after the transaction that ran it has committed.
+
+        ``lookup``: the report ids the job will look up, which the writer then searches for in its
+        large table before it takes the write lock (:meth:`_look_up`).
+        """
         fut: Future[Any] = Future()
-        self._queue.put((job, fut))
+        self._queue.put(_Entry(job, fut, lookup))
         return fut
 
     def run(self, job: Callable[[Context], Any], timeout: float | None = 60.0) -> Any:
@@ -279,7 +302,7 @@ class Writer:
                 group.append(nxt)
             self._commit(group)
 
-    def _commit(self, group: list[tuple[Callable[[Context], Any], Future[Any]]]) -> None:
+    def _commit(self, group: list[_Entry]) -> None:
         """Run ``group`` in one transaction under the write lock.
 
         A job that needs a campaign whose stored ids are not loaded is set aside (its savepoint
@@ -289,13 +312,14 @@ class Writer:
         appended meanwhile.
         """
         while group:
+            known = self._look_up(group)
             try:
                 self.lock.acquire()  # the writers of other processes wait here, woken at once
             except StoreUnavailableError as exc:
                 self._fail(group, exc)
                 return
             try:
-                cold = self._commit_locked(group)
+                cold = self._commit_locked(group, known)
             finally:
                 self.lock.release()
             for index in self._seen.values():  # a larger table is filled now, not under the lock
@@ -310,21 +334,40 @@ class Writer:
                 self._version = -1
             group = [entry for _, entry in cold]
 
-    def _fail(self, group: list[tuple[Callable[[Context], Any], Future[Any]]], error: BaseException) -> None:
+    def _look_up(self, group: list[_Entry]) -> dict[tuple[int, int], Stored]:
+        """Search the large table of stored ids for the ids the jobs of ``group`` will look up,
+        before the write lock is taken (see module doc): that table changes only in
+        :meth:`~pldp.service.seen.SeenIds.maintain`, which this thread runs after the lock is
+        released, so under the lock a job searches the small table of the ids added since."""
+        known: dict[tuple[int, int], Stored] = {}
+        for entry in group:
+            if entry.lookup is None:
+                continue
+            key = self._keys.get(entry.lookup.campaign_id)
+            if key is None:  # a read outside any transaction; a campaign's key never changes
+                with contextlib.suppress(sqlite3.Error):
+                    key = store.campaign_key(self.conn, entry.lookup.campaign_id)
+                if key is None:
+                    continue
+                self._keys[entry.lookup.campaign_id] = key
+            index = self._seen.get(key)
+            if index is not None:
+                known[key, id(entry.lookup.ids)] = index.stored(entry.lookup.ids)
+        return known
+
+    def _fail(self, group: list[_Entry], error: BaseException) -> None:
         """Fail every job of ``group``; nothing of it was stored."""
         if isinstance(error, StoreUnavailableError):
             self.fault = error
-        for _, fut in group:
-            fut.set_exception(error)
+        for entry in group:
+            entry.fut.set_exception(error)
 
-    def _commit_locked(
-        self, group: list[tuple[Callable[[Context], Any], Future[Any]]]
-    ) -> list[tuple[int, tuple[Callable[[Context], Any], Future[Any]]]]:
+    def _commit_locked(self, group: list[_Entry], known: dict[tuple[int, int], Stored]) -> list[tuple[int, _Entry]]:
         """Run and commit ``group`` and answer its jobs; return the jobs set aside for a campaign not
-        loaded (see :meth:`_commit`)."""
-        ctx = Context(self.conn, self._tallies, self._seen)
+        loaded (see :meth:`_commit`). ``known``: the large tables' answers of :meth:`_look_up`."""
+        ctx = Context(self.conn, self._tallies, self._seen, known=known)
         outcomes: list[tuple[Future[Any], Any, BaseException | None]] = []
-        cold: list[tuple[int, tuple[Callable[[Context], Any], Future[Any]]]] = []
+        cold: list[tuple[int, _Entry]] = []
         try:
             self.conn.execute("BEGIN IMMEDIATE")
             version = self.conn.execute("PRAGMA data_version").fetchone()[0]
@@ -335,7 +378,8 @@ class Writer:
                 for key, index in self._seen.items():
                     for ids, seqs in seen.id_chunks(self.conn, key, index.last):
                         index.add(ids, seqs)
-            for job, fut in group:
+            for entry in group:
+                job, fut = entry.job, entry.fut
                 self.conn.execute("SAVEPOINT job")
                 ctx._job, ctx._job_ids = {}, []
                 try:
@@ -343,7 +387,7 @@ class Writer:
                 except _ColdCampaignError as exc:  # set aside until the campaign's ids are loaded
                     self.conn.execute("ROLLBACK TO job")
                     self.conn.execute("RELEASE job")
-                    cold.append((exc.key, (job, fut)))
+                    cold.append((exc.key, entry))
                     continue
                 except Exception as exc:
                     if store_error(exc) is not None:  # the store failed, not the job: the group fails
