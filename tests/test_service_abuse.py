@@ -151,6 +151,57 @@ def test_a_campaign_takes_at_most_its_cap(tmp_path: Path) -> None:
         assert _stored(srv, spec) == 1_500
 
 
+def test_a_campaign_set_with_its_own_cap_takes_at_most_that(tmp_path: Path) -> None:
+    """``pldp campaign create --cap N`` (``POST /v1/campaigns?cap=N``): that campaign stops at N while
+    another on the same collector goes on; the collector's ``--campaign-cap`` still bounds every
+    campaign (the smaller wins); a cap is set once; a bad one is a 400 that creates nothing."""
+    small = Spec.from_mechanism(pldp.KRR(1.0, 3), question="small survey?")
+    other = Spec.from_mechanism(pldp.KRR(1.0, 3), question="other survey?")
+    with Server(tmp_path / "own.db", "--campaign-cap", "2000") as srv:
+        admin, client = srv.admin(), srv.client()
+        entry = admin.create_campaign(small, cap=300)
+        assert entry["cap"] == 300 and admin.create_campaign(other)["cap"] is None
+        first = Client(small, words(2)).reports(np.arange(250) % 3)
+        assert client.submit(small.id, first)["accepted"] == 250
+        with pytest.raises(RemoteError) as full:
+            client.submit(small.id, Client(small).reports(np.arange(51) % 3))
+        assert full.value.status == 409 and full.value.code == "campaign_full" and "300" in full.value.reason
+        assert client.submit(small.id, first) == {"accepted": 0, "duplicates": 250}  # a retry: acknowledged
+        assert client.submit(small.id, Client(small).reports(np.arange(50) % 3))["accepted"] == 50
+        assert client.submit(other.id, Client(other).reports(np.arange(1_500) % 3))["accepted"] == 1_500
+        with pytest.raises(RemoteError, match="campaign_full"):  # the collector's cap bounds the uncapped one
+            client.submit(other.id, Client(other).reports(np.arange(501) % 3))
+        assert _stored(srv, small) == 300 and _stored(srv, other) == 1_500
+        with pytest.raises(RemoteError) as differs:
+            admin.create_campaign(small, cap=500)
+        assert differs.value.status == 409 and differs.value.code == "cap_differs"
+        assert admin.create_campaign(small, cap=300)["cap"] == 300  # the same: it exists, 200
+        third = Spec.from_mechanism(pldp.KRR(1.0, 3), question="bad cap?")
+        status, _, body = _send(srv, "POST", "/v1/campaigns?cap=0", third.to_json().encode(), _admin(srv))
+        assert status == 400 and body["error"] and body["reason"]
+        assert third.id not in {c["id"] for c in admin.campaigns()}
+        listed = subprocess.run(
+            [
+                *(sys.executable, "-m", "pldp.cli", "campaign", "create", "--server", srv.url),
+                *("--token-file", str(srv.token_file), "--cap", "0", str(_spec_file(tmp_path, third))),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert listed.returncode == 2 and "--cap must be a positive number" in listed.stderr
+
+
+def _admin(server: Server) -> dict[str, str]:
+    return {"Authorization": f"Bearer {server.admin_token}"}
+
+
+def _spec_file(tmp_path: Path, spec: Spec) -> Path:
+    path = tmp_path / f"{spec.id}.json"
+    path.write_text(spec.to_json())
+    return path
+
+
 # ------------------------------------------------------------------------------------ other origins
 def test_pages_of_other_origins_cannot_submit(server: Server) -> None:
     path = f"/v1/campaigns/{SPEC.id}/reports"

@@ -87,7 +87,9 @@ def _limits(args: Any, limits: Any, grace: float) -> Any:
 def _create(args: Any) -> int:
     collector, text = collector_from_args(args), read_text(args.spec, "spec file")
     make = collector.create_invited_campaign if args.invited else collector.create_campaign
-    out = make(text, rounds=args.rounds)
+    if args.cap is not None and args.cap < 1:
+        raise CLIError(f"--cap must be a positive number of reports, got {args.cap}")
+    out = make(text, rounds=args.rounds, cap=args.cap)
     print(out["id"] if args.quiet else json.dumps(out, indent=2))
     # the pages for people, on standard error: standard output stays the answer (or the id) alone
     print(f"survey page: {collector.url}/c/{out['id']}", file=sys.stderr)
@@ -276,6 +278,13 @@ def add_commands(sub: Subparsers) -> None:
         default=None,
         help="make the campaign recur: daily or weekly rounds (UTC, from today), or manual ones opened with "
         "pldp campaign round (default: once)",
+    )
+    create.add_argument(
+        "--cap",
+        type=int,
+        default=None,
+        metavar="N",
+        help="the most reports this campaign takes (409 campaign_full beyond; serve --campaign-cap applies too)",
     )
     command("list", "the campaigns you may see", _list)
     add_submit_arguments(command("submit", "send a report file's reports in batches, retried (anyone)", submit))

@@ -173,16 +173,19 @@ def store_batch(
     stored) and a conflict otherwise (the batch is refused). The new reports are appended in one
     insert, in the round ``turn`` (a round number, or what the submission asked:
     :func:`round_to_store`; None: the current round), and their ids staged. A batch of retries
-    only is acknowledged whatever round it names. With ``cap``, a batch whose new reports would
-    take the campaign's count over it is refused (409 ``campaign_full``); its retries are still
-    acknowledged.
+    only is acknowledged whatever round it names. With ``cap`` (the collector's ``--campaign-cap``)
+    or the campaign's own cap (set at creation; the smaller of the two), a batch whose new reports
+    would take the campaign's count over it is refused (409 ``campaign_full``); its retries are
+    still acknowledged.
     """
-    row = ctx.conn.execute("SELECT key, closed_at, rounds FROM campaigns WHERE id = ?", (campaign_id,)).fetchone()
+    row = ctx.conn.execute("SELECT key, closed_at, rounds, cap FROM campaigns WHERE id = ?", (campaign_id,)).fetchone()
     if row is None:
         raise CollectError(404, "unknown_campaign", f"no campaign {campaign_id}")
     if row[1] is not None:
         raise CollectError(409, "campaign_closed", f"campaign {campaign_id} is closed and takes no reports")
     key, n, recurs = int(row[0]), len(prep), row[2] != "once"
+    if row[3] is not None:  # the campaign's own cap, set at creation, and the collector's: the smaller
+        cap = int(row[3]) if cap is None else min(cap, int(row[3]))
     where = ctx.find(key, prep.ids)
     old = np.flatnonzero(where >= 0)
     if old.size:
@@ -222,32 +225,37 @@ def _subset(batch: ReportBatch, rows: np.ndarray) -> ReportBatch:
     return ReportBatch(batch.spec, batch.ids[rows], {k: v[rows] for k, v in batch.columns.items()}, batch.root)
 
 
-def create_campaign(ctx: Context, spec: Spec, now: float, access: str = "open", schedule: str = "once") -> bool:
+def create_campaign(
+    ctx: Context, spec: Spec, now: float, access: str = "open", schedule: str = "once", cap: int | None = None
+) -> bool:
     """Store a verified spec as a campaign with an empty tally; False if it already exists.
 
     ``access`` is ``open`` (anyone may report) or ``invited`` (a report needs a respondent code,
     :mod:`pldp.service.codes`); ``schedule`` its rounds, ``once``, ``daily``, ``weekly`` or
-    ``manual`` (:mod:`pldp.service.rounds`), counted from today (:func:`pldp.service.store.today`).
-    Both are set once: asking for an existing campaign with another access or schedule is a
-    conflict (409).
+    ``manual`` (:mod:`pldp.service.rounds`), counted from today (:func:`pldp.service.store.today`);
+    ``cap`` the most reports it takes (None: no cap of its own; the collector's ``--campaign-cap``
+    applies to every campaign). All three are set once: asking for an existing campaign with another
+    access, schedule or cap is a conflict (409).
     """
     if schedule not in rounds.SCHEDULES:
         raise CollectError(400, "bad_rounds", f"rounds must be one of {', '.join(rounds.SCHEDULES)}, got {schedule!r}")
-    row = ctx.conn.execute("SELECT access, rounds FROM campaigns WHERE id = ?", (spec.id,)).fetchone()
+    if cap is not None and cap < 1:
+        raise CollectError(400, "bad_cap", f"a campaign's cap must be a positive number of reports, got {cap}")
+    row = ctx.conn.execute("SELECT access, rounds, cap FROM campaigns WHERE id = ?", (spec.id,)).fetchone()
     if row is not None:
-        for what, stored, asked in (("access", row[0], access), ("rounds", row[1], schedule)):
+        for what, stored, asked in (("access", row[0], access), ("rounds", row[1], schedule), ("cap", row[2], cap)):
             if stored != asked:
                 raise CollectError(
                     409,
                     f"{what}_differs",
-                    f"campaign {spec.id} exists already with {what} {stored}; a campaign's {what} is set when it "
-                    "is created",
+                    f"campaign {spec.id} exists already with {what} {'none' if stored is None else stored}; "
+                    f"a campaign's {what} is set when it is created",
                 )
         return False
     ctx.conn.execute(
-        "INSERT INTO campaigns (id, spec, created_at, closed_at, access, rounds, first_day) "
-        "VALUES (?, ?, ?, NULL, ?, ?, ?)",
-        (spec.id, spec.to_json(indent=None), now, access, schedule, store.today()),
+        "INSERT INTO campaigns (id, spec, created_at, closed_at, access, rounds, first_day, cap) "
+        "VALUES (?, ?, ?, NULL, ?, ?, ?, ?)",
+        (spec.id, spec.to_json(indent=None), now, access, schedule, store.today(), cap),
     )
     ctx.set(spec.id, store.empty_tally(spec))
     return True

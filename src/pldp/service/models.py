@@ -356,6 +356,9 @@ class CampaignEntry(BaseModel):
     created_at: float = Field(description="Seconds since the epoch.")
     rounds: Literal["once", "daily", "weekly", "manual"] = Field(description="Its rounds (set at creation).")
     round: int = Field(description="The current round (1 for a campaign that does not recur).")
+    cap: int | None = Field(
+        None, description="The most reports it takes, set at creation (null: none of its own; see --campaign-cap)."
+    )
     urls: CampaignUrls
 
 

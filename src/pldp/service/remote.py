@@ -134,11 +134,13 @@ class Collector:
     def health(self) -> dict[str, Any]:
         return self._json("GET", "/v1/health")
 
-    def create_campaign(self, spec: Spec | str, rounds: str | None = None) -> dict[str, Any]:
+    def create_campaign(self, spec: Spec | str, rounds: str | None = None, cap: int | None = None) -> dict[str, Any]:
         """Create a campaign (admin); ``spec`` a :class:`Spec` or its JSON text; ``rounds``
-        ``daily``, ``weekly`` or ``manual`` makes it recur (None: the collector's default, once)."""
+        ``daily``, ``weekly`` or ``manual`` makes it recur (None: the collector's default, once);
+        ``cap`` the most reports it takes (None: no cap of its own)."""
         text = spec.to_json() if isinstance(spec, Spec) else spec
-        query = "" if rounds is None else "?" + urlencode({"rounds": rounds})
+        params = {k: v for k, v in (("rounds", rounds), ("cap", cap)) if v is not None}
+        query = "?" + urlencode(params) if params else ""
         return self._json("POST", f"/v1/campaigns{query}", text.encode("utf-8"))
 
     def campaigns(self) -> list[dict[str, Any]]:
@@ -323,11 +325,15 @@ class Collector:
         return self._json("POST", "/v1/tokens", {"label": label, "campaigns": campaigns})
 
     # ------------------------------------------------------------------ credentials (admin)
-    def create_invited_campaign(self, spec: Spec | str, rounds: str | None = None) -> dict[str, Any]:
+    def create_invited_campaign(
+        self, spec: Spec | str, rounds: str | None = None, cap: int | None = None
+    ) -> dict[str, Any]:
         """Create a campaign that takes reports only with respondent codes (admin;
-        ``POST /v1/campaigns?access=invited``), recurring as ``rounds`` says (None: once)."""
+        ``POST /v1/campaigns?access=invited``), recurring as ``rounds`` says (None: once), capped at
+        ``cap`` reports (None: no cap of its own)."""
         text = spec.to_json() if isinstance(spec, Spec) else spec
-        query = urlencode({"access": "invited", **({} if rounds is None else {"rounds": rounds})})
+        params = {k: v for k, v in (("rounds", rounds), ("cap", cap)) if v is not None}
+        query = urlencode({"access": "invited", **params})
         return self._json("POST", f"/v1/campaigns?{query}", text.encode("utf-8"))
 
     def issue_codes(self, campaign_id: str, count: int, expires_in: int | None = None) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION"]
 
 #: The schema version this code writes; older files are migrated forward on open.
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 #: Forward migrations: ``MIGRATIONS[v]`` takes a file from version ``v`` to ``v + 1``.
 MIGRATIONS: tuple[str, ...] = (
@@ -138,5 +138,10 @@ MIGRATIONS: tuple[str, ...] = (
         tally TEXT NOT NULL,
         PRIMARY KEY (campaign_id, round)
     ) WITHOUT ROWID;
+    """,
+    # v6: a cap on a campaign's reports, set when it is created (None: only the collector's
+    # --campaign-cap); docs/collector.md, "Errors and limits".
+    """
+    ALTER TABLE campaigns ADD COLUMN cap INTEGER CHECK (cap IS NULL OR cap >= 1);
     """,
 )

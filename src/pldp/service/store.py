@@ -186,6 +186,7 @@ class CampaignRow:
     access: str = "open"  # "open" or "invited" (respondent codes)
     rounds: str = "once"  # "once", "daily", "weekly" or "manual" (pldp.service.rounds)
     first_day: int = 0  # the UTC day (days since 1970-01-01) the rounds count from
+    cap: int | None = None  # the most reports it takes, set at creation (None: the collector's --campaign-cap only)
 
     @property
     def closed(self) -> bool:
@@ -195,7 +196,7 @@ class CampaignRow:
         return Spec.from_json(self.spec_text)
 
 
-_CAMPAIGN = "id, spec, created_at, closed_at, access, rounds, first_day"  # the columns of a CampaignRow
+_CAMPAIGN = "id, spec, created_at, closed_at, access, rounds, first_day, cap"  # the columns of a CampaignRow
 
 
 def campaign(conn: sqlite3.Connection, campaign_id: str) -> CampaignRow | None:

@@ -36,6 +36,7 @@ def entry(service: Service, row: store.CampaignRow, spec: Spec) -> dict[str, Any
         "access": row.access,
         "created_at": row.created_at,
         "rounds": row.rounds,
+        "cap": row.cap,
         "round": codes.current_round(service.conn(), row.id),
         "urls": {
             "spec": f"/v1/campaigns/{row.id}/spec",
@@ -55,6 +56,14 @@ ROUNDS = Query(
     "is the n-th UTC day or week from the day of creation), or `manual` (the admin opens each next round, "
     "`POST /v1/campaigns/{id}/rounds`). The collector's setting, not the spec's: set once, when the campaign is "
     "created. Every report is counted in a round, and estimates come per round (`GET .../series`).",
+)
+
+#: The ``cap`` query parameter of ``POST /v1/campaigns``.
+CAP = Query(
+    ge=1,
+    description="The most reports the campaign takes (a batch that would take it over is refused with 409 "
+    "`campaign_full`; its retries are still acknowledged). The collector's `--campaign-cap`, if set, applies too: "
+    "the smaller wins. Default: no cap of the campaign's own. Set once, when the campaign is created.",
 )
 
 #: The ``access`` query parameter of ``POST /v1/campaigns``.
@@ -78,7 +87,10 @@ ACCESS = Query(
         415,
         503,
         others={
-            200: {"model": CampaignEntry, "description": "The campaign existed already (with this access and rounds)."}
+            200: {
+                "model": CampaignEntry,
+                "description": "The campaign existed already (with this access, rounds and cap).",
+            }
         },
     ),
     openapi_extra=body_of(CampaignSpec),
@@ -90,12 +102,13 @@ async def create_campaign(
     _: Admin,
     access: Annotated[Literal["open", "invited"], ACCESS] = "open",
     rounds: Annotated[Literal["once", "daily", "weekly", "manual"], ROUNDS] = "once",
+    cap: Annotated[int | None, CAP] = None,
 ) -> dict[str, Any]:
     """Create a campaign from a spec (``pldp.spec/1``); refused unless every privacy claim holds exactly.
 
     ``?access=invited`` makes it take reports only with respondent codes, and ``?rounds=daily``
-    (``weekly``, ``manual``) makes it recur; asking for an existing campaign with another access
-    or rounds is a 409.
+    (``weekly``, ``manual``) makes it recur, ``?cap=N`` caps its reports at N; asking for an
+    existing campaign with another access, rounds or cap is a 409.
     """
     declared = request.headers.get("content-length")
     async with reading(declared, request.stream(), service.limits.max_spec, service.budget) as raw:
@@ -107,7 +120,7 @@ async def create_campaign(
             spec = await run_in_threadpool(Spec.from_json, raw.decode("utf-8"))
         except (SpecError, UnicodeDecodeError, ValueError) as exc:
             raise CollectError(400, "bad_spec", str(exc)) from None
-    created = await service.write(lambda ctx: collect.create_campaign(ctx, spec, time.time(), access, rounds))
+    created = await service.write(lambda ctx: collect.create_campaign(ctx, spec, time.time(), access, rounds, cap))
     service.remember(spec)
     row = store.campaign(service.conn(), spec.id)
     assert row is not None
