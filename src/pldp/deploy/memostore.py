@@ -32,9 +32,8 @@ import json
 import os
 import re
 import sys
-import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +41,7 @@ import numpy as np
 
 from pldp.channel import MemoInput, MemoNode
 from pldp.deploy.jcs import jcs
+from pldp.devicefiles import file_lock, write_private
 from pldp.errors import PLDPError
 
 __all__ = [
@@ -187,37 +187,17 @@ class MemoFile(MemoStore):
         return check_document(doc, where)
 
     def _write(self, memos: dict[str, Any]) -> None:
-        folder = self.path.parent
-        text = jcs({"format": MEMO_FORMAT, "memos": memos})  # the bytes the JS client's Node store writes
-        fd, tmp = tempfile.mkstemp(prefix=".memo-", suffix=".tmp", dir=folder)  # mode 0600
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(text)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, self.path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        if os.name == "posix":  # make the rename itself durable
-            dfd = os.open(folder, os.O_RDONLY)
-            try:
-                os.fsync(dfd)
-            finally:
-                os.close(dfd)
+        # the bytes the JS client's Node store writes
+        write_private(self.path, jcs({"format": MEMO_FORMAT, "memos": memos}))
 
     @contextmanager
     def session(self) -> Iterator[dict[str, Any]]:
+        held = ExitStack()
         try:
-            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            lock = os.open(f"{self.path}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+            held.enter_context(file_lock(self.path))
         except OSError as exc:
             raise _bad(str(self.path), f"cannot be opened ({exc.strerror})") from None
-        try:
-            if os.name == "posix":
-                import fcntl
-
-                fcntl.flock(lock, fcntl.LOCK_EX)
+        with held:  # released at the end
             memos = self._read()
             before = json.dumps(memos, sort_keys=True)
             yield memos
@@ -226,8 +206,6 @@ class MemoFile(MemoStore):
                     self._write(memos)
                 except OSError as exc:
                     raise _bad(str(self.path), f"cannot be written ({exc.strerror})") from None
-        finally:
-            os.close(lock)  # releases the lock
 
 
 class DeviceMemo:

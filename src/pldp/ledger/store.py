@@ -8,12 +8,12 @@ import json
 import math
 import os
 import re
-import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any, cast
 
+from pldp.devicefiles import file_lock, write_private
 from pldp.errors import PLDPError
 
 __all__ = ["LEDGER_FORMAT", "LedgerError", "LedgerFile", "is_count", "json_eps", "read_eps"]
@@ -120,38 +120,18 @@ class LedgerFile:
             self._memory = families
             return
         text = json.dumps({"format": LEDGER_FORMAT, "families": families}, sort_keys=True, separators=(",", ":"))
-        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:  # mkstemp's mode is 0600
-                fh.write(text)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, self.path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        if os.name == "posix":
-            folder = os.open(self.path.parent, os.O_RDONLY)
-            try:
-                os.fsync(folder)  # the rename is on disk too
-            finally:
-                os.close(folder)
+        write_private(self.path, text)
 
     @contextmanager
     def locked(self) -> Iterator[None]:
         """An exclusive lock on ``PATH.lock`` (POSIX ``flock``) while a charge reads and rewrites the file."""
-        if self.path is None or os.name != "posix":
+        if self.path is None:
             yield
             return
-        import fcntl
-
+        held = ExitStack()
         try:
-            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            lock = os.open(f"{self.path}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+            held.enter_context(file_lock(self.path))
         except OSError as exc:
             raise _bad(str(self.path), f"cannot be locked ({exc.strerror})") from None
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX)
+        with held:
             yield
-        finally:
-            os.close(lock)
