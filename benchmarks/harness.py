@@ -312,7 +312,8 @@ def markdown(rows: list[Row], header: str) -> str:
     ]
     for r in rows:
         met = "-" if r.met is None else ("yes" if r.met else "**MISSED**")
-        lines.append(f"| {r.benchmark} | {r.setting} | {fmt_time(r.seconds)} | {r.rate_text} | {r.target} | {met} |")
+        cells = (r.benchmark, r.setting, fmt_time(r.seconds), r.rate_text, r.target, met)
+        lines.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")  # a "|z|" stays in its cell
     missed = [r for r in rows if r.met is False]
     lines.append("")
     if missed:
