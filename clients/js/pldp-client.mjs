@@ -863,9 +863,26 @@ export function verify(spec) {
     root = parseSampler(data.sampler);
     checkAnswers(root, data.labels, data.question);
     checkMemo(root, data.memo);
+    if (Object.hasOwn(data, "caps")) checkSpecCaps(data.caps);
   }
   const [rows, eps] = verifyNode(root, "root");
   return { holds: rows.every((r) => r.holds), rows, ldp_epsilon: eps };
+}
+
+/**
+ * The optional `caps` member, when present: {"day": eps, "total": eps}, one or both, positive finite
+ * numbers (the most one device may spend on the spec's family; pldp-ledger.mjs enforces them).
+ */
+function checkSpecCaps(caps) {
+  if (!isObject(caps) || Object.keys(caps).length === 0) throw new SpecError("caps must be an object with 'day', 'total' or both");
+  const extra = Object.keys(caps).filter((k) => k !== "day" && k !== "total").sort();
+  if (extra.length) throw new SpecError(`caps has unknown members ${extra.join(", ")}; a spec's caps are 'day' and 'total'`);
+  for (const name of ["day", "total"]) {
+    const v = caps[name];
+    if (Object.hasOwn(caps, name) && !(typeof v === "number" && Number.isFinite(v) && v > 0)) {
+      throw new SpecError(`caps.${name} must be a positive finite number (an epsilon)`);
+    }
+  }
 }
 
 // ============================================================================ loadSpec
@@ -909,8 +926,9 @@ export async function loadSpec(jsonTextOrObject) {
   const members = ["format", "id", "question", "labels", "oracle", "sampler"];
   const missing = members.filter((k) => !Object.hasOwn(data, k)).sort();
   if (missing.length) throw new SpecError(`the spec lacks ${repr(missing)}`);
-  const extra = Object.keys(data).filter((k) => !members.includes(k) && k !== "memo").sort();
+  const extra = Object.keys(data).filter((k) => !members.includes(k) && k !== "memo" && k !== "caps").sort();
   if (extra.length) throw new SpecError(`the spec has unknown members ${repr(extra)}`);
+  if (Object.hasOwn(data, "caps")) checkSpecCaps(data.caps);
   if (typeof data.id !== "string" || !/^[0-9a-f]{32}$/.test(data.id)) {
     throw new SpecError(`the spec id must be 32 lower-case hex digits, got ${repr(data.id)}`);
   }
@@ -1215,7 +1233,9 @@ export class Client {
    *   (Node), {@link IndexedDBMemoStore} (browsers) or {@link MemoryMemoStore} (tests only).
    *   Default {@link defaultMemoStore}; not used for a spec that is not memoized.
    * @param {{charge: function}} [options.ledger] A privacy ledger (pldp-ledger.mjs): every batch is
-   *   charged to it, and refused (LedgerCapError) before any word is drawn if it would go over a cap.
+   *   charged to it, and refused (LedgerCapError) before any word is drawn if it would go over a cap
+   *   (the owner's, or the spec's own caps member). Required for a spec that sets caps (a TypeError
+   *   without one: nothing else would keep the spend).
    */
   constructor(spec, { random, store, ledger } = {}) {
     const prog = PROGRAMS.get(spec);
@@ -1226,6 +1246,12 @@ export class Client {
     this.#random = random ?? cryptoWords;
     this.#spec = spec;
     this.#ledger = ledger ?? null;
+    if (spec.caps !== undefined && this.#ledger === null) {
+      throw new TypeError(
+        "this spec sets caps on what a device may spend (its caps member): give the client a ledger that keeps " +
+          "the spend (new Client(spec, {ledger: Ledger.browser()}) or await Ledger.file(path) in Node)",
+      );
+    }
     /** The spec's id. */
     this.specId = prog.id;
     /** The spec's memo key (a memoized spec), else null. */

@@ -3,8 +3,10 @@
 //
 // Every report a client makes spends some of its owner's privacy. The ledger adds it up per
 // campaign family (the campaigns of one memo key, else one spec) and in total, per UTC day and over
-// all time, and refuses a batch that would go over a cap the device's owner set, before a single
-// random word is drawn (pass it to the client: new Client(spec, {ledger})). Apple keeps such a
+// all time, and refuses a batch that would go over a cap the device's owner set or the spec's own
+// caps member (its family per UTC day and in all; the smaller of the spec's and the owner's family
+// cap applies), before a single random word is drawn (pass it to the client: new Client(spec,
+// {ledger}); a spec with caps needs one). Apple keeps such a
 // ledger with a daily budget per use case ("Differential Privacy Overview", 2017); RAPPOR's
 // memoization lets a device report again without paying again for a value (Erlingsson et al.,
 // CCS 2014).
@@ -271,6 +273,13 @@ function added(entry, spec, cost, reports, values, c, day, round) {
   return e;
 }
 
+/** The smallest of named caps [name, cap] (undefined: no cap), the first on a tie; ["", undefined] when none is set. */
+function smaller(...caps) {
+  let best = ["", undefined];
+  for (const [name, cap] of caps) if (cap !== undefined && (best[1] === undefined || cap < best[1])) best = [name, cap];
+  return best;
+}
+
 /**
  * A device's privacy ledger (the module's comment: the accounting rule).
  *
@@ -335,7 +344,7 @@ export class Ledger {
     const families = readFamilies(this.#storage.read(), this.#storage.where);
     const day = this.today();
     if (c > 0) {
-      const why = this.#refusal(families, cost.family, c, day);
+      const why = this.#refusal(families, cost.family, c, day, spec.caps);
       if (why !== null) {
         throw new LedgerCapError(
           `the privacy ledger refuses ${reports} report(s) of spec ${spec.id} (family ${JSON.stringify(cost.family)}): ${why}. Nothing was drawn or sent.`,
@@ -347,12 +356,16 @@ export class Ledger {
     return c;
   }
 
-  #refusal(families, family, c, day) {
+  /** Why a charge c to `family` would break a cap, or null; a family's cap is the smaller of the owner's and the spec's (the spec's on a tie). */
+  #refusal(families, family, c, day, specCaps) {
     const view = viewOf(families, day, this.caps);
     const mine = view.families.find((f) => f.family === family);
+    const theirs = specCaps ?? {};
+    const [dayName, dayCap] = smaller(["the spec's", theirs.day], ["the owner's", this.caps.family_day]);
+    const [allName, allCap] = smaller(["the spec's", theirs.total], ["the owner's", this.caps.family_total]);
     const checks = [
-      ["the daily cap of this family", this.caps.family_day, mine ? mine.today.epsilon : 0, "today"],
-      ["the total cap of this family", this.caps.family_total, mine ? mine.total.epsilon : 0, "in all"],
+      [`${dayName} daily cap of this family`, dayCap, mine ? mine.today.epsilon : 0, "today"],
+      [`${allName} total cap of this family`, allCap, mine ? mine.total.epsilon : 0, "in all"],
       ["the device's daily cap", this.caps.day, view.today.epsilon, "today"],
       ["the device's total cap", this.caps.total, view.total.epsilon, "in all"],
     ];

@@ -50,7 +50,7 @@ from pldp.deploy.memostore import DeviceMemo, MemoFile, MemoStore, permanent_fin
 from pldp.deploy.spec import Spec
 from pldp.deploy.wire import ReportBatch
 from pldp.errors import ParameterError
-from pldp.ledger import Caps, Ledger, LedgerView, new_values
+from pldp.ledger import Caps, Ledger, LedgerView, default_ledger_path, new_values
 
 __all__ = ["Client", "WordSource"]
 
@@ -121,7 +121,10 @@ class Client:
         the user's data directory. Not opened for a spec that is not memoized.
     ledger : path or Ledger, optional
         The device's privacy ledger (:mod:`pldp.ledger`): every batch is charged to it, and refused
-        (:class:`~pldp.ledger.LedgerCapError`) before anything is drawn if it would go over a cap.
+        (:class:`~pldp.ledger.LedgerCapError`) before anything is drawn if it would go over a cap
+        (the owner's, or the spec's own: :attr:`pldp.deploy.Spec.caps`). Default none, except for a
+        spec that sets caps: then :func:`~pldp.ledger.default_ledger_path`, a file in the user's
+        data directory (a ledger in memory would forget the spend across runs and void the caps).
     caps : Caps, optional
         The device owner's caps, for a ``ledger`` given as a path.
 
@@ -151,6 +154,8 @@ class Client:
         caps: Caps | None = None,
     ) -> None:
         self.spec = spec if isinstance(spec, Spec) else Spec.from_json(spec)
+        if ledger is None and self.spec.caps is not None:  # the spec's caps must outlive this process
+            ledger = default_ledger_path()
         if caps is not None and not (ledger is not None and not isinstance(ledger, Ledger)):
             raise ParameterError("caps go with a ledger path (a Ledger object has its own caps)")
         self._ledger = ledger if isinstance(ledger, Ledger) or ledger is None else Ledger(ledger, caps=caps)

@@ -7,6 +7,7 @@ and spend its budget twice; a torn ledger would forget what was spent) nor read 
 * :func:`write_private` writes a temporary file in the same folder (``mkstemp``: mode 0600),
   ``fsync``\\ s it, renames it over the file (``os.replace``: atomic on POSIX and Windows) and,
   on POSIX, ``fsync``\\ s the folder so that the rename itself is durable.
+* :func:`device_file_path` is where such a file lives by default: in the user's data directory.
 * :func:`file_lock` holds an exclusive ``flock`` on ``PATH.lock`` while a caller reads the file
   and writes it again, so that two processes of one device do not interleave (POSIX; elsewhere
   no lock is taken).
@@ -15,12 +16,28 @@ and spend its budget twice; a torn ledger would forget what was spent) nor read 
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["file_lock", "write_private"]
+__all__ = ["device_file_path", "file_lock", "write_private"]
+
+
+def device_file_path(name: str, env: str) -> Path:
+    """Where a device keeps its file ``name`` by default: ``$ENV`` if set, else ``pldp/NAME`` in the
+    user's data directory (``$XDG_DATA_HOME`` or ``~/.local/share``; ``~/Library/Application
+    Support`` on macOS; ``%APPDATA%`` on Windows)."""
+    if os.environ.get(env):
+        return Path(os.environ[env])
+    if sys.platform == "win32":
+        base = Path(os.environ.get("APPDATA") or Path.home() / "AppData" / "Roaming")
+    elif sys.platform == "darwin":
+        base = Path.home() / "Library" / "Application Support"
+    else:
+        base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+    return base / "pldp" / name
 
 
 def write_private(path: Path, text: str) -> None:

@@ -31,7 +31,6 @@ import hashlib
 import json
 import os
 import re
-import sys
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -41,7 +40,7 @@ import numpy as np
 
 from pldp.channel import MemoInput, MemoNode
 from pldp.deploy.jcs import jcs
-from pldp.devicefiles import file_lock, write_private
+from pldp.devicefiles import device_file_path, file_lock, write_private
 from pldp.errors import PLDPError
 
 __all__ = [
@@ -69,15 +68,7 @@ def default_store_path() -> Path:
     """Where a device keeps its memo by default: ``$PLDP_MEMO_STORE`` if set, else ``pldp/memo.json``
     in the user's data directory (``$XDG_DATA_HOME`` or ``~/.local/share``; ``~/Library/Application
     Support`` on macOS; ``%APPDATA%`` on Windows)."""
-    if os.environ.get("PLDP_MEMO_STORE"):
-        return Path(os.environ["PLDP_MEMO_STORE"])
-    if sys.platform == "win32":
-        base = Path(os.environ.get("APPDATA") or Path.home() / "AppData" / "Roaming")
-    elif sys.platform == "darwin":
-        base = Path.home() / "Library" / "Application Support"
-    else:
-        base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
-    return base / "pldp" / "memo.json"
+    return device_file_path("memo.json", "PLDP_MEMO_STORE")
 
 
 def permanent_fingerprint(labels: list[Any], node: MemoNode) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from functools import cached_property
 from typing import Any
 
@@ -91,9 +92,9 @@ MEMO_KEY_MAX = 256
 
 def memo_key_default(content: dict[str, Any]) -> str:
     """The default memo key of a memoized spec: ``"spec:"`` and the id of its content without the
-    ``memo`` member (so the rounds of a campaign, and any campaign asking the same question with the
-    same labels and sampler, share one permanent response per value)."""
-    return "spec:" + spec_id({k: v for k, v in content.items() if k != "memo"})
+    ``memo`` and ``caps`` members (so the rounds of a campaign, and any campaign asking the same
+    question with the same labels and sampler, share one permanent response per value)."""
+    return "spec:" + spec_id({k: v for k, v in content.items() if k not in ("memo", "caps")})
 
 
 def _check_memo(root: Node, memo: Any) -> None:
@@ -109,6 +110,31 @@ def _check_memo(root: Node, memo: Any) -> None:
     key = memo["key"]
     if not isinstance(key, str) or not 0 < len(key) <= MEMO_KEY_MAX:
         raise SpecError(f"memo.key must be a string of 1 to {MEMO_KEY_MAX} characters, got {key!r}")
+
+
+#: The members of a spec's ``caps``: the campaign's caps per UTC day and in total.
+CAP_MEMBERS = ("day", "total")
+
+
+def _check_caps(caps: Any) -> None:
+    """The optional ``caps`` member, when present: ``{"day": eps, "total": eps}``, one or both, positive
+    finite numbers (the most one device may spend on the spec's family, :mod:`pldp.ledger`)."""
+    if not isinstance(caps, dict) or not caps:
+        raise SpecError("caps must be an object with 'day', 'total' or both")
+    extra = sorted(set(caps) - set(CAP_MEMBERS))
+    if extra:
+        raise SpecError(f"caps has unknown members {', '.join(extra)}; a spec's caps are 'day' and 'total'")
+    for name in CAP_MEMBERS:
+        v = caps.get(name)
+        if name in caps and not (isinstance(v, (int, float)) and not isinstance(v, bool) and _positive(v)):
+            raise SpecError(f"caps.{name} must be a positive finite number (an epsilon)")
+
+
+def _positive(v: float) -> bool:
+    try:
+        return math.isfinite(float(v)) and v > 0
+    except OverflowError:  # an integer beyond every float
+        return False
 
 
 def _json_object(data: Any) -> dict[str, Any]:
@@ -133,9 +159,11 @@ def read_spec(data: Any) -> tuple[Node, str]:
     missing = {"id", "question", "labels", "oracle", "sampler"} - data.keys()
     if missing:
         raise SpecError(f"the spec lacks {sorted(missing)}")
-    extra = data.keys() - {"format", "id", "question", "labels", "oracle", "sampler", "memo"}
+    extra = data.keys() - {"format", "id", "question", "labels", "oracle", "sampler", "memo", "caps"}
     if extra:
         raise SpecError(f"the spec has unknown members {sorted(extra)}")
+    if "caps" in data:
+        _check_caps(data["caps"])
     if not is_fingerprint(data["id"]):
         raise SpecError(f"the spec id must be {FINGERPRINT_LENGTH} lower-case hex digits, got {data['id']!r}")
     actual = spec_id(data)
@@ -178,7 +206,13 @@ class Spec:
     # ------------------------------------------------------------------ construction
     @classmethod
     def from_mechanism(
-        cls, oracle: FrequencyOracle, *, question: Any, labels: Any = None, memo_key: str | None = None
+        cls,
+        oracle: FrequencyOracle,
+        *,
+        question: Any,
+        labels: Any = None,
+        memo_key: str | None = None,
+        caps: dict[str, float] | None = None,
     ) -> Spec:
         """The spec of a pldp mechanism or protocol.
 
@@ -223,6 +257,9 @@ class Spec:
         }
         if root.memoized:
             data["memo"] = {"key": memo_key_default(json.loads(jcs(data))) if memo_key is None else memo_key}
+        if caps is not None:
+            _check_caps(caps)
+            data["caps"] = dict(caps)
         data = json.loads(jcs(data))  # the JSON values exactly as a reader will see them
         data["id"] = spec_id(data)
         return cls._load(data)
@@ -279,6 +316,13 @@ class Spec:
         return None if memo is None else str(memo["key"])
 
     @property
+    def caps(self) -> dict[str, float] | None:
+        """The campaign's caps on one device's spend on this spec's family (``{"day": eps, "total": eps}``,
+        one or both), else None (:mod:`pldp.ledger`)."""
+        caps = self._data.get("caps")
+        return None if caps is None else {k: float(v) for k, v in caps.items()}
+
+    @property
     def oracle_params(self) -> dict[str, Any]:
         """The oracle's canonical parameters."""
         return dict(self._data["oracle"])
@@ -299,7 +343,7 @@ class Spec:
 
     def to_json(self, indent: int | None = 2) -> str:
         """The spec's JSON text (members in a fixed order; ``indent=None`` for one line)."""
-        order = ["format", "id", "question", "labels", "oracle", "sampler", "memo"]
+        order = ["format", "id", "question", "labels", "oracle", "sampler", "memo", "caps"]
         return json.dumps({k: self._data[k] for k in order if k in self._data}, indent=indent, ensure_ascii=False)
 
     def __eq__(self, other: object) -> bool:

@@ -63,14 +63,25 @@ what was spent. The JS client (``clients/js/pldp-ledger.mjs``) keeps the same fo
                                "day": "2025-03-01", "day_epsilon": 1.0, "day_reports": 1, "day_values": 0,
                                "campaigns": {"<spec id>": {"reports": 3, "rounds": [1, 2, 3]}}}}}
 
-A spend that is unbounded (a spec that leaves an answer unprotected) is ``null``. Spec-set caps
-are not read yet: a cap is the device owner's (:class:`Caps`).
+A spend that is unbounded (a spec that leaves an answer unprotected) is ``null``.
+
+Caps
+----
+The device owner sets caps (:class:`Caps`): per UTC day and in all, for the whole device and for
+each family. A spec may set its own (its ``caps`` member, ``docs/wire-format.md`` §1.3: the most
+one device may spend on its family per UTC day and in all); a charge then keeps the family within
+the smaller of the spec's and the owner's family caps, and the refusal names which one refused
+(the spec's or the owner's) with the numbers. A spec's caps bind the batches of that spec: the
+campaigns of one family may set different caps, and each is checked against the family's whole
+spend when its own reports are charged. A spec with caps needs a ledger that outlives the process:
+:class:`pldp.client.Client` given none opens :func:`default_ledger_path` (a file in the user's data
+directory), and the JS client refuses to report without one.
 
 Modules: ``costs`` (what a spec's reports charge), ``store`` (the file), ``book`` (the caps, the
 charge and the view).
 """
 
-from pldp.ledger.book import Caps, FamilySpend, Ledger, LedgerCapError, LedgerView, Spend
+from pldp.ledger.book import Caps, FamilySpend, Ledger, LedgerCapError, LedgerView, Spend, default_ledger_path
 from pldp.ledger.costs import SpecCost, new_values, spec_cost
 from pldp.ledger.store import LEDGER_FORMAT, LedgerError
 
@@ -84,6 +95,7 @@ __all__ = [
     "LedgerView",
     "SpecCost",
     "Spend",
+    "default_ledger_path",
     "new_values",
     "spec_cost",
 ]

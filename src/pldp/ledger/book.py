@@ -10,11 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from pldp.deploy.spec import Spec
+from pldp.devicefiles import device_file_path
 from pldp.errors import ParameterError, PLDPError
 from pldp.ledger.costs import SpecCost, spec_cost
 from pldp.ledger.store import LedgerFile, is_count, json_eps, read_eps
 
-__all__ = ["Caps", "FamilySpend", "Ledger", "LedgerCapError", "LedgerView", "Spend"]
+__all__ = ["Caps", "FamilySpend", "Ledger", "LedgerCapError", "LedgerView", "Spend", "default_ledger_path"]
 
 #: Slack of a cap comparison (absolute, in epsilon), for sums of decimal budgets such as 0.1 * 3.
 TOLERANCE = 1e-9
@@ -24,10 +25,18 @@ class LedgerCapError(PLDPError, RuntimeError):
     """A batch that would spend more than a cap allows: refused before anything was drawn or recorded."""
 
 
+def default_ledger_path() -> Path:
+    """Where a device keeps its ledger by default: ``$PLDP_LEDGER`` if set, else ``pldp/ledger.json`` in
+    the user's data directory (beside the memo store, :func:`pldp.deploy.memostore.default_store_path`).
+    :class:`pldp.client.Client` opens it for a spec that sets caps when it is given no ledger."""
+    return device_file_path("ledger.json", "PLDP_LEDGER")
+
+
 @dataclass(frozen=True)
 class Caps:
     """The device owner's caps, in epsilon (None: no cap). ``day`` and ``total`` bound the whole device
-    (all families), per UTC day and over all time; ``family_day`` and ``family_total`` each family."""
+    (all families), per UTC day and over all time; ``family_day`` and ``family_total`` each family
+    (a spec's own ``caps`` bound its family too: the smaller cap applies, :meth:`Ledger.charge`)."""
 
     day: float | None = None
     total: float | None = None
@@ -122,15 +131,21 @@ class Ledger:
         return time.strftime("%Y-%m-%d", time.gmtime(self.clock()))
 
     # ------------------------------------------------------------------ charging
-    def _refusal(self, families: dict[str, Any], family: str, cost: float, day: str) -> str | None:
-        """Why a charge of ``cost`` to ``family`` would break a cap, or None."""
+    def _refusal(
+        self, families: dict[str, Any], family: str, cost: float, day: str, spec_caps: dict[str, float] | None
+    ) -> str | None:
+        """Why a charge of ``cost`` to ``family`` would break a cap, or None. A family's cap is the smaller
+        of the owner's and the spec's (the spec's on a tie)."""
         view = _view(families, day, self.caps)
         mine = next((f for f in view.families if f.family == family), None)
         fam_today = mine.today.epsilon if mine else 0.0
         fam_total = mine.total.epsilon if mine else 0.0
+        theirs = spec_caps or {}
+        day_name, day_cap = _smaller(("the spec's", theirs.get("day")), ("the owner's", self.caps.family_day))
+        all_name, all_cap = _smaller(("the spec's", theirs.get("total")), ("the owner's", self.caps.family_total))
         checks = [
-            ("the daily cap of this family", self.caps.family_day, fam_today, "today"),
-            ("the total cap of this family", self.caps.family_total, fam_total, "in all"),
+            (f"{day_name} daily cap of this family", day_cap, fam_today, "today"),
+            (f"{all_name} total cap of this family", all_cap, fam_total, "in all"),
             ("the device's daily cap", self.caps.day, view.today.epsilon, "today"),
             ("the device's total cap", self.caps.total, view.total.epsilon, "in all"),
         ]
@@ -142,6 +157,10 @@ class Ledger:
     def charge(self, spec: Spec, reports: int, values: int = 0, *, round: int | None = None) -> float:
         """Check the caps and record a batch of ``reports`` reports of ``spec`` (``values`` of them new to
         its memo); the charge :math:`c` (:mod:`pldp.ledger`).
+
+        The caps are the owner's (:attr:`caps`) and the spec's own (:attr:`pldp.deploy.Spec.caps`): its
+        family's spend today and in all must stay within the smaller of the spec's ``day`` and the
+        owner's ``family_day``, and of the spec's ``total`` and the owner's ``family_total``.
 
         Call it before drawing the batch: a refused batch is never drawn, and spends nothing.
 
@@ -164,7 +183,7 @@ class Ledger:
             families = self._file.read()
             day = self.today()
             if c > 0:
-                why = self._refusal(families, cost.family, c, day)
+                why = self._refusal(families, cost.family, c, day, spec.caps)
                 if why is not None:
                     raise LedgerCapError(
                         f"the privacy ledger refuses {reports} report(s) of spec {spec.id} (family {cost.family!r}): "
@@ -177,6 +196,15 @@ class Ledger:
     def view(self) -> LedgerView:
         """The ledger as it stands (:class:`LedgerView`); :class:`LedgerError` if it cannot be trusted."""
         return _view(self._file.read(), self.today(), self.caps)
+
+
+def _smaller(*caps: tuple[str, float | None]) -> tuple[str, float | None]:
+    """The smallest of named caps (None: no cap), the first on a tie; ``("", None)`` when none is set."""
+    named = [(cap, i, name) for i, (name, cap) in enumerate(caps) if cap is not None]
+    if not named:
+        return "", None
+    cap, _, name = min(named)
+    return name, cap
 
 
 def _add(
