@@ -267,3 +267,17 @@ def test_a_memoized_round_has_the_law_of_a_fresh_one() -> None:
         expected = q_star * n + (p_star - q_star) * cells[level]
         se = c[:, level].std(axis=0, ddof=1) / np.sqrt(len(counts))
         assert np.all(np.abs(c[:, level].mean(axis=0) - expected) <= 4.5 * se)
+
+
+def test_the_audit_reads_one_report_of_each_level_off_the_memoized_node() -> None:
+    """Audited as it is (no one-report substitution): every pair's claim is its level's eps_1, and
+    no audited epsilon exceeds it."""
+    from pldp.audit import audit
+    from pldp.audit.targets import OracleTarget
+
+    proto = LLevels(PERM, ONE, 5, chain="losue")
+    target = OracleTarget(proto)
+    assert target.node.memoized
+    res = audit(target, trials=5000, rng=_rng("audit"))
+    assert res.ok and len(res.rows) == 3 * 5 * 4
+    assert sorted({row.claimed for row in res.rows}) == ONE
