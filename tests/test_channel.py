@@ -20,7 +20,7 @@ CASES = oracle_cases()
 #: Every public oracle class, by the name its parameters give.
 PUBLIC = {
     "DirectEncoding", "KRR", "URR", "IPRR", "UnaryEncoding", "RAPPOR", "OUE", "IDUE",
-    "PaddingSampling", "FEBSF", "RCF", "APLDP", "PBP", "PPDA", "MPLDP",
+    "PaddingSampling", "FEBSF", "RCF", "APLDP", "PBP", "PPDA", "MPLDP", "LLevels",
     "LongitudinalDirect", "LGRR", "LIPRR", "LongitudinalUnary", "LOUE", "LOSUE", "LSUE", "LSOUE", "LIDUE",
 }  # fmt: skip
 

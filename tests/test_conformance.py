@@ -46,7 +46,7 @@ FAST = [check for check in CHECKS if check is not check_per_user_matches_simulat
 
 def test_every_check_runs_on_every_case() -> None:
     """The suite below is the whole battery over every case (nothing dropped)."""
-    assert len(CASES) == 29 and set(FAST) | {check_per_user_matches_simulate} == set(CHECKS)
+    assert len(CASES) == 31 and set(FAST) | {check_per_user_matches_simulate} == set(CHECKS)
     assert all(case.variant is not None and case.bad for case in CASES.values())
 
 

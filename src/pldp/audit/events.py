@@ -224,7 +224,8 @@ class _Statistic(NodeVisitor[Statistic]):
     def leveled(self, node: LeveledNode, x0: Input, x1: Input, prefix: str) -> Statistic:
         stat = _constant()
         if (x0.item, x0.level) != (x1.item, x1.level):
-            stat = _leaf(node.items[x0.level], x0.item, node.items[x1.level], x1.item, prefix)
+            items = node.item_channels()
+            stat = _leaf(items[x0.level], x0.item, items[x1.level], x1.item, prefix)
         if x0.level != x1.level:
             if node.level_report == "perturbed":
                 assert node.level_sampler is not None
@@ -354,7 +355,7 @@ class _Claim(NodeVisitor[float]):
 
     def leveled(self, node: LeveledNode, x0: Input, x1: Input, level_claim: float | None) -> float:
         if x0.level == x1.level:
-            return _leaf_claim(node.items[x0.level], x0.item, x1.item)
+            return _leaf_claim(node.item_channels()[x0.level], x0.item, x1.item)
         if level_claim is not None:
             return float(level_claim)
         return math.inf if node.level_epsilon is None else float(node.level_epsilon)

@@ -151,7 +151,7 @@ class _Pairs(NodeVisitor[list[Pair]]):
     def leveled(self, node: LeveledNode) -> list[Pair]:
         pairs = [
             Pair("item", Input(i, t), Input(j, t))
-            for t, item_node in enumerate(node.items)
+            for t, item_node in enumerate(node.item_channels())
             for i, j in _item_pairs(item_node, node.d)
         ]
         if node.hides_level:

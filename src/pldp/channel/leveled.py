@@ -7,12 +7,17 @@ direct node ``level_sampler``: PLDP-FEBSF) or ``"hidden"`` (not sent, every leve
 kind and size: PBP, PPDA). A level that is not sent in the clear is a secret of its own: the
 node claims ``level_epsilon`` for it, checked against the *whole* report by :meth:`LeveledNode.level_ratio`
 (ERRATA FEBSF-6: the item report depends on the level too).
+
+A level's node may be a memo node (:class:`~pldp.channel.memo.MemoNode`: the memoized chains of
+:class:`pldp.protocols.LLevels`, level in the clear): the node then claims each level's
+:math:`\\varepsilon_\\infty` and :math:`\\varepsilon_1`, and :meth:`LeveledNode.one_report` is one
+report's channel. Such a node is not read from a spec yet (:data:`MEMO_LEVELS_REFUSAL`).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any, ClassVar
 
@@ -20,6 +25,7 @@ import numpy as np
 
 from pldp.channel.direct import DirectNode
 from pldp.channel.exact import log_ratio, ratio_within
+from pldp.channel.memo import MemoNode
 from pldp.channel.node import (
     Column,
     Node,
@@ -38,10 +44,15 @@ from pldp.channel.unary import UnaryNode
 from pldp.channel.words import Cursor
 from pldp.errors import SpecError
 
-__all__ = ["LEVEL_REPORTS", "LeveledNode"]
+__all__ = ["LEVEL_REPORTS", "MEMO_LEVELS_REFUSAL", "LeveledNode"]
 
 #: How a leveled node reports the level.
 LEVEL_REPORTS = ("perturbed", "clear", "hidden")
+#: Why a spec may not hold a leveled node of memoized chains (:class:`pldp.protocols.LLevels`).
+MEMO_LEVELS_REFUSAL = (
+    "a memoized leveled sampler cannot be deployed yet: the clients' memo keeps one permanent response per "
+    "value, not per level"
+)
 
 
 @dataclass(frozen=True)
@@ -51,7 +62,7 @@ class LeveledNode(Node):
     kind: ClassVar[str] = "leveled"
     d: int
     levels: tuple[float, ...]
-    items: tuple[DirectNode | UnaryNode, ...]
+    items: tuple[DirectNode | UnaryNode | MemoNode, ...]
     level_report: str
     level_sampler: DirectNode | None = None
     level_epsilon: float | None = None
@@ -90,6 +101,8 @@ class LeveledNode(Node):
         if not isinstance(items_json, list) or len(items_json) != len(lv):
             raise SpecError(f"{path}.items must hold one node per level ({len(lv)})")
         parsed = [parse_node(o, f"{path}.items[{i}]") for i, o in enumerate(items_json)]
+        if any(node.memoized for node in parsed):
+            raise SpecError(f"{path}: {MEMO_LEVELS_REFUSAL}")
         items = tuple(node for node in parsed if isinstance(node, (DirectNode, UnaryNode)))
         if len(items) != len(parsed):
             raise SpecError(f"{path}.items must be direct or unary nodes")
@@ -142,6 +155,19 @@ class LeveledNode(Node):
     @property
     def hides_level(self) -> bool:
         return self.level_report != "clear" and self.t > 1
+
+    @property
+    def memoized(self) -> bool:
+        return any(node.memoized for node in self.items)
+
+    def item_channels(self) -> tuple[DirectNode | UnaryNode, ...]:
+        """Each level's channel of one report: its node, or a memoized chain's one-report channel
+        (:meth:`~pldp.channel.memo.MemoNode.one_report`, a view for statistical audits)."""
+        return tuple(node.one_report() if isinstance(node, MemoNode) else node for node in self.items)
+
+    def one_report(self) -> LeveledNode:
+        """The node of one report: every level's node replaced by :meth:`item_channels`."""
+        return replace(self, items=self.item_channels())
 
     def level_carries(self, kind: str) -> np.ndarray:
         """Per level, whether its item node's reports fill the column of ``kind`` (``"item"`` or ``"bits"``)."""
@@ -220,12 +246,15 @@ class LeveledNode(Node):
             out[prefix + "level"][rows] = level
 
 
-def _item_ratio(node: DirectNode | UnaryNode, other: DirectNode | UnaryNode) -> Fraction | None:
+def _item_ratio(node: DirectNode | UnaryNode | MemoNode, other: DirectNode | UnaryNode | MemoNode) -> Fraction | None:
     """Largest ``Pr(o | x, node) / Pr(o | x, other)`` over items ``x`` and outputs ``o`` (None: infinite).
 
     The two nodes have one kind (:meth:`LeveledNode.parse` refuses a hidden or perturbed level
-    over nodes of different kinds).
+    over nodes of different kinds). A memoized chain is not bounded here (None: no hidden level is
+    claimed over memoized chains; only :class:`pldp.protocols.LLevels` has them, level in the clear).
     """
+    if isinstance(node, MemoNode) or isinstance(other, MemoNode):
+        return None
     if isinstance(node, DirectNode) and isinstance(other, DirectNode):
         return node.ratio_to(other)
     assert isinstance(node, UnaryNode) and isinstance(other, UnaryNode)

@@ -95,10 +95,10 @@ def standard_cases() -> dict[str, OracleCase]:
     --------
     >>> cases = standard_cases()
     >>> len(cases), cases["krr"].oracle, cases["krr"].variant
-    (29, KRR(epsilon=1, d=5), KRR(epsilon=1.25, d=5))
+    (31, KRR(epsilon=1, d=5), KRR(epsilon=1.25, d=5))
     """
     import pldp
-    from pldp.protocols import APLDP, FEBSF, MPLDP, PBP, PPDA, RCF, PaddingSampling
+    from pldp.protocols import APLDP, FEBSF, MPLDP, PBP, PPDA, RCF, LLevels, PaddingSampling
 
     def mechanism(name: str, make: Callable[[float], FrequencyOracle], bad: Bad) -> OracleCase:
         return OracleCase(lambda: make(1.0), data=(COUNTS,), variant=lambda: make(VARIANT), bad=bad, name=name)
@@ -141,6 +141,20 @@ def standard_cases() -> dict[str, OracleCase]:
         )
 
     leveled_bad: Bad = (lambda: RCF([0.0, 1.0], 5), lambda: RCF(LEVELS, 1))
+
+    def llevels(chain: str) -> OracleCase:
+        """Memoized chains per level: eps_perm twice eps_1 (the variant scales both)."""
+        return leveled(
+            f"llevels-{chain}",
+            lambda lv: LLevels([2.0 * e for e in lv], lv, 5, chain=chain),  # type: ignore[arg-type]
+            (
+                lambda: LLevels(LEVELS, LEVELS, 5, chain=chain),  # type: ignore[arg-type]
+                lambda: LLevels([1.0, 2.0], LEVELS, 5, chain=chain),  # type: ignore[arg-type]
+                lambda: LLevels([2.0, 1.0, 4.0], LEVELS, 5, chain=chain),  # type: ignore[arg-type]
+                lambda: LLevels(LEVELS, [0.1, 0.2, 0.3], 5, chain="grr"),  # type: ignore[arg-type]
+            ),
+        )
+
     cases = [
         mechanism("krr", lambda e: pldp.KRR(e, 5), (lambda: pldp.KRR(0.0, 5), lambda: pldp.KRR(1.0, 1))),
         mechanism(
@@ -168,6 +182,8 @@ def standard_cases() -> dict[str, OracleCase]:
         padding("rappor-ps", lambda e: pldp.RAPPOR(e, 5)),
         *(febsf(o) for o in ("krr", "rappor", "oue")),
         leveled("rcf", lambda lv: RCF(lv, 5, oracle="oue"), leveled_bad),
+        llevels("lgrr"),
+        llevels("losue"),
         leveled("apldp", lambda lv: APLDP(lv, 5), (lambda: APLDP(LEVELS, 5, candidates=("grr",)), *leveled_bad)),
         leveled("pbp", lambda lv: PBP(lv, RHO, 5), (lambda: PBP(LEVELS, [0.5, 0.6, 0.1], 5), *leveled_bad)),
         leveled(
