@@ -56,6 +56,17 @@ def output_rows(keep: int, weights: tuple[int, ...], epsilons: tuple[float, ...]
     return rows
 
 
+def read_keep_weights(obj: dict[str, Any], path: str, d: int) -> tuple[int, tuple[int, ...]]:
+    """``obj["keep"]`` and ``obj["weights"]`` (``d`` of them) of a direct channel, checked: integers
+    on the ``2**32`` grid that sum to it (:class:`~pldp.errors.SpecError` naming ``path``). A direct
+    node and a chain's direct instantaneous response (:mod:`pldp.channel.memo`) read them alike."""
+    keep = read_int(obj["keep"], f"{path}.keep", 1, GRID)
+    weights = read_ints(obj["weights"], f"{path}.weights", d, 0, GRID)
+    if keep + sum(weights) != GRID:
+        raise SpecError(f"{path}: keep + sum(weights) = {keep + sum(weights)} must be 2**{GRID_BITS} = {GRID}")
+    return keep, weights
+
+
 @dataclass(frozen=True)
 class DirectNode(Node):
     """A direct-encoding sampler: ``Pr(y | x) = (weights[y] + keep [x = y]) / 2**32``."""
@@ -88,10 +99,7 @@ class DirectNode(Node):
         leaf holds no other node, so ``parse_node`` is not used."""
         read_keys(obj, path, {"kind", "d", "keep", "weights", "notion", "epsilons"})
         d = read_int(obj["d"], f"{path}.d", 2, 2**31)
-        keep = read_int(obj["keep"], f"{path}.keep", 1, GRID)
-        weights = read_ints(obj["weights"], f"{path}.weights", d, 0, GRID)
-        if keep + sum(weights) != GRID:
-            raise SpecError(f"{path}: keep + sum(weights) = {keep + sum(weights)} must be 2**{GRID_BITS} = {GRID}")
+        keep, weights = read_keep_weights(obj, path, d)
         if obj["notion"] not in DIRECT_NOTIONS:
             raise SpecError(f"{path}.notion must be one of {DIRECT_NOTIONS}, got {obj['notion']!r}")
         eps = read_budgets(obj["epsilons"], f"{path}.epsilons", d, allow_inf=True)

@@ -31,7 +31,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from pldp.channel.direct import DIRECT_NOTIONS, DirectNode, output_rows
+from pldp.channel.direct import DIRECT_NOTIONS, DirectNode, output_rows, read_keep_weights
 from pldp.channel.node import (
     Column,
     Node,
@@ -42,11 +42,10 @@ from pldp.channel.node import (
     budget_json,
     read_budgets,
     read_int,
-    read_ints,
     read_keys,
 )
 from pldp.channel.sampling import GRID, DirectTable, direct_draw, direct_table, irr_bits, unary_bits
-from pldp.channel.unary import UNARY_NOTIONS, UnaryNode, pair_rows
+from pldp.channel.unary import UNARY_NOTIONS, UnaryNode, pair_rows, read_bit_thresholds
 from pldp.channel.words import Cursor
 from pldp.errors import SpecError
 
@@ -75,11 +74,7 @@ class DirectIRR:
     @classmethod
     def parse(cls, obj: Any, path: str, d: int) -> DirectIRR:
         read_keys(obj, path, {"keep", "weights"})
-        keep = read_int(obj["keep"], f"{path}.keep", 1, GRID)
-        weights = read_ints(obj["weights"], f"{path}.weights", d, 0, GRID)
-        if keep + sum(weights) != GRID:
-            raise SpecError(f"{path}: keep + sum(weights) = {keep + sum(weights)} must be 2**32 = {GRID}")
-        return cls(keep, weights)
+        return cls(*read_keep_weights(obj, path, d))
 
     def chained(self, permanent: DirectNode) -> tuple[int, tuple[int, ...]]:
         """The one-report channel ``(K, W)`` over ``2**64``: ``Pr(y | x) = (W[y] + K [x = y]) / 2**64``."""
@@ -113,12 +108,7 @@ class UnaryIRR:
     @classmethod
     def parse(cls, obj: Any, path: str, d: int) -> UnaryIRR:
         read_keys(obj, path, {"a", "b"})
-        a = read_ints(obj["a"], f"{path}.a", d, 1, GRID - 1)
-        b = read_ints(obj["b"], f"{path}.b", d, 1, GRID - 1)
-        bad = [k for k in range(d) if not b[k] < a[k]]
-        if bad:
-            raise SpecError(f"{path}: need b[k] < a[k] for every bit; not so at {bad[:5]}")
-        return cls(a, b)
+        return cls(*read_bit_thresholds(obj, path, d))
 
     def chained(self, permanent: UnaryNode) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """The one-report bit probabilities ``(p*, q*)`` over ``2**64`` (module docstring)."""

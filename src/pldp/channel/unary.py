@@ -78,6 +78,18 @@ def bit_ratio(p: int, p2: int) -> Fraction:
     return max(Fraction(p, p2), Fraction(GRID - p, GRID - p2))
 
 
+def read_bit_thresholds(obj: dict[str, Any], path: str, d: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """``obj["a"]`` and ``obj["b"]`` (``d`` each) of a unary channel, checked: integers in
+    ``(0, 2**32)`` with ``b[k] < a[k]`` for every bit (:class:`~pldp.errors.SpecError` naming
+    ``path``). A unary node and a chain's unary instantaneous response read them alike."""
+    a = read_ints(obj["a"], f"{path}.a", d, 1, GRID - 1)
+    b = read_ints(obj["b"], f"{path}.b", d, 1, GRID - 1)
+    bad = [k for k in range(d) if not b[k] < a[k]]
+    if bad:
+        raise SpecError(f"{path}: need b[k] < a[k] for every bit; not so at {bad[:5]}")
+    return a, b
+
+
 @dataclass(frozen=True)
 class UnaryNode(Node):
     """A unary-encoding sampler: bit ``k`` is 1 w.p. ``a[k] / 2**32`` if ``k = x``, else ``b[k] / 2**32``."""
@@ -115,11 +127,7 @@ class UnaryNode(Node):
         leaf holds no other node, so ``parse_node`` is not used."""
         read_keys(obj, path, {"kind", "d", "a", "b", "notion", "epsilons"})
         d = read_int(obj["d"], f"{path}.d", 2, 2**24)
-        a = read_ints(obj["a"], f"{path}.a", d, 1, GRID - 1)
-        b = read_ints(obj["b"], f"{path}.b", d, 1, GRID - 1)
-        bad = [k for k in range(d) if not b[k] < a[k]]
-        if bad:
-            raise SpecError(f"{path}: need b[k] < a[k] for every bit; not so at {bad[:5]}")
+        a, b = read_bit_thresholds(obj, path, d)
         if obj["notion"] not in UNARY_NOTIONS:
             raise SpecError(f"{path}.notion must be one of {UNARY_NOTIONS}, got {obj['notion']!r}")
         eps = read_budgets(obj["epsilons"], f"{path}.epsilons", d, allow_inf=False)
