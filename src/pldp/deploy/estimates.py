@@ -29,6 +29,7 @@ from pldp.estimation.detect import screen
 __all__ = [
     "DETECTION_KEYS",
     "TIDY_COLUMNS",
+    "attributes_json",
     "campaign_estimate",
     "check_method",
     "detection_json",
@@ -118,17 +119,12 @@ def campaign_estimate(spec: Spec, tally: Any, method: str = "unbiased", level: f
         From :func:`pldp.estimate`: a tally of another spec, no reports, an estimator's refusal.
     """
     import pldp
-    from pldp.estimation import EstimateSet
 
     if not 0.0 < level < 1.0:
         raise ParameterError(f"level must lie in (0, 1), got {level}")
     oracle = spec.mechanism()
     check_method(oracle, method)
     est = pldp.estimate(oracle, tally, method)
-    parts = list(est) if isinstance(est, EstimateSet) else [est]
-    names = list(est.names) if isinstance(est, EstimateSet) else [None]
-    # the answers as the spec names them (an MPLDP oracle's attributes have index labels)
-    labels = spec.labels if spec.root.kind == "attributes" else [spec.labels]
     return {
         "campaign": spec.id,
         "n": int(est.n),
@@ -136,8 +132,20 @@ def campaign_estimate(spec: Spec, tally: Any, method: str = "unbiased", level: f
         "level": level,
         "methods": list(oracle.methods),
         "detection": detection_json(oracle, tally),
-        "attributes": [estimate_json(e, name, level, labs) for e, name, labs in zip(parts, names, labels, strict=True)],
+        "attributes": attributes_json(spec, est, level),
     }
+
+
+def attributes_json(spec: Spec, est: Any, level: float) -> list[dict[str, Any]]:
+    """The ``attributes`` member of :func:`campaign_estimate`: one :func:`estimate_json` per
+    attribute of ``est`` (an estimate, or an :class:`~pldp.estimation.EstimateSet` of several), with
+    the answers as the spec names them (an MPLDP oracle's attributes have index labels)."""
+    from pldp.estimation import EstimateSet
+
+    parts = list(est) if isinstance(est, EstimateSet) else [est]
+    names = list(est.names) if isinstance(est, EstimateSet) else [None]
+    labels = spec.labels if spec.root.kind == "attributes" else [spec.labels]
+    return [estimate_json(e, name, level, labs) for e, name, labs in zip(parts, names, labels, strict=True)]
 
 
 def percent_words(share: float) -> str:

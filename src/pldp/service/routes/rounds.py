@@ -12,8 +12,9 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Query, Security
 
 from pldp.deploy import Spec
-from pldp.deploy.estimates import campaign_estimate, check_method
+from pldp.deploy.estimates import attributes_json, check_method
 from pldp.errors import PLDPError
+from pldp.estimation import estimate
 from pldp.service import collect, rounds, store
 from pldp.service.collect import CollectError
 from pldp.service.deps import Admin, CampaignOf, ServiceDep, anyone, bearer, readable, require
@@ -101,8 +102,9 @@ def series(
     """
     if not 0.0 < level < 1.0:
         raise CollectError(400, "bad_level", f"level must lie in (0, 1), got {level}")
+    oracle = spec.mechanism()
     try:
-        check_method(spec.mechanism(), method)
+        check_method(oracle, method)
     except PLDPError as exc:
         raise CollectError(400, "bad_method", str(exc)) from None
     schedule, now = _schedule(conn, spec.id), rounds.clock()
@@ -120,7 +122,7 @@ def series(
             "SELECT round, tally FROM round_tallies WHERE campaign_id = ? AND round BETWEEN ? AND ?",
             (spec.id, first, last),
         )
-        tallies = {int(t): spec.mechanism().load_tally(json.loads(text)) for t, text in found}
+        tallies = {int(t): oracle.load_tally(json.loads(text)) for t, text in found}
     else:
         tallies = {1: store.stored_tally(conn, spec)}
     points = []
@@ -128,8 +130,8 @@ def series(
         tally = tallies.get(n)
         attributes = None
         if tally is not None and tally.n:
-            try:
-                attributes = campaign_estimate(spec, tally, method, level)["attributes"]
+            try:  # the estimate alone: a series shows no detection screen (GET .../estimate?round=n does)
+                attributes = attributes_json(spec, estimate(oracle, tally, method), level)
             except PLDPError as exc:  # the estimator refuses these reports
                 raise CollectError(400, "estimate_failed", f"round {n}: {exc}") from None
         points.append(
