@@ -14,9 +14,12 @@ Every mechanism (:class:`KRR`, :class:`URR`, :class:`IPRR`, :class:`RAPPOR`, :cl
 :class:`Tally`, and the modules :mod:`pldp.theory`, :mod:`pldp.privacy` and :mod:`pldp.metrics`.
 """
 
-from pldp import datasets, metrics, privacy, protocols, theory
-from pldp.budgets import ItemBudgets, PrivacyLevel
-from pldp.domain import Domain
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from typing import TYPE_CHECKING, Any
+
 from pldp.errors import (
     BudgetError,
     DomainError,
@@ -26,34 +29,75 @@ from pldp.errors import (
     SolverError,
     TallyError,
 )
-from pldp.estimation import Estimate, EstimateSet, estimate
-from pldp.itemsets import ItemSets
-from pldp.mechanisms import (
-    IDUE,
-    IPRR,
-    KRR,
-    LGRR,
-    LIDUE,
-    LIPRR,
-    LOSUE,
-    LOUE,
-    LSOUE,
-    LSUE,
-    OUE,
-    RAPPOR,
-    URR,
-    DirectEncoding,
-    Longitudinal,
-    LongitudinalDirect,
-    LongitudinalUnary,
-    Mechanism,
-    Memo,
-    UnaryEncoding,
-)
-from pldp.oracle import FrequencyOracle
-from pldp.privacy import ComposedPrivacy, PrivacyCheck, PrivacyReport
-from pldp.protocols import PaddingSampling, Protocol
-from pldp.tally import Tally
+
+if TYPE_CHECKING:  # what the names below are, for type checkers; at run time each loads on first use
+    from pldp import datasets, metrics, privacy, protocols, theory
+    from pldp.budgets import ItemBudgets, PrivacyLevel
+    from pldp.domain import Domain
+    from pldp.estimation import Estimate, EstimateSet, estimate
+    from pldp.itemsets import ItemSets
+    from pldp.mechanisms import (
+        IDUE,
+        IPRR,
+        KRR,
+        LGRR,
+        LIDUE,
+        LIPRR,
+        LOSUE,
+        LOUE,
+        LSOUE,
+        LSUE,
+        OUE,
+        RAPPOR,
+        URR,
+        DirectEncoding,
+        Longitudinal,
+        LongitudinalDirect,
+        LongitudinalUnary,
+        Mechanism,
+        Memo,
+        UnaryEncoding,
+    )
+    from pldp.oracle import FrequencyOracle
+    from pldp.privacy import ComposedPrivacy, PrivacyCheck, PrivacyReport
+    from pldp.protocols import PaddingSampling, Protocol
+    from pldp.tally import Tally
+
+_MECHANISMS = (
+    "IDUE", "IPRR", "KRR", "LGRR", "LIDUE", "LIPRR", "LOSUE", "LOUE", "LSOUE", "LSUE", "OUE", "RAPPOR", "URR",
+    "DirectEncoding", "Longitudinal", "LongitudinalDirect", "LongitudinalUnary", "Mechanism", "Memo", "UnaryEncoding",
+)  # fmt: skip
+#: Where each public name is defined. ``import pldp`` loads none of them: the first use of a name
+#: imports its module (PEP 562), so ``import pldp.client`` or ``pldp --help`` costs what it uses,
+#: not the estimators of every family and scipy.
+_LAZY: dict[str, str] = {
+    **{name: "pldp.budgets" for name in ("ItemBudgets", "PrivacyLevel")},
+    "Domain": "pldp.domain",
+    **{name: "pldp.estimation" for name in ("Estimate", "EstimateSet", "estimate")},
+    "ItemSets": "pldp.itemsets",
+    **{name: "pldp.mechanisms" for name in _MECHANISMS},
+    "FrequencyOracle": "pldp.oracle",
+    **{name: "pldp.privacy" for name in ("ComposedPrivacy", "PrivacyCheck", "PrivacyReport")},
+    **{name: "pldp.protocols" for name in ("PaddingSampling", "Protocol")},
+    "Tally": "pldp.tally",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """A public name (or a subpackage, ``pldp.theory``), imported on first use (PEP 562)."""
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+    elif not name.startswith("_") and importlib.util.find_spec(f"{__name__}.{name}") is not None:
+        value = importlib.import_module(f"{__name__}.{name}")
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value  # later uses are plain attribute reads
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 #: The version of pldp.
 __version__ = "0.1.0"

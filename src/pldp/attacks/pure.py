@@ -33,7 +33,6 @@ import functools
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from pldp.attacks.base import Attack, Rule, check_targets, rule_for
 from pldp.errors import ParameterError
@@ -117,6 +116,8 @@ def ones_law(mech: UnaryEncoding, items: int | None = None) -> np.ndarray:
     a, b = mech.a, mech.b
     k = items or mech.d
     total = np.zeros(mech.d + 1)
+    from scipy import stats  # scipy is imported where it is used: `import pldp` and the clients load without it
+
     keys, counts = np.unique(np.stack([a[:k], b[:k]], axis=1), axis=0, return_counts=True)
     for (ax, bx), c in zip(keys, counts, strict=True):
         x = int(np.flatnonzero((a[:k] == ax) & (b[:k] == bx))[0])

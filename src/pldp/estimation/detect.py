@@ -47,9 +47,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.signal import fftconvolve
-from scipy.special import ndtri
-from scipy.stats import binom
 
 from pldp.errors import EstimationError, ParameterError
 from pldp.estimation.result import Estimate
@@ -84,6 +81,11 @@ def poisson_binomial(probs: np.ndarray, counts: np.ndarray) -> np.ndarray:
     >>> np.round(poisson_binomial(np.array([0.5]), np.array([2])), 12).tolist()
     [0.25, 0.5, 0.25]
     """
+    from scipy.signal import (
+        fftconvolve,  # scipy is imported where it is used: `import pldp` and the clients load without it
+    )
+    from scipy.stats import binom
+
     out = np.ones(1)
     for prob, count in zip(np.asarray(probs, dtype=float), np.asarray(counts, dtype=int), strict=True):
         if count <= 0:
@@ -265,6 +267,8 @@ def ones_excess(ones: np.ndarray, law: np.ndarray) -> float:
     n = hist.sum()
     if n <= 0:
         return 0.0
+    from scipy.special import ndtri  # scipy is imported where it is used: `import pldp` and the clients load without it
+
     z = float(ndtri(1 - 0.05 / hist.size))
     p = np.asarray(law, dtype=float)[: hist.size]
     return float(np.maximum(hist / n - p - z * np.sqrt(p * (1 - p) / n), 0.0).sum())

@@ -44,7 +44,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy.special import ndtri
 
 from pldp.errors import EstimationError
 from pldp.estimation.consistency import norm_sub
@@ -90,6 +89,8 @@ def recover(
     r = max(int(chosen.sum()), 1)
     rate = 0.0 if family == "direct" else min(max((mean_ones - r) / (d - r), 0.0), 1.0)
     h0 = (rate - q_star) / gap
+    from scipy.special import ndtri  # scipy is imported where it is used: `import pldp` and the clients load without it
+
     z = float(ndtri(1 - 0.05 / d))
     sd = np.sqrt(variance)
     with np.errstate(divide="ignore", invalid="ignore"):

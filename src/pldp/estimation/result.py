@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from typing import Any, overload
 
 import numpy as np
-from scipy.special import ndtri
 
 from pldp._validation import check_probability
 from pldp.domain import Domain
@@ -94,6 +93,10 @@ class Estimate:
         lvl = check_probability(level, "level")
         if not 0.0 < lvl < 1.0:
             raise ParameterError(f"level must lie in (0, 1), got {level!r}")
+        from scipy.special import (
+            ndtri,  # scipy is imported where it is used: `import pldp` and the clients load without it
+        )
+
         z = float(ndtri(0.5 + lvl / 2.0))
         half = z * self.std_error
         lo, hi = self.frequencies - half, self.frequencies + half

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy.special import gammaln, logsumexp
 
 from pldp._validation import as_frequencies
 from pldp.channel.direct import DirectNode
@@ -199,6 +198,8 @@ def _bayes_direct(node: LeveledNode, p: np.ndarray, rho: np.ndarray, pi: np.ndar
 
 
 def _log_binom(n: int, k: np.ndarray) -> np.ndarray:
+    from scipy.special import gammaln  # here, not at the top: the privacy layer loads with every spec
+
     return gammaln(n + 1) - gammaln(k + 1) - gammaln(n - k + 1)
 
 
@@ -231,6 +232,8 @@ def _bayes_unary(node: LeveledNode, rho: np.ndarray, pi: np.ndarray) -> float:
             own_zero = log_rest + l1a + m1 * lb + (d - m1 - 1) * l1b
         first = np.logaddexp(own_one, own_zero) - math.log(d)
         logs.append(first[:, None] + (m2 * lb + (extra - m2) * l1b)[None, :])
+    from scipy.special import logsumexp
+
     terms = []
     for lv in range(pi.shape[1]):
         best = np.full(log_count.shape, -np.inf)

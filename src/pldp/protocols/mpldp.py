@@ -30,7 +30,6 @@ from functools import cached_property
 from typing import Any, ClassVar, Self
 
 import numpy as np
-from scipy.optimize import brentq
 
 from pldp._validation import check_epsilon, check_index_range, check_int
 from pldp.channel.attributes import AttributesNode
@@ -101,6 +100,10 @@ def allocate_budget(eps_total: float, k: Sequence[int]) -> np.ndarray:
             too_small = kk * slope(mid) < -mu  # still too steep: x must grow
             lo, hi = np.where(too_small, mid, lo), np.where(too_small, hi, mid)
         return 0.5 * (lo + hi)
+
+    from scipy.optimize import (
+        brentq,  # scipy is imported where it is used: `import pldp` and the clients load without it
+    )
 
     log_mu = brentq(lambda lm: share(10.0**lm).sum() - eps, -300.0, 300.0, xtol=1e-13, maxiter=500)
     x = share(10.0**log_mu)

@@ -10,7 +10,6 @@ import math
 from typing import Any, ClassVar, Literal, Self
 
 import numpy as np
-from scipy.optimize import minimize_scalar
 
 from pldp._validation import as_frequencies, check_int
 from pldp.domain import Domain
@@ -268,6 +267,10 @@ class PPDA(HiddenLevels):
         if hi - lo <= 1e-15:
             q = lo
         else:
+            from scipy.optimize import (
+                minimize_scalar,  # scipy is imported where it is used: `import pldp` and the clients load without it
+            )
+
             res = minimize_scalar(lambda z: -fit(z)[1], bounds=(lo, hi), method="bounded", options={"xatol": 1e-12})
             q = float(res.x)
         p, _ = fit(q)

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
-from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
 
 class _PairConstraints:
@@ -204,6 +203,12 @@ def _newton_direction(
     sc = 1.0 / np.sqrt(np.maximum(np.diag(M), _TINY))
     Ms = M * sc[:, None] * sc[None, :]
     rhs = sc * (-rd + cons.rmatvec((rc - lam * rp) / s))
+    from scipy.linalg import (  # scipy is imported where it is used: `import pldp` and the clients load without it
+        LinAlgError,
+        cho_factor,
+        cho_solve,
+    )
+
     try:
         dx = sc * cho_solve(cho_factor(Ms, check_finite=False), rhs, check_finite=False)
     except (LinAlgError, ValueError):

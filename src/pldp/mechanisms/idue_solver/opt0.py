@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import math
 import warnings
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy.optimize import OptimizeResult, minimize
+
+if TYPE_CHECKING:
+    from scipy.optimize import OptimizeResult
 
 from pldp.mechanisms.idue_solver.convex import _solve_convex
 from pldp.mechanisms.idue_solver.feasibility import (
@@ -183,6 +186,8 @@ class _ScaledOpt0:
 
     def local_solve(self, start: np.ndarray, maxiter: int) -> OptimizeResult:
         """SLSQP from the feasible ``start`` in ``(alpha, beta)``, with ``z`` at its smallest feasible value."""
+        from scipy.optimize import minimize  # scipy is imported where it is used: `import pldp` loads without it
+
         t = self.t
         x, y = _xy(start, t)
         v0 = np.append(np.minimum(start / self.sv, 1.0), np.max(y - x))

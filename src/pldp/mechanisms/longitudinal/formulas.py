@@ -39,7 +39,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.optimize import brentq
 
 from pldp.errors import BudgetError, ParameterError
 
@@ -148,6 +147,10 @@ def ue_irr(p1: float, q1: float, eps_1: float, shape: str) -> tuple[float, float
         )
     if excess(inner) > 0:
         raise BudgetError(f"eps_1 = {eps_1:g} is too small for the double-precision grid of the IRR")
+    from scipy.optimize import (
+        brentq,  # scipy is imported where it is used: `import pldp` and the clients load without it
+    )
+
     t = float(brentq(excess, min(outer, inner), max(outer, inner), xtol=1e-300, rtol=4 * np.finfo(float).eps))
     return _irr(shape, t)
 
