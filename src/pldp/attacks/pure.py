@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from pldp.attacks.base import Attack, Rule, check_targets, rule_for
+from pldp.bitcount import row_ones
 from pldp.errors import ParameterError
 from pldp.itemsets import ItemSets
 from pldp.mechanisms.base import Mechanism
@@ -105,7 +106,7 @@ def honest_ones(mech: UnaryEncoding, m: int, rng: np.random.Generator, items: in
     if not m:
         return np.zeros(0, dtype=np.int64)
     rows = mech.perturb(rng.integers(0, items or mech.d, size=m), rng)
-    return np.bitwise_count(rows).sum(axis=1, dtype=np.int64)
+    return row_ones(rows)
 
 
 @functools.lru_cache(maxsize=256)

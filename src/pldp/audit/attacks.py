@@ -23,6 +23,7 @@ from scipy import stats
 
 from pldp.audit.events import Columns, Test, bit_of
 from pldp.audit.pairs import Input, Pair
+from pldp.bitcount import row_ones
 from pldp.channel import AttributesNode, DirectNode, LeveledNode, MemoNode, Node, NodeVisitor, PaddingNode, UnaryNode
 from pldp.channel.sampling import GRID
 from pldp.errors import ParameterError
@@ -52,7 +53,7 @@ def _guess_probability(node: UnaryNode, own: int, x0: int) -> float:
 def _unary_hits(x0: int, d: int, col: str) -> Callable[[Columns, np.random.Generator], np.ndarray]:
     def hits(cols: Columns, rng: np.random.Generator) -> np.ndarray:
         packed = np.asarray(cols[col])
-        m = np.bitwise_count(packed).sum(axis=1, dtype=np.int64)
+        m = row_ones(packed)
         u = rng.random(packed.shape[0])
         own = bit_of(packed, x0).astype(bool)
         return np.where(m > 0, own & (u * m < 1), u * d < 1)

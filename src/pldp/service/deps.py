@@ -15,9 +15,11 @@ Campaigns: :data:`CampaignOf` is the campaign named in the path (404 if unknown)
 The role checks run on the event loop (a token is one lookup by its hash, as on the fast path of
 report submission); the campaign lookups run in the thread pool, since the first one of a
 campaign parses and verifies its spec.
-"""
 
-from __future__ import annotations
+The module's annotations are evaluated when it loads (no ``from __future__ import annotations``):
+FastAPI 0.110, the oldest pldp supports, resolves a dependency's string annotations with the
+callable's ``__globals__``, which the bearer scheme (an instance with ``__call__``) does not have.
+"""
 
 from typing import Annotated
 
