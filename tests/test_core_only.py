@@ -2,14 +2,13 @@
 leaves it: a command that needs an extra prints one line naming the extra and exits with 2, before it
 does any work (no store, no report file, no collector started); every other command runs.
 
-The environment is a venv built once per module in well under a second: ``python -m venv
---without-pip`` and a ``.pth`` file that puts this tree's ``src`` and links to the runner's own numpy
-and scipy (nothing copied or installed) on its path; the fixture first checks that no extra's module
-can be imported there, so the tests cannot pass vacuously. The commands run in threads, wave by wave;
-the ``campaign`` and ``token`` commands talk to one real collector (this environment's, with the
-service extra), which they need no extra for. The parser, the help and the README's table are
-checked in this process.
-"""
+The environment is a venv built in well under a second: ``python -m venv --without-pip`` and a
+``.pth`` file that puts this tree's ``src`` and links to the runner's own numpy and scipy (nothing
+copied or installed) on its path; the test first checks that no extra's module can be imported
+there, so that it cannot pass vacuously. The commands run in one test, four at once, the
+``campaign`` and ``token`` ones wave by wave against one real collector (this environment's, with
+the service extra; they need no extra to talk to it). The parser, the help and the README's table
+are checked in this process."""
 
 from __future__ import annotations
 
@@ -176,26 +175,24 @@ def _files(cwd: Path) -> None:
     pq.write_table(batch.to_arrow(), cwd / "reports.parquet")
 
 
-@pytest.fixture(scope="module")
-def core(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The Python of the core-only venv, checked: numpy, scipy and this pldp, no extra."""
-    python = _core_venv(tmp_path_factory.mktemp("core"))
+def _core_python(where: Path) -> Path:
+    """The Python of a core-only venv in ``where``, checked: numpy, scipy and this pldp, no extra."""
+    python = _core_venv(where)
     probe = (
         "import importlib.util, json, numpy, scipy.optimize, pldp\n"
         f"print(json.dumps([pldp.__file__, [m for m in {ABSENT!r} if importlib.util.find_spec(m)]]))"
     )
     out = subprocess.run([str(python), "-c", probe], capture_output=True, text=True, env=_env(), timeout=120)
     assert out.returncode == 0, out.stderr
-    where, present = json.loads(out.stdout)
-    assert Path(where).is_relative_to(ROOT / "src"), where
-    assert present == [], f"the core-only venv can import {present}"
+    where_from, present = json.loads(out.stdout)
+    assert Path(where_from).is_relative_to(ROOT / "src"), where_from
+    assert present == [], f"the core-only venv can import {present}: the test would prove nothing"
     return python
 
 
-@pytest.fixture(scope="module")
-def runs(core: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, subprocess.CompletedProcess[str]]]:
-    """Every command of the tables run in the core-only venv, by name; four threads at once."""
-    cwd = tmp_path_factory.mktemp("work")
+def _run_all(python: Path, cwd: Path) -> dict[str, subprocess.CompletedProcess[str]]:
+    """Every command of the tables run by ``python`` in ``cwd``, by name: four at once, the remote
+    ones wave by wave against a collector started meanwhile."""
     _files(cwd)
     server = Server(cwd / "collector.db")
     shutil.copy(server.token_file, cwd / "admin.token")
@@ -204,53 +201,49 @@ def runs(core: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[
     try:
         with ThreadPoolExecutor(4) as pool:
             started = pool.submit(server.start)
-            first = {**REFUSED, **OFFLINE}
-            futures = {name: pool.submit(_run, core, cwd, case, **fill) for name, case in first.items()}
+            futures = {
+                name: pool.submit(_run, python, cwd, case, **fill) for name, case in {**REFUSED, **OFFLINE}.items()
+            }
             started.result()
             for wave in REMOTE:
-                futures |= {name: pool.submit(_run, core, cwd, case, **fill) for name, case in wave.items()}
-                for name in wave:
-                    done[name] = futures[name].result()
+                futures |= {name: pool.submit(_run, python, cwd, case, **fill) for name, case in wave.items()}
+                done |= {name: futures[name].result() for name in wave}
                 if "campaign token" in wave:  # the analyst token the next wave reads
                     (cwd / "analyst.token").write_text(done["campaign token"].stdout)
-                if "token create" in wave:
+                if "token create" in wave:  # the token the next wave revokes
                     made = re.search(r"analyst token (\S+) ", done["token create"].stderr)
                     fill["token"] = made.group(1) if made else "?"
-            done |= {name: f.result() for name, f in futures.items()}
-        yield done
+            return {name: f.result() for name, f in futures.items()}
     finally:
         server.stop()
-    for name in NOT_WRITTEN:
-        assert not (cwd / name).exists(), f"a refused command wrote {name}"
 
 
-def _no_traceback(out: subprocess.CompletedProcess[str]) -> None:
-    assert "Traceback" not in out.stdout + out.stderr, out.stderr
-
-
-@pytest.mark.parametrize("name", list(REFUSED))
-def test_a_command_that_needs_an_extra_prints_one_line_naming_it_and_exits_2(
-    runs: dict[str, subprocess.CompletedProcess[str]], name: str
-) -> None:
-    out, case = runs[name], REFUSED[name]
-    _no_traceback(out)
-    assert out.returncode == 2, (out.returncode, out.stderr)
-    (line,) = out.stderr.splitlines()
+def _refusal_fault(case: Case, out: subprocess.CompletedProcess[str]) -> str | None:
+    """What is wrong with a refusal: anything but exit 2 and one line naming the command and its extras."""
+    lines = out.stderr.splitlines()
     command = " ".join(case.argv[: 2 if case.argv[0] in ("clients", "campaign") else 1])
-    assert line.startswith(f"pldp: error: pldp {command} "), line
-    assert f'pip install "pldp[{case.extras}]"' in line, line
-    assert out.stdout == ""
+    fix = f'pip install "pldp[{case.extras}]"'
+    if "Traceback" in out.stdout + out.stderr or out.returncode != 2 or out.stdout or len(lines) != 1:
+        return f"exit {out.returncode}, {len(lines)} lines on stderr: {out.stderr[-1500:]}"
+    if not lines[0].startswith(f"pldp: error: pldp {command} ") or fix not in lines[0]:
+        return f"not naming {command!r} and {fix}: {lines[0]}"
+    return None
 
 
-@pytest.mark.parametrize("name", [*OFFLINE, *(name for wave in REMOTE for name in wave)])
-def test_a_command_that_needs_no_extra_runs(runs: dict[str, subprocess.CompletedProcess[str]], name: str) -> None:
-    out = runs[name]
-    _no_traceback(out)
-    assert out.returncode == 0, (out.returncode, out.stderr)
-
-
-def test_the_remote_commands_did_their_work(runs: dict[str, subprocess.CompletedProcess[str]]) -> None:
-    """Not only exit 0: the reports arrived, and what was read came back."""
+def test_every_command_in_a_venv_of_numpy_and_scipy_runs_or_names_its_extra_in_one_line(tmp_path: Path) -> None:
+    """One test, so that the venv and the collector are made once even when the suite runs on
+    several xdist workers; it lists every command that fails, not only the first."""
+    python = _core_python(tmp_path / "core")
+    (tmp_path / "work").mkdir()
+    runs = _run_all(python, tmp_path / "work")
+    faults = [f"{name}: {fault}" for name, case in REFUSED.items() if (fault := _refusal_fault(case, runs[name]))]
+    for name in [*OFFLINE, *(name for wave in REMOTE for name in wave)]:
+        out = runs[name]
+        if out.returncode != 0 or "Traceback" in out.stdout + out.stderr:
+            faults.append(f"{name}: exit {out.returncode}: {out.stderr[-1500:]}")
+    faults += [f"a refused command wrote {name}" for name in NOT_WRITTEN if (tmp_path / "work" / name).exists()]
+    assert not faults, "\n".join(faults)
+    # not only exit 0: the reports arrived, and what was read came back
     assert runs["campaign create"].stdout.strip() == OPEN
     assert "5 accepted" in runs["campaign submit json"].stdout
     assert "n = 5" in runs["campaign estimate"].stdout
