@@ -23,6 +23,8 @@ The CLI sits on top of the library: it imports :mod:`pldp.audit`, :mod:`pldp.dep
 * :mod:`pldp.cli.connect`: the ``campaign`` commands' collector (``--server``, ``PLDP_SERVER``),
   token and failures.
 * :mod:`pldp.cli.errors`: how a command fails: exit codes, one ``pldp: error:`` line for bad input.
+* :mod:`pldp.cli.extras`: the extra each command needs (``pldp serve``: ``service``), checked
+  before it runs: one line naming the extra to install, never a traceback.
 * :mod:`pldp.cli.options`: options shared by several commands, and the mechanism they name
   (:func:`~pldp.cli.options.add_mechanism_arguments`, :func:`~pldp.cli.options.mechanism_from_args`).
 """

@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -85,13 +84,10 @@ def _rows(summary: Any) -> list[list[str]]:
 
 
 def _attack(args: argparse.Namespace) -> int:
-    try:
-        from pldp.experiments.attacks import check_closed_forms, gain_summary, run_repeat
-        from pldp.experiments.runner import run_experiments
-        from pldp.experiments.spec import Experiment
-    except ImportError as exc:  # pragma: no cover - extras missing
-        print(f"pldp attack needs the experiments extra: pip install 'pldp[experiments]' ({exc})", file=sys.stderr)
-        return 2
+    from pldp.experiments.attacks import check_closed_forms, gain_summary, run_repeat
+    from pldp.experiments.runner import run_experiments
+    from pldp.experiments.spec import Experiment
+
     if args.repeats < 2:
         raise ParameterError(f"--repeats must be >= 2 (a standard error needs two), got {args.repeats}")
     exp = Experiment("attack", args.protocol, "pldp attack", "", _settings(args), run_repeat, args.repeats)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -59,11 +58,8 @@ def _summary(paper: str, results: list[Any], quick: bool, trials: int | None) ->
 
 
 def _reproduce(args: argparse.Namespace) -> int:
-    try:
-        from pldp.experiments.runner import run_experiments, write_outputs
-    except ImportError as exc:  # pragma: no cover - extras missing
-        print(f"pldp reproduce needs the experiments extra: pip install 'pldp[experiments]' ({exc})", file=sys.stderr)
-        return 2
+    from pldp.experiments.runner import run_experiments, write_outputs
+
     papers = PAPERS if args.paper == "all" else (args.paper,)
     experiments = _experiments(papers, args.kosarak)
     out = Path(args.out)
