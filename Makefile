@@ -4,7 +4,11 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: demo test test-fast dist bench bench-quick audit lint docs format clean
+OLDEST := .venv-oldest
+#: The extras the tests install (make test's and make test-oldest's environments).
+EXTRAS := experiments distributed deploy service
+
+.PHONY: demo test test-fast test-oldest dist bench bench-quick audit lint docs format clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -26,10 +30,20 @@ demo: $(STAMP)  ## run the main job: every paper's experiments at quick scale ->
 	$(VENV)/bin/pldp demo-collection
 
 test: $(STAMP)  ## run the test suite (doctests included) on both cores
+	@echo "make test runs on:" && $(PY) .ci/deps.py versions test $(EXTRAS) | sed 's/^/  /'
 	$(PY) -m pytest -n 2 -q src tests docs/guide --doctest-glob='docs/guide/*.md'
 
 test-fast: $(STAMP)  ## the test suite without the tests marked slow; lists the 15 slowest that ran
 	$(PY) -m pytest -n 2 -q -m "not slow" --durations=15 src tests docs/guide --doctest-glob='docs/guide/*.md'
+
+test-oldest:  ## the tests not marked slow, in a new .venv-oldest with every dependency at its declared lower bound
+	rm -rf $(OLDEST)
+	$(PYTHON) -m venv $(OLDEST)
+	@$(OLDEST)/bin/python -m pip install -q --upgrade pip
+	$(PYTHON) .ci/deps.py lower $(EXTRAS) > $(OLDEST)/lower-bounds.txt
+	$(OLDEST)/bin/python -m pip install -q -c $(OLDEST)/lower-bounds.txt -e ".[test,$(shell echo $(EXTRAS) | tr ' ' ',')]"
+	@echo "make test-oldest runs on:" && $(OLDEST)/bin/python .ci/deps.py versions test $(EXTRAS) | sed 's/^/  /'
+	$(OLDEST)/bin/python -m pytest -n 2 -q -m "not slow" src tests docs/guide --doctest-glob='docs/guide/*.md'
 
 dist: $(STAMP)  ## a wheel of pldp (its static files and bundled data included) -> dist/
 	rm -rf build dist
@@ -59,4 +73,4 @@ format: $(STAMP)
 	$(VENV)/bin/ruff check --fix src tests benchmarks examples docs/conf.py docs/_ext
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache build dist src/*.egg-info docs/_build docs/auto_examples docs/api/generated
+	rm -rf $(VENV) $(OLDEST) .pytest_cache .ruff_cache build dist src/*.egg-info docs/_build docs/auto_examples docs/api/generated

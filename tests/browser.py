@@ -19,6 +19,7 @@ import contextlib
 import importlib.util
 import json
 import os
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -167,9 +168,13 @@ def errors(driver: Any) -> list[str]:
 @contextlib.contextmanager
 def viewport(driver: Any, width: int, height: int) -> Iterator[None]:
     """The page's viewport (``innerWidth`` x ``innerHeight``) at this size, then the start window again."""
-    driver.set_window_rect(width=width, height=height)
-    inner = js(driver, "return [innerWidth, innerHeight]")
-    driver.set_window_rect(width=2 * width - inner[0], height=2 * height - inner[1])
+    for _ in range(5):  # a loaded machine may apply a resize late: measure the frame again and again
+        inner = js(driver, "return [innerWidth, innerHeight]")
+        if inner == [width, height]:
+            break
+        outer = driver.get_window_rect()
+        driver.set_window_rect(width=outer["width"] + width - inner[0], height=outer["height"] + height - inner[1])
+        time.sleep(0.05)
     try:
         assert js(driver, "return [innerWidth, innerHeight]") == [width, height]
         yield
