@@ -164,14 +164,24 @@ def errors(driver: Any) -> list[str]:
     return [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
 
 
+def inner_size(driver: Any) -> list[int]:
+    """``[innerWidth, innerHeight]`` once the page has drawn two frames: read at once after a
+    resize, they may still be the old window's (the page draws the new size at its next frame)."""
+    size: list[int] = driver.execute_async_script(
+        "const done = arguments[0];"
+        "requestAnimationFrame(() => requestAnimationFrame(() => done([innerWidth, innerHeight])))"
+    )
+    return size
+
+
 @contextlib.contextmanager
 def viewport(driver: Any, width: int, height: int) -> Iterator[None]:
     """The page's viewport (``innerWidth`` x ``innerHeight``) at this size, then the start window again."""
     driver.set_window_rect(width=width, height=height)
-    inner = js(driver, "return [innerWidth, innerHeight]")
+    inner = inner_size(driver)
     driver.set_window_rect(width=2 * width - inner[0], height=2 * height - inner[1])
     try:
-        assert js(driver, "return [innerWidth, innerHeight]") == [width, height]
+        assert inner_size(driver) == [width, height]
         yield
     finally:
         driver.set_window_rect(width=WINDOW[0], height=WINDOW[1])
@@ -279,9 +289,13 @@ def chart_is(method: str, n: int, attribute: int = 0, level: str | None = None) 
 
 
 def use_token(driver: Any, token: str) -> None:
-    """Type a token into the dashboard and press "Use token"."""
+    """Type a token into the dashboard and press "Use token" (first "Change token" where the form
+    is one line, a token kept in the tab)."""
     from selenium.webdriver.common.by import By
 
+    asking = "return document.getElementById('token-form').dataset.asking"
+    if wait(driver, lambda d: js(d, asking), what="the token form") == "false":  # set once the page's script ran
+        driver.find_element(By.ID, "change-token").click()
     field = driver.find_element(By.ID, "token")
     field.clear()
     field.send_keys(token)
