@@ -19,7 +19,6 @@ import contextlib
 import importlib.util
 import json
 import os
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -165,18 +164,27 @@ def errors(driver: Any) -> list[str]:
     return [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
 
 
+def inner_size(driver: Any) -> list[int]:
+    """``[innerWidth, innerHeight]`` once the page has drawn two frames: read at once after a
+    resize, they may still be the old window's (the page draws the new size at its next frame)."""
+    size: list[int] = driver.execute_async_script(
+        "const done = arguments[0];"
+        "requestAnimationFrame(() => requestAnimationFrame(() => done([innerWidth, innerHeight])))"
+    )
+    return size
+
+
 @contextlib.contextmanager
 def viewport(driver: Any, width: int, height: int) -> Iterator[None]:
     """The page's viewport (``innerWidth`` x ``innerHeight``) at this size, then the start window again."""
-    for _ in range(5):  # a loaded machine may apply a resize late: measure the frame again and again
-        inner = js(driver, "return [innerWidth, innerHeight]")
+    for _ in range(5):  # a loaded machine may apply a resize late: measure and correct again
+        inner = inner_size(driver)
         if inner == [width, height]:
             break
         outer = driver.get_window_rect()
         driver.set_window_rect(width=outer["width"] + width - inner[0], height=outer["height"] + height - inner[1])
-        time.sleep(0.05)
     try:
-        assert js(driver, "return [innerWidth, innerHeight]") == [width, height]
+        assert inner_size(driver) == [width, height]
         yield
     finally:
         driver.set_window_rect(width=WINDOW[0], height=WINDOW[1])
@@ -284,9 +292,13 @@ def chart_is(method: str, n: int, attribute: int = 0, level: str | None = None) 
 
 
 def use_token(driver: Any, token: str) -> None:
-    """Type a token into the dashboard and press "Use token"."""
+    """Type a token into the dashboard and press "Use token" (first "Change token" where the form
+    is one line, a token kept in the tab)."""
     from selenium.webdriver.common.by import By
 
+    asking = "return document.getElementById('token-form').dataset.asking"
+    if wait(driver, lambda d: js(d, asking), what="the token form") == "false":  # set once the page's script ran
+        driver.find_element(By.ID, "change-token").click()
     field = driver.find_element(By.ID, "token")
     field.clear()
     field.send_keys(token)

@@ -18,12 +18,12 @@ from pldp.experiments.attacks import (  # noqa: E402
     PROTOCOLS,
     build,
     check_closed_forms,
-    check_issue,
+    check_reference,
     experiments,
     fakes_for,
     honest_counts,
-    issue_table,
     item_budgets,
+    moves_table,
     personalized_table,
     run_repeat,
 )
@@ -64,7 +64,7 @@ def test_one_repeat_measures_every_strategy_and_method() -> None:
 
 
 def test_a_method_that_refuses_is_a_failed_row() -> None:
-    """PLDP-FEBSF's AUEM on main: 5 % of reports claiming the smallest level leave it no estimate."""
+    """PLDP-FEBSF's AUEM: 5 % of reports claiming the smallest level leave it no estimate."""
     setting = {"protocol": "febsf-krr", "n": 100_000, "d": 16, "zipf": 2.0, "r": 1, "beta": 0.08,
                "strategies": ["min_level"], "methods": ["unbiased"]}  # fmt: skip
     rows = run_repeat(setting, np.random.default_rng(0))
@@ -74,7 +74,7 @@ def test_a_method_that_refuses_is_a_failed_row() -> None:
 
 def test_experiments_run_and_write_their_tables(tmp_path) -> None:  # type: ignore[no-untyped-def]
     exps = {e.name: e for e in experiments()}
-    assert set(exps) == {"cao_mga", "issue26", "personalized"}
+    assert set(exps) == {"cao_mga", "best_moves", "personalized"}
     assert all(e.full_verdict == "agrees" and e.check is not None for e in exps.values())
     cao = run_experiments([exps["cao_mga"]], quick=True, trials=4, workers=1, progress=False)
     assert check_closed_forms(cao).agree
@@ -83,16 +83,19 @@ def test_experiments_run_and_write_their_tables(tmp_path) -> None:  # type: igno
     wrong = cao.assign(expected=cao["expected"] * 1.1)  # the check can fail
     assert not check_closed_forms(wrong).agree
     checked = [
-        s for s in exps["issue26"].settings if s["protocol"] in ("krr", "oue", "iprr", "idue", "rcf-krr", "febsf-oue")
+        s
+        for s in exps["best_moves"].settings
+        if s["protocol"] in ("krr", "oue", "iprr", "idue", "rcf-krr", "febsf-oue")
     ]
-    issue = run_experiments(
-        [dataclasses.replace(exps["issue26"], settings=checked)], trials=2, workers=1, progress=False
+    moves = run_experiments(
+        [dataclasses.replace(exps["best_moves"], settings=checked)], trials=2, workers=1, progress=False
     )
-    text = issue_table(issue, tmp_path)[0].read_text()
+    text = moves_table(moves, tmp_path)[0].read_text()
     assert "| krr | 1 | mga | 0.01 | 0.0973" in text and "0.300 (x1.4)" in text
-    assert "| iprr | 0.55 | sensitive | 0.01 | 0.43" in text and "| x2.05 |" in text  # the issue's budgets
-    assert check_issue(issue).agree, check_issue(issue).ours
-    table = personalized_table(issue, tmp_path)[0].read_text()
+    assert "| reference |" in text.splitlines()[0] and "issue" not in text.lower()  # no internal words
+    assert "| iprr | 0.55 | sensitive | 0.01 | 0.43" in text and "| x2.05 |" in text  # the reference budgets
+    assert check_reference(moves).agree, check_reference(moves).ours
+    table = personalized_table(moves, tmp_path)[0].read_text()
     assert "beta = 0.01, unbiased" in table and "| rcf-krr |  |  | 0.2991 (x1.39) |  |" in table
 
 

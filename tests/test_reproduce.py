@@ -3,8 +3,10 @@ clean errors, and the Kosarak file travelling in the settings."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -25,9 +27,9 @@ def _all_experiments() -> list[Experiment]:
     return [e for paper in PAPERS for e in importlib.import_module(f"pldp.experiments.{paper}").experiments()]
 
 
-def _toy(**fields: object) -> Experiment:
+def _toy(name: str = "toy", **fields: object) -> Experiment:
     return Experiment(
-        paper="toy", name="toy", title="t", claim="c", settings=[{}], run=lambda s, r: [], repeats=10, **fields
+        paper="toy", name=name, title="t", claim="c", settings=[{}], run=lambda s, r: [], repeats=10, **fields
     )
 
 
@@ -47,16 +49,77 @@ def test_undecided_experiment_prints_the_full_scale_verdict_not_differs() -> Non
     undecided = _toy(quick_decides=False, full_verdict="agrees", full_ours="60/60 cells at full scale")
     decisive = _toy(full_verdict="agrees", full_ours="x")
     check = Check(False, "✗ #1 IPRR below URR and KRR in 18/20 cells")
-    assert undecided.verdict(check, quick=True) == "undecided (quick); full scale: agrees"
+    assert undecided.verdict(check, quick=True) == "undecided at quick scale (n = 2 repeats); agrees at full scale"
     assert undecided.verdict(check, quick=False) == "differs"  # the full scale decides
-    assert decisive.verdict(check, quick=True) == "differs (full scale: agrees)"  # said, not hidden
+    assert decisive.verdict(check, quick=True) == "differs at quick scale (n = 2 repeats); agrees at full scale"
     assert decisive.verdict(Check(True, ""), quick=True) == "agrees"
     assert not decisive.decides(quick=True, trials=1)  # fewer repeats than the quick scale's own
-    assert decisive.verdict(check, quick=True, trials=1) == "undecided (1 repeat); full scale: agrees"
-    assert decisive.verdict(Check(True, ""), quick=False, trials=3) == "undecided (3 repeats); full scale: agrees"
+    assert (
+        decisive.verdict(check, quick=True, trials=1) == "undecided at quick scale (n = 1 repeat); agrees at full scale"
+    )
+    assert decisive.verdict(Check(True, ""), quick=False, trials=3) == "undecided at 3 repeats; agrees at full scale"
     text = _summary("toy", [(undecided, check, []), (decisive, Check(True, "fine"), [])], True, None)
-    assert "undecided (quick); full scale: agrees" in text and "60/60 cells at full scale" in text
+    assert "undecided at quick scale (n = 2 repeats);" in text and "60/60 cells at full scale" in text
     assert "18/20" not in text and text.count("DIFFERS") == 0
+
+
+def _toy_results() -> list:
+    """Synthetic results of a quick run: one experiment per kind of verdict."""
+    agrees = _toy(name="agrees_both", full_verdict="agrees", full_ours="x")
+    flips = _toy(name="flips", full_verdict="agrees", full_ours="20/20 cells at full scale", quick_repeats=5)
+    differs = _toy(name="differs_both", full_verdict="differs", full_ours="y")
+    return [(agrees, Check(True, "fine"), []), (flips, Check(False, "4/5 cells"), []), (differs, Check(False, "z"), [])]
+
+
+def test_summary_headings_say_what_each_column_holds() -> None:
+    """The verdict is under "verdict" (not "claim"); a quick verdict that the recorded full scale
+    contradicts says both scales in plain words, never an alarming "DIFFERS"."""
+    text = _summary("toy", _toy_results(), True, None)
+    head = text.splitlines()[0].split()
+    assert head[:2] == ["experiment", "verdict"] and "claim" not in head, text
+    assert "DIFFERS" not in text, text
+    rows = {line.split()[0]: line for line in text.splitlines()[2:] if line and not line.startswith(" ")}
+    assert rows["agrees_both"].split()[1] == "agrees"
+    assert rows["differs_both"].split()[1] == "differs"  # the full scale differs too: a finding, said plainly
+    flips = text.splitlines()[text.splitlines().index(rows["flips"]) :][:2]
+    assert "differs at quick scale (n = 5 repeats);" in flips[0] and "agrees at full scale" in flips[1], text
+
+
+def test_report_embeds_only_images_and_says_both_scales(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """``report.md`` embeds figures as images, shows a Markdown table as a table (under a link to
+    its file), and where the quick verdict is not the full-scale one gives the full-scale numbers."""
+    from pldp.experiments.runner import write_outputs
+
+    def outputs(table: object, directory) -> list:  # type: ignore[no-untyped-def]
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / "toy.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+        (directory / "toy.md").write_text("| a | b |\n|---|---|\n| 1 | 2 |\n")
+        return [directory / "toy.png", directory / "toy.md"]
+
+    toy = _toy(name="flips", full_verdict="agrees", full_ours="20/20 cells at full scale", quick_repeats=5)
+    toy = dataclasses.replace(toy, plot=outputs, check=lambda t: Check(False, "4/5 cells"))
+    table = pd.DataFrame([{"paper": "toy", "experiment": "flips", "repeat": r, "x": 1.0} for r in range(5)])
+    report, results = write_outputs([toy], table, tmp_path, quick=True)
+    text = report.read_text()
+    assert "![flips](toy/toy.png)" in text
+    assert "![flips](toy/toy.md)" not in text and "[toy.md](toy/toy.md)" in text and "| 1 | 2 |" in text
+    assert "differs at quick scale (n = 5 repeats); agrees at full scale" in text
+    assert "20/20 cells at full scale" in text and "DIFFERS" not in text
+    assert _summary("toy", results, True, None).count("figures") == 1
+
+
+def test_no_internal_words_in_what_users_read() -> None:
+    """Experiment names, titles, claims, notes and numbers, and the reproduction pages, say nothing
+    about the project's issues or branches."""
+    internal = re.compile(r"\bissue\s*\d+|\bissue'?s\b(?! (?:one|codes))|\bissue\d+|\bmain's\b|\(the issue", re.I)
+    for e in _all_experiments():
+        for text in (e.name, e.title, e.claim, e.notes, e.full_ours):
+            assert not internal.search(text), (e.paper, e.name, text)
+    root = Path(__file__).resolve().parents[1]
+    pages = [root / "REPRODUCTION.md", root / "docs" / "attacks.md", *(root / "docs" / "reproduction").glob("*.md")]
+    for page in pages:
+        found = internal.search(page.read_text(encoding="utf-8"))
+        assert not found, (page.name, found.group(0))
 
 
 @pytest.mark.slow
@@ -73,7 +136,9 @@ def test_quick_verdicts_that_decide_are_the_full_scale_ones(seed: int) -> None:
         if e.quick_decides:
             assert verdict == e.full_verdict, (e.paper, e.name, check.ours)
         else:
-            assert verdict == f"undecided (quick); full scale: {e.full_verdict}"
+            assert verdict.startswith("undecided at quick scale") and verdict.endswith(
+                f"; {e.full_verdict} at full scale"
+            )
 
 
 # ------------------------------------------------------------------------------ tables

@@ -296,6 +296,12 @@ def test_the_survey_page_sends_the_code_of_its_link(chromium: Any, server: Serve
         len(posts) == 1 and {k.lower(): v for k, v in posts[0]["headers"].items()}["authorization"] == f"Bearer {code}"
     )
     assert all(code not in r["url"] for r in chrome.requests(browser) + posts)
+    # the page reloaded after answering (the link's code forgotten once taken): she has answered
+    browser.refresh()
+    answered = chrome.wait(browser, chrome.shown("answered"), what="the already-answered notice")
+    assert "You have already answered" in answered.text and "with your personal link" in answered.text
+    assert not browser.find_element(By.ID, "invitation").is_displayed() and "open that link" not in answered.text
+    assert not [r for r in chrome.requests(browser) if r["method"] == "POST"]  # nothing sent again
 
     def refused(link: str) -> str:
         browser.get("about:blank")  # a new page: from the survey itself, the link would change the fragment only

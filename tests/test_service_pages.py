@@ -38,6 +38,7 @@ from tests.browser import (
     js,
     ready,
     requests,
+    seq,
     texts,
     use_token,
     viewport,
@@ -299,6 +300,39 @@ def test_the_pages_fit_a_phone_and_a_laptop(browser: Any, server: Server, tmp_pa
         right = "return document.querySelector('svg.chart').getBoundingClientRect().right"
         wait(browser, lambda d: js(d, right) <= 390, what="the chart drawn again")
         _fits(browser)
+
+
+def test_on_a_phone_the_estimate_starts_on_the_first_screen(browser: Any, server: Server, tmp_path: Path) -> None:
+    """At 390x844, once the collector took the token, the token form is one line and the whole chart
+    is on the first screen (the form with its help filled it); "Change token" opens the field again,
+    and the polls leave it open. One report and one promise are said in the singular."""
+    from selenium.webdriver.common.by import By
+
+    spec = Spec.from_mechanism(pldp.KRR(1.0, 3), question="How did you sleep?", labels=["well", "badly", "not at all"])
+    _, _, token = campaign(server, spec)
+    server.client().submit(spec.id, Client(spec).reports([0]))
+    field = "return document.getElementById('token').checkVisibility()"
+    with viewport(browser, 390, 844):
+        browser.get(f"{server.url}/dashboard/{spec.id}")
+        assert js(browser, field) and not browser.find_element(By.ID, "token-in-use").is_displayed()
+        use_token(browser, token)
+        wait(browser, chart_is("unbiased", 1), what="the chart")
+        wait(browser, lambda d: js(d, "return document.getElementById('dashboard').dataset.privacy") == "verified")
+        js(browser, "window.scrollTo(0, 0)")
+        chart = js(browser, "return document.querySelector('svg.chart').getBoundingClientRect().toJSON()")
+        assert chart["top"] < 844 and chart["bottom"] <= 844, chart  # all of it on the first screen
+        assert not js(browser, field) and browser.find_element(By.ID, "token-in-use").is_displayed()
+        assert browser.save_screenshot(str(_shots(tmp_path) / "dashboard-390x844-token-in-use.png"))
+        assert _text(browser, "summary").startswith("1 report · ")
+        privacy = _text(browser, "privacy-summary")
+        assert privacy.startswith("The one promise of the campaign's definition holds.") and "1 promises" not in privacy
+        browser.find_element(By.ID, "change-token").click()
+        before = seq(browser)
+        wait(browser, lambda d: seq(d) > before + 1, what="two polls")
+        assert js(browser, field) and js(browser, "return document.activeElement.id") == "token"
+        use_token(browser, token)
+        wait(browser, lambda d: not js(d, field), what="the one-line form again")
+    assert errors(browser) == []
 
 
 # ------------------------------------------------------------------------------------ wrong addresses

@@ -446,6 +446,10 @@ def test_the_dashboard_draws_a_recurring_campaign_round_by_round(browser: Any, s
     np.testing.assert_allclose([g[2:] for g in got], [e[2:] for e in expected], rtol=0, atol=1e-9)
     rows = chrome.texts(browser, "#series-charts table.numbers tbody tr")
     assert len(rows) == 5 and rows[4].endswith("–")
+    # the bars above pool every round, and say so
+    assert chrome.texts(browser, "#estimates-title") == ["Estimated shares, all rounds"]
+    assert chrome.texts(browser, "#summary")[0].startswith("2,400 reports in all rounds · ")
+    assert chrome.js(browser, "return document.getElementById('pooled-help').checkVisibility()")
     chrome.js(browser, "document.getElementById('series').scrollIntoView()")
     shot = tmp_path / "series.png"
     assert browser.save_screenshot(str(shot))
@@ -465,6 +469,9 @@ def test_the_dashboard_draws_a_recurring_campaign_round_by_round(browser: Any, s
     # a campaign that does not recur has no series: the section stays hidden once the page knows
     chrome.wait(browser, lambda d: chrome.js(d, "return document.getElementById('series').dataset.recurs") == "false")
     assert chrome.js(browser, "return document.getElementById('series').hidden") is True
+    assert chrome.texts(browser, "#estimates-title") == ["Estimated shares"]  # nothing pooled
+    assert "rounds" not in chrome.texts(browser, "#summary")[0]
+    assert chrome.js(browser, "return document.getElementById('pooled-help').hidden") is True
 
 
 # ------------------------------------------------------------------------------------ the commands

@@ -180,7 +180,8 @@ def krr_mga_gain(epsilon: float, d: int, r: int, beta: float, f_targets: float) 
 
     Examples
     --------
-    The issue's setting: :math:`\\varepsilon = 1`, 16 items, the rarest of Zipf(2) as target, 1 % fakes.
+    The setting of the attacks page's best moves: :math:`\\varepsilon = 1`, 16 items, the rarest of
+    Zipf(2) as target, 1 % fakes.
 
     >>> round(krr_mga_gain(1.0, 16, 1, 0.01, 0.00247), 4)
     0.0973

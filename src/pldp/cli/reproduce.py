@@ -39,22 +39,20 @@ def _experiments(papers: tuple[str, ...], kosarak: str | None) -> list[Any]:
 
 
 def _summary(paper: str, results: list[Any], quick: bool, trials: int | None) -> str:
-    """The table of one paper: each experiment's verdict (or the full-scale one), numbers, figures."""
+    """The table of one paper: each experiment's verdict (or the full-scale one), numbers, outputs."""
     rows = []
     for exp, check, figs in results:
         if exp.paper != paper:
             continue
-        verdict = exp.verdict(check, quick, trials)
         if check is None:
             ours = ""
         elif exp.decides(quick, trials):
             ours = check.ours
         else:
             ours = f"full scale: {exp.full_ours} (REPRODUCTION.md)"
-        if verdict.startswith("differs"):
-            verdict = "DIFFERS" + verdict.removeprefix("differs")
+        verdict = exp.verdict(check, quick, trials).replace("; ", ";\n")  # one scale a line
         rows.append([exp.name, verdict, ours, str(len(figs))])
-    return text_table(rows, ["experiment", "claim", "ours", "figures"], wrap={2: OURS_WIDTH})
+    return text_table(rows, ["experiment", "verdict", "our numbers", "figures, tables"], wrap={2: OURS_WIDTH})
 
 
 def _reproduce(args: argparse.Namespace) -> int:
@@ -84,7 +82,7 @@ def _reproduce(args: argparse.Namespace) -> int:
         print(_summary(paper, results, args.quick, args.trials))
         print()
     if any(not exp.decides(args.quick, args.trials) for exp, check, _ in results if check is not None):
-        print("undecided: too few repeats at this scale to decide the claim; the full-scale verdict is shown.\n")
+        print("undecided: too few repeats at this scale to decide the claim; the verdict at full scale is shown.\n")
     print(f"tables:  {out.resolve()}/<paper>/results.csv and results.parquet")
     print(f"figures: {out.resolve()}/<paper>/*.png")
     print(f"report:  {report.resolve()}")

@@ -166,26 +166,45 @@ def _write_tables(papers: Sequence[str], table: Any, out: Path) -> None:
             pass
 
 
+#: The outputs that ``report.md`` embeds as images; Markdown tables are inlined, other files linked.
+IMAGES = (".png", ".svg", ".jpg", ".jpeg", ".gif")
+
+
+def _output_lines(name: str, path: Path, out: Path) -> list[str]:
+    """How ``report.md`` shows one output of an experiment: an image embedded, a Markdown table
+    inlined under a link to its file, any other file linked."""
+    rel = path.relative_to(out).as_posix()
+    if path.suffix.lower() in IMAGES:
+        return [f"![{name}]({rel})", ""]
+    if path.suffix.lower() == ".md":
+        return [f"Table [{path.name}]({rel}):", "", path.read_text(encoding="utf-8").rstrip(), ""]
+    return [f"File: [{path.name}]({rel})", ""]
+
+
 def _report_lines(
     exp: Experiment, check: Check | None, figs: list[Path], out: Path, scale: dict[str, Any]
 ) -> list[str]:
-    """The report section of one experiment: claim, our verdict (or the full-scale one), notes, figures."""
+    """The report section of one experiment: claim, our verdict (and the full-scale one where that
+    decides or differs), notes, figures and tables."""
     lines = [f"### {exp.name}: {exp.title}", "", f"**Paper's claim.** {exp.claim}", ""]
+    full = f"**Full scale** (REPRODUCTION.md). {exp.full_ours} — **{exp.full_verdict or 'not recorded'}**."
     if check is not None:
         verdict = exp.verdict(check, **scale)
         if exp.decides(**scale):
             lines += [f"**Ours.** {check.ours} — **{verdict}**.", ""]
+            if verdict not in ("agrees", "differs"):  # the quick verdict is not the full-scale one
+                lines += [full, ""]
         else:
             lines += [
-                f"**Ours at this scale** (too few repeats to decide the claim). {check.ours}",
+                f"**Ours at {exp.scale(**scale)}** (too few repeats to decide the claim). {check.ours}",
                 "",
-                f"**Full scale** (REPRODUCTION.md). {exp.full_ours} — **{exp.full_verdict or 'not recorded'}**.",
+                full,
                 "",
             ]
     if exp.notes:
         lines += [f"*Notes.* {exp.notes}", ""]
     for f in figs:
-        lines += [f"![{exp.name}]({f.relative_to(out).as_posix()})", ""]
+        lines += _output_lines(exp.name, f, out)
     return lines
 
 

@@ -122,21 +122,30 @@ class Experiment:
     def verdict(self, check: Check | None, quick: bool, trials: int | None = None) -> str:
         """The verdict to print.
 
-        ``"agrees"`` or ``"differs"`` where the run can decide (a quick verdict that is not the
-        recorded full-scale one says so: ``"differs (full scale: agrees)"``); else
-        ``"undecided (quick); full scale: agrees"`` (or ``differs``, or ``(3 repeats)`` for a
-        ``trials`` below the scale's own); ``"-"`` without a check.
+        ``"agrees"`` or ``"differs"`` where the run can decide; a quick verdict that is not the
+        recorded full-scale one says both, ``"differs at quick scale (n = 5 repeats); agrees at
+        full scale"``. Where the run cannot decide: ``"undecided at quick scale (n = 2 repeats);
+        agrees at full scale"`` (``"undecided at 3 repeats; ..."`` for a ``trials`` below the full
+        scale's own). ``"-"`` without a check.
         """
         if check is None:
             return "-"
+        full = f"{self.full_verdict} at full scale" if self.full_verdict else "not recorded at full scale"
         if not self.decides(quick, trials):
-            few = trials is not None and trials < self.n_repeats(quick)
-            scale = f"{trials} repeat{'' if trials == 1 else 's'}" if few else "quick"
-            return f"undecided ({scale}); full scale: {self.full_verdict or 'not recorded'}"
+            return f"undecided at {self.scale(quick, trials)}; {full}"
         verdict = "agrees" if check.agree else "differs"
         if quick and self.full_verdict and verdict != self.full_verdict:
-            return f"{verdict} (full scale: {self.full_verdict})"
+            return f"{verdict} at {self.scale(quick, trials)}; {full}"
         return verdict
+
+    def scale(self, quick: bool, trials: int | None = None) -> str:
+        """The scale of a run in words: ``"quick scale (n = 2 repeats)"``, or ``"3 repeats"`` for a
+        full-scale run with fewer repeats than the paper's, else ``"full scale"``."""
+        n = self.n_repeats(quick, trials)
+        repeats = f"{n} repeat{'' if n == 1 else 's'}"
+        if quick:
+            return f"quick scale (n = {repeats})"
+        return repeats if n < self.repeats else "full scale"
 
     def with_source(self, dataset: str, source: str | None) -> Experiment:
         """This experiment with ``"source": source`` in its settings of ``dataset`` (full and quick).

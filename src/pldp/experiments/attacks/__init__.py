@@ -5,8 +5,8 @@ Three experiments (:mod:`~pldp.experiments.attacks.specs`):
 * ``cao_mga``: Cao, Jia and Gong's maximal gain attack (USENIX Security 2021) on k-RR and OUE, the
   gain against beta, epsilon and the number of targets, measured and in closed form (their
   theorems); the check: every mean gain within its Bonferroni bound of standard errors;
-* ``issue26``: the table of issue 26 (100,000 honest users, Zipf(2) over 16 items, the rarest as
-  target), on main's estimators, next to the issue's numbers;
+* ``best_moves``: fake users' best moves (100,000 honest users, Zipf(2) over 16 items, the rarest
+  as target), next to reference measurements of the same setting;
 * ``personalized``: every strategy of :func:`pldp.attacks.fake_reports` against every personalized
   protocol at 10^6 users over 100 items, against the uniform mechanism at the same mean budget.
 

@@ -10,7 +10,7 @@ name            oracle
 ``oue``         ``OUE(eps, d)``
 ``iprr``        IPRR, budgets 1.0 down to 0.1 by frequency rank in ``item_levels`` equal groups
                 (the rarest items most sensitive; :meth:`~pldp.ItemBudgets.by_frequency`;
-                default: the largest divisor of ``d`` up to 10; the issue's: 4 levels 1.0,
+                default: the largest divisor of ``d`` up to 10; the best moves': 4 levels 1.0,
                 0.7, 0.4, 0.1 of 4 items each)
 ``idue``        IDUE (opt0, MinID-LDP) with the same budgets
 ``febsf-krr``   PLDP-FEBSF, levels 0.1 ... 1.0, :math:`\\varepsilon_p = 0.3`, k-RR items

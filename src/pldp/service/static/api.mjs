@@ -2,7 +2,7 @@
 // body and answers, and a form that sends it to this collector. Nothing is loaded from any other
 // origin (FastAPI's own documentation pages load scripts from a CDN, so the collector has none).
 
-import { apiError, el, fetchWithin } from "/static/common.mjs";
+import { apiError, el, fetchWithin, plural } from "/static/common.mjs";
 
 const main = document.getElementById("api");
 const statusLine = document.getElementById("status");
@@ -111,7 +111,7 @@ async function describeAnswer(response) {
   } else if (type.startsWith("text/")) {
     body = await response.text();
   } else {
-    body = `(${(await response.arrayBuffer()).byteLength} bytes of ${type || "data"})`;
+    body = `(${plural((await response.arrayBuffer()).byteLength, "byte")} of ${type || "data"})`;
   }
   return { head, body };
 }

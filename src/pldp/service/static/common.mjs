@@ -44,6 +44,9 @@ function setAttrs(node, attrs) {
   }
 }
 
+/** "1 report", "2 reports": a count and its noun, singular for one. */
+export const plural = (n, one, many = `${one}s`) => `${n.toLocaleString("en")} ${n === 1 ? one : many}`;
+
 /** A spec's budget (a number or the string "inf") as a number. */
 export const budget = (v) => (v === "inf" ? Infinity : Number(v));
 

@@ -2,7 +2,7 @@
 // confidence-interval whiskers, refreshed every 2 s, beside the exact privacy table of its spec.
 
 import { loadSpec, verify } from "/static/pldp-client.mjs";
-import { apiError, canVerify, el, fetchSpecText, fetchWithin, formatEps, svg } from "/static/common.mjs";
+import { apiError, canVerify, el, fetchSpecText, fetchWithin, formatEps, plural, svg } from "/static/common.mjs";
 import { METHOD_LABELS, METHOD_SHORT, METHOD_WORDS, fallbackWords, screeningWords } from "/static/methods.mjs";
 import { claimWords, expWords, listWords, protection } from "/static/protection.mjs";
 import { drawSeries } from "/static/series.mjs";
@@ -37,6 +37,20 @@ function showMessage(text, kind = "notice", state = "") {
 
 const storedToken = () => sessionStorage.getItem(TOKEN_KEY);
 
+let changing = false; // the analyst asked to change a token that works: keep the field open
+
+/**
+ * The token form asks for a token (a field, "Use token" and the help), or, once the collector has
+ * taken the token, one line ("Token in use", "Change", "Forget"; "token" after each on wider
+ * screens), so that on a phone the estimates start on the first screen.
+ */
+function askToken(asking) {
+  for (const node of tokenForm.parentElement.querySelectorAll("[data-when]")) {
+    node.hidden = (node.dataset.when === "asking") !== asking;
+  }
+  tokenForm.dataset.asking = String(asking);
+}
+
 tokenForm.addEventListener("submit", (event) => {
   event.preventDefault();
   const token = tokenInput.value.trim();
@@ -46,11 +60,19 @@ tokenForm.addEventListener("submit", (event) => {
     tokenInput.focus();
     return;
   }
+  changing = false;
   sessionStorage.setItem(TOKEN_KEY, token);
   refresh();
 });
 
+document.getElementById("change-token").addEventListener("click", () => {
+  changing = true;
+  askToken(true);
+  tokenInput.focus();
+});
+
 document.getElementById("forget-token").addEventListener("click", () => {
+  changing = false;
   sessionStorage.removeItem(TOKEN_KEY);
   refresh();
 });
@@ -77,6 +99,7 @@ async function refresh() {
   const token = storedToken();
   if (!token) {
     clearCharts();
+    askToken(true);
     showMessage("Paste an analyst token above to see the estimates.", "notice", "no_token");
     return;
   }
@@ -89,7 +112,9 @@ async function refresh() {
     if (mine !== generation) return;
     if (response.ok) {
       const data = await response.json();
+      await knowRounds();
       if (mine !== generation) return;
+      if (!changing) askToken(false);
       render(data);
       showMessage("", "notice", "ok");
       await refreshSeries(token, method, level, data.n, mine);
@@ -110,15 +135,22 @@ async function refresh() {
 let recurs = null; // whether the campaign recurs (GET .../round), once known
 let seriesKey = ""; // what the series drawn last was fetched for
 
+/** Learn whether the campaign recurs (once): its estimate then pools all rounds, and says so. */
+async function knowRounds() {
+  if (recurs !== null) return;
+  try {
+    const info = await fetchWithin(`/v1/campaigns/${campaignId}/round`).then((r) => (r.ok ? r.json() : null));
+    recurs = info ? info.rounds !== "once" : null;
+  } catch {
+    // not known yet: asked again at the next poll
+  }
+}
+
 /**
  * A recurring campaign's estimate round by round, below the current one: fetched again when the
  * method, the level or the number of reports changed, and at least every 30 s (a new round).
  */
 async function refreshSeries(token, method, level, n, mine) {
-  if (recurs === null) {
-    const info = await fetchWithin(`/v1/campaigns/${campaignId}/round`).then((r) => (r.ok ? r.json() : null));
-    recurs = info ? info.rounds !== "once" : null;
-  }
   const box = document.getElementById("series");
   box.hidden = !recurs;
   box.dataset.recurs = String(recurs);
@@ -145,15 +177,18 @@ function showFailure(err) {
     case 401:
       sessionStorage.removeItem(TOKEN_KEY);
       clearCharts();
+      askToken(true);
       showMessage(`This token is not valid: ${err.reason}. Paste an analyst token.`, "error", "unauthorized");
       return false;
     case 403:
       clearCharts();
+      askToken(true);
       showMessage(`This token may not read this campaign: ${err.reason}. Use a token granted this campaign.`, "error", "forbidden");
       return false;
     case 409:
       if (err.code === "no_reports") {
         clearCharts();
+        if (!changing) askToken(false); // the token was taken
         showMessage("No reports yet: the charts appear when the first report arrives.", "notice", "no_reports");
         return true;
       }
@@ -355,8 +390,9 @@ function diagnosticWords(attr) {
         "respondents' protective noise can push one below 0\u00a0% (the clipped and most likely methods prevent it).",
     );
   }
-  if (attr.iterations > 0 && attr.converged) words.push(`The calculation settled after ${attr.iterations} rounds.`);
-  if (!attr.converged) words.push(`The calculation did not settle (${attr.iterations} rounds): treat these shares with care.`);
+  const steps = plural(attr.iterations, "step");
+  if (attr.iterations > 0 && attr.converged) words.push(`The calculation settled after ${steps}.`);
+  if (!attr.converged) words.push(`The calculation did not settle (${steps}): treat these shares with care.`);
   return words.join(" ");
 }
 
@@ -372,11 +408,15 @@ function render(data) {
   lastData = data;
   const count = data.attributes.length;
   const pct = Math.round(data.level * 1000) / 10;
+  const pooled = recurs === true; // a recurring campaign's estimate pools all its rounds
   summary.replaceChildren(
     el("strong", { id: "n", "data-n": data.n }, data.n.toLocaleString("en")),
-    ` reports · ${METHOD_SHORT[data.method] ?? data.method} estimate · ${pct}\u00a0% confidence intervals · updated ${new Date().toLocaleTimeString("en-GB")}`,
+    ` ${data.n === 1 ? "report" : "reports"}${pooled ? " in all rounds" : ""} · ${METHOD_SHORT[data.method] ?? data.method} estimate · ` +
+      `${pct}\u00a0% confidence intervals · updated ${new Date().toLocaleTimeString("en-GB")}`,
   );
   summary.hidden = false;
+  document.getElementById("estimates-title").textContent = pooled ? "Estimated shares, all rounds" : "Estimated shares";
+  document.getElementById("pooled-help").hidden = !pooled;
   document.getElementById("interval-help").textContent =
     "Each bar is the estimated share of respondents who gave that answer; the black line through it is its " +
     `${pct}\u00a0% confidence interval (intervals made this way hold the true share in ${pct} of 100 surveys). ` +
@@ -506,7 +546,9 @@ async function showPrivacy() {
     protectionList(spec);
     const whole = result.ldp_epsilon;
     out.replaceChildren(
-      `Every one of the ${result.rows.length} promises of the campaign's definition holds. `,
+      result.rows.length === 1
+        ? "The one promise of the campaign's definition holds. "
+        : `Every one of the ${result.rows.length} promises of the campaign's definition holds. `,
       ...(whole === Infinity
         ? ["Some answers are not protected, so a report as a whole has no finite ε."]
         : [
@@ -530,5 +572,6 @@ async function showPrivacy() {
 // ------------------------------------------------------------------ start
 
 if (main.dataset.closed === "true") document.getElementById("closed-badge").hidden = false;
+askToken(!storedToken()); // a token kept in this tab: one line (opened again if the collector refuses it)
 showPrivacy();
 refresh();

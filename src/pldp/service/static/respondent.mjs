@@ -10,7 +10,7 @@
 
 import { Client, loadSpec } from "/static/pldp-client.mjs";
 import { Ledger } from "/static/pldp-ledger.mjs";
-import { keepReport, keptKey, keptReport, sharedParagraphs } from "/static/shared.mjs";
+import { keepReport, keptKey, keptReport, sentWithLinks, sharedParagraphs } from "/static/shared.mjs";
 import { apiError, budget, canVerify, el, fetchSpecText, fetchWithin, formatEps } from "/static/common.mjs";
 import { answerNotes, epsilonMeaning, protection, questionSentences, smallestEpsilon } from "/static/protection.mjs";
 
@@ -402,6 +402,33 @@ async function sendKeptAgain(kept) {
   showShared();
 }
 
+/**
+ * An invited survey opened without a code (its link's code is forgotten once its report was taken,
+ * so a reload has none): if this browser sent this round's report with a personal link, say that
+ * the respondent has answered, not that she should open her link. Whether it did.
+ */
+async function answeredWithLink() {
+  try {
+    roundInfo = await fetchRound();
+  } catch {
+    return false; // cannot tell: the invitation notice says how to answer
+  }
+  const [kept] = sentWithLinks(campaignId, roundInfo.round);
+  if (!kept) return false;
+  const recurring = roundInfo.rounds !== "once";
+  const which = recurring ? `this survey's round ${roundInfo.round}` : "this survey";
+  const next = recurring ? " You can answer its next round by opening your link again then." : "";
+  document.getElementById("answered-text").textContent =
+    `You answered ${which} from this browser already, with your personal link: your randomized report ` +
+    `was sent and recorded, and it is kept here. Each link takes one answer${recurring ? " per round" : ""}.${next}`;
+  document.getElementById("answered-sent").textContent = JSON.stringify(kept.batch, null, 2);
+  main.dataset.answered = "with-link";
+  showNotice("answered");
+  ledger = openLedger();
+  showShared();
+  return true;
+}
+
 /** The campaign's current round (GET /v1/campaigns/{id}/round). */
 async function fetchRound() {
   const response = await fetchWithin(`/v1/campaigns/${campaignId}/round`);
@@ -427,7 +454,7 @@ async function start() {
     return;
   }
   if (invited && !code) {
-    showNotice("invitation");
+    if (!(await answeredWithLink())) showNotice("invitation");
     return;
   }
   if (!canVerify()) {

@@ -2,10 +2,8 @@
 // privacy ledger (pldp-ledger.mjs), and the reports it keeps per (campaign, round) so that a reload
 // sends the same report again instead of drawing a new one.
 
-import { el, formatEps } from "/static/common.mjs";
+import { el, formatEps, plural } from "/static/common.mjs";
 import { sha256Hex } from "/static/pldp-client.mjs";
-
-const plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
 /** "1", "1 and 2", "1, 2 and 3". */
 function listed(items) {
@@ -74,6 +72,25 @@ export function keptReport(key) {
   } catch {
     return null; // storage refused (a private window), or not ours: as if none was kept
   }
+}
+
+/**
+ * The reports kept for (campaign, round) that personal links (respondent codes) sent: a reload of
+ * an invited survey's page, whose code is forgotten once its report was taken, finds them here.
+ */
+export function sentWithLinks(campaignId, round) {
+  const prefix = `pldp-report:${campaignId}:${round}:`;
+  const out = [];
+  try {
+    for (let i = 0; i < localStorage.length; i++) {
+      const key = localStorage.key(i);
+      const kept = key && key.startsWith(prefix) ? keptReport(key) : null;
+      if (kept && kept.sent) out.push(kept);
+    }
+  } catch {
+    // storage refused (a private window): nothing kept
+  }
+  return out;
 }
 
 /** Keep a report (before it is sent, so that a reload sends it again); false if storage refused. */
