@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import ast
+import importlib.metadata
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -10,6 +13,7 @@ import sys
 import tomllib
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -76,3 +80,65 @@ def test_make_dist_builds_an_installable_wheel_with_the_pages_and_the_data(tmp_p
     assert run.returncode == 0 and int(run.stdout) > 1000, run.stderr
     cli = subprocess.run([sys.executable, "-m", "pldp.cli", "--version"], capture_output=True, text=True, env=env)
     assert cli.returncode == 0 and cli.stdout.startswith("pldp "), cli.stderr
+
+
+# ------------------------------------------------------------------ declared dependencies
+def _deps() -> object:
+    """``.ci/deps.py``, the script that reads the declared dependencies (not a package module)."""
+    spec = importlib.util.spec_from_file_location("ci_deps", ROOT / ".ci" / "deps.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _third_party_imports() -> dict[str, list[str]]:
+    """Each top-level module that ``src/pldp`` imports from outside the standard library, and where."""
+    found: dict[str, list[str]] = {}
+    for path in sorted((ROOT / "src" / "pldp").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            for name in names:
+                top = name.partition(".")[0]
+                if top != "pldp" and top not in sys.stdlib_module_names:
+                    found.setdefault(top, []).append(str(path.relative_to(ROOT)))
+    return found
+
+
+#: Imported by the package and not its dependency on purpose: pytest by ``pldp.testing.run`` (the
+#: conformance checks run under pytest where the caller has it).
+UNDECLARED = {"pytest"}
+
+
+def test_every_module_the_package_imports_is_declared_with_a_lower_bound() -> None:
+    deps: Any = _deps()
+    extras = list(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"])
+    runtime = [e for e in extras if e not in ("test", "dev", "docs", "bench")]
+    bounds = deps.lower_bounds(runtime)
+    distributions = importlib.metadata.packages_distributions()
+    missing = {}
+    for module, where in _third_party_imports().items():
+        if module in UNDECLARED:
+            continue
+        names = {d.lower().replace("_", "-") for d in distributions.get(module, [module])}
+        if not names & set(bounds):
+            missing[module] = where[0]
+    assert not missing, f"imported by pldp but not declared with a lower bound in pyproject.toml: {missing}"
+    assert {"numpy", "scipy"} <= set(deps.lower_bounds([]))  # the core: no extra needed
+
+
+def test_the_lower_bounds_are_a_constraints_file_of_exact_pins() -> None:
+    out = subprocess.run(
+        [sys.executable, str(ROOT / ".ci" / "deps.py"), "lower", "experiments", "distributed", "deploy", "service"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    pins = dict(line.split("==") for line in out.stdout.split())
+    assert pins["numpy"] == "1.26" and pins["fastapi"] == "0.110" and pins["scipy"] == "1.11.1"
+    assert set(pins) >= {"pandas", "pyarrow", "dask", "uvicorn", "pydantic", "starlette", "matplotlib"}
