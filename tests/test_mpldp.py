@@ -200,7 +200,10 @@ def test_op_oracle_lowers_the_maximum_error() -> None:
     for i in range(len(k)):
         H, _ = proto.level_estimates(tally, i)
         res = op_weights_with_ground_truth(np.bincount(vals[:, i]), H, iterations=20)
-        assert np.all(np.diff(res.max_error) <= 1e-9)  # Theorem 3: never grows
+        # Theorem 3: never grows, up to the rounding of estimates through a pseudo-inverse (LAPACK's SVD,
+        # which differs by CPU) of a Gram matrix of condition < 40 over k <= 25 items: ~1e-13 relative
+        # (measured 7e-16); 1e-9 relative, as pldp.experiments.mpldp.check_table3 allows
+        assert np.all(np.diff(res.max_error) <= 1e-9 * res.max_error[:-1])
         assert res.max_error[-1] <= res.max_error[0]
 
 
