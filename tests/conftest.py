@@ -9,6 +9,7 @@ import pytest
 
 import pldp
 from tests.needs import need_node
+from tests.tolerances import FLOAT_RTOL
 
 
 @pytest.fixture(scope="session")
@@ -108,7 +109,7 @@ def assert_grid_budgets(mech: pldp.DirectEncoding) -> None:
     assert np.array_equal(mech.q, w_all / GRID) and mech.delta == k / GRID
     assert np.all((w_all > 0) == sens)  # only sensitive outputs are reported by non-holders
     realised = mech.privacy().realised
-    np.testing.assert_allclose(realised[sens], np.log1p(k / w_all[sens]), rtol=1e-12)
+    np.testing.assert_allclose(realised[sens], np.log1p(k / w_all[sens]), rtol=FLOAT_RTOL)  # the same log
     assert np.all(realised[sens] <= eps_all[sens]), (realised - eps_all)[sens].max()
     assert np.all(np.isinf(realised[~sens]))
     for w, e in {(int(w), float(e)) for w, e in zip(w_all[sens], eps_all[sens], strict=True)}:

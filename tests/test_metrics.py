@@ -9,6 +9,7 @@ import pytest
 
 from pldp import metrics
 from pldp.errors import ParameterError
+from tests.tolerances import FLOAT_RTOL
 
 # A small example: d = 6 items, n = 20 users; the last item never occurs.
 TRUE = np.array([8, 5, 4, 2, 1, 0])
@@ -46,31 +47,31 @@ ALL = sorted([*PAIRWISE, *TOP_K])
 def test_mse_is_total_squared_count_error_over_n() -> None:
     # Li et al. eq. 25 / Gu et al. Sec. VII: sum_x (f_x - f_hat_x)^2 / n
     by_hand = (4 + 4 + 0 + 9 + 0.25 + 0.25) / 20
-    assert metrics.mse(TRUE, EST) == pytest.approx(by_hand, rel=1e-15)
-    assert metrics.mse(TRUE, EST, n=35) == pytest.approx(17.5 / 35, rel=1e-15)  # item-set data: n given
+    assert metrics.mse(TRUE, EST) == pytest.approx(by_hand, rel=FLOAT_RTOL)
+    assert metrics.mse(TRUE, EST, n=35) == pytest.approx(17.5 / 35, rel=FLOAT_RTOL)  # item-set data: n given
 
 
 def test_nse_is_summed_square_error_over_n() -> None:
     # MPLDP Sec. VI: NSE = SE / n, SE summed over every cell of a two-attribute histogram.
     true = np.array([6, 4, 3, 5, 2])  # attribute 1 (k=2) and attribute 2 (k=3), 10 users each
     est = np.array([7, 2, 3, 4, 3])
-    assert metrics.nse(true, est, n=10) == pytest.approx((1 + 4 + 0 + 1 + 1) / 10, rel=1e-15)
+    assert metrics.nse(true, est, n=10) == pytest.approx((1 + 4 + 0 + 1 + 1) / 10, rel=FLOAT_RTOL)
     assert metrics.nse(TRUE, EST) == metrics.mse(TRUE, EST)
 
 
 def test_relative_error_sums_over_items_and_skips_zero_counts() -> None:
     # Li et al. eq. 25: sum_x |f_x - f_hat_x| / f_x; item 5 (count 0) is skipped.
     by_hand = 2 / 8 + 2 / 5 + 0 / 4 + 3 / 2 + 0.5 / 1
-    assert metrics.relative_error(TRUE, EST) == pytest.approx(by_hand, rel=1e-15)
+    assert metrics.relative_error(TRUE, EST) == pytest.approx(by_hand, rel=FLOAT_RTOL)
     # however wrong the estimate of a zero-count item, it does not count
-    assert metrics.relative_error(TRUE, np.append(EST[:-1], 1e9)) == pytest.approx(by_hand, rel=1e-15)
+    assert metrics.relative_error(TRUE, np.append(EST[:-1], 1e9)) == pytest.approx(by_hand, rel=FLOAT_RTOL)
     assert metrics.relative_error([0, 0, 0], [1.0, -2.0, 3.0]) == 0.0
 
 
 def test_re_top_k_averages_over_the_true_top_k() -> None:
     # Gu et al. Sec. VII: RE(k) = (1/k) sum_{i in T(k)} |c_hat_i - c_i| / c_i, T(3) = {0, 1, 2}
-    assert metrics.re_top_k(TRUE, EST, k=3) == pytest.approx((2 / 8 + 2 / 5 + 0 / 4) / 3, rel=1e-15)
-    assert metrics.re_top_k(TRUE, EST, k=1) == pytest.approx(2 / 8, rel=1e-15)
+    assert metrics.re_top_k(TRUE, EST, k=3) == pytest.approx((2 / 8 + 2 / 5 + 0 / 4) / 3, rel=FLOAT_RTOL)
+    assert metrics.re_top_k(TRUE, EST, k=1) == pytest.approx(2 / 8, rel=FLOAT_RTOL)
     # T(k) comes from the true counts only: item 4 estimated far above the rest changes nothing
     wild = EST.copy()
     wild[4] = 100.0
@@ -88,24 +89,24 @@ def test_precision_top_k_counts_estimated_top_items_in_the_true_top() -> None:
 def test_mae_is_mean_absolute_frequency_error() -> None:
     # PLDP-FEBSF: (1/d) sum_x |f_hat_x - f_x| with f = counts / n
     by_hand = (2 + 2 + 0 + 3 + 0.5 + 0.5) / 20 / 6
-    assert metrics.mae(TRUE, EST) == pytest.approx(by_hand, rel=1e-15)
-    assert metrics.mae(TRUE, EST, n=40) == pytest.approx(by_hand / 2, rel=1e-15)
+    assert metrics.mae(TRUE, EST) == pytest.approx(by_hand, rel=FLOAT_RTOL)
+    assert metrics.mae(TRUE, EST, n=40) == pytest.approx(by_hand / 2, rel=FLOAT_RTOL)
     # frequencies in, frequencies used (their sum is 1)
-    assert metrics.mae(TRUE / N, EST / N) == pytest.approx(by_hand, rel=1e-14)
+    assert metrics.mae(TRUE / N, EST / N) == pytest.approx(by_hand, rel=FLOAT_RTOL)
 
 
 def test_l1_and_l2_on_frequencies() -> None:
     # Li et al. Sec. 3.4: l1 = sum |p_hat - p|, l2 = sum (p_hat - p)^2 with no root
     p, p_hat = TRUE / N, EST / N
-    assert metrics.l1(p, p_hat) == pytest.approx(8 / 20, rel=1e-15)
-    assert metrics.l2(p, p_hat) == pytest.approx(17.5 / 400, rel=1e-15)
+    assert metrics.l1(p, p_hat) == pytest.approx(8 / 20, rel=FLOAT_RTOL)
+    assert metrics.l2(p, p_hat) == pytest.approx(17.5 / 400, rel=FLOAT_RTOL)
     assert metrics.l2([1.0, 0.0], [0.0, 1.0]) == 2.0  # a root would give sqrt(2)
 
 
 def test_max_abs_error() -> None:
     # MPLDP eq. 25: d_k = max_j |H_hat_j - H_j|
     assert metrics.max_abs_error(TRUE, EST) == 3.0
-    assert metrics.max_abs_error(TRUE / N, EST / N) == pytest.approx(3 / 20, rel=1e-15)
+    assert metrics.max_abs_error(TRUE / N, EST / N) == pytest.approx(3 / 20, rel=FLOAT_RTOL)
 
 
 # --- identities and invariances ---------------------------------------------------------
@@ -118,8 +119,8 @@ def test_a_perfect_estimate_has_no_error(name: str) -> None:
 
 
 def test_mse_is_n_times_l2_of_frequencies() -> None:
-    assert metrics.mse(TRUE, EST) == pytest.approx(N * metrics.l2(TRUE / N, EST / N), rel=1e-14)
-    assert metrics.mae(TRUE, EST) == pytest.approx(metrics.l1(TRUE / N, EST / N) / TRUE.size, rel=1e-14)
+    assert metrics.mse(TRUE, EST) == pytest.approx(N * metrics.l2(TRUE / N, EST / N), rel=FLOAT_RTOL)
+    assert metrics.mae(TRUE, EST) == pytest.approx(metrics.l1(TRUE / N, EST / N) / TRUE.size, rel=FLOAT_RTOL)
 
 
 def test_relations_between_losses(rng: np.random.Generator) -> None:
@@ -192,7 +193,7 @@ def test_batch_equals_a_loop_of_single_calls(name: str, rng: np.random.Generator
     assert isinstance(got, np.ndarray) and got.shape == (true.shape[0],) and got.dtype == float
     loop = [_call(name, t, e) for t, e in zip(true, est, strict=True)]
     assert all(isinstance(v, float) for v in loop)
-    np.testing.assert_allclose(got, loop, rtol=1e-14, atol=0)
+    np.testing.assert_allclose(got, loop, rtol=FLOAT_RTOL, atol=0)
 
 
 @pytest.mark.parametrize("name", ALL)
@@ -200,15 +201,15 @@ def test_one_truth_is_shared_by_a_batch_of_estimates(name: str, rng: np.random.G
     true, est = _batch(rng)
     got = _call(name, true[0], est)
     assert got.shape == (est.shape[0],)
-    np.testing.assert_allclose(got, [_call(name, true[0], e) for e in est], rtol=1e-14, atol=0)
-    np.testing.assert_allclose(got, _call(name, np.tile(true[0], (est.shape[0], 1)), est), rtol=1e-14, atol=0)
+    np.testing.assert_allclose(got, [_call(name, true[0], e) for e in est], rtol=FLOAT_RTOL, atol=0)
+    np.testing.assert_allclose(got, _call(name, np.tile(true[0], (est.shape[0], 1)), est), rtol=FLOAT_RTOL, atol=0)
 
 
 def test_default_n_is_per_trial_and_explicit_n_is_shared(rng: np.random.Generator) -> None:
     true, est = _batch(rng)
-    np.testing.assert_allclose(metrics.mse(true, est), ((est - true) ** 2).sum(1) / true.sum(1), rtol=1e-14)
-    np.testing.assert_allclose(metrics.mse(true, est, n=100), ((est - true) ** 2).sum(1) / 100, rtol=1e-14)
-    np.testing.assert_allclose(metrics.mae(true, est, n=100), np.abs(est - true).mean(1) / 100, rtol=1e-14)
+    np.testing.assert_allclose(metrics.mse(true, est), ((est - true) ** 2).sum(1) / true.sum(1), rtol=FLOAT_RTOL)
+    np.testing.assert_allclose(metrics.mse(true, est, n=100), ((est - true) ** 2).sum(1) / 100, rtol=FLOAT_RTOL)
+    np.testing.assert_allclose(metrics.mae(true, est, n=100), np.abs(est - true).mean(1) / 100, rtol=FLOAT_RTOL)
 
 
 def test_single_trial_batch_keeps_its_axis() -> None:

@@ -12,6 +12,7 @@ from pldp.datasets import mpldp_dataset
 from pldp.estimation.combine import level_sampling_variance
 from pldp.experiments import op_weights_with_ground_truth
 from pldp.protocols.mpldp import MPLDP, MPLDPTally, allocate_budget, brr_variance_factor, oc_weights
+from tests.tolerances import FLOAT_RTOL
 
 K = [5, 10, 15, 20, 25]
 Z = 4.0  # Monte Carlo checks: a statistic may lie Z standard errors from its expectation
@@ -78,8 +79,8 @@ def test_allocation_reproduces_table2(table: list[list[float]]) -> None:
 
 def test_allocation_minimises_total_variance() -> None:
     eps = 4.0
-    x = allocate_budget(eps, K)
-    best = np.sum(np.array(K) * brr_variance_factor(x))
+    x = allocate_budget(eps, K)  # brentq on log10 of the multiplier to xtol 1e-13: x to ~1e-13 relative
+    best = np.sum(np.array(K) * brr_variance_factor(x))  # flat at the optimum: exact to rounding, so 1e-9 is ample
     rng = np.random.default_rng(0)
     for w in rng.dirichlet(np.ones(5), size=300):
         assert np.sum(np.array(K) * brr_variance_factor(eps * w)) >= best * (1 - 1e-9)
@@ -89,7 +90,7 @@ def test_oc_weights_are_theorem2() -> None:
     n_tau = np.array([3000, 3500, 3500])
     eps_tau = np.array([1.0, 1.5, 3.0])
     D = [nt * (math.exp(e / 2) - 1) ** 2 / math.exp(e / 2) for nt, e in zip(n_tau, eps_tau, strict=True)]
-    np.testing.assert_allclose(oc_weights(n_tau, eps_tau), np.array(D) / sum(D), rtol=1e-12)
+    np.testing.assert_allclose(oc_weights(n_tau, eps_tau), np.array(D) / sum(D), rtol=FLOAT_RTOL)
     np.testing.assert_allclose(oc_weights([0, 10, 10], eps_tau)[0], 0.0)
 
 
@@ -199,7 +200,10 @@ def test_op_oracle_lowers_the_maximum_error() -> None:
     for i in range(len(k)):
         H, _ = proto.level_estimates(tally, i)
         res = op_weights_with_ground_truth(np.bincount(vals[:, i]), H, iterations=20)
-        assert np.all(np.diff(res.max_error) <= 1e-9)  # Theorem 3: never grows
+        # Theorem 3: never grows, up to the rounding of estimates through a pseudo-inverse (LAPACK's SVD,
+        # which differs by CPU) of a Gram matrix of condition < 40 over k <= 25 items: ~1e-13 relative
+        # (measured 7e-16); 1e-9 relative, as pldp.experiments.mpldp.check_table3 allows
+        assert np.all(np.diff(res.max_error) <= 1e-9 * res.max_error[:-1])
         assert res.max_error[-1] <= res.max_error[0]
 
 

@@ -24,6 +24,7 @@ from pldp.channel.exact import ratio_within
 from pldp.channel.sampling import GRID
 from pldp.privacy import check_channel
 from tests.conftest import SPREAD_STEPS, assert_grid_budgets, fig1_budgets
+from tests.tolerances import FLOAT_RTOL
 
 
 @st.composite
@@ -103,12 +104,12 @@ def test_krr_is_exactly_eps_ldp(eps: float, d: int) -> None:
     assert rep.holds and rep.notion == "LDP"
     w, k = mech.weights, mech.keep_threshold
     assert np.all(w == w[0])  # symmetric, as KRR is
-    assert rep.ldp_epsilon == pytest.approx(math.log1p(k / int(w[0])), rel=1e-12)
+    assert rep.ldp_epsilon == pytest.approx(math.log1p(k / int(w[0])), rel=FLOAT_RTOL)
     assert rep.ldp_epsilon <= eps
     assert_grid_budgets(mech)
     if eps == 50.0:  # the cap: every weight is the smallest, 1, and K = 2^32 - d
         assert w.tolist() == [1] * d and k == GRID - d
-        assert rep.ldp_epsilon == pytest.approx(math.log(GRID - d + 1), rel=1e-15) and rep.ldp_epsilon < 22.2
+        assert rep.ldp_epsilon == pytest.approx(math.log(GRID - d + 1), rel=FLOAT_RTOL) and rep.ldp_epsilon < 22.2
 
 
 def test_urr_is_uldp_and_not_ldp() -> None:
@@ -118,7 +119,7 @@ def test_urr_is_uldp_and_not_ldp() -> None:
     assert rep.holds and rep.notion == "ULDP"
     # at most the budget, below it only by the grid's rounding (one weight for the three sensitive items)
     assert rep.uldp_epsilon <= 0.7
-    assert rep.uldp_epsilon == pytest.approx(math.log1p(mech.keep_threshold / int(mech.weights[0])), rel=1e-12)
+    assert rep.uldp_epsilon == pytest.approx(math.log1p(mech.keep_threshold / int(mech.weights[0])), rel=FLOAT_RTOL)
     assert_grid_budgets(mech)
     assert rep.ldp_epsilon == math.inf  # non-sensitive outputs reveal their input
     assert rep.invertible.tolist() == [False, False, True, False, True]

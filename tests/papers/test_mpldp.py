@@ -17,6 +17,7 @@ from pldp.experiments import mpldp as mp
 from pldp.experiments.runner import run_experiments, write_outputs
 from pldp.protocols.mpldp import brr_variance_factor
 from tests.papers._stats import K, bootstrap_se, mean_se, ratio_se, ratios, run_table
+from tests.tolerances import SUM_RTOL
 
 
 def _means(table: pd.DataFrame, x: str, value: str = "nse") -> pd.DataFrame:
@@ -91,7 +92,9 @@ def test_table3_op_max_error_never_rises_converges_fast_and_falls_with_eps() -> 
     by K SE."""
     settings = [{"n": n, "eps": e} for n in (10_000, 1_000) for e in (1.0, 6.0)]
     table = run_table(mp.run_op_max_error, settings, 40, seed=13)
-    assert table["rise"].max() <= 1e-9  # Theorem 3, in every repeat and attribute
+    # Theorem 3, in every repeat and attribute: a relative rise, rounding only through the pseudo-inverse
+    # of a well-conditioned Gram matrix (~1e-13; measured 2.4e-12 at full scale)
+    assert table["rise"].max() <= 1e-9
 
     def log_mean(m: np.ndarray, it: int) -> float:
         return float(np.log10(m[:, it - 1].mean()))
@@ -122,7 +125,9 @@ def test_fig4_op_oracle_is_below_oc_not_above() -> None:
     settings = [{"n": 1_000, "eps": e} for e in (1.0, 4.0)]
     table = run_table(lambda s, r: mp.run_nse(s, r, with_op=True), settings, 20, seed=14)
     wide = table.pivot_table(index=["eps", "repeat"], columns="method", values="nse")
-    assert np.all(wide[mp.OP_LS] <= wide[mp.OC] * (1 + 1e-12))  # least squares on the truth: deterministic
+    # least squares on the truth minimises this error over all weights, OC's among them: up to the
+    # rounding of the pseudo-inverse's solution and of the sums (deterministic, no random start)
+    assert np.all(wide[mp.OP_LS] <= wide[mp.OC] * (1 + SUM_RTOL))
     assert all(r - K * se > 1 for r, se in ratios(table, mp.OC, mp.OP, "eps", "nse").values())
     assert all(r - K * se > 1 for r, se in ratios(table, mp.SUM, mp.OC, "eps", "nse").values())
     assert all(r - K * se > 1 and r + K * se < 1.3 for r, se in ratios(table, mp.OP, mp.OP_LS, "eps", "nse").values())
