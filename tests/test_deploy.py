@@ -187,6 +187,12 @@ def _outcome(spec: Spec, data) -> tuple:
     return ("read", b.ids.tobytes(), {k: v.tolist() for k, v in sorted(b.columns.items())})
 
 
+def _nested(report: dict, **parts: object) -> None:
+    """Set ``parts`` in a payload that is an object (a leveled spec's); leave any other alone."""
+    if isinstance(report["payload"], dict):
+        report["payload"].update(parts)
+
+
 @pytest.mark.parametrize("name", list(CASES))
 def test_the_whole_batch_reader_accepts_and_refuses_exactly_what_the_per_report_reader_does(
     name: str, monkeypatch
@@ -207,6 +213,16 @@ def test_the_whole_batch_reader_accepts_and_refuses_exactly_what_the_per_report_
         lambda r: r[3].update(id=r[1]["id"]),
         lambda r: r[2].update(extra=1),
         lambda r: r.__setitem__(5, [r[5]]),
+        # a payload under a level ({"level": l, "data": x} or {"data": x}): each part wrong in turn
+        lambda r: _nested(r[4], level=99),
+        lambda r: _nested(r[4], level=True),
+        lambda r: _nested(r[4], level=-1),
+        lambda r: _nested(r[4], level="0"),
+        lambda r: _nested(r[4], data=True),
+        lambda r: _nested(r[4], data=2**31),
+        lambda r: _nested(r[4], data="AA=="),
+        lambda r: _nested(r[4], extra=1),
+        lambda r: isinstance(r[4]["payload"], dict) and r[4]["payload"].pop("data"),
     ]
     for mutate in mutations:
         fast = copy.deepcopy(good)

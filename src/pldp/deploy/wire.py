@@ -71,17 +71,54 @@ _PAYLOAD = _Payload()
 
 _HEX_IDS = re.compile("[0-9a-f]*")
 
+#: A payload's shape: the leveled node it sits under (or None) and the nodes that can hold its data.
+_Shape = tuple["LeveledNode | None", tuple[Node, ...]] | None
+
+
+class _Shapes(NodeVisitor[_Shape]):
+    """Which payloads :func:`_read_fast` reads: a bare item or bits, alone or under a level;
+    ``node.accept(_SHAPE)`` is None for any other (several attributes)."""
+
+    def direct(self, node: DirectNode, *args: Any) -> _Shape:
+        return None, (node,)
+
+    def unary(self, node: UnaryNode, *args: Any) -> _Shape:
+        return None, (node,)
+
+    def padding(self, node: PaddingNode, *args: Any) -> _Shape:
+        return None, (node,)
+
+    def leveled(self, node: LeveledNode, *args: Any) -> _Shape:
+        inner = [item.accept(self) for item in node.items]
+        if any(s is None or s[0] is not None for s in inner):  # a level holding levels or attributes
+            return None
+        return node, tuple(node.items)
+
+    def attributes(self, node: AttributesNode, *args: Any) -> _Shape:
+        return None
+
+    def memo(self, node: MemoNode, *args: Any) -> _Shape:
+        return node.permanent.accept(self)  # a report has the permanent node's payload
+
+
+_SHAPE = _Shapes()
+
 
 def _read_fast(
     root: Node, items: list[Any], want: set[str], spec: str
 ) -> tuple[np.ndarray, dict[str, np.ndarray]] | None:
-    """The ids and columns of a well-formed batch whose root is a direct or unary node, read with
-    whole-batch operations; None for any other root and for anything irregular, which the
-    per-report reader of :meth:`ReportBatch.from_json` then refuses with the first bad report
-    named (so both paths accept exactly the same batches)."""
-    if root.kind not in ("direct", "unary", "padding"):  # payloads that are not a bare item or bits
+    """The ids and columns of a well-formed batch whose payloads are a bare item or bits (a direct,
+    unary or padding root, memoized or not) or such a payload under a level (a leveled root whose
+    levels all have that kind), read with whole-batch operations; None for any other root and for
+    anything irregular, which the per-report reader of :meth:`ReportBatch.from_json` then refuses
+    with the first bad report named (so both paths accept exactly the same batches)."""
+    shape = root.accept(_SHAPE)
+    if shape is None:
         return None
-    columns = root.columns()
+    leveled, leaves = shape
+    if len({leaf.kind for leaf in leaves}) != 1:  # levels of different kinds: the per-report reader
+        return None
+    columns = [c for c in root.columns() if c.kind != "level"]
     if not all(type(rep) is dict and rep.keys() == want for rep in items):
         return None
     if "format" in want and any(rep["format"] != REPORT_FORMAT or rep["spec"] != spec for rep in items):
@@ -94,10 +131,21 @@ def _read_fast(
         return None
     ids = np.frombuffer(bytes.fromhex(joined), dtype=np.uint8).reshape(len(items), 16).copy()
     payloads = [rep["payload"] for rep in items]
+    out: dict[str, np.ndarray] = {}
+    if leveled is not None:
+        keys = {"data"} if leveled.level_report == "hidden" else {"level", "data"}
+        if not all(type(p) is dict and p.keys() == keys for p in payloads):
+            return None
+        if "level" in keys:
+            levels, t = [p["level"] for p in payloads], leveled.t
+            if not all(type(v) is int and 0 <= v < t for v in levels):
+                return None
+            out["level"] = np.array(levels, dtype=np.int64).reshape(len(items))
+        payloads = [p["data"] for p in payloads]
     if columns[0].kind == "item":
         if not all(type(p) is int and -(2**31) <= p < 2**31 for p in payloads):
             return None
-        return ids, {"item": np.array(payloads, dtype=np.int64).reshape(len(items))}
+        return ids, {**out, "item": np.array(payloads, dtype=np.int64).reshape(len(items))}
     nbytes = columns[0].nbytes
     try:
         raw = [base64.b64decode(p, validate=True) for p in payloads]
@@ -106,7 +154,7 @@ def _read_fast(
     if not all(type(p) is str for p in payloads) or any(len(r) != nbytes for r in raw):
         return None
     bits = np.frombuffer(b"".join(raw), dtype=np.uint8).reshape(len(items), nbytes).copy()
-    return ids, {"bits": bits}
+    return ids, {**out, "bits": bits}
 
 
 class _Reader(NodeVisitor[None]):
