@@ -178,11 +178,11 @@ def test_ctrl_c_in_aggregate_on_dask_is_one_line_and_writes_nothing(tmp_path: Pa
 
     (tmp_path / "spec.json").write_text(PLAIN.to_json())
     table = Client(PLAIN).reports(np.arange(10_000) % 3).to_arrow()
-    pq.write_table(table, tmp_path / "reports.parquet", row_group_size=5)  # 2,000 parts: one Dask task each
+    pq.write_table(table, tmp_path / "reports.parquet", row_group_size=10)  # 1,000 parts: one Dask task each
     out = tmp_path / "estimate.json"
     cmd = ("aggregate", "spec.json", "reports.parquet", "--workers", "2", "--json", str(out))
     running = start(*cmd, cwd=tmp_path)
-    seen = read_until(running, r"aggregate:\s+\d+%.*\|\s*[1-9]\d*/2000")  # some parts tallied, on the workers
+    seen = read_until(running, r"aggregate:\s+\d+%.*\|\s*[1-9]\d*/1000")  # some parts tallied, on the workers
     line, printed = ctrl_c(running, seen)
     assert line == "pldp: interrupted while tallying the report files: no estimate was printed or written"
     assert printed == "" and not out.exists()

@@ -69,8 +69,20 @@ def attach_list_values(argv: list[str]) -> list[str]:
 
     argparse reads ``-1,1,inf`` as an option, not a number, and fails with "expected one argument";
     attached, the value reaches the command, which refuses a negative budget with the library's own
-    message (:func:`parse_budgets`, :class:`pldp.ItemBudgets`).
+    message (:func:`parse_budgets`, ``pldp.ItemBudgets``).
 
+    Parameters
+    ----------
+    argv : list of str
+        The command line's arguments (``sys.argv[1:]``).
+
+    Returns
+    -------
+    list of str
+        The same arguments, those values attached to their options.
+
+    Examples
+    --------
     >>> attach_list_values(["mechanism", "show", "iprr", "--budgets", "-1,1,inf"])
     ['mechanism', 'show', 'iprr', '--budgets=-1,1,inf']
     """

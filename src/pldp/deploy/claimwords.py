@@ -135,9 +135,23 @@ def claim_words(spec: dict[str, Any], row: Row) -> tuple[str, str]:
 
 
 def claims_table(spec: dict[str, Any], result: Verification, max_rows: int = 40) -> str:
-    """The rows of ``result`` (the verification of ``spec``, its parsed JSON) as a text table in
-    words (:func:`claim_words`): failures first, then the tightest, as
-    :meth:`Verification.table <pldp.channel.Verification.table>` orders them, and the verdict."""
+    """The rows of a verification as a text table in the spec's words (:func:`claim_words`).
+
+    Parameters
+    ----------
+    spec : dict
+        The spec's JSON, parsed.
+    result : Verification
+        Its :func:`~pldp.deploy.verify`.
+    max_rows : int
+        The rows shown at most.
+
+    Returns
+    -------
+    str
+        A header, the rows (failures first, then the tightest, as ``Verification.table`` orders
+        them), the verdict with the whole report's epsilon, and the verification's notes.
+    """
     rows = sorted(result.rows, key=lambda r: (r.holds, -(r.realised - r.claimed) if math.isfinite(r.claimed) else 0))
     cells = [
         [*claim_words(spec, r), f"{r.claimed:.6g}", f"{r.realised:.8g}", "yes" if r.holds else "NO"]
