@@ -104,8 +104,10 @@ def _workers_ignore_sigint() -> Iterator[None]:
     (a fork server's children keep the SIGINT disposition it started with). Closing the cluster
     ends them. A Ctrl-C while the cluster starts is held, and raised as :class:`KeyboardInterrupt`
     once it has started, so that the caller closes it (a cluster left half started would fail
-    at exit). Where there is no fork server (Windows), the fork server runs already, or this is
-    not the main thread (which alone may set a signal handler), Dask's own way is kept.
+    at exit). A fork server that runs already (this process started it before, or another
+    library did) is used as it is: its children keep its disposition. Where there is no fork
+    server (Windows), or this is not the main thread (which alone may set a signal handler),
+    Dask's own way is kept.
     """
     import multiprocessing
     from multiprocessing import forkserver
