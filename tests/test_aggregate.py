@@ -210,7 +210,7 @@ def test_a_row_of_another_spec_is_named(tmp_path: Path) -> None:
     ("damage", "message"),
     [
         ("truncate", "not a readable Parquet file"),
-        ("missing", "not a readable Parquet file"),
+        ("missing", "no such file or folder"),
         ("other spec", "the file holds reports of spec "),
         ("bad schema", "column item must hold integers, got string"),
         ("extra column", "the file's columns ['extra', 'id', 'item', 'spec'] are not ['id', 'item', 'spec']"),

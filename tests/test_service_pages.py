@@ -27,7 +27,8 @@ import pytest
 import pldp
 from pldp.channel.sampling import GRID
 from pldp.client import Client
-from pldp.deploy import Spec
+from pldp.deploy import Spec, verify
+from pldp.deploy.claimwords import claim_words
 from tests import browser as chrome
 from tests.browser import (
     CSP,
@@ -200,6 +201,9 @@ def test_the_epsilons_shown_bound_every_channel(browser: Any, server: Server) ->
     )
     # the dashboard's privacy table reads every claim of every spec: answers by label, levels by number
     assert rows and not [r for r in rows if re.search(r"\b(output|item) \d|root|eps=", r["where"] + r["what"])]
+    # and pldp spec verify says the same words (pldp.deploy.claimwords, a port of claimWords)
+    said = [claim_words(spec, row) for spec in specs.values() for row in verify(spec).rows]
+    assert sorted(said) == sorted((r["where"], r["what"]) for r in rows)  # the page's specs come in another order
     for name, spec in specs.items():
         exact = _exact_of(spec["sampler"]["root"])
         assert len(shown[name]) == len(exact), name

@@ -492,7 +492,7 @@ def test_the_campaign_commands_for_rounds(server: Server, tmp_path: Path) -> Non
         path = tmp_path / f"round{turn}.json"
         path.write_text(json.dumps(_batch(spec, seed, turn - 1, 200).to_json()))
         if turn > 1:
-            opened = _pldp("campaign", "round", spec.id, *at, *admin)
+            opened = _pldp("campaign", "round", spec.id, "--json", *at, *admin)
             assert opened.returncode == 0 and json.loads(opened.stdout)["round"] == 2, opened.stderr
         sent = _pldp("campaign", "submit", spec.id, str(path), "--round", str(turn), "--no-progress", *at)
         assert sent.returncode == 0, sent.stderr

@@ -10,7 +10,10 @@ this process, with the same results. A tqdm bar counts finished tasks.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+import logging
+import signal
+import threading
+from collections.abc import Callable, Generator, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -55,37 +58,120 @@ def dask_workers(workers: int | None, scheduler: str | None, default: int) -> in
 def dask_client(workers: int, scheduler: str | None) -> Iterator[Any]:
     """A ``dask.distributed.Client`` of the cluster at ``scheduler``, or of a new local cluster of
     ``workers`` single-threaded processes; closed (the local cluster too) on leaving, which also
-    releases every task the client still holds, so that an error stops the rest of the work."""
+    releases every task the client still holds, so that an error stops the rest of the work.
+
+    Ctrl-C stops this process only: the local cluster's workers ignore it
+    (:func:`_workers_ignore_sigint`), and a cluster left with work running (after Ctrl-C or an
+    error) closes quietly (:func:`_quiet_shutdown`), so that an interrupted command can say what
+    it did in one line.
+    """
     from dask.distributed import Client, LocalCluster
 
-    cluster = None
-    if scheduler is None:
-        cluster = LocalCluster(
-            n_workers=workers,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=":0",  # any free port: never clashes with another cluster
-        )
+    cluster, quiet = None, None
     try:
+        if scheduler is None:
+            with _workers_ignore_sigint():
+                cluster = LocalCluster(
+                    n_workers=workers,
+                    threads_per_worker=1,
+                    processes=True,
+                    dashboard_address=":0",  # any free port: never clashes with another cluster
+                )
         client = Client(scheduler if scheduler is not None else cluster)
         try:
             yield client
+        except BaseException:  # Ctrl-C, an error, a caller that stopped early (GeneratorExit)
+            if cluster is not None:
+                quiet = _quiet_shutdown(client)
+            raise
         finally:
             client.close()
     finally:
         if cluster is not None:
             cluster.close()
+        if quiet is not None:
+            logging.getLogger("distributed").setLevel(quiet)
+
+
+@contextmanager
+def _workers_ignore_sigint() -> Iterator[None]:
+    """Start a local cluster (the block) whose worker processes ignore SIGINT (Ctrl-C).
+
+    A Ctrl-C in a terminal signals the whole foreground process group: the workers too, each of
+    which would print a traceback of its own. Here they are forked from a fork server (not
+    spawned afresh, Dask's default), which this process launches with SIGINT ignored for the
+    moment that takes: the fork server, and every process it forks, ignores SIGINT from then on
+    (a fork server's children keep the SIGINT disposition it started with). Closing the cluster
+    ends them. A Ctrl-C while the cluster starts is held, and raised as :class:`KeyboardInterrupt`
+    once it has started, so that the caller closes it (a cluster left half started would fail
+    at exit). A fork server that runs already (this process started it before, or another
+    library did) is used as it is: its children keep its disposition. Where there is no fork
+    server (Windows), or this is not the main thread (which alone may set a signal handler),
+    Dask's own way is kept.
+    """
+    import multiprocessing
+    from multiprocessing import forkserver
+
+    import dask
+    from distributed.utils import get_mp_context
+
+    if (
+        "forkserver" not in multiprocessing.get_all_start_methods()
+        or threading.current_thread() is not threading.main_thread()
+    ):
+        yield
+        return
+    pressed: list[int] = []
+    with dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"}):
+        get_mp_context()  # sets what the fork server imports before it forks: Dask's choice
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            forkserver.ensure_running()  # inherits SIGINT ignored, unless it was running already
+            signal.signal(signal.SIGINT, lambda signum, frame: pressed.append(signum))
+            yield
+        finally:
+            signal.signal(signal.SIGINT, previous)
+    if pressed:
+        raise KeyboardInterrupt
+
+
+#: Above every level ``distributed`` logs at: nothing is logged.
+_SILENT = logging.CRITICAL + 1
+
+
+def _silence() -> None:
+    """In a worker process: ``distributed`` logs nothing from now on (the worker is about to close)."""
+    logging.getLogger("distributed").setLevel(_SILENT)
+
+
+def _quiet_shutdown(client: Any) -> int:
+    """Before the local cluster closes with work still running (after Ctrl-C, an error, or a
+    caller that stopped early): what the scheduler and the workers log as they drop that work
+    (tasks cancelled mid-run, results no client reads, workers killed when they did not stop)
+    tells the user nothing; the exception on its way out says what happened. Silences
+    ``distributed`` here and in the workers; returns the level to restore here."""
+    log = logging.getLogger("distributed")
+    level = log.level
+    log.setLevel(_SILENT)
+    try:
+        client.run(_silence, on_error="ignore")
+    except Exception:  # a worker that does not answer: what it logs stays
+        pass
+    return level
 
 
 def run_tasks(
     fn: Callable[..., Any], args: Sequence[tuple[Any, ...]], *, workers: int, scheduler: str | None
-) -> Iterator[tuple[int, Any]]:
+) -> Generator[tuple[int, Any], None, None]:
     """``fn(*args[i])`` for every ``i``, yielded as ``(i, result)`` when each finishes.
 
     On the Dask cluster at ``scheduler``, or on a new local one of ``workers`` processes
     (:func:`dask_client`), in the order the tasks finish; with no scheduler and ``workers == 0``
     (see :func:`dask_workers`), serially in this process, in order. A task's error is raised here
-    (and on Dask, leaving the block releases every task still pending).
+    (and on Dask, leaving the block releases every task still pending). A caller that stops
+    iterating early (its own error, Ctrl-C in its loop) calls ``close()`` on the iterator, so that
+    the local cluster closes then, not whenever the garbage collector (or the interpreter's exit)
+    finalizes the iterator.
     """
     if scheduler is None and not workers:
         for i, a in enumerate(args):

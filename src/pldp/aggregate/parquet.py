@@ -54,6 +54,8 @@ def open_parquet(source: str | Path) -> Iterator[Any]:
     except (OSError, pa.ArrowException) as exc:
         if handle is not None:
             handle.close()
+        if isinstance(exc, FileNotFoundError):  # gone since it was listed, or a URL of nothing
+            raise ReportError(f"{source}: no such file or folder") from None
         raise ReportError(f"{source}: not a readable Parquet file: {exc}") from None
     try:
         yield pf

@@ -46,6 +46,8 @@ def _expand(spec: Spec, source: str | Path, turn: int | None = None) -> list[str
         files = [fs.unstrip_protocol(p) for p in found]
     else:
         if not Path(source).is_dir():
+            if not Path(source).exists():
+                raise ParameterError(f"{source}: no such file or folder")
             return [str(source)]
         files = [str(p) for p in report_files(source, spec.id, turn)]
     if not files:
@@ -66,7 +68,8 @@ def report_sources(spec: Spec, sources: str | Path | Iterable[str | Path], round
     Raises
     ------
     ParameterError
-        No source, a directory without report files of the spec, or a URL that fsspec cannot open.
+        No source, a path that does not exist, a directory without report files of the spec, or a
+        URL that fsspec cannot open.
     """
     if isinstance(sources, (str, Path)):
         sources = [sources]

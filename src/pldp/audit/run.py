@@ -145,12 +145,14 @@ def audit(
     bar = progress_bar(int(trials) * len(inputs), "audit", progress, unit="report")
     start = time.perf_counter()
     args = [(tgt, inp, n, seed, inputs[inp]) for (inp, n), seed in zip(jobs, seeds, strict=True)]
+    results = run_tasks(_task, args, workers=n_workers, scheduler=scheduler)
     try:
-        for i, (slots, counts) in run_tasks(_task, args, workers=n_workers, scheduler=scheduler):
+        for i, (slots, counts) in results:
             hits[slots] += counts
             if bar is not None:
                 bar.update(jobs[i][1])
     finally:
+        results.close()  # at once, also after Ctrl-C in this loop: the cluster closes before anything else
         if bar is not None:
             bar.close()
         if tgt is not target and not isinstance(target, JSClient):

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pldp.cli.errors import Interrupted
 from pldp.cli.options import Subparsers, round_number
 from pldp.errors import ParameterError, ReportError
 
@@ -40,6 +41,8 @@ def _aggregate(args: argparse.Namespace) -> int:
     except ReportError as exc:  # a bad file (and row), or two copies of a report that differ
         print(f"pldp: {exc}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        raise Interrupted("interrupted while tallying the report files: no estimate was printed or written") from None
     for source, reason in result.skipped:
         print(f"pldp: skipped {source}: {reason}", file=sys.stderr)
     _warn_unmarked(result.unmarked, result.files, args.unique_ids)

@@ -8,6 +8,7 @@ refusal is one line with the collector's status and reason (exit 1).
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import os
 import sys
 import time
@@ -16,7 +17,15 @@ from typing import Any
 
 from pldp.cli.errors import CLIError, file_error
 
-__all__ = ["DEFAULT_SERVER", "add_remote_command", "collector_from_args", "remote_command", "server_url"]
+__all__ = [
+    "DEFAULT_SERVER",
+    "add_remote_command",
+    "collector_from_args",
+    "iso_time",
+    "remote_command",
+    "server_url",
+    "token_advice",
+]
 
 #: The collector's URL when neither ``--server`` nor ``PLDP_SERVER`` gives one.
 DEFAULT_SERVER = "http://127.0.0.1:8000"
@@ -29,6 +38,14 @@ def server_url(args: argparse.Namespace) -> tuple[str, str]:
     if os.environ.get("PLDP_SERVER"):
         return os.environ["PLDP_SERVER"], "PLDP_SERVER"
     return DEFAULT_SERVER, "the default"
+
+
+def iso_time(seconds: float | None) -> str:
+    """A time of the collector's (seconds since the epoch) as ISO 8601 in UTC, to the second:
+    ``2026-11-29T05:49:17Z``; ``-`` for none."""
+    if seconds is None:
+        return "-"
+    return dt.datetime.fromtimestamp(seconds, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def collector_from_args(args: argparse.Namespace) -> Any:
@@ -49,8 +66,10 @@ def collector_from_args(args: argparse.Namespace) -> Any:
     url, source = server_url(args)
     try:
         collector = Collector(url)
-    except ValueError:
-        raise CLIError(f"{source} gives {url!r}, not a collector's URL: give http(s)://host:port") from None
+    except ValueError:  # no scheme or host, or a port that is not a number from 0 to 65535
+        raise CLIError(
+            f"{source} gives {url!r}, not a collector's URL: give http(s)://host:port (a port up to 65535)"
+        ) from None
     deadline = time.monotonic() + args.wait
     while args.wait > 0:
         try:
@@ -70,12 +89,36 @@ def collector_from_args(args: argparse.Namespace) -> Any:
     return collector
 
 
+def token_advice(exc: Exception, args: argparse.Namespace) -> str:
+    """What a token would change about the collector's refusal ``exc`` ("; ..." to append), or "".
+
+    A 401: the command needs a token (pass ``--token-file``), or the one given is not accepted. A
+    429 without a token: the collector limits the reports each address sends, and the tokens of
+    analysts and the admin are exempt (a bulk upload of a report file takes minutes, not hours).
+    """
+    status = getattr(exc, "status", None)
+    if status == 401:
+        if args.token_file:
+            return (
+                f"; the collector does not accept the token in --token-file {args.token_file} "
+                "(expired, revoked, or another collector's)"
+            )
+        return "; this needs a token: pass --token-file FILE (a file holding it)"
+    if status == 429 and not args.token_file:
+        return (
+            "; the collector limits reports per address (429); analyst and admin tokens are exempt: "
+            "pass --token-file FILE"
+        )
+    return ""
+
+
 def remote_command(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
     """``fn``, a ``campaign`` command, with the collector's failures as one line each.
 
-    A refusal (:class:`~pldp.service.remote.RemoteError`) prints the status and reason and exits
-    with 1; a collector that cannot be reached raises a :class:`CLIError` (exit 2) naming the URL
-    tried, where it came from, and how to set another.
+    A refusal (:class:`~pldp.service.remote.RemoteError`) prints the status and reason (and what a
+    token would change, :func:`token_advice`) and exits with 1; a collector that cannot be reached
+    raises a :class:`CLIError` (exit 2) naming the URL tried, where it came from, and how to set
+    another.
     """
 
     def wrapped(args: argparse.Namespace) -> int:
@@ -84,7 +127,7 @@ def remote_command(fn: Callable[[argparse.Namespace], int]) -> Callable[[argpars
         try:
             return int(fn(args) or 0)
         except RemoteError as exc:
-            print(f"pldp: the collector refused: {exc}", file=sys.stderr)
+            print(f"pldp: the collector refused: {exc}{token_advice(exc, args)}", file=sys.stderr)
             return 1
         except UnreachableError as exc:
             url, source = server_url(args)

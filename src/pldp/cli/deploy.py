@@ -121,9 +121,11 @@ def _spec_new(args: argparse.Namespace) -> int:
 
 def _spec_verify(args: argparse.Namespace) -> int:
     from pldp.deploy import verify
+    from pldp.deploy.claimwords import claims_table
 
-    result = verify(read_text(args.spec, "spec file"))
-    print(result.to_json() if args.json else result.table())
+    text = read_text(args.spec, "spec file")
+    result = verify(text)
+    print(result.to_json() if args.json else claims_table(json.loads(text), result))
     return 0 if result.holds else 1
 
 

@@ -7,6 +7,8 @@ exit code  meaning
 1          the command ran and the answer is no: a privacy claim fails (``spec verify``,
            ``audit``), the collector refused a request, a report file is bad (``aggregate``)
 2          bad input: ``pldp: error: <what is wrong, and the fix where there is one>``
+130        interrupted (Ctrl-C, SIGINT): one ``pldp:`` line saying what was done so far
+           (:class:`Interrupted`), never a traceback; 128 + SIGINT, as a shell reports it
 141        standard output was closed early (``pldp ... | head -1``): 128 + SIGPIPE, what the
            shell reports for any command that a closed pipe stops
 =========  ===============================================================================
@@ -29,7 +31,9 @@ from pldp.errors import PLDPError
 
 __all__ = [
     "BROKEN_PIPE",
+    "INTERRUPTED",
     "CLIError",
+    "Interrupted",
     "file_error",
     "named_file_error",
     "read_text",
@@ -40,6 +44,8 @@ __all__ = [
 
 #: The exit code after standard output was closed early: 128 + SIGPIPE (13), as a shell reports it.
 BROKEN_PIPE = 141
+#: The exit code after Ctrl-C (SIGINT): 128 + 2, as a shell reports it.
+INTERRUPTED = 130
 
 
 class CLIError(PLDPError):
@@ -48,6 +54,12 @@ class CLIError(PLDPError):
     Its message is the whole line after ``pldp: error:``: what is wrong and, where there is one,
     the fix.
     """
+
+
+class Interrupted(KeyboardInterrupt):
+    """A Ctrl-C that a command caught: its message is the one line that says what was done so far
+    (``interrupted after ... reports were acknowledged; ...``); :func:`pldp.cli.main` prints it
+    after ``pldp:`` and exits with :data:`INTERRUPTED`."""
 
 
 def _reason(exc: OSError) -> str:

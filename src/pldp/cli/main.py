@@ -26,7 +26,8 @@ from pldp.cli import (
     reproduce,
     service,
 )
-from pldp.cli.errors import BROKEN_PIPE, named_file_error, silence_stdout, stdout_closed
+from pldp.cli.errors import BROKEN_PIPE, INTERRUPTED, named_file_error, silence_stdout, stdout_closed
+from pldp.cli.options import attach_list_values
 from pldp.errors import PLDPError
 
 __all__ = ["build_parser", "main"]
@@ -64,10 +65,11 @@ def main(argv: list[str] | None = None) -> int:
         :class:`~pldp.errors.PLDPError`, or an :class:`OSError` about a file named on the command
         line) exits with 2 and one line naming the bad value, as argparse does for a bad option; so
         does a command whose extra is not installed (:mod:`pldp.cli.extras`). Standard output
-        closed early (``pldp ... | head -1``) ends the command quietly with 141.
+        closed early (``pldp ... | head -1``) ends the command quietly with 141; Ctrl-C with one
+        line and 130.
     """
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(attach_list_values(sys.argv[1:] if argv is None else argv))  # --budgets -1,1,inf
     try:
         extras.check(args)  # before the command does anything (demo-collection: before its collector starts)
         code = int(args.func(args))
@@ -90,3 +92,6 @@ def main(argv: list[str] | None = None) -> int:
         if message is None:
             raise  # not about a file the user named: a bug, with its traceback
         parser.exit(2, f"pldp: error: {message}\n")
+    except KeyboardInterrupt as exc:  # Ctrl-C: one line, what was done (errors.Interrupted), no traceback
+        print(f"pldp: {str(exc) or 'interrupted'}", file=sys.stderr)
+        return INTERRUPTED

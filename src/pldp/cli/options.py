@@ -27,7 +27,15 @@ from pldp.errors import ParameterError
 if TYPE_CHECKING:
     from pldp.mechanisms import Mechanism
 
-__all__ = ["MECHANISM_NAMES", "add_mechanism_arguments", "mechanism_from_args", "parse_budgets", "round_number"]
+__all__ = [
+    "LIST_OPTIONS",
+    "MECHANISM_NAMES",
+    "add_mechanism_arguments",
+    "attach_list_values",
+    "mechanism_from_args",
+    "parse_budgets",
+    "round_number",
+]
 
 #: The subparsers of a command group: each command module adds its commands to it.
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
@@ -48,6 +56,43 @@ MECHANISM_NAMES = (
     "liprr",
     "lidue",
 )
+
+
+#: Options whose value is a comma-separated list of numbers, which may start with ``-``
+#: (``--budgets -1,1,inf``): :func:`attach_list_values` keeps argparse from taking it for an option.
+LIST_OPTIONS = ("--budgets", "--perm-budgets", "--levels", "--eps-list", "--rho")
+
+
+def attach_list_values(argv: list[str]) -> list[str]:
+    """``argv`` with each value of a :data:`LIST_OPTIONS` option that starts with ``-`` and a digit
+    or a point attached to it (``--budgets -1,1,inf`` as ``--budgets=-1,1,inf``).
+
+    argparse reads ``-1,1,inf`` as an option, not a number, and fails with "expected one argument";
+    attached, the value reaches the command, which refuses a negative budget with the library's own
+    message (:func:`parse_budgets`, ``pldp.ItemBudgets``).
+
+    Parameters
+    ----------
+    argv : list of str
+        The command line's arguments (``sys.argv[1:]``).
+
+    Returns
+    -------
+    list of str
+        The same arguments, those values attached to their options.
+
+    Examples
+    --------
+    >>> attach_list_values(["mechanism", "show", "iprr", "--budgets", "-1,1,inf"])
+    ['mechanism', 'show', 'iprr', '--budgets=-1,1,inf']
+    """
+    out: list[str] = []
+    for arg in argv:
+        if out and out[-1] in LIST_OPTIONS and len(arg) > 1 and arg[0] == "-" and (arg[1].isdigit() or arg[1] == "."):
+            out[-1] = f"{out[-1]}={arg}"
+        else:
+            out.append(arg)
+    return out
 
 
 def round_number(text: str) -> int:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from pldp._text import text_table
+from pldp.cli.errors import Interrupted
 from pldp.cli.options import Subparsers
 from pldp.errors import ParameterError
 
@@ -62,18 +63,30 @@ def _reproduce(args: argparse.Namespace) -> int:
     experiments = _experiments(papers, args.kosarak)
     out = Path(args.out)
     t0 = time.perf_counter()
-    table = run_experiments(
-        experiments,
-        quick=args.quick,
-        trials=args.trials,
-        seed=args.seed,
-        workers=args.workers,
-        scheduler=args.scheduler,
-        progress=not args.no_progress,
-        path=args.path,
-    )
+    try:
+        table = run_experiments(
+            experiments,
+            quick=args.quick,
+            trials=args.trials,
+            seed=args.seed,
+            workers=args.workers,
+            scheduler=args.scheduler,
+            progress=not args.no_progress,
+            path=args.path,
+        )
+    except KeyboardInterrupt:
+        raise Interrupted(
+            f"interrupted after {time.perf_counter() - t0:.0f} s of experiments; nothing was written to {out} "
+            "(the tables, figures and report are written once every experiment has run)"
+        ) from None
     elapsed = time.perf_counter() - t0
-    report, results = write_outputs(experiments, table, out, elapsed=elapsed, quick=args.quick, trials=args.trials)
+    try:
+        report, results = write_outputs(experiments, table, out, elapsed=elapsed, quick=args.quick, trials=args.trials)
+    except KeyboardInterrupt:
+        raise Interrupted(
+            f"interrupted while writing the results to {out}: some tables, figures or the report may be missing "
+            "or from an earlier run; run the command again"
+        ) from None
     scale = "quick" if args.quick else "full"
     head = f"pldp reproduce {args.paper} ({scale} scale, {args.path} path)"
     print(f"{head}: {len(table):,} result rows in {elapsed:.1f} s\n")

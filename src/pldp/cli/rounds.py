@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from pldp.cli.connect import collector_from_args
+from pldp.cli.connect import collector_from_args, iso_time
 
 __all__ = ["add_commands", "series_text"]
 
@@ -70,7 +70,14 @@ def series_text(out: dict[str, Any]) -> str:
 
 def _round(args: argparse.Namespace) -> int:
     out = collector_from_args(args).open_round(args.campaign)
-    print(json.dumps(out))
+    if args.json:
+        print(json.dumps(out))
+        return 0
+    accepts = " or ".join(map(str, out["accepts"]))
+    print(
+        f"campaign {out['campaign']}: round {out['round']} opened at {iso_time(out['started_at'])}; "
+        f"reports may answer round {accepts} now"
+    )
     return 0
 
 
@@ -82,7 +89,9 @@ def _series(args: argparse.Namespace) -> int:
 
 def add_commands(command: Callable[[str, str, Any], argparse.ArgumentParser]) -> None:
     """Add ``round`` and ``series`` with ``command`` (the ``campaign`` group's maker of remote commands)."""
-    command("round", "open the next round of a campaign with manual rounds (admin)", _round).add_argument("campaign")
+    opener = command("round", "open the next round of a campaign with manual rounds (admin)", _round)
+    opener.add_argument("campaign")
+    opener.add_argument("--json", action="store_true", help="the collector's answer as JSON")
     ser = command("series", "a recurring campaign's estimate round by round, as a table (analyst)", _series)
     ser.add_argument("campaign")
     ser.add_argument("--method", default="unbiased", help="unbiased (default), norm_sub or mle")

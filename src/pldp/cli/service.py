@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from pldp.cli import rounds
-from pldp.cli.connect import DEFAULT_SERVER, add_remote_command, collector_from_args
+from pldp.cli.connect import DEFAULT_SERVER, add_remote_command, collector_from_args, iso_time
 from pldp.cli.errors import CLIError, read_text, write_bytes
 from pldp.cli.options import Subparsers, round_number
 from pldp.cli.submit import add_submit_arguments, submit
@@ -84,13 +84,41 @@ def _limits(args: Any, limits: Any, grace: float) -> Any:
     )
 
 
+def _campaign_lines(c: dict[str, Any]) -> list[str]:
+    """A campaign (the collector's entry) as ``key: value`` lines, its times in ISO 8601 UTC."""
+    rounds = c["rounds"] if c["rounds"] == "once" else f"{c['rounds']}, now round {c['round']}"
+    rows = [
+        ("campaign", c["id"]),
+        ("question", c["question"]),
+        ("kind", c["kind"]),
+        ("access", c["access"]),
+        ("rounds", rounds),
+        ("cap", "none" if c["cap"] is None else f"{c['cap']:,} reports"),
+        ("reports", f"{c['n']:,}"),
+        ("state", "closed" if c["closed"] else "open"),
+        ("created", iso_time(c["created_at"])),
+    ]
+    return [f"{key + ':':<10}{value}" for key, value in rows]
+
+
 def _create(args: Any) -> int:
     collector, text = collector_from_args(args), read_text(args.spec, "spec file")
     make = collector.create_invited_campaign if args.invited else collector.create_campaign
     if args.cap is not None and args.cap < 1:
         raise CLIError(f"--cap must be a positive number of reports, got {args.cap}")
     out = make(text, rounds=args.rounds, cap=args.cap)
-    print(out["id"] if args.quiet else json.dumps(out, indent=2))
+    if out["closed"]:  # the collector returns an existing campaign as it is: a closed one takes no reports
+        print(
+            f"pldp: campaign {out['id']} of this spec exists and is closed: it takes no more reports, and a closed "
+            "campaign is never reopened; to start a new one, make a new spec (another question text gives another "
+            "spec id: pldp spec new ... --question ...)",
+            file=sys.stderr,
+        )
+        return 1
+    if args.quiet:
+        print(out["id"])
+    else:
+        print(json.dumps(out, indent=2) if args.json else "\n".join(_campaign_lines(out)))
     # the pages for people, on standard error: standard output stays the answer (or the id) alone
     print(f"survey page: {collector.url}/c/{out['id']}", file=sys.stderr)
     print(f"dashboard:   {collector.url}/dashboard/{out['id']}", file=sys.stderr)
@@ -140,7 +168,11 @@ def _export(args: Any) -> int:
 
 
 def _close(args: Any) -> int:
-    print(json.dumps(collector_from_args(args).close_campaign(args.campaign)))
+    out = collector_from_args(args).close_campaign(args.campaign)
+    if args.json:
+        print(json.dumps(out))
+    else:
+        print(f"campaign {out['id']} closed at {iso_time(out['closed_at'])}: it takes no more reports")
     return 0
 
 
@@ -271,6 +303,7 @@ def add_commands(sub: Subparsers) -> None:
     create.add_argument(
         "-q", "--quiet", action="store_true", help="print the campaign id alone (ID=$(pldp campaign create ... -q))"
     )
+    create.add_argument("--json", action="store_true", help="the collector's answer as JSON")
     create.add_argument("--invited", action="store_true", help="reports only with respondent codes (campaign invite)")
     create.add_argument(
         "--rounds",
@@ -305,7 +338,9 @@ def add_commands(sub: Subparsers) -> None:
     )
     exp.add_argument("--day", default=None, help="only the reports received on this day (YYYY-MM-DD, UTC)")
     exp.add_argument("--round", type=round_number, default=None, metavar="N", help="only the reports of round N")
-    command("close", "close a campaign (admin)", _close).add_argument("campaign")
+    close = command("close", "close a campaign (admin)", _close)
+    close.add_argument("campaign")
+    close.add_argument("--json", action="store_true", help="the collector's answer as JSON")
     tok = command("token", "a new analyst token granted some campaigns (admin)", _token)
     tok.add_argument("campaigns", nargs="*")
     tok.add_argument("--label", default="analyst")

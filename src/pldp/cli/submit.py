@@ -6,8 +6,10 @@ The file is one that ``pldp clients simulate`` writes (or any client following
 spec the file's reports name is compared with the spec the campaign publishes. The reports then go
 in requests of ``--batch`` reports (:meth:`pldp.service.remote.Collector.submit_all`): a request
 over the collector's limits (413) is halved, and one that failed to connect or got a 503 is sent
-again after a wait that doubles. A resend counts once: the collector keeps each report id once, so
-a report stored by an attempt whose answer was lost comes back as a duplicate.
+again after a wait that doubles (a 429, too many reports from this address, after the wait the
+collector asks for; analyst and admin tokens are exempt from that limit). A resend counts once: the
+collector keeps each report id once, so a report stored by an attempt whose answer was lost comes
+back as a duplicate, and so does a report sent again after Ctrl-C stopped the command.
 """
 
 from __future__ import annotations
@@ -18,8 +20,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pldp.cli.connect import collector_from_args
-from pldp.cli.errors import CLIError, read_text
+from pldp.cli.connect import collector_from_args, token_advice
+from pldp.cli.errors import CLIError, Interrupted, read_text
 from pldp.cli.options import round_number
 from pldp.errors import ReportError
 
@@ -128,23 +130,40 @@ def submit(args: argparse.Namespace) -> int:
         why = "a directory, not a file" if path.is_dir() else "no such file"
         raise CLIError(f"cannot read report file {args.reports!r}: {why}")
     collector = collector_from_args(args)
+    advised = False
 
     def retry(exc: Exception, wait: float) -> None:
-        print(f"pldp: {exc}; sending again in {wait:g} s", file=sys.stderr, flush=True)
+        nonlocal advised
+        advice = "" if advised else token_advice(exc, args)  # once: why the waits, and how to skip them
+        advised = advised or bool(advice)
+        print(f"pldp: {exc}; sending again in {wait:g} s{advice}", file=sys.stderr, flush=True)
 
     spec = collector.retrying(lambda: collector.spec(args.campaign), args.retries, on_retry=retry)
     batch = read_reports(args.reports, spec, args.campaign)
     bar = progress_bar(len(batch), "submit", enabled=not args.no_progress, unit="report")
+    acknowledged = 0
+
+    def progress(n: int) -> None:
+        nonlocal acknowledged
+        acknowledged += n
+        if bar is not None:
+            bar.update(n)
+
     try:
         out = collector.submit_all(
             args.campaign,
             batch,
             size=args.batch,
             retries=args.retries,
-            progress=None if bar is None else bar.update,
+            progress=progress,
             on_retry=retry,
             round=args.round,
         )
+    except KeyboardInterrupt:
+        raise Interrupted(
+            f"interrupted after {acknowledged:,} of {len(batch):,} reports were acknowledged; "
+            "running the same command again counts each report once"
+        ) from None
     finally:
         if bar is not None:
             bar.close()
@@ -166,7 +185,8 @@ def add_submit_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
         "--retries",
         type=int,
         default=5,
-        help="resends of a request after a connection error or a 503, waiting 0.5, 1, 2, ... s (default %(default)s)",
+        help="resends of a request after a connection error, a 503 or a 429, waiting 0.5, 1, 2, ... s "
+        "(or as long as the collector asks) (default %(default)s)",
     )
     p.add_argument(
         "--round",

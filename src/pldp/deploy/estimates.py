@@ -28,6 +28,7 @@ from pldp.estimation.detect import screen
 
 __all__ = [
     "DETECTION_KEYS",
+    "SCREENED_METHODS",
     "TIDY_COLUMNS",
     "attributes_json",
     "campaign_estimate",
@@ -191,11 +192,18 @@ def fallback_words(part: dict[str, Any], method: str) -> str | None:
     )
 
 
+#: The methods that estimate from the detection screen: asked for, the screen is said even where it is missing.
+SCREENED_METHODS = ("detect",)
+
+
 def estimate_text(out: dict[str, Any]) -> str:
     """The lines ``pldp campaign estimate`` and ``pldp aggregate`` print: a header, the detection
-    screen and any fallback in plain words, then per label the frequency and interval."""
+    screen (where it ran, or where the method asked for it) and any fallback in plain words, then
+    per label the frequency and interval."""
     lines = [f"campaign {out['campaign']}: n = {out['n']}, method {out['method']}, {out['level']:.0%} intervals"]
-    lines += [f"detection: {w}" for w in detection_words(out.get("detection"))]
+    detection = out.get("detection")
+    if detection and (detection["available"] or out["method"] in SCREENED_METHODS):
+        lines += [f"detection: {w}" for w in detection_words(detection)]
     for part in out["attributes"]:
         if part["name"]:
             lines += ["", part["name"]]

@@ -123,12 +123,14 @@ def run_experiments(
     n_workers = dask_workers(workers, scheduler, default=os.cpu_count() or 1)
     bar = progress_bar(len(tasks), "experiments", progress)
     done: list[list[dict[str, Any]]] = [[] for _ in tasks]
+    results = run_tasks(Task.run, [(task, seed) for task in tasks], workers=n_workers, scheduler=scheduler)
     try:  # rows come back in task order, whatever order the tasks finish in
-        for i, rows in run_tasks(Task.run, [(task, seed) for task in tasks], workers=n_workers, scheduler=scheduler):
+        for i, rows in results:
             done[i] = rows
             if bar is not None:
                 bar.update(1)
     finally:
+        results.close()  # at once, also after Ctrl-C in this loop: the cluster closes before anything else
         if bar is not None:
             bar.close()
     table = pd.DataFrame([row for rows in done for row in rows])

@@ -80,6 +80,10 @@ class Collector:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"expected http(s)://host:port, got {url!r}")
+        try:
+            parts.port  # noqa: B018 - read now: a port beyond 65535 (or not a number) raises here, not at a request
+        except ValueError:
+            raise ValueError(f"expected http(s)://host:port with a port up to 65535, got {url!r}") from None
         self.url = url.rstrip("/")
         self.token = token
         self.timeout = timeout

@@ -352,9 +352,16 @@ function offerMethods(methods) {
   methodSelect.value = chosen;
 }
 
-/** The detection screen of the reports, in plain words, below the summary. */
+/**
+ * The detection screen of the reports, in plain words, below the summary: where it ran, or where
+ * the method shown ("Drop unlikely reports") asked for it; otherwise nothing is said.
+ */
 function showScreening(detection) {
   const box = document.getElementById("screening");
+  if (!detection?.available && lastData?.method !== "detect") {
+    box.hidden = true;
+    return;
+  }
   const said = screeningWords(detection);
   document.getElementById("flagged").textContent = said.flagged;
   const excess = document.getElementById("excess");
