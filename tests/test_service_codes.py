@@ -245,7 +245,7 @@ def _pldp(server: Server, *args: str) -> subprocess.CompletedProcess[str]:
 def test_the_invitation_commands(server: Server, tmp_path: Path) -> None:
     spec = Spec.from_mechanism(pldp.KRR(1.0, 4), question="cli invited?")
     (tmp_path / "spec.json").write_text(spec.to_json())
-    made = _pldp(server, "create", str(tmp_path / "spec.json"), "--invited")
+    made = _pldp(server, "create", str(tmp_path / "spec.json"), "--invited", "--json")
     assert made.returncode == 0 and json.loads(made.stdout)["access"] == "invited", made.stderr
     out = tmp_path / "codes.csv"
     issued = _pldp(server, "invite", spec.id, "--count", "5", "--out", str(out), "--expires", "7d")

@@ -66,23 +66,27 @@ def op_weights_with_ground_truth(
     if not 0 < step <= 1:
         raise ParameterError(f"step must lie in (0, 1], got {step!r}")
     gram_inv = np.linalg.pinv(Ht @ Ht.T)
-    hat = Ht.T @ gram_inv @ Ht  # (k, k)
+    to_weights = Ht.T @ gram_inv  # (k, levels): W = target @ to_weights
+    hat = to_weights @ Ht  # (k, k): the estimate is target @ hat
+    with np.errstate(divide="ignore"):
+        inv_hat = 1.0 / np.abs(hat)  # inf where an entry is 0: its step is no bound
     target = H.copy()
     weights, errors, estimates = [], [], []
     for it in range(iterations + 1):
-        w = target @ Ht.T @ gram_inv
-        est = w @ Ht
+        w = target @ to_weights
+        est = target @ hat
         r = H - est
         weights.append(w)
         estimates.append(est)
-        errors.append(float(np.max(np.abs(r))))
+        ar = np.abs(r)
+        k = int(np.argmax(ar))
+        errors.append(float(ar[k]))
         if it == iterations:
             break
-        k = int(np.argmax(np.abs(r)))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            m = (np.abs(r[k]) - np.abs(r)) / np.abs(hat[k])
-            m[k] = np.abs(r[k]) / np.abs(hat[k, k])
-        m = np.where(np.isfinite(m) & (m >= 0), m, np.inf)
-        delta = step * float(np.min(m)) if np.isfinite(m).any() else 0.0
+        with np.errstate(invalid="ignore"):  # 0 * inf: an item as far off as the worst, where hat is 0
+            m = (ar[k] - ar) * inv_hat[k]
+        m[k] = ar[k] * inv_hat[k, k]
+        m = m[np.isfinite(m) & (m >= 0)]
+        delta = step * float(m.min()) if m.size else 0.0
         target[k] += delta if r[k] > 0 else -delta
     return OPResult(np.array(weights), np.array(errors), np.array(estimates))
