@@ -33,14 +33,28 @@ FINGERPRINT_LENGTH = 32
 _FINGERPRINT = re.compile(f"[0-9a-f]{{{FINGERPRINT_LENGTH}}}")
 
 
+#: Element types a list keeps as they are (``bool`` is not ``int`` here: ``type(True) is bool``).
+_PLAIN = frozenset({str, int})
+
+
 def canonical(value: Any) -> Any:
     """``value`` as plain JSON types: numpy scalars and arrays to Python, tuples to lists,
-    non-finite floats to ``"inf"`` / ``"-inf"`` (NaN is refused: it has no canonical form)."""
+    non-finite floats to ``"inf"`` / ``"-inf"`` (NaN is refused: it has no canonical form).
+
+    A large domain's parameters hold lists and arrays of many thousands of entries (labels,
+    thresholds), so lists of strings and integers, and arrays of numbers, are converted whole;
+    the result is the one the element-by-element rule gives (``tests/test_fingerprint.py``).
+    """
     if isinstance(value, dict):
         return {str(k): canonical(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
+        kinds = set(map(type, value))
+        if kinds <= _PLAIN or (kinds == {float} and all(map(math.isfinite, value))):
+            return list(value)
         return [canonical(v) for v in value]
     if isinstance(value, np.ndarray):
+        if value.dtype.kind in "biu" or (value.dtype.kind == "f" and np.isfinite(value).all()):
+            return value.tolist()  # Python bools, ints or finite floats, nested as the array is
         return canonical(value.tolist())
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
@@ -64,6 +78,8 @@ def canonical_labels(labels: Sequence[Hashable]) -> Any:
     """
     if tuple(labels) == tuple(range(len(labels))) and all(type(x) is int for x in labels):
         return {"range": len(labels)}
+    if all(type(x) is str for x in labels):
+        return list(labels)
     out = []
     for lab in labels:
         try:
