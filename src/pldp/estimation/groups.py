@@ -66,11 +66,10 @@ def joint_mle(mechanisms: Sequence[Mechanism], tallies: Sequence[Tally]) -> np.n
 
     def slope(p: np.ndarray) -> np.ndarray:
         m = q_star + gap * p
-        with np.errstate(divide="ignore", invalid="ignore"):
-            terms = hit / m - np.where(unary, miss / (1.0 - m), 0.0)
-        return terms.sum(axis=0)
+        return (hit / m - np.where(unary, miss / (1.0 - m), 0.0)).sum(axis=0)
 
-    return maximize_on_simplex(slope, d)
+    with np.errstate(divide="ignore", invalid="ignore"):  # at p's bounds: once here, not per slope
+        return maximize_on_simplex(slope, d)
 
 
 def joint_mle_variance(mechanisms: Sequence[Mechanism], tallies: Sequence[Tally], p: np.ndarray) -> np.ndarray:
