@@ -29,12 +29,13 @@ demo: $(STAMP)  ## run the main job: every paper's experiments at quick scale ->
 	$(VENV)/bin/pldp reproduce all --quick --out results
 	$(VENV)/bin/pldp demo-collection
 
+# --dist loadfile: a test file runs in one worker, so that its module's collector or browser starts once.
 test: $(STAMP)  ## run the test suite (doctests included) on both cores
 	@echo "make test runs on:" && $(PY) .ci/deps.py versions test $(EXTRAS) | sed 's/^/  /'
-	$(PY) -m pytest -n 2 -q src tests docs/guide --doctest-glob='docs/guide/*.md'
+	$(PY) -m pytest -n 2 --dist loadfile -q src tests docs/guide --doctest-glob='docs/guide/*.md'
 
 test-fast: $(STAMP)  ## the test suite without the tests marked slow; lists the 15 slowest that ran
-	$(PY) -m pytest -n 2 -q -m "not slow" --durations=15 src tests docs/guide --doctest-glob='docs/guide/*.md'
+	$(PY) -m pytest -n 2 --dist loadfile -q -m "not slow" --durations=15 src tests docs/guide --doctest-glob='docs/guide/*.md'
 
 test-oldest:  ## the tests not marked slow, in a new .venv-oldest with every dependency at its declared lower bound
 	rm -rf $(OLDEST)
@@ -43,7 +44,7 @@ test-oldest:  ## the tests not marked slow, in a new .venv-oldest with every dep
 	$(PYTHON) .ci/deps.py lower $(EXTRAS) > $(OLDEST)/lower-bounds.txt
 	$(OLDEST)/bin/python -m pip install -q -c $(OLDEST)/lower-bounds.txt -e ".[test,$(shell echo $(EXTRAS) | tr ' ' ',')]"
 	@echo "make test-oldest runs on:" && $(OLDEST)/bin/python .ci/deps.py versions test $(EXTRAS) | sed 's/^/  /'
-	$(OLDEST)/bin/python -m pytest -n 2 -q -m "not slow" src tests docs/guide --doctest-glob='docs/guide/*.md'
+	$(OLDEST)/bin/python -m pytest -n 2 --dist loadfile -q -m "not slow" src tests docs/guide --doctest-glob='docs/guide/*.md'
 
 dist: $(STAMP)  ## a wheel of pldp (its static files and bundled data included) -> dist/
 	rm -rf build dist

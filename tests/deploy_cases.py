@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -18,7 +19,13 @@ B5 = pldp.ItemBudgets.from_array([0.5, 0.5, 1.0, 2.0, 2.0])
 
 
 def oracle_cases() -> dict[str, pldp.FrequencyOracle]:
-    """One small configuration of every pldp mechanism and protocol, by name."""
+    """One small configuration of every pldp mechanism and protocol, by name (a new dict of the
+    same oracles each call: they are immutable, and IDUE's solves are worth doing once)."""
+    return dict(_oracle_cases())
+
+
+@functools.cache
+def _oracle_cases() -> dict[str, pldp.FrequencyOracle]:
     return {
         "krr": pldp.KRR(1.0, 4),
         "urr": pldp.URR(1.0, np.array([True, True, False, False])),

@@ -39,6 +39,7 @@ from pldp.cli import main
 from pldp.client import Client
 from pldp.deploy import Spec
 from pldp.deploy.estimates import estimate_text
+from tests.cli_run import main_error, one_line, pldp_cmd
 from tests.service_server import Server
 
 #: The campaign the submit tests send to (reports of 300 answers).
@@ -50,31 +51,6 @@ PLAIN = Spec.from_mechanism(pldp.KRR(1.0, 3), question="plain?", labels=["a", "b
 ISO = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"
 #: A line of a tqdm progress bar (the commands draw one on standard error).
 BAR = re.compile(r"^\s*(aggregate|experiments):\s+\d+%")
-
-
-def pldp_cmd(*args: str, cwd: Path | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "PLDP_SERVER"}
-    cmd = [sys.executable, "-m", "pldp.cli", *args]
-    return subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, env=env, timeout=timeout, check=False)
-
-
-def one_line(err: str, code: int, got: int, *words: str) -> str:
-    """Assert exit ``code`` and a single line of standard error holding ``words``; return it."""
-    assert got == code, (got, err)
-    assert "Traceback" not in err, err
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    for word in words:
-        assert word in lines[0], (word, lines[0])
-    return lines[0]
-
-
-def main_error(capsys: pytest.CaptureFixture[str], args: list[str], *words: str) -> str:
-    """:func:`pldp.cli.main` in this process: exit 2 and one ``pldp: error:`` line holding ``words``."""
-    with pytest.raises(SystemExit) as stop:
-        main(args)
-    err = capsys.readouterr().err
-    return one_line(err, 2, int(stop.value.code or 0), "pldp: error: ", *words)
 
 
 @pytest.fixture(scope="module")

@@ -33,6 +33,7 @@ from pldp.cli import build_parser, main
 from pldp.client import Client
 from pldp.deploy import Spec
 from pldp.service.remote import Collector, RemoteError, UnreachableError
+from tests.cli_run import main_error, one_line_error, pldp_cmd
 from tests.service_server import Server, free_port
 
 SPEC = Spec.from_mechanism(
@@ -42,37 +43,6 @@ SPEC = Spec.from_mechanism(
 OTHER = Spec.from_mechanism(
     pldp.IPRR(pldp.ItemBudgets.from_array([0.25, 1.0, np.inf])), question="workflow?", labels=["flu", "covid", "none"]
 )
-
-
-def pldp_cmd(
-    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None, timeout: float = 120
-) -> subprocess.CompletedProcess[str]:
-    """``pldp ARGS`` in a subprocess (``PLDP_SERVER`` removed from the environment unless ``env`` sets it)."""
-    base = {k: v for k, v in os.environ.items() if k != "PLDP_SERVER"}
-    cmd = [sys.executable, "-m", "pldp.cli", *args]
-    return subprocess.run(
-        cmd, capture_output=True, text=True, cwd=cwd, env={**base, **(env or {})}, timeout=timeout, check=False
-    )
-
-
-def one_line_error(out: subprocess.CompletedProcess[str], *words: str) -> str:
-    """Assert exit 2 and a single ``pldp: error:`` line holding ``words``; return the line."""
-    assert out.returncode == 2, (out.returncode, out.stderr)
-    assert "Traceback" not in out.stderr, out.stderr
-    lines = out.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("pldp: error: "), out.stderr
-    for word in words:
-        assert word in lines[0], (word, lines[0])
-    return lines[0]
-
-
-def main_error(capsys: pytest.CaptureFixture[str], args: list[str], *words: str) -> str:
-    """:func:`pldp.cli.main` in this process: assert exit 2 and one ``pldp: error:`` line holding ``words``."""
-    with pytest.raises(SystemExit) as stop:
-        main(args)
-    err = capsys.readouterr().err
-    assert stop.value.code == 2, err
-    return one_line_error(subprocess.CompletedProcess(args, 2, "", err), *words)
 
 
 def dead_url() -> str:

@@ -210,6 +210,10 @@ def test_the_whole_batch_reader_accepts_and_refuses_exactly_what_the_per_report_
         lambda r: r[4].update(payload=str(first["payload"]).encode() if isinstance(first["payload"], str) else 1.0),
         lambda r: r[3].update(id=r[3]["id"].upper()),
         lambda r: r[3].update(id=r[3]["id"][:31]),
+        lambda r: r[3].update(id=r[3]["id"][:2] + " " + r[3]["id"][3:]),  # bytes.fromhex takes spaces
+        lambda r: r[3].update(id=r[3]["id"][:30] + "0g"),
+        lambda r: r[4].update(payload=2**70),  # too large for int64
+        lambda r: r.clear(),
         lambda r: r[3].update(id=r[1]["id"]),
         lambda r: r[2].update(extra=1),
         lambda r: r.__setitem__(5, [r[5]]),
@@ -217,6 +221,7 @@ def test_the_whole_batch_reader_accepts_and_refuses_exactly_what_the_per_report_
         lambda r: _nested(r[4], level=99),
         lambda r: _nested(r[4], level=True),
         lambda r: _nested(r[4], level=-1),
+        lambda r: _nested(r[4], level=2**70),
         lambda r: _nested(r[4], level="0"),
         lambda r: _nested(r[4], data=True),
         lambda r: _nested(r[4], data=2**31),

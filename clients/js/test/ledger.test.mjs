@@ -1,8 +1,8 @@
 // pldp-ledger.mjs: the charge, the caps that refuse before any word is drawn, the file kept across
 // restarts and refused when corrupt, and the day boundary of an injected clock.
-import test from "node:test";
+import test, { after } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, writeFileSync, statSync, chmodSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync, statSync, chmodSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadSpec, verify, Client } from "../pldp-client.mjs";
@@ -24,7 +24,13 @@ function counted() {
   return source;
 }
 
-const tmp = () => mkdtempSync(join(tmpdir(), "pldp-ledger-"));
+/** A new temporary folder, removed when the file's tests end. */
+const folders = [];
+const tmp = () => {
+  folders.push(mkdtempSync(join(tmpdir(), "pldp-ledger-")));
+  return folders.at(-1);
+};
+after(() => folders.forEach((f) => rmSync(f, { recursive: true, force: true })));
 
 test("a batch charges n times the worst-case epsilon of one report", async () => {
   assert.deepEqual(specCost(spec1), { family: spec1.id, perReport: 1, perValue: 0, reportEpsilon: 1, memoized: false });

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -70,15 +71,37 @@ class Verification:
         """:meth:`to_dict` as indented JSON text."""
         return json.dumps(self.to_dict(), indent=2)
 
-    def table(self, max_rows: int = 40) -> str:
-        """A text table of the checks (failures first, then the tightest)."""
+    def table(self, max_rows: int = 40, words: Callable[[Row], tuple[str, str]] | None = None) -> str:
+        """A text table of the checks: failures first, then the tightest.
+
+        Parameters
+        ----------
+        max_rows : int
+            The rows shown at most.
+        words : callable, optional
+            Row -> (where, what is protected), the first two columns in a reader's words
+            (:func:`pldp.deploy.claimwords.claims_table`); by default the row's part and subject.
+
+        Returns
+        -------
+        str
+            A header, the rows, the verdict with the whole report's epsilon, and the notes.
+        """
         rows = sorted(self.rows, key=lambda r: (r.holds, -(r.realised - r.claimed) if math.isfinite(r.claimed) else 0))
-        head = f"{'part':<28} {'subject':<34} {'claimed':>10} {'realised':>12}  holds"
-        lines = [head, "-" * len(head)]
-        for r in rows[:max_rows]:
-            lines.append(
-                f"{r.part:<28} {r.subject:<34} {r.claimed:>10.6g} {r.realised:>12.8g}  {'yes' if r.holds else 'NO'}"
-            )
+        name = words or (lambda r: (r.part, r.subject))
+        head = ["part", "subject"] if words is None else ["where", "what is protected"]
+        cells = [
+            [*name(r), f"{r.claimed:.6g}", f"{r.realised:.8g}", "yes" if r.holds else "NO"] for r in rows[:max_rows]
+        ]
+        cells.insert(0, [*head, "claimed", "realised", "holds"])
+        widths = [max(len(c[i]) for c in cells) for i in range(len(cells[0]))]
+        lines = [
+            "  ".join(
+                v.rjust(w) if i in (2, 3) else v.ljust(w) for i, (v, w) in enumerate(zip(c, widths, strict=True))
+            ).rstrip()
+            for c in cells
+        ]
+        lines.insert(1, "-" * len(lines[0]))
         if len(rows) > max_rows:
             lines.append(f"... and {len(rows) - max_rows} more rows, all of which hold" if self.holds else "...")
         verdict = "every claim holds" if self.holds else f"{len(self.failures)} claim(s) FAIL"

@@ -152,25 +152,4 @@ def claims_table(spec: dict[str, Any], result: Verification, max_rows: int = 40)
         A header, the rows (failures first, then the tightest, as ``Verification.table`` orders
         them), the verdict with the whole report's epsilon, and the verification's notes.
     """
-    rows = sorted(result.rows, key=lambda r: (r.holds, -(r.realised - r.claimed) if math.isfinite(r.claimed) else 0))
-    cells = [
-        [*claim_words(spec, r), f"{r.claimed:.6g}", f"{r.realised:.8g}", "yes" if r.holds else "NO"]
-        for r in rows[:max_rows]
-    ]
-    head = ["where", "what is protected", "claimed", "realised", "holds"]
-    widths = [max(len(c[i]) for c in [head, *cells]) for i in range(len(head))]
-    lines = []
-    for k, c in enumerate([head, *cells]):
-        lines.append(
-            "  ".join(
-                v.rjust(w) if i in (2, 3) else v.ljust(w) for i, (v, w) in enumerate(zip(c, widths, strict=True))
-            ).rstrip()
-        )
-        if k == 0:
-            lines.append("-" * len(lines[0]))
-    if len(rows) > max_rows:
-        lines.append(f"... and {len(rows) - max_rows} more rows, all of which hold" if result.holds else "...")
-    verdict = "every claim holds" if result.holds else f"{len(result.failures)} claim(s) FAIL"
-    lines.append(f"{verdict}; the whole report is {result.ldp_epsilon:.6g}-LDP")
-    lines.extend(result.notes)
-    return "\n".join(lines)
+    return result.table(max_rows, words=lambda row: claim_words(spec, row))

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import base64
 import binascii
+import itertools
 import json
+import operator
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -69,8 +71,6 @@ class _Payload(NodeVisitor[Any]):
 _PAYLOAD = _Payload()
 
 
-_HEX_IDS = re.compile("[0-9a-f]*")
-
 #: A payload's shape: the leveled node it sits under (or None) and the nodes that can hold its data.
 _Shape = tuple["LeveledNode | None", tuple[Node, ...]] | None
 
@@ -119,42 +119,81 @@ def _read_fast(
     if len({leaf.kind for leaf in leaves}) != 1:  # levels of different kinds: the per-report reader
         return None
     columns = [c for c in root.columns() if c.kind != "level"]
-    if not all(type(rep) is dict and rep.keys() == want for rep in items):
+    if not _all_dicts_with_keys(items, want):
         return None
-    if "format" in want and any(rep["format"] != REPORT_FORMAT or rep["spec"] != spec for rep in items):
+    if "format" in want and (_values(items, "format") != {REPORT_FORMAT} or _values(items, "spec") != {spec}):
         return None
-    hex_ids = [rep["id"] for rep in items]
-    if not all(type(h) is str and len(h) == 32 for h in hex_ids) or len(set(hex_ids)) != len(hex_ids):
+    hex_ids = list(map(_ITEM["id"], items))
+    if _types(hex_ids) != {str} or set(map(len, hex_ids)) != {32} or len(set(hex_ids)) != len(hex_ids):
         return None
     joined = "".join(hex_ids)
-    if _HEX_IDS.fullmatch(joined) is None:
+    try:
+        raw_ids = bytes.fromhex(joined)
+    except ValueError:
         return None
-    ids = np.frombuffer(bytes.fromhex(joined), dtype=np.uint8).reshape(len(items), 16).copy()
-    payloads = [rep["payload"] for rep in items]
+    if raw_ids.hex() != joined:  # lower-case hex digits only (fromhex also takes upper case and spaces)
+        return None
+    ids = np.frombuffer(raw_ids, dtype=np.uint8).reshape(len(items), 16).copy()
+    payloads = list(map(_ITEM["payload"], items))
     out: dict[str, np.ndarray] = {}
     if leveled is not None:
         keys = {"data"} if leveled.level_report == "hidden" else {"level", "data"}
-        if not all(type(p) is dict and p.keys() == keys for p in payloads):
+        if not _all_dicts_with_keys(payloads, keys):
             return None
         if "level" in keys:
-            levels, t = [p["level"] for p in payloads], leveled.t
-            if not all(type(v) is int and 0 <= v < t for v in levels):
+            levels = _int_array(list(map(_ITEM["level"], payloads)), 0, leveled.t)
+            if levels is None:
                 return None
-            out["level"] = np.array(levels, dtype=np.int64).reshape(len(items))
-        payloads = [p["data"] for p in payloads]
+            out["level"] = levels
+        payloads = list(map(_ITEM["data"], payloads))
     if columns[0].kind == "item":
-        if not all(type(p) is int and -(2**31) <= p < 2**31 for p in payloads):
-            return None
-        return ids, {**out, "item": np.array(payloads, dtype=np.int64).reshape(len(items))}
+        item = _int_array(payloads, -(2**31), 2**31)
+        return None if item is None else (ids, {**out, "item": item})
     nbytes = columns[0].nbytes
+    if _types(payloads) != {str}:
+        return None
     try:
         raw = [base64.b64decode(p, validate=True) for p in payloads]
-    except (binascii.Error, ValueError, TypeError):
+    except (binascii.Error, ValueError):
         return None
-    if not all(type(p) is str for p in payloads) or any(len(r) != nbytes for r in raw):
+    if set(map(len, raw)) != {nbytes}:
         return None
     bits = np.frombuffer(b"".join(raw), dtype=np.uint8).reshape(len(items), nbytes).copy()
     return ids, {**out, "bits": bits}
+
+
+#: ``_ITEM[key](obj)`` is ``obj[key]``, mapped over a batch at C speed.
+_ITEM = {key: operator.itemgetter(key) for key in ("id", "payload", "level", "data", "format", "spec")}
+
+
+def _types(values: list[Any]) -> set[type]:
+    """The exact types among ``values`` (bool is not int)."""
+    return set(map(type, values))
+
+
+def _values(items: list[dict[str, Any]], key: str) -> set[Any]:
+    """The distinct values of ``key`` in a batch of dicts that all hold it."""
+    return set(map(_ITEM[key], items))
+
+
+def _all_dicts_with_keys(values: list[Any], keys: set[str]) -> bool:
+    """Every value is a dict whose keys are exactly ``keys`` (an empty batch passes)."""
+    if not values:
+        return True
+    return _types(values) == {dict} and all(map(operator.eq, map(dict.keys, values), itertools.repeat(keys)))
+
+
+def _int_array(values: list[Any], low: int, high: int) -> np.ndarray | None:
+    """``values`` as an int64 array when every one is an int (not a bool) in ``[low, high)``; else None."""
+    if values and _types(values) != {int}:
+        return None
+    try:
+        arr = np.array(values, dtype=np.int64).reshape(len(values))
+    except OverflowError:
+        return None
+    if len(arr) and (arr.min() < low or arr.max() >= high):
+        return None
+    return arr
 
 
 class _Reader(NodeVisitor[None]):
