@@ -346,3 +346,49 @@ def test_cli_writes_verifies_and_simulates(tmp_path, capsys) -> None:
     spec_path.write_text(json.dumps(_resigned(data)))
     assert main(["spec", "verify", str(spec_path)]) == 1
     assert "FAIL" in capsys.readouterr().out
+
+
+def test_the_whole_batch_item_set_reader_reads_and_refuses_exactly_what_the_per_set_reader_does(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Client.reports on item-sets: the same inputs, or the same error, with and without the fast path."""
+    import pldp.client as client_module
+
+    spec = Spec.from_mechanism(CASES["oue-ps"], question="sets?", labels=["a", "b", "c", "d", "e"])
+    node = spec.root
+    batches: list[list] = [
+        [],
+        [[]],
+        [[0, 2], [], [4, 1, 3], [2]],
+        [["a", "c"], ["e"], []],
+        [[0, 2], ["a"]],  # indices and labels in one batch
+        [[0, "c"]],  # in one set
+        [[1, 1]],
+        [["b", "b"]],
+        [[0], [3, 5]],
+        [[-1]],
+        [[True]],
+        [[np.int64(2), 0]],
+        [[2**70]],
+        [["z"]],
+        [[0.0]],
+        [(3, 1), {4, 0}],
+    ]
+    rng = np.random.default_rng(31)
+    batches.append([list(rng.choice(5, size=int(rng.integers(0, 6)), replace=False)) for _ in range(200)])
+    batches.append([[int(v) for v in s] for s in batches[-1]])
+
+    def outcome(answers: list) -> tuple:
+        inputs = client_module._Inputs(Client(spec))
+        try:
+            flat, offsets, sizes = node.accept(inputs, copy.deepcopy(answers), None, None, 0)
+        except Exception as exc:  # the error itself is what is compared
+            return ("refused", type(exc).__name__, str(exc))
+        return ("read", flat.dtype.str, flat.tolist(), offsets.tolist(), sizes.tolist())
+
+    for answers in batches:
+        got = outcome(answers)
+        with monkeypatch.context() as m:
+            m.setattr(client_module, "_item_sets", lambda *args: None)
+            want = outcome(answers)
+        assert got == want, answers

@@ -27,6 +27,7 @@ Examples
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Sequence
 from typing import Any, cast
@@ -74,10 +75,14 @@ class _Inputs(NodeVisitor[Any]):
         return self.client._items(answers, part, node.d)
 
     def padding(self, node: PaddingNode, answers: Any, level: Any, levels: Any, part: int) -> Any:
-        sets = [sorted(set(self.client._items(list(s), part, node.d).tolist())) for s in answers]
-        for s, raw in zip(sets, answers, strict=True):
-            if len(s) != len(list(raw)):
-                raise ParameterError(f"an item-set repeats an item: {list(raw)!r}")
+        rows = [list(s) for s in answers]
+        fast = _item_sets(rows, self.client._index[part], node.d)
+        if fast is not None:
+            return fast
+        sets = [sorted(set(self.client._items(r, part, node.d).tolist())) for r in rows]
+        for s, raw in zip(sets, rows, strict=True):
+            if len(s) != len(raw):
+                raise ParameterError(f"an item-set repeats an item: {raw!r}")
         sizes = np.array([len(s) for s in sets], dtype=np.int64)
         offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
         flat = np.array([v for s in sets for v in s], dtype=np.int64)
@@ -100,6 +105,32 @@ class _Inputs(NodeVisitor[Any]):
             col = [r[i] for r in rows]
             out.append(p.accept(self, col, None if lv is None else lv[:, i], None, i))
         return out
+
+
+def _item_sets(rows: list[list[Any]], index: dict[Any, int], d: int) -> tuple[np.ndarray, ...] | None:
+    """Item-sets as ``(flat, offsets, sizes)``, each set's items ascending, read with whole-batch
+    operations when every element is a Python int (an index) or every one a label, each in range
+    and no set repeating an item; None otherwise, and the per-set reader of :class:`_Inputs` then
+    reads the batch or refuses it with the first bad set named (so both accept the same batches)."""
+    flat = list(itertools.chain.from_iterable(rows))
+    kinds = set(map(type, flat))
+    try:
+        if kinds <= {int}:
+            x = np.array(flat, dtype=np.int64).reshape(len(flat))
+        elif kinds == {str}:
+            x = np.fromiter(map(index.__getitem__, flat), dtype=np.int64, count=len(flat))
+        else:
+            return None
+    except (KeyError, OverflowError):
+        return None
+    if x.size and (x.min() < 0 or x.max() >= d):
+        return None
+    sizes = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
+    keys = np.sort(np.repeat(np.arange(len(rows), dtype=np.int64), sizes) * d + x)  # row-major, items ascending
+    if np.any(np.diff(keys) == 0):
+        return None
+    offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+    return keys % d, offsets, sizes
 
 
 class Client:
