@@ -157,3 +157,44 @@ def test_dummies_need_the_same_level_constraint() -> None:
     base = pldp.IDUE(budgets, model="opt1", pair_rule="avg")  # level eps = 1 holds a single item
     with pytest.raises(pldp.BudgetError, match="same_level"):
         PaddingSampling(base, ell=2)
+
+
+def test_from_lists_in_one_encoding_reads_and_refuses_what_the_per_set_encoding_does(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """ItemSets.from_lists: the same sets, or the same error, with and without the whole-batch path."""
+    import pldp.itemsets as itemsets_module
+
+    labels = pldp.Domain(["a", "b", ("t", 1), 7, "e"])
+    rng = np.random.default_rng(311)
+    cases: list[tuple[list, object]] = [
+        ([], 4),
+        ([[]], 4),
+        ([[3, 1, 3], [], [0], (2, 1)], 4),
+        ([[np.int64(2), 1.0], {0, 3}], 4),
+        ([[4]], 4),
+        ([[-1]], 4),
+        ([["a"]], 4),
+        ([[[0, 1]]], 4),  # a list inside a set
+        ([[0], [[1, 2]]], 4),
+        ([["b", "a", "b"], [("t", 1), 7], []], labels),
+        ([["a"], ["z"], ["y"]], labels),
+        ([["a", 7], [7, "e"]], labels),
+        ([[{"a"}]], labels),
+        ("ab", labels),
+        ([list(rng.integers(0, 9, size=int(rng.integers(0, 7)))) for _ in range(300)], 9),
+    ]
+
+    def outcome(sets: list, domain: object) -> tuple:
+        try:
+            got = ItemSets.from_lists(sets, domain)  # type: ignore[arg-type]
+        except Exception as exc:  # the error itself is what is compared
+            return ("refused", type(exc).__name__, str(exc))
+        return ("read", got.indptr.tolist(), got.indices.tolist(), got.d)
+
+    for sets, domain in cases:
+        got = outcome(sets, domain)
+        with monkeypatch.context() as m:
+            m.setattr(itemsets_module, "_encode_whole", lambda *args: None)
+            want = outcome(sets, domain)
+        assert got == want, sets

@@ -15,7 +15,7 @@ import numpy as np
 
 from pldp._validation import check_index_range, check_int
 from pldp.domain import Domain
-from pldp.errors import ParameterError
+from pldp.errors import DomainError, ParameterError
 
 __all__ = ["ItemSets"]
 
@@ -49,7 +49,11 @@ class ItemSets:
         ``int`` domain size means the labels are already indices). Duplicates within a set
         are dropped."""
         dom = domain if isinstance(domain, Domain) else Domain.range(check_int(domain, "domain", 1))
-        rows = [sorted(set(dom.encode(list(s)).tolist())) for s in sets]
+        lists = [list(s) for s in sets]
+        whole = _encode_whole(lists, dom)
+        if whole is not None:
+            return cls(*whole, len(dom))
+        rows = [sorted(set(dom.encode(r).tolist())) for r in lists]  # names the first set with a bad label
         sizes = np.array([len(r) for r in rows], dtype=np.int64)
         indptr = np.concatenate([[0], np.cumsum(sizes)])
         indices = np.fromiter(itertools.chain.from_iterable(rows), dtype=np.int64, count=int(indptr[-1]))
@@ -76,3 +80,22 @@ class ItemSets:
         """Each user's first item (for single-item experiments); users with empty sets are dropped."""
         nonempty = self.sizes > 0
         return self.indices[self.indptr[:-1][nonempty]]
+
+
+def _encode_whole(lists: list[list[Any]], dom: Domain) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(indptr, indices)`` of the sets, each ascending without repeats, encoded in one call to
+    :meth:`Domain.encode` (a label's index does not depend on the set it is in); None when an
+    element is itself a list or an array (which :meth:`Domain.encode` reads as a batch of labels)
+    or a label is not in the domain: the per-set encoding then reads or refuses the sets."""
+    flat = list(itertools.chain.from_iterable(lists))
+    if {list, np.ndarray} & set(map(type, flat)):
+        return None
+    try:
+        codes = dom.encode(flat).reshape(len(flat))
+    except DomainError:
+        return None
+    sizes = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
+    row = np.repeat(np.arange(len(lists), dtype=np.int64), sizes)
+    keys = np.unique(row * len(dom) + codes)  # by user, then by item; a repeat within a set once
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(keys // len(dom), minlength=len(lists)))])
+    return indptr.astype(np.int64), keys % len(dom)
