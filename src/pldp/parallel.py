@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import signal
 import threading
+import time
 from collections.abc import Callable, Generator, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -191,10 +192,37 @@ def run_tasks(
         return
     from dask.distributed import as_completed
 
-    with dask_client(workers, scheduler) as client:
+    with dask_client(workers, scheduler) as client, _ctrl_c_between_calls() as pressed:
         futures = {client.submit(fn, *a, pure=False): i for i, a in enumerate(args)}
-        for fut in as_completed(futures):
-            yield futures[fut], fut.result()
+        done = as_completed(futures)
+        while not done.is_empty():
+            for fut in done.next_batch(block=False):
+                yield futures[fut], fut.result()
+            if pressed:
+                raise KeyboardInterrupt
+            time.sleep(POLL)
+
+
+#: Seconds between two looks at the tasks that finished (and at a Ctrl-C) in :func:`run_tasks`.
+POLL = 0.05
+
+
+@contextmanager
+def _ctrl_c_between_calls() -> Iterator[list[int]]:
+    """Within the block, Ctrl-C (SIGINT) is recorded in the list yielded, not raised: the caller
+    raises :class:`KeyboardInterrupt` between its calls to the cluster. Raised inside one, it can
+    leave ``distributed`` half way (a lock released twice, a cancel of a future not yet made) and
+    print tracebacks of its own. Outside the main thread (which alone sets signal handlers) the
+    list stays empty and Ctrl-C is Python's."""
+    pressed: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield pressed
+        return
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: pressed.append(signum))
+    try:
+        yield pressed
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def progress_bar(total: int, desc: str, enabled: bool, unit: str = "task") -> Any:
