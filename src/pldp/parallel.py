@@ -20,7 +20,7 @@ from typing import Any
 
 from pldp.errors import ParameterError
 
-__all__ = ["dask_client", "dask_workers", "progress_bar", "run_tasks"]
+__all__ = ["POLL", "ctrl_c_between_calls", "dask_client", "dask_workers", "progress_bar", "run_tasks"]
 
 
 def dask_workers(workers: int | None, scheduler: str | None, default: int) -> int:
@@ -192,7 +192,7 @@ def run_tasks(
         return
     from dask.distributed import as_completed
 
-    with dask_client(workers, scheduler) as client, _ctrl_c_between_calls() as pressed:
+    with dask_client(workers, scheduler) as client, ctrl_c_between_calls() as pressed:
         futures = {client.submit(fn, *a, pure=False): i for i, a in enumerate(args)}
         done = as_completed(futures)
         while not done.is_empty():
@@ -208,7 +208,7 @@ POLL = 0.05
 
 
 @contextmanager
-def _ctrl_c_between_calls() -> Iterator[list[int]]:
+def ctrl_c_between_calls() -> Iterator[list[int]]:
     """Within the block, Ctrl-C (SIGINT) is recorded in the list yielded, not raised: the caller
     raises :class:`KeyboardInterrupt` between its calls to the cluster. Raised inside one, it can
     leave ``distributed`` half way (a lock released twice, a cancel of a future not yet made) and

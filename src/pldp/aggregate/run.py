@@ -20,7 +20,7 @@ from pldp.aggregate.sources import report_sources
 from pldp.deploy.count import empty_tally
 from pldp.deploy.spec import Spec
 from pldp.errors import ParameterError, ReportError
-from pldp.parallel import dask_client, dask_workers, progress_bar
+from pldp.parallel import POLL, ctrl_c_between_calls, dask_client, dask_workers, progress_bar
 
 __all__ = ["DEFAULT_WORKERS", "FANOUT", "Aggregation", "aggregate"]
 
@@ -229,7 +229,7 @@ def _run_dask(
     """Every part on a Dask cluster, merged in a tree there (module docstring)."""
     from dask.distributed import as_completed
 
-    with dask_client(workers, scheduler) as client:
+    with dask_client(workers, scheduler) as client, ctrl_c_between_calls() as pressed:
         shared = client.scatter(spec, broadcast=True, hash=False)  # one copy per worker, not one per task
         plan = _prepared(list(plan), before, lambda progress: _DaskMapper(client, shared, progress), bar)
         parts: list[Any] = []
@@ -245,11 +245,15 @@ def _run_dask(
         root = _tree(client, units)
         finished = as_completed(parts)
         del parts, units  # only the tree holds the parts now: each result is freed once merged
-        for fut in finished:
-            if fut.status == "error":
-                fut.result()  # raises the part's ReportError; leaving the client cancels the rest
-            if bar is not None:
-                bar.update(1)
+        while not finished.is_empty():
+            for fut in finished.next_batch(block=False):
+                if fut.status == "error":
+                    fut.result()  # raises the part's ReportError; leaving the client cancels the rest
+                if bar is not None:
+                    bar.update(1)
+            if pressed:
+                raise KeyboardInterrupt
+            time.sleep(POLL)
         result: _Done = root.result()
         return result
 
