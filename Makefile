@@ -8,6 +8,11 @@ OLDEST := .venv-oldest
 #: The extras the tests install (make test's and make test-oldest's environments).
 EXTRAS := experiments distributed deploy service
 
+# Python writes its bytecode caches (__pycache__, ignored by git) even where the environment says
+# not to: the suite starts some hundred Python processes (CLI commands, collectors, Dask workers),
+# each of which would otherwise compile every pldp module it imports from source again.
+unexport PYTHONDONTWRITEBYTECODE
+
 .PHONY: demo test test-fast test-oldest dist bench bench-quick audit lint docs format clean
 
 $(STAMP): pyproject.toml

@@ -13,6 +13,12 @@
 // verify() of the spec text without loadSpec (no id check; failing claims come back as rows).
 // With "store": "memo.json" (a memoized spec) the client keeps its memo in that file
 // (FileMemoStore); a CALL {"method": "last_new"} writes {"values": lastNewValues, "items": lastNewItems}.
+// A "reports" CALL with "columns": true writes the batch column by column instead (columnsJSON):
+// {"n", "ids" (the ids' 32-digit hex, concatenated), "columns": {name: {"kind": "int" | "bits",
+// "data": base64}}}, named as pldp.deploy.wire names them (item, level, bits; "a{i}." per attribute;
+// only those some report holds), ints as int32 (-1 where a report has none), bits as each report's
+// bytes in a row (zeros where it has none): a million reports in a few MB
+// that Python reads with numpy (tests/test_fit.py), not 80 MB of JSON objects.
 //
 // Without arguments (as `node --test clients/js/test/` runs every file of this folder) it
 // registers a self-test: a task made here gives the lines a Client writes directly.
@@ -30,6 +36,47 @@ function readWords(path) {
   const words = new Uint32Array(bytes.length / 4);
   for (let i = 0; i < words.length; i++) words[i] = view.getUint32(4 * i, true);
   return words;
+}
+
+/** One payload's values into `cols` at `row`, as pldp.deploy.wire's _Payload writes them (inverted). */
+function flatten(node, payload, prefix, row, n, cols) {
+  const column = (name, kind) => (cols[prefix + name] ??= { kind, values: kind === "int" ? new Int32Array(n).fill(-1) : new Array(n) });
+  if (node.kind === "direct") {
+    if (!Number.isInteger(payload)) throw new TypeError(`report ${row}: ${prefix}item is not an integer`);
+    column("item", "int").values[row] = payload;
+  } else if (node.kind === "unary" || node.kind === "padding") {
+    column("bits", "bits").values[row] = Buffer.from(payload, "base64");
+  } else if (node.kind === "leveled") {
+    if (node.level_report === "hidden") return flatten(node.items[0], payload.data, prefix, row, n, cols);
+    column("level", "int").values[row] = payload.level;
+    flatten(node.items[payload.level], payload.data, prefix, row, n, cols);
+  } else if (node.kind === "attributes") {
+    node.parts.forEach((part, i) => flatten(part, payload[i], `${prefix}a${i}.`, row, n, cols));
+  } else if (node.kind === "memo") {
+    flatten(node.permanent, payload, prefix, row, n, cols);
+  } else {
+    throw new TypeError(`no columns for a ${node.kind} node`);
+  }
+}
+
+/** A batch of the client as one line of columns (see the header). */
+function columnsJSON(root, batch) {
+  const n = batch.reports.length;
+  const cols = {};
+  batch.reports.forEach((r, row) => flatten(root, r.payload, "", row, n, cols));
+  const columns = {};
+  for (const [name, { kind, values }] of Object.entries(cols)) {
+    let bytes;
+    if (kind === "int") bytes = Buffer.from(values.buffer);
+    else {
+      const width = values.find((b) => b !== undefined).length; // a row without them: zero bits, as pldp's
+      const zero = Buffer.alloc(width);
+      if (values.some((b) => b !== undefined && b.length !== width)) throw new TypeError(`${name}: rows of unequal width`);
+      bytes = Buffer.concat(Array.from(values, (b) => b ?? zero));
+    }
+    columns[name] = { kind, data: bytes.toString("base64") };
+  }
+  return JSON.stringify({ n, ids: batch.reports.map((r) => r.id).join(""), columns });
 }
 
 /** The output lines of a task (an object, with paths relative to `base`). */
@@ -59,7 +106,10 @@ export async function runTask(task, base) {
   const lines = [];
   for (const call of task.calls) {
     if (call.method === "report") lines.push(await client.reportJSON(call.answer, call.choices ?? {}));
-    else if (call.method === "reports") lines.push(JSON.stringify(await client.reports(call.answers, call.choices ?? {})));
+    else if (call.method === "reports") {
+      const batch = await client.reports(call.answers, call.choices ?? {});
+      lines.push(call.columns ? columnsJSON(JSON.parse(text).sampler.root, batch) : JSON.stringify(batch));
+    }
     else if (call.method === "verify") lines.push(verification(spec));
     else if (call.method === "last_new") lines.push(JSON.stringify({ values: client.lastNewValues, items: client.lastNewItems }));
     else throw new Error(`unknown method ${JSON.stringify(call.method)}`);
