@@ -62,9 +62,10 @@ bench: $(VENV)/.bench-installed  ## speed benchmarks, pldp and its peers -> benc
 bench-quick: $(VENV)/.bench-installed
 	$(PY) benchmarks/run.py --quick
 
-audit: $(STAMP)  ## empirical privacy audit of every mechanism and protocol (-> docs/audit.md) and over time (-> docs/audit-rounds.svg)
+audit: $(STAMP)  ## empirical privacy audit of every mechanism and protocol (-> docs/audit.md), over time (-> docs/audit-rounds.svg), and the whole-history accountant's figure (-> docs/rounds-privacy.svg)
 	$(PY) -m pldp.audit.catalog --trials 1000000 --out docs/audit.md
 	$(PY) -m pldp.audit.rounds_figure --trials 200000 --out docs/audit-rounds.svg
+	$(PY) -m pldp.audit.history_figure --out docs/rounds-privacy.svg
 
 lint: $(STAMP)  ## ruff check, format check, and the mypy type check of src/
 	$(VENV)/bin/ruff check src tests benchmarks examples docs/conf.py docs/_ext

@@ -58,7 +58,9 @@ def test_a_reload_sends_the_kept_report_again_and_it_is_stored_once(browser: Any
     assert first["url"] == f"{server.url}/v1/campaigns/{spec.id}/reports?round=1"
     shared = _shared(browser)
     assert shared["shown"] and shared["total"] == "1"
-    assert shared["items"] == ["“Which OS?”: 1 report (round 1); privacy used: ε = 1, ε = 1 of it today."]
+    assert shared["items"] == [
+        "“Which OS?”: 1 report (round 1); privacy counted against the caps: ε = 1, ε = 1 of it today."
+    ]
 
     for _ in range(2):  # reloads: the same report again, never a new draw
         said = _reload_and_wait_for_the_notice(browser, url)
@@ -111,7 +113,9 @@ def test_a_new_round_draws_a_new_report_and_the_ledger_lists_the_rounds(browser:
     assert [analyst.estimate(spec.id, round=r)["n"] for r in (1, 2)] == [1, 1]
     shared = _shared(browser)
     assert shared["total"] == "1"  # two reports at 0.5
-    assert shared["items"] == ["“Slept well?”: 2 reports (rounds 1 and 2); privacy used: ε = 1, ε = 1 of it today."]
+    assert shared["items"] == [
+        "“Slept well?”: 2 reports (rounds 1 and 2); privacy counted against the caps: ε = 1, ε = 1 of it today."
+    ]
     assert errors(browser) == []
 
 

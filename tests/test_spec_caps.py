@@ -53,7 +53,7 @@ def test_a_spec_cap_refuses_before_anything_is_drawn() -> None:
     drawn = words.words
     with pytest.raises(LedgerCapError, match=r"the spec's daily cap of this family is epsilon = 2, 2 is spent today"):
         client.report("mac")
-    assert words.words == drawn and ledger.view().total == Spend(2.0, 2, 0)  # nothing drawn, nothing recorded
+    assert words.words == drawn and ledger.view().total == Spend(2.0, 2, 0, 2.0)  # nothing drawn, nothing recorded
     clock.t += DAY  # a new UTC day: 1 more, then the total of 3 refuses
     client.report("windows")
     with pytest.raises(LedgerCapError, match=r"the spec's total cap of this family is epsilon = 3, 3 is spent in all"):
@@ -95,7 +95,7 @@ def test_a_client_without_a_ledger_keeps_a_capped_specs_spend_in_the_default_fil
         Client(CAPPED).report("mac")
     plain = Spec.from_mechanism(pldp.KRR(1.0, 3), question="Your OS?", labels=OS)
     Client(plain).report("mac")  # a spec without caps opens no ledger
-    assert Ledger(path).view().total == Spend(2.0, 2, 0)
+    assert Ledger(path).view().total == Spend(2.0, 2, 0, 2.0)
 
 
 #: Malformed caps members and the reason both clients give.

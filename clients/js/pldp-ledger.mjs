@@ -1,4 +1,4 @@
-// pldp-ledger.mjs: the device's privacy ledger of the JS client (pldp.ledger/1), for Node and the
+// pldp-ledger.mjs: the device's privacy ledger of the JS client (pldp.ledger/2), for Node and the
 // browser; the twin of pldp's Python module pldp.ledger, in the same format.
 //
 // Every report a client makes spends some of its owner's privacy. The ledger adds it up per
@@ -6,38 +6,62 @@
 // all time, and refuses a batch that would go over a cap the device's owner set or the spec's own
 // caps member (its family per UTC day and in all; the smaller of the spec's and the owner's family
 // cap applies), before a single random word is drawn (pass it to the client: new Client(spec,
-// {ledger}); a spec with caps needs one). Apple keeps such a
-// ledger with a daily budget per use case ("Differential Privacy Overview", 2017); RAPPOR's
-// memoization lets a device report again without paying again for a value (Erlingsson et al.,
-// CCS 2014).
+// {ledger}); a spec with caps needs one). Apple keeps such a ledger with a daily budget per use
+// case ("Differential Privacy Overview", 2017); RAPPOR's memoization lets a device report again
+// without revealing its value again and again (Erlingsson et al., CCS 2014).
 //
-// The accounting rule (docs/collector.md, "The device's privacy ledger"): a batch of n reports of a
-// spec s charges its family
+// The accounting rule (docs/collector.md, "The device's privacy ledger"). Whether a batch is sent or
+// refused must not depend on the answers it protects (the collector sees which reports arrive), so
+// the ledger keeps two spends per family.
 //
-//     c = n * eps(s)             if s is not memoized (eps: the worst case s claims for one whole
-//                                report, verify(s).ldp_epsilon: the largest budget over items and
-//                                levels, summed over attributes),
-//     c = k * eps_perm(s)        if s is memoized and k of the batch's values are new to the memo
-//                                (eps_perm: the largest budget of its permanent response),
+// The charged spend (epsilon, day_epsilon): every cap is checked against it, and it depends on
+// counts and the spec only. A batch of n reports of a spec s charges its family
 //
-// and a family's spend is the sum of its charges, the device's the sum over families (sequential
-// composition; the reports of a memoized value are functions of its one permanent response, so all
-// of them together reveal at most eps_perm of it, and distinct values add up). A report of a value
-// already in the memo charges nothing. One report's own bound (eps_1, or eps) is kept as the
-// family's report_epsilon, not added up: r * eps_1 is no bound of r reports of one value.
+//     c = n * eps(s)                                      if s is not memoized (eps: the worst case
+//                                                         s claims for one whole report,
+//                                                         verify(s).ldp_epsilon: the largest budget
+//                                                         over items and levels, summed over
+//                                                         attributes),
+//     c = (min(R + n, d) - min(R, d)) * eps_perm(s)       if s is memoized (eps_perm: the largest
+//                                                         budget of its permanent response),
+//
+// where R is the number of reports the family made before (all time: public, the collector sees
+// every report) and d the number of values that can draw a permanent response (the memo node's
+// domain): every report as if its value were new to the memo, until d reports, after which none can
+// be. #refusal sees the charged spends, c and the caps only.
+//
+// The per-value spend (values_epsilon, day_values_epsilon), shown for information and never read
+// by a refusal: k * eps_perm(s) for a memoized batch whose k values were new to the memo (values
+// counts them), n * eps(s) otherwise. It is what this device's actual history revealed about its
+// values (the reports of a memoized value are functions of its one permanent response, so all of
+// them together reveal at most eps_perm of it, and distinct values add up), never more than the
+// charged spend. Neither spend bounds everything the reports reveal: the per-value spend bounds
+// what they reveal about the values given the times they changed; histories that change at
+// different times (a, a, b, b against a, b, b, b) are told apart by a loss that grows with the
+// number of rounds (pldp.privacy.over_rounds in Python accounts for it). One report's own bound
+// (eps_1, or eps) is kept as the family's report_epsilon, not added up: r * eps_1 is no bound of r
+// reports of one value.
 //
 // Storage: Ledger.browser() keeps it in localStorage (the collector's origin), Ledger.file(path)
-// in a file (Node: mode 0600, replaced atomically; the Python client's format), Ledger.memory() in
-// memory (tests). A stored ledger that cannot be read or trusted makes charge() refuse
-// (LedgerError): starting again would forget what was spent.
+// in a file (Node: mode 0600, replaced atomically under the Python client's lock, flock on
+// PATH.lock: withFileLock in pldp-client.mjs), Ledger.memory() in memory (tests). A stored ledger
+// that cannot be read or trusted makes charge() refuse (LedgerError): starting again would forget
+// what was spent. A pldp.ledger/1 ledger (whose epsilon was the per-value spend) is read by
+// migrating it conservatively (migrateFamily) and written as pldp.ledger/2 at the next charge.
 
-import { canonicalJSON, verify } from "./pldp-client.mjs";
+import { canonicalJSON, loadFileLocks, verify, withFileLockSync } from "./pldp-client.mjs";
 
-const LEDGER_FORMAT = "pldp.ledger/1";
+/** The version tag of the ledger's format. */
+export const LEDGER_FORMAT = "pldp.ledger/2";
+/** The format before it: read (migrated), never written. */
+const LEDGER_FORMAT_1 = "pldp.ledger/1";
 /** Slack of a cap comparison (epsilon), for sums of decimal budgets such as 0.1 * 3. */
 const TOLERANCE = 1e-9;
 const DAY = /^[0-9]{4}-[0-9]{2}-[0-9]{2}$/;
-const FAMILY_KEYS = ["campaigns", "day", "day_epsilon", "day_reports", "day_values", "epsilon", "report_epsilon", "reports", "values"];
+const FAMILY_KEYS_1 = ["campaigns", "day", "day_epsilon", "day_reports", "day_values", "epsilon", "report_epsilon", "reports", "values"];
+/** A family's members: epsilon/day_epsilon charged (the caps), values_epsilon/day_values_epsilon per value (display). */
+const FAMILY_KEYS = [...FAMILY_KEYS_1, "day_values_epsilon", "values_epsilon"].sort();
+const EPS_KEYS = ["epsilon", "day_epsilon", "values_epsilon", "day_values_epsilon", "report_epsilon"];
 const CAP_NAMES = ["day", "total", "family_day", "family_total"];
 
 /** A ledger that cannot be read, written or trusted: the client refuses to report. */
@@ -76,7 +100,8 @@ function bad(where, why) {
 const COSTS = new WeakMap();
 
 /**
- * What a loaded spec's reports charge: {family, perReport, perValue, reportEpsilon, memoized}.
+ * What a loaded spec's reports charge: {family, perReport, perValue, reportEpsilon, memoized,
+ * domain} (domain: d, the values that can draw a permanent response; 0 if not memoized).
  *
  * @param {object} spec A spec returned by loadSpec.
  */
@@ -87,41 +112,86 @@ export function specCost(spec) {
   const root = spec.sampler.root;
   if (root.kind === "memo") {
     const perValue = Math.max(...root.permanent.epsilons.map(budget));
-    cost = { family: String(spec.memo?.key ?? spec.id), perReport: one, perValue, reportEpsilon: one, memoized: true };
+    cost = { family: String(spec.memo?.key ?? spec.id), perReport: one, perValue, reportEpsilon: one, memoized: true, domain: root.d };
   } else {
-    cost = { family: spec.id, perReport: one, perValue: 0, reportEpsilon: one, memoized: false };
+    cost = { family: spec.id, perReport: one, perValue: 0, reportEpsilon: one, memoized: false, domain: 0 };
   }
   COSTS.set(spec, cost);
   return cost;
 }
 
-/** The charge c of `reports` reports, `values` of them new to the memo (0 times an infinite budget is 0). */
-function chargeOf(cost, reports, values) {
-  const [count, eps] = cost.memoized ? [values, cost.perValue] : [reports, cost.perReport];
-  return count === 0 ? 0 : count * eps;
+/** count * eps, with 0 times an infinite budget 0. */
+const times = (count, eps) => (count === 0 ? 0 : count * eps);
+
+/**
+ * The charge c of `reports` reports when the family made `before` reports (all time): counts and
+ * the spec only, never the answers (what the caps are checked against).
+ *
+ * @param {{memoized: boolean, perReport: number, perValue: number, domain: number}} cost specCost(spec)
+ * @param {number} reports
+ * @param {number} before
+ * @returns {number}
+ */
+export function chargeOf(cost, reports, before) {
+  if (!cost.memoized) return times(reports, cost.perReport);
+  return times(Math.min(before + reports, cost.domain) - Math.min(before, cost.domain), cost.perValue);
+}
+
+/**
+ * The per-value spend of a batch, `values` of its values new to the memo (display only: it depends
+ * on the answers, and no refusal reads it).
+ *
+ * @param {{memoized: boolean, perReport: number, perValue: number}} cost specCost(spec)
+ * @param {number} reports
+ * @param {number} values
+ * @returns {number}
+ */
+export function spendOf(cost, reports, values) {
+  return cost.memoized ? times(values, cost.perValue) : times(reports, cost.perReport);
 }
 
 // ============================================================================ the stored document
 
-function checkFamily(e, where, name) {
+function checkFamily(e, where, name, keys) {
   const n = JSON.stringify(name);
-  if (!isObject(e) || Object.keys(e).sort().join() !== FAMILY_KEYS.join()) throw bad(where, `has a family ${n} without exactly ${FAMILY_KEYS.join(", ")}`);
-  for (const k of ["epsilon", "day_epsilon", "report_epsilon"]) {
+  if (!isObject(e) || Object.keys(e).sort().join() !== keys.join()) throw bad(where, `has a family ${n} without exactly ${keys.join(", ")}`);
+  for (const k of EPS_KEYS.filter((k) => keys.includes(k))) {
     if (readEps(e[k]) === undefined) throw bad(where, `has a family ${n} whose ${k} is not a number >= 0 or null`);
   }
   if (!["reports", "values", "day_reports", "day_values"].every((k) => isCount(e[k]))) throw bad(where, `has a family ${n} whose counts are not integers >= 0`);
   if (typeof e.day !== "string" || !DAY.test(e.day)) throw bad(where, `has a family ${n} whose day is not YYYY-MM-DD`);
   if (!isObject(e.campaigns)) throw bad(where, `has a family ${n} whose campaigns are not an object`);
   for (const [id, c] of Object.entries(e.campaigns)) {
-    const keys = isObject(c) ? Object.keys(c) : [];
-    let ok = keys.includes("reports") && keys.includes("rounds") && keys.every((k) => ["reports", "rounds", "question"].includes(k));
+    const ks = isObject(c) ? Object.keys(c) : [];
+    let ok = ks.includes("reports") && ks.includes("rounds") && ks.every((k) => ["reports", "rounds", "question"].includes(k));
     ok = ok && isCount(c.reports) && (c.question === undefined || typeof c.question === "string") && Array.isArray(c.rounds);
     ok = ok && c.rounds.every((r, i) => isCount(r) && r > 0 && (i === 0 || r > c.rounds[i - 1]));
     if (!ok) throw bad(where, `has a campaign ${JSON.stringify(id)} that is not {reports, rounds[, question]}`);
   }
 }
 
-/** The families of a stored ledger's text (null: none yet), every member checked. */
+/**
+ * A checked pldp.ledger/1 family as a pldp.ledger/2 one, conservatively (pldp.ledger.store's
+ * migrate_family). Format 1 charged a memoized family eps_perm per value new to the memo (values >
+ * 0; a fresh spec never records values) and stored that sum as epsilon: its charged spend becomes
+ * reports * (epsilon / values) (today's: day_reports * (epsilon / values)), an upper bound of
+ * min(R, d) * eps_perm from counts only, and its old epsilon (day_epsilon) its per-value spend. A
+ * family with values == 0 keeps its spend as both.
+ *
+ * @param {object} e
+ * @returns {object}
+ */
+export function migrateFamily(e) {
+  const out = { ...e, values_epsilon: e.epsilon, day_values_epsilon: e.day_epsilon };
+  if (e.values > 0) {
+    const perValue = readEps(e.epsilon) / e.values;
+    out.epsilon = jsonEps(times(e.reports, perValue));
+    out.day_epsilon = jsonEps(times(e.day_reports, perValue));
+  }
+  return out;
+}
+
+/** The families of a stored ledger's text (null: none yet), every member checked; a pldp.ledger/1 ledger's migrated. */
 function readFamilies(text, where) {
   if (text === null || text === undefined) return {};
   let doc;
@@ -130,84 +200,132 @@ function readFamilies(text, where) {
   } catch (exc) {
     throw bad(where, `is not valid JSON (${exc.message})`);
   }
-  if (!isObject(doc) || Object.keys(doc).sort().join() !== "families,format" || doc.format !== LEDGER_FORMAT) {
+  const version = isObject(doc) ? doc.format : undefined;
+  if (!isObject(doc) || Object.keys(doc).sort().join() !== "families,format" || (version !== LEDGER_FORMAT && version !== LEDGER_FORMAT_1)) {
     throw bad(where, `is not a ${LEDGER_FORMAT} object with exactly 'format' and 'families'`);
   }
   if (!isObject(doc.families)) throw bad(where, "has families that are not an object");
-  for (const [name, e] of Object.entries(doc.families)) checkFamily(e, where, name);
-  return doc.families;
+  const keys = version === LEDGER_FORMAT ? FAMILY_KEYS : FAMILY_KEYS_1;
+  for (const [name, e] of Object.entries(doc.families)) checkFamily(e, where, name, keys);
+  if (version === LEDGER_FORMAT) return doc.families;
+  return Object.fromEntries(Object.entries(doc.families).map(([name, e]) => [name, migrateFamily(e)]));
 }
 
 // ============================================================================ storages
+//
+// A storage is {where, read(), update(fn)}: read() is the stored text (null: none yet); update(fn)
+// runs fn(text) -> the new text (null: leave it) as one read-modify-write, synchronously (a
+// ledger's charge runs inside a memo store's update, which an IndexedDB transaction keeps
+// synchronous).
 
-/** Storage in memory (tests and simulations: it dies with the page or process). */
-function memoryStorage() {
-  let text = null;
-  return { where: "(in memory)", read: () => text, write: (t) => (text = t) };
-}
-
-/** Storage in the browser's localStorage under `key` (the page's origin). */
-function localStorageStorage(key) {
-  const where = `in this browser's storage (${key})`;
+/** A storage of `where` from `read()` and `write(text)`, without a lock (one thread). */
+function unlocked(where, read, write) {
   return {
     where,
-    read() {
-      try {
-        return globalThis.localStorage.getItem(key);
-      } catch (exc) {
-        throw bad(where, `cannot be read (${exc.message})`);
-      }
-    },
-    write(text) {
-      try {
-        globalThis.localStorage.setItem(key, text);
-      } catch (exc) {
-        throw bad(where, `cannot be written (${exc.message})`);
-      }
+    read,
+    update(fn) {
+      const next = fn(read());
+      if (next !== null) write(next);
     },
   };
 }
 
-/** Storage in a file (Node): mode 0600, replaced atomically (temporary file, fsync, rename). */
+/** Storage in memory (tests and simulations: it dies with the page or process). */
+function memoryStorage() {
+  let text = null;
+  return unlocked("(in memory)", () => text, (t) => (text = t));
+}
+
+/**
+ * Storage in the browser's localStorage under `key` (the page's origin). Its update takes no lock
+ * between tabs: localStorage has none, and a page runs its charge synchronously.
+ */
+function localStorageStorage(key) {
+  const where = `in this browser's storage (${key})`;
+  const read = () => {
+    try {
+      return globalThis.localStorage.getItem(key);
+    } catch (exc) {
+      throw bad(where, `cannot be read (${exc.message})`);
+    }
+  };
+  const write = (text) => {
+    try {
+      globalThis.localStorage.setItem(key, text);
+    } catch (exc) {
+      throw bad(where, `cannot be written (${exc.message})`);
+    }
+  };
+  return unlocked(where, read, write);
+}
+
+/**
+ * Storage in a file (Node): mode 0600, replaced atomically (temporary file, fsync, rename, fsync of
+ * the folder); each update under the Python client's lock (flock on PATH.lock, withFileLockSync of
+ * pldp-client.mjs), so that no charge of another process, Node or Python, is lost. Reading alone
+ * takes no lock (a rename replaces the file whole).
+ */
 async function fileStorage(path) {
+  await loadFileLocks();
   const fs = await import("node:fs");
   const { dirname, basename, join } = await import("node:path");
   const where = path;
+  const read = () => {
+    let st;
+    try {
+      st = fs.statSync(path);
+    } catch (exc) {
+      if (exc.code === "ENOENT") return null;
+      throw bad(where, `cannot be read (${exc.message})`);
+    }
+    if (process.platform !== "win32" && st.mode & 0o077) {
+      throw bad(where, `is open to other users (mode ${(st.mode & 0o777).toString(8).padStart(4, "0")}); chmod 600 it`);
+    }
+    try {
+      return fs.readFileSync(path, "utf8");
+    } catch (exc) {
+      throw bad(where, `cannot be read (${exc.message})`);
+    }
+  };
+  const write = (text) => {
+    const dir = dirname(path);
+    const tmp = join(dir, `.${basename(path)}.${process.pid}.${Date.now()}.tmp`);
+    try {
+      const fd = fs.openSync(tmp, "wx", 0o600);
+      try {
+        fs.writeSync(fd, text);
+        fs.fsyncSync(fd);
+      } finally {
+        fs.closeSync(fd);
+      }
+      fs.renameSync(tmp, path);
+      if (process.platform !== "win32") {
+        const dh = fs.openSync(dir, "r");
+        try {
+          fs.fsyncSync(dh);
+        } finally {
+          fs.closeSync(dh);
+        }
+      }
+    } catch (exc) {
+      fs.rmSync(tmp, { force: true });
+      throw bad(where, `cannot be written (${exc.message})`);
+    }
+  };
   return {
     where,
-    read() {
-      let st;
+    read,
+    update(fn) {
+      let held = false;
       try {
-        st = fs.statSync(path);
+        withFileLockSync(path, () => {
+          held = true;
+          const next = fn(read());
+          if (next !== null) write(next);
+        });
       } catch (exc) {
-        if (exc.code === "ENOENT") return null;
-        throw bad(where, `cannot be read (${exc.message})`);
-      }
-      if (process.platform !== "win32" && st.mode & 0o077) {
-        throw bad(where, `is open to other users (mode ${(st.mode & 0o777).toString(8).padStart(4, "0")}); chmod 600 it`);
-      }
-      try {
-        return fs.readFileSync(path, "utf8");
-      } catch (exc) {
-        throw bad(where, `cannot be read (${exc.message})`);
-      }
-    },
-    write(text) {
-      const dir = dirname(path);
-      fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-      const tmp = join(dir, `.${basename(path)}.${process.pid}.${Date.now()}.tmp`);
-      try {
-        const fd = fs.openSync(tmp, "wx", 0o600);
-        try {
-          fs.writeSync(fd, text);
-          fs.fsyncSync(fd);
-        } finally {
-          fs.closeSync(fd);
-        }
-        fs.renameSync(tmp, path);
-      } catch (exc) {
-        fs.rmSync(tmp, { force: true });
-        throw bad(where, `cannot be written (${exc.message})`);
+        if (held) throw exc;
+        throw bad(where, `cannot be locked (${exc.code ?? exc.message})`);
       }
     },
   };
@@ -225,8 +343,9 @@ function checkCaps(caps) {
   return Object.freeze(out);
 }
 
-const spend = (epsilon = 0, reports = 0, values = 0) => ({ epsilon, reports, values });
-const plus = (a, b) => spend(a.epsilon + b.epsilon, a.reports + b.reports, a.values + b.values);
+/** A spend: charged epsilon (the caps), reports, values new to the memo, per-value epsilon (display). */
+const spend = (epsilon = 0, reports = 0, values = 0, valuesEpsilon = 0) => ({ epsilon, reports, values, valuesEpsilon });
+const plus = (a, b) => spend(a.epsilon + b.epsilon, a.reports + b.reports, a.values + b.values, a.valuesEpsilon + b.valuesEpsilon);
 
 /** The ledger's view of `families` on `day`: {day, today, total, families: [...], caps}. */
 function viewOf(families, day, caps) {
@@ -239,8 +358,8 @@ function viewOf(families, day, caps) {
         .map((id) => ({ spec: id, reports: e.campaigns[id].reports, rounds: [...e.campaigns[id].rounds], question: e.campaigns[id].question ?? null }));
       return {
         family: name,
-        today: e.day === day ? spend(readEps(e.day_epsilon), e.day_reports, e.day_values) : spend(),
-        total: spend(readEps(e.epsilon), e.reports, e.values),
+        today: e.day === day ? spend(readEps(e.day_epsilon), e.day_reports, e.day_values, readEps(e.day_values_epsilon)) : spend(),
+        total: spend(readEps(e.epsilon), e.reports, e.values, readEps(e.values_epsilon)),
         reportEpsilon: readEps(e.report_epsilon),
         campaigns,
       };
@@ -254,20 +373,43 @@ function viewOf(families, day, caps) {
   };
 }
 
-/** A family's entry after a charge c (today's figures restarted on a new day). */
-function added(entry, spec, cost, reports, values, c, day, round) {
-  const e = entry ? { ...entry } : { epsilon: 0, reports: 0, values: 0, report_epsilon: 0, campaigns: {} };
-  if (e.day !== day) Object.assign(e, { day, day_epsilon: 0, day_reports: 0, day_values: 0 });
-  e.epsilon = jsonEps(readEps(e.epsilon) + c);
-  e.day_epsilon = jsonEps(readEps(e.day_epsilon) + c);
-  e.reports += reports;
-  e.values += values;
-  e.day_reports += reports;
-  e.day_values += values;
+/**
+ * The charged spends a refusal compares with the caps: {familyToday, familyTotal, deviceToday,
+ * deviceTotal} (epsilon and day_epsilon; never the per-value spend).
+ */
+function chargedOf(families, family, day) {
+  const today = (e) => (e.day === day ? readEps(e.day_epsilon) : 0);
+  const mine = families[family];
+  const every = Object.keys(families)
+    .sort()
+    .map((name) => families[name]);
+  return {
+    familyToday: mine ? today(mine) : 0,
+    familyTotal: mine ? readEps(mine.epsilon) : 0,
+    deviceToday: every.reduce((s, e) => s + today(e), 0),
+    deviceTotal: every.reduce((s, e) => s + readEps(e.epsilon), 0),
+  };
+}
+
+/**
+ * A family's entry after a batch {reports, values, charged, valuesEpsilon} (today's figures
+ * restarted on a new day).
+ */
+function added(entry, spec, cost, batch, day, round) {
+  const e = entry ? { ...entry } : { epsilon: 0, reports: 0, values: 0, values_epsilon: 0, report_epsilon: 0, campaigns: {} };
+  if (e.day !== day) Object.assign(e, { day, day_epsilon: 0, day_reports: 0, day_values: 0, day_values_epsilon: 0 });
+  e.epsilon = jsonEps(readEps(e.epsilon) + batch.charged);
+  e.day_epsilon = jsonEps(readEps(e.day_epsilon) + batch.charged);
+  e.values_epsilon = jsonEps(readEps(e.values_epsilon) + batch.valuesEpsilon);
+  e.day_values_epsilon = jsonEps(readEps(e.day_values_epsilon) + batch.valuesEpsilon);
+  e.reports += batch.reports;
+  e.values += batch.values;
+  e.day_reports += batch.reports;
+  e.day_values += batch.values;
   e.report_epsilon = jsonEps(Math.max(readEps(e.report_epsilon), cost.reportEpsilon));
   const old = e.campaigns[spec.id] ?? { reports: 0, rounds: [] };
   const rounds = round === null || old.rounds.includes(round) ? [...old.rounds] : [...old.rounds, round].sort((a, b) => a - b);
-  const mine = { reports: old.reports + reports, rounds };
+  const mine = { reports: old.reports + batch.reports, rounds };
   if (typeof spec.question === "string") mine.question = spec.question;
   e.campaigns = { ...e.campaigns, [spec.id]: mine };
   return e;
@@ -291,7 +433,7 @@ export class Ledger {
   #clock;
 
   /**
-   * @param {{where: string, read: function(): (string|null), write: function(string): void}} storage
+   * @param {{where: string, read: function(): (string|null), update: function(function((string|null)): (string|null)): void}} storage
    * @param {{caps?: {day?: number, total?: number, family_day?: number, family_total?: number},
    *   clock?: function(): number}} [options] `caps`: the device owner's, in epsilon (`day`, `total`:
    *   the whole device per UTC day and in all; `family_day`, `family_total`: each family);
@@ -309,7 +451,7 @@ export class Ledger {
     return new Ledger(localStorageStorage(key), options);
   }
 
-  /** A ledger in a file (Node; the Python client's format). */
+  /** A ledger in a file (Node; the Python client's format, and its lock on `${path}.lock`). */
   static async file(path, options = {}) {
     return new Ledger(await fileStorage(String(path)), options);
   }
@@ -325,53 +467,63 @@ export class Ledger {
   }
 
   /**
-   * Check the caps and record a batch of `reports` reports of a loaded spec, `values` of them new
-   * to its memo; returns the charge c. Call it before drawing: a refused batch spends nothing.
+   * Check the caps and record a batch of `reports` reports of a loaded spec; returns the charge c,
+   * which depends on `reports`, the family's earlier reports and the spec only. Call it before
+   * drawing: a refused batch spends nothing. Synchronous (a file ledger blocks while another
+   * process holds its lock).
    *
    * @param {object} spec A spec returned by loadSpec.
    * @param {number} reports
-   * @param {number} [values]
+   * @param {number} [values] How many of the batch's values were new to the memo: recorded for
+   *   display (the per-value spend), never deciding anything.
    * @param {{round?: number|null}} [options] The campaign's round the reports answer, if known.
    * @returns {number}
-   * @throws {LedgerCapError} When c > 0 would take a spend over a cap (nothing is recorded).
-   * @throws {LedgerError} When the stored ledger cannot be read, trusted or written.
+   * @throws {LedgerCapError} When c > 0 would take a charged spend over a cap (nothing is recorded).
+   * @throws {LedgerError} When the stored ledger cannot be read, trusted, locked or written.
    */
   charge(spec, reports, values = 0, { round = null } = {}) {
     if (!isCount(reports) || !isCount(values) || values > reports) throw new TypeError("reports and values must be integers with 0 <= values <= reports");
     if (round !== null && !(isCount(round) && round > 0)) throw new TypeError("round must be a positive integer");
     const cost = specCost(spec);
-    const c = chargeOf(cost, reports, values);
-    const families = readFamilies(this.#storage.read(), this.#storage.where);
-    const day = this.today();
-    if (c > 0) {
-      const why = this.#refusal(families, cost.family, c, day, spec.caps);
-      if (why !== null) {
-        throw new LedgerCapError(
-          `the privacy ledger refuses ${reports} report(s) of spec ${spec.id} (family ${JSON.stringify(cost.family)}): ${why}. Nothing was drawn or sent.`,
-        );
+    let c = 0;
+    this.#storage.update((text) => {
+      const families = readFamilies(text, this.#storage.where);
+      const day = this.today();
+      const entry = families[cost.family];
+      c = chargeOf(cost, reports, entry ? entry.reports : 0);
+      if (c > 0) {
+        const why = this.#refusal(chargedOf(families, cost.family, day), c, spec.caps);
+        if (why !== null) {
+          throw new LedgerCapError(
+            `the privacy ledger refuses ${reports} report(s) of spec ${spec.id} (family ${JSON.stringify(cost.family)}): ${why}. Nothing was drawn or sent.`,
+          );
+        }
       }
-    }
-    families[cost.family] = added(families[cost.family], spec, cost, reports, values, c, day, round);
-    this.#storage.write(canonicalJSON({ format: LEDGER_FORMAT, families }));
+      const batch = { reports, values, charged: c, valuesEpsilon: spendOf(cost, reports, values) };
+      families[cost.family] = added(entry, spec, cost, batch, day, round);
+      return canonicalJSON({ format: LEDGER_FORMAT, families });
+    });
     return c;
   }
 
-  /** Why a charge c to `family` would break a cap, or null; a family's cap is the smaller of the owner's and the spec's (the spec's on a tie). */
-  #refusal(families, family, c, day, specCaps) {
-    const view = viewOf(families, day, this.caps);
-    const mine = view.families.find((f) => f.family === family);
+  /**
+   * Why a charge c to a family would break a cap, or null; a family's cap is the smaller of the
+   * owner's and the spec's (the spec's on a tie). Its inputs are data-independent by construction:
+   * the charged spends (chargedOf), c and the caps.
+   */
+  #refusal(spent, c, specCaps) {
     const theirs = specCaps ?? {};
     const [dayName, dayCap] = smaller(["the spec's", theirs.day], ["the owner's", this.caps.family_day]);
     const [allName, allCap] = smaller(["the spec's", theirs.total], ["the owner's", this.caps.family_total]);
     const checks = [
-      [`${dayName} daily cap of this family`, dayCap, mine ? mine.today.epsilon : 0, "today"],
-      [`${allName} total cap of this family`, allCap, mine ? mine.total.epsilon : 0, "in all"],
-      ["the device's daily cap", this.caps.day, view.today.epsilon, "today"],
-      ["the device's total cap", this.caps.total, view.total.epsilon, "in all"],
+      [`${dayName} daily cap of this family`, dayCap, spent.familyToday, "today"],
+      [`${allName} total cap of this family`, allCap, spent.familyTotal, "in all"],
+      ["the device's daily cap", this.caps.day, spent.deviceToday, "today"],
+      ["the device's total cap", this.caps.total, spent.deviceTotal, "in all"],
     ];
-    for (const [name, cap, spent, when] of checks) {
-      if (cap !== undefined && spent + c > cap + TOLERANCE) {
-        return `${name} is epsilon = ${fmt(cap)}, ${fmt(spent)} is spent ${when}, and this batch would spend ${fmt(c)}`;
+    for (const [name, cap, was, when] of checks) {
+      if (cap !== undefined && was + c > cap + TOLERANCE) {
+        return `${name} is epsilon = ${fmt(cap)}, ${fmt(was)} is spent ${when}, and this batch would spend ${fmt(c)}`;
       }
     }
     return null;
@@ -379,8 +531,10 @@ export class Ledger {
 
   /**
    * The ledger as it stands: {day, today, total, families, caps}; today and total are
-   * {epsilon, reports, values} (epsilon Infinity: unbounded); each family {family, today, total,
-   * reportEpsilon, campaigns: [{spec, reports, rounds, question}]}.
+   * {epsilon, reports, values, valuesEpsilon}: epsilon the charged spend (what the caps are
+   * checked against; Infinity: unbounded), valuesEpsilon the per-value spend (what this device's
+   * actual history revealed about its values, for display only); each family {family, today,
+   * total, reportEpsilon, campaigns: [{spec, reports, rounds, question}]}.
    *
    * @throws {LedgerError} When the stored ledger cannot be read or trusted.
    */

@@ -164,7 +164,8 @@ class Client:
     last_new_values : int
         How many distinct values of the last :meth:`report` / :meth:`reports` call were new to the
         memo (each drew its permanent response, so spent its eps_perm once); 0 for a spec that is
-        not memoized. What a privacy ledger charges eps_perm for.
+        not memoized. What a privacy ledger records as the per-value spend, for display only: its
+        caps are checked against a charge that does not depend on the answers (:mod:`pldp.ledger`).
     last_new_items : ndarray of int64
         Those values (item indices, sorted): on the device only, like the memo itself.
 
@@ -276,7 +277,8 @@ class Client:
         root = self.spec.root
         inp = self._inputs(root, answers, level, levels)
         n = root.reports(inp)
-        if self._ledger is not None:  # checked and recorded before any word is drawn
+        if self._ledger is not None:  # checked and recorded before any word is drawn; the refusal
+            # depends on n and the ledger only, new_values (per-value spend, display) never decides
             self._ledger.charge(self.spec, n, new_values(root, inp))
         cols = root.empty_columns(n)
         per = ID_WORDS + root.words(inp)

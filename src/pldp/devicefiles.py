@@ -10,7 +10,9 @@ and spend its budget twice; a torn ledger would forget what was spent) nor read 
 * :func:`device_file_path` is where such a file lives by default: in the user's data directory.
 * :func:`file_lock` holds an exclusive ``flock`` on ``PATH.lock`` while a caller reads the file
   and writes it again, so that two processes of one device do not interleave (POSIX; elsewhere
-  no lock is taken).
+  no lock is taken). The JS client takes the same lock in Node (``withFileLock`` in
+  ``clients/js/pldp-client.mjs`` runs util-linux's ``flock`` on the lock file it opened), so
+  Python and Node processes exclude each other too.
 """
 
 from __future__ import annotations

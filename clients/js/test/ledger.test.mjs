@@ -1,13 +1,14 @@
-// pldp-ledger.mjs: the charge, the caps that refuse before any word is drawn, the file kept across
-// restarts and refused when corrupt, and the day boundary of an injected clock.
+// pldp-ledger.mjs: the charge (charged from counts only; the per-value spend for display), the caps
+// that refuse before any word is drawn, the file kept across restarts, migrated from pldp.ledger/1
+// and refused when corrupt, the day boundary of an injected clock, and the lock on PATH.lock.
 import test, { after } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, writeFileSync, statSync, chmodSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync, statSync, chmodSync, rmSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadSpec, verify, Client } from "../pldp-client.mjs";
-import { Ledger, LedgerCapError, LedgerError, specCost } from "../pldp-ledger.mjs";
-import { makeSpec, krr, febsfLike } from "./fixtures.mjs";
+import { loadSpec, verify, Client, MemoryMemoStore } from "../pldp-client.mjs";
+import { LEDGER_FORMAT, Ledger, LedgerCapError, LedgerError, chargeOf, migrateFamily, specCost, spendOf } from "../pldp-ledger.mjs";
+import { makeSpec, krr, febsfLike, resign } from "./fixtures.mjs";
 
 const DAY = 86400;
 const NOON = 20000 * DAY + DAY / 2; // 2024-10-04 12:00 UTC
@@ -33,7 +34,9 @@ const tmp = () => {
 after(() => folders.forEach((f) => rmSync(f, { recursive: true, force: true })));
 
 test("a batch charges n times the worst-case epsilon of one report", async () => {
-  assert.deepEqual(specCost(spec1), { family: spec1.id, perReport: 1, perValue: 0, reportEpsilon: 1, memoized: false });
+  assert.deepEqual(specCost(spec1), { family: spec1.id, perReport: 1, perValue: 0, reportEpsilon: 1, memoized: false, domain: 0 });
+  assert.equal(chargeOf(specCost(spec1), 3, 100), 3);
+  assert.equal(spendOf(specCost(spec1), 3, 0), 3);
   const leveled = await loadSpec(await makeSpec(febsfLike(3.42)));
   assert.equal(specCost(leveled).perReport, verify(leveled).ldp_epsilon);
   const ledger = Ledger.memory({ clock: () => NOON });
@@ -41,7 +44,7 @@ test("a batch charges n times the worst-case epsilon of one report", async () =>
   assert.equal(ledger.charge(spec2, 2, 0, { round: 4 }), 1);
   const view = ledger.view();
   assert.equal(view.day, "2024-10-04");
-  assert.deepEqual(view.total, { epsilon: 4, reports: 5, values: 0 });
+  assert.deepEqual(view.total, { epsilon: 4, reports: 5, values: 0, valuesEpsilon: 4 });
   assert.deepEqual(view.today, view.total);
   const fam = view.families.find((f) => f.family === spec2.id);
   assert.deepEqual(fam.campaigns, [{ spec: spec2.id, reports: 2, rounds: [4], question: "q?" }]);
@@ -74,7 +77,7 @@ test("a restart keeps the spend, in a file of mode 0600", async () => {
   new Client(spec1, { ledger: await Ledger.file(path) }).reports(["mac", "mac", "mac"]);
   assert.equal(statSync(path).mode & 0o777, 0o600);
   const again = await Ledger.file(path, { caps: { total: 4 } });
-  assert.deepEqual(again.view().total, { epsilon: 3, reports: 3, values: 0 });
+  assert.deepEqual(again.view().total, { epsilon: 3, reports: 3, values: 0, valuesEpsilon: 3 });
   const client = new Client(spec1, { ledger: again });
   client.report("mac");
   assert.throws(() => client.report("mac"), LedgerCapError);
@@ -85,6 +88,8 @@ for (const [name, edit] of [
   ["another format", () => '{"format": "pldp.ledger/0", "families": {}}'],
   ["a family without its day", (doc, id) => (delete doc.families[id].day, JSON.stringify(doc))],
   ["a negative epsilon", (doc, id) => ((doc.families[id].epsilon = -1), JSON.stringify(doc))],
+  ["format 2 without the per-value spend", (doc, id) => (delete doc.families[id].values_epsilon, JSON.stringify(doc))],
+  ["format 1 with the per-value spend", (doc) => ((doc.format = "pldp.ledger/1"), JSON.stringify(doc))],
 ]) {
   test(`a corrupt ledger (${name}) makes the client refuse to report`, async () => {
     const path = join(tmp(), "ledger.json");
@@ -114,8 +119,98 @@ test("the day boundary restarts the daily spend but not the total", () => {
   client.reports(["mac", "mac"]);
   assert.throws(() => client.report("mac"), /daily/);
   t += 1;
-  assert.deepEqual(ledger.view().today, { epsilon: 0, reports: 0, values: 0 });
+  assert.deepEqual(ledger.view().today, { epsilon: 0, reports: 0, values: 0, valuesEpsilon: 0 });
   assert.equal(ledger.view().day, "2024-10-05");
   client.report("mac");
   assert.throws(() => client.report("mac"), /total/);
+});
+
+/** L-GRR(2, 0.5, 4) (pldp.LGRR's thresholds): eps_perm = 2 over d = 4 values, memo key "os-daily". */
+const memoSpec = await loadSpec(
+  await resign({
+    format: "pldp.spec/1",
+    question: "Your OS?",
+    labels: ["a", "b", "c", "d"],
+    oracle: {},
+    sampler: {
+      grid_bits: 32,
+      root: {
+        kind: "memo",
+        d: 4,
+        notion: "LDP",
+        epsilons: [0.5, 0.5, 0.5, 0.5],
+        permanent: { kind: "direct", d: 4, keep: 2641316660, weights: Array(4).fill(413412659), notion: "LDP", epsilons: [2, 2, 2, 2] },
+        instantaneous: { keep: 974594332, weights: Array(4).fill(830093241) },
+      },
+    },
+    memo: { key: "os-daily" },
+  }),
+);
+
+test("a memoized spec is charged eps_perm per report until d reports, its new values recorded apart", async () => {
+  const cost = specCost(memoSpec);
+  assert.deepEqual(cost, { family: "os-daily", perReport: 0.5, perValue: 2, reportEpsilon: 0.5, memoized: true, domain: 4 });
+  assert.deepEqual([0, 1, 2, 3, 4, 5].map((r) => chargeOf(cost, 1, r)), [2, 2, 2, 2, 0, 0]);
+  assert.deepEqual([chargeOf(cost, 30, 0), chargeOf(cost, 2, 3), chargeOf(cost, 5, 4)], [8, 2, 0]);
+  assert.deepEqual([spendOf(cost, 30, 1), spendOf(cost, 30, 0), spendOf(cost, 5, 2)], [2, 0, 4]);
+  const ledger = Ledger.memory({ caps: { family_total: 6 }, clock: () => NOON });
+  const client = new Client(memoSpec, { store: new MemoryMemoStore(), ledger });
+  await client.reports(["a", "a"]);
+  assert.deepEqual(ledger.view().total, { epsilon: 4, reports: 2, values: 1, valuesEpsilon: 2 });
+  await client.report("b");
+  assert.deepEqual(ledger.view().total, { epsilon: 6, reports: 3, values: 2, valuesEpsilon: 4 });
+  for (const x of ["a", "c"]) await assert.rejects(client.report(x), LedgerCapError); // held or new alike
+  const roomy = Ledger.memory({ caps: { family_total: 8 }, clock: () => NOON });
+  const again = new Client(memoSpec, { store: new MemoryMemoStore(), ledger: roomy });
+  await again.reports(Array(30).fill("a"));
+  await again.reports(["b", "c", "d", "a"]);
+  assert.deepEqual(roomy.view().total, { epsilon: 8, reports: 34, values: 4, valuesEpsilon: 8 });
+});
+
+/** A pldp.ledger/1 document (epsilon: eps_perm per new value), on NOON's day. */
+const V1 = {
+  format: "pldp.ledger/1",
+  families: {
+    "os-daily": {
+      epsilon: 4, reports: 5, values: 2, report_epsilon: 0.5, day: "2024-10-04", day_epsilon: 2, day_reports: 1, day_values: 1,
+      campaigns: { [memoSpec.id]: { reports: 5, rounds: [1, 2, 3, 4, 5] } },
+    },
+    [spec1.id]: {
+      epsilon: 3, reports: 3, values: 0, report_epsilon: 1, day: "2024-10-03", day_epsilon: 1, day_reports: 1, day_values: 0,
+      campaigns: { [spec1.id]: { reports: 3, rounds: [], question: "Your OS?" } },
+    },
+    unbounded: {
+      epsilon: null, reports: 2, values: 1, report_epsilon: null, day: "2024-10-04", day_epsilon: null, day_reports: 2, day_values: 1,
+      campaigns: {},
+    },
+  },
+}; // prettier-ignore
+
+test("a pldp.ledger/1 file is migrated conservatively, and written as pldp.ledger/2 at the next charge", async () => {
+  assert.equal(LEDGER_FORMAT, "pldp.ledger/2");
+  const path = join(tmp(), "ledger.json");
+  writeFileSync(path, JSON.stringify(V1), { mode: 0o600 });
+  const ledger = await Ledger.file(path, { caps: { family_total: 10 }, clock: () => NOON });
+  const fams = Object.fromEntries(ledger.view().families.map((f) => [f.family, f]));
+  assert.deepEqual(fams["os-daily"].total, { epsilon: 10, reports: 5, values: 2, valuesEpsilon: 4 }); // 5 * (4 / 2)
+  assert.deepEqual(fams["os-daily"].today, { epsilon: 2, reports: 1, values: 1, valuesEpsilon: 2 });
+  assert.deepEqual(fams[spec1.id].total, { epsilon: 3, reports: 3, values: 0, valuesEpsilon: 3 });
+  assert.deepEqual(fams.unbounded.total, { epsilon: Infinity, reports: 2, values: 1, valuesEpsilon: Infinity });
+  assert.deepEqual(migrateFamily(V1.families[spec1.id]), { ...V1.families[spec1.id], values_epsilon: 3, day_values_epsilon: 1 });
+  assert.equal(readFileSync(path, "utf8"), JSON.stringify(V1)); // reading changes nothing
+  assert.equal(ledger.charge(memoSpec, 3, 1, { round: 6 }), 0); // R = 5 >= d = 4
+  assert.throws(() => ledger.charge(spec1, 8), /total cap of this family is epsilon = 10, 3 is spent in all/);
+  const doc = JSON.parse(readFileSync(path, "utf8"));
+  assert.equal(doc.format, "pldp.ledger/2");
+  assert.deepEqual([doc.families["os-daily"].epsilon, doc.families["os-daily"].values_epsilon, doc.families["os-daily"].reports], [10, 6, 8]);
+  assert.equal(doc.families.unbounded.epsilon, null);
+});
+
+test("a file ledger takes the lock PATH.lock (mode 0600), as the Python client does", async () => {
+  const path = join(tmp(), "sub", "ledger.json");
+  const ledger = await Ledger.file(path);
+  assert.equal(existsSync(`${path}.lock`), false);
+  ledger.charge(spec1, 1);
+  assert.equal(statSync(`${path}.lock`).mode & 0o777, 0o600);
+  assert.equal(statSync(join(path, "..")).mode & 0o777, 0o700);
 });

@@ -31,6 +31,8 @@ module              holds
                     fresh and memoized
 ``rounds``          :class:`RoundsResult`: its table and plot
 ``rounds_figure``   the figure of ``docs/auditing.md`` (``make audit``)
+``history_figure``  the whole-history accountant's figure of ``docs/longitudinal.md``
+                    (:func:`pldp.privacy.over_rounds`, computed; ``make audit``)
 ==================  ====================================================================
 """
 

@@ -52,20 +52,36 @@ class Caps:
 
 @dataclass(frozen=True)
 class Spend:
-    """Epsilon spent (``inf``: unbounded), the reports made and the memoized values drawn."""
+    r"""Spend and counts of a family or the device (epsilon ``inf``: unbounded).
+
+    ``epsilon`` is the *charged* spend, what the caps are checked against: the worst case of the
+    reports made, from their counts and specs only (:mod:`pldp.ledger`, the accounting rule).
+    ``values_epsilon`` is the *per-value* spend, for information only: the sum of
+    :math:`\bar\varepsilon_\infty` over the values this device's reports actually drew a permanent
+    response for (``values`` of them), plus the fresh reports' :math:`\bar\varepsilon`. It depends on
+    the answers, so no refusal ever reads it; it bounds what the reports reveal about the values
+    given the times they changed, not the loss over whole histories (:mod:`pldp.ledger`).
+    """
 
     epsilon: float = 0.0
     reports: int = 0
     values: int = 0
+    values_epsilon: float = 0.0
 
     def __add__(self, other: Spend) -> Spend:
-        return Spend(self.epsilon + other.epsilon, self.reports + other.reports, self.values + other.values)
+        return Spend(
+            self.epsilon + other.epsilon,
+            self.reports + other.reports,
+            self.values + other.values,
+            self.values_epsilon + other.values_epsilon,
+        )
 
 
 @dataclass(frozen=True)
 class FamilySpend:
-    """One family's line of the ledger: today's and all-time spend, the largest one-report bound of
-    its reports, and its campaigns (spec id to the rounds reported, when the caller named them)."""
+    """One family's line of the ledger: today's and all-time spend (:class:`Spend`: charged, and per
+    value), the largest one-report bound of its reports, and its campaigns (spec id to the rounds
+    reported, when the caller named them)."""
 
     family: str
     today: Spend
@@ -77,7 +93,8 @@ class FamilySpend:
 @dataclass(frozen=True)
 class LedgerView:
     """What :meth:`Ledger.view` (and :meth:`pldp.client.Client.ledger`) shows: the UTC day, the device's
-    spend today and in all, each family's, and the caps."""
+    spend today and in all, each family's, and the caps (checked against the charged spends,
+    ``Spend.epsilon``; ``Spend.values_epsilon`` is shown for information only)."""
 
     day: str
     today: Spend
@@ -107,7 +124,7 @@ class Ledger:
     >>> ledger.charge(spec, 2)
     2.0
     >>> ledger.view().today
-    Spend(epsilon=2.0, reports=2, values=0)
+    Spend(epsilon=2.0, reports=2, values=0, values_epsilon=2.0)
     >>> try:
     ...     ledger.charge(spec, 1)
     ... except LedgerCapError as exc:
@@ -131,43 +148,46 @@ class Ledger:
         return time.strftime("%Y-%m-%d", time.gmtime(self.clock()))
 
     # ------------------------------------------------------------------ charging
-    def _refusal(
-        self, families: dict[str, Any], family: str, cost: float, day: str, spec_caps: dict[str, float] | None
-    ) -> str | None:
-        """Why a charge of ``cost`` to ``family`` would break a cap, or None. A family's cap is the smaller
-        of the owner's and the spec's (the spec's on a tie)."""
-        view = _view(families, day, self.caps)
-        mine = next((f for f in view.families if f.family == family), None)
-        fam_today = mine.today.epsilon if mine else 0.0
-        fam_total = mine.total.epsilon if mine else 0.0
+    def _refusal(self, spent: _Charged, cost: float, spec_caps: dict[str, float] | None) -> str | None:
+        """Why a charge of ``cost`` to a family would break a cap, or None. A family's cap is the smaller
+        of the owner's and the spec's (the spec's on a tie).
+
+        Its inputs are data-independent by construction: the charged spends (:class:`_Charged`, read
+        from the counts and specs of earlier reports), the charge (:meth:`SpecCost.charge`) and the
+        caps; never the values new to the memo nor the per-value spend."""
         theirs = spec_caps or {}
         day_name, day_cap = _smaller(("the spec's", theirs.get("day")), ("the owner's", self.caps.family_day))
         all_name, all_cap = _smaller(("the spec's", theirs.get("total")), ("the owner's", self.caps.family_total))
         checks = [
-            (f"{day_name} daily cap of this family", day_cap, fam_today, "today"),
-            (f"{all_name} total cap of this family", all_cap, fam_total, "in all"),
-            ("the device's daily cap", self.caps.day, view.today.epsilon, "today"),
-            ("the device's total cap", self.caps.total, view.total.epsilon, "in all"),
+            (f"{day_name} daily cap of this family", day_cap, spent.family_today, "today"),
+            (f"{all_name} total cap of this family", all_cap, spent.family_total, "in all"),
+            ("the device's daily cap", self.caps.day, spent.device_today, "today"),
+            ("the device's total cap", self.caps.total, spent.device_total, "in all"),
         ]
-        for name, cap, spent, when in checks:
-            if cap is not None and spent + cost > cap + TOLERANCE:
-                return f"{name} is epsilon = {cap:g}, {spent:g} is spent {when}, and this batch would spend {cost:g}"
+        for name, cap, was, when in checks:
+            if cap is not None and was + cost > cap + TOLERANCE:
+                return f"{name} is epsilon = {cap:g}, {was:g} is spent {when}, and this batch would spend {cost:g}"
         return None
 
     def charge(self, spec: Spec, reports: int, values: int = 0, *, round: int | None = None) -> float:
-        """Check the caps and record a batch of ``reports`` reports of ``spec`` (``values`` of them new to
-        its memo); the charge :math:`c` (:mod:`pldp.ledger`).
+        """Check the caps and record a batch of ``reports`` reports of ``spec``; the charge :math:`c`
+        (:mod:`pldp.ledger`), which depends on ``reports``, the family's earlier reports and the spec
+        only.
 
         The caps are the owner's (:attr:`caps`) and the spec's own (:attr:`pldp.deploy.Spec.caps`): its
-        family's spend today and in all must stay within the smaller of the spec's ``day`` and the
-        owner's ``family_day``, and of the spec's ``total`` and the owner's ``family_total``.
+        family's charged spend today and in all must stay within the smaller of the spec's ``day`` and
+        the owner's ``family_day``, and of the spec's ``total`` and the owner's ``family_total``.
+
+        ``values`` (how many of the batch's values were new to its memo, :func:`new_values`) is
+        recorded for display (the per-value spend, ``Spend.values_epsilon``) and never decides
+        anything: whether a batch is refused does not depend on the answers it protects.
 
         Call it before drawing the batch: a refused batch is never drawn, and spends nothing.
 
         Raises
         ------
         LedgerCapError
-            When :math:`c > 0` would take a spend over a cap; nothing is recorded.
+            When :math:`c > 0` would take a charged spend over a cap; nothing is recorded.
         LedgerError
             When the ledger cannot be read, trusted or written.
         """
@@ -178,18 +198,20 @@ class Ledger:
         if round is not None and not (is_count(round) and round > 0):
             raise ParameterError(f"round must be a positive integer, got {round!r}")
         cost = spec_cost(spec)
-        c = cost.charge(reports, values)
         with self._file.locked():
             families = self._file.read()
             day = self.today()
+            entry = families.get(cost.family)
+            c = cost.charge(reports, entry["reports"] if entry else 0)
             if c > 0:
-                why = self._refusal(families, cost.family, c, day, spec.caps)
+                why = self._refusal(_Charged.of(families, cost.family, day), c, spec.caps)
                 if why is not None:
                     raise LedgerCapError(
                         f"the privacy ledger refuses {reports} report(s) of spec {spec.id} (family {cost.family!r}): "
                         f"{why}. Nothing was drawn or sent."
                     )
-            families[cost.family] = _add(families.get(cost.family), spec, cost, reports, values, c, day, round)
+            spent = _Batch(reports, values, c, cost.spend(reports, values))
+            families[cost.family] = _add(entry, spec, cost, spent, day, round)
             self._file.write(families)
         return c
 
@@ -207,32 +229,69 @@ def _smaller(*caps: tuple[str, float | None]) -> tuple[str, float | None]:
     return name, cap
 
 
+@dataclass(frozen=True)
+class _Charged:
+    """The charged spends a refusal compares with the caps: the family's and the device's, today and in
+    all (``epsilon`` and ``day_epsilon``: never the per-value spend)."""
+
+    family_today: float
+    family_total: float
+    device_today: float
+    device_total: float
+
+    @classmethod
+    def of(cls, families: dict[str, Any], family: str, day: str) -> _Charged:
+        def today(e: dict[str, Any]) -> float:
+            return read_eps(e["day_epsilon"]) if e["day"] == day else 0.0
+
+        mine = families.get(family)
+        every = [families[name] for name in sorted(families)]  # the order of the view and of the JS ledger
+        return cls(
+            today(mine) if mine else 0.0,
+            read_eps(mine["epsilon"]) if mine else 0.0,
+            sum((today(e) for e in every), 0.0),
+            sum((read_eps(e["epsilon"]) for e in every), 0.0),
+        )
+
+
+@dataclass(frozen=True)
+class _Batch:
+    """What a charged batch adds to its family: its reports, its values new to the memo, its charge
+    :math:`c` and its per-value spend."""
+
+    reports: int
+    values: int
+    charged: float
+    values_epsilon: float
+
+
 def _add(
-    entry: dict[str, Any] | None,
-    spec: Spec,
-    cost: SpecCost,
-    reports: int,
-    values: int,
-    c: float,
-    day: str,
-    round: int | None,
+    entry: dict[str, Any] | None, spec: Spec, cost: SpecCost, batch: _Batch, day: str, round: int | None
 ) -> dict[str, Any]:
     """A family's entry after a charge (a new entry for a new family; today's figures restarted on a new day)."""
-    e: dict[str, Any] = dict(entry) if entry else {"epsilon": 0.0, "reports": 0, "values": 0, "report_epsilon": 0.0}
+    e: dict[str, Any] = (
+        dict(entry)
+        if entry
+        else {"epsilon": 0.0, "reports": 0, "values": 0, "values_epsilon": 0.0, "report_epsilon": 0.0}
+    )
     if e.get("day") != day:
-        e.update(day=day, day_epsilon=0.0, day_reports=0, day_values=0)
+        e.update(day=day, day_epsilon=0.0, day_reports=0, day_values=0, day_values_epsilon=0.0)
 
-    def plus(key: str) -> float | None:
-        return json_eps(read_eps(e[key]) + c)
+    def plus(key: str, eps: float) -> float | None:
+        return json_eps(read_eps(e[key]) + eps)
 
-    e.update(epsilon=plus("epsilon"), day_epsilon=plus("day_epsilon"))
-    e.update(reports=e["reports"] + reports, values=e["values"] + values)
-    e.update(day_reports=e["day_reports"] + reports, day_values=e["day_values"] + values)
+    e.update(epsilon=plus("epsilon", batch.charged), day_epsilon=plus("day_epsilon", batch.charged))
+    e.update(
+        values_epsilon=plus("values_epsilon", batch.values_epsilon),
+        day_values_epsilon=plus("day_values_epsilon", batch.values_epsilon),
+    )
+    e.update(reports=e["reports"] + batch.reports, values=e["values"] + batch.values)
+    e.update(day_reports=e["day_reports"] + batch.reports, day_values=e["day_values"] + batch.values)
     e["report_epsilon"] = json_eps(max(read_eps(e["report_epsilon"]), cost.report_epsilon))
     campaigns = dict(e.get("campaigns", {}))
     old = campaigns.get(spec.id, {"reports": 0, "rounds": []})
     mine: dict[str, Any] = {
-        "reports": old["reports"] + reports,
+        "reports": old["reports"] + batch.reports,
         "rounds": sorted(set(old["rounds"]) | ({round} if round is not None else set())),
     }
     if isinstance(spec.question, str):
@@ -243,11 +302,16 @@ def _add(
 
 
 def _view(families: dict[str, Any], day: str, caps: Caps) -> LedgerView:
+    """The :class:`LedgerView` of checked ``families`` on ``day``."""
     lines = []
     for name in sorted(families):
         e = families[name]
-        today = Spend(read_eps(e["day_epsilon"]), e["day_reports"], e["day_values"]) if e["day"] == day else Spend()
-        total = Spend(read_eps(e["epsilon"]), e["reports"], e["values"])
+        today = (
+            Spend(read_eps(e["day_epsilon"]), e["day_reports"], e["day_values"], read_eps(e["day_values_epsilon"]))
+            if e["day"] == day
+            else Spend()
+        )
+        total = Spend(read_eps(e["epsilon"]), e["reports"], e["values"], read_eps(e["values_epsilon"]))
         campaigns = {k: tuple(v["rounds"]) for k, v in sorted(e["campaigns"].items())}
         lines.append(FamilySpend(name, today, total, read_eps(e["report_epsilon"]), campaigns))
     today_all = sum((f.today for f in lines), Spend())

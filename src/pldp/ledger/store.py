@@ -1,6 +1,10 @@
-"""The ledger's file (``pldp.ledger/1``, :mod:`pldp.ledger`): read and checked, or refused; written
+"""The ledger's file (``pldp.ledger/2``, :mod:`pldp.ledger`): read and checked, or refused; written
 atomically (a temporary file in the same folder, ``fsync``, ``os.replace``, ``fsync`` of the
-folder) under an exclusive lock, readable by its owner only (mode ``0600``), as the memo store is."""
+folder) under an exclusive lock, readable by its owner only (mode ``0600``), as the memo store is.
+
+A ``pldp.ledger/1`` file (written before the charge stopped depending on the answers) is read by
+migrating each family conservatively (:func:`migrate_family`) and written back as
+``pldp.ledger/2`` at the next charge."""
 
 from __future__ import annotations
 
@@ -16,12 +20,19 @@ from typing import Any, cast
 from pldp.devicefiles import file_lock, write_private
 from pldp.errors import PLDPError
 
-__all__ = ["LEDGER_FORMAT", "LedgerError", "LedgerFile", "is_count", "json_eps", "read_eps"]
+__all__ = ["LEDGER_FORMAT", "LedgerError", "LedgerFile", "is_count", "json_eps", "migrate_family", "read_eps"]
 
 #: The version tag of the ledger's format.
-LEDGER_FORMAT = "pldp.ledger/1"
+LEDGER_FORMAT = "pldp.ledger/2"
+#: The format before it: read (migrated by :func:`migrate_family`), never written.
+LEDGER_FORMAT_1 = "pldp.ledger/1"
+_FORMATS = (LEDGER_FORMAT, LEDGER_FORMAT_1)
 _DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
-_FAMILY_KEYS = {"epsilon", "reports", "values", "report_epsilon", "day", "day_epsilon", "day_reports", "day_values"}
+_FAMILY_KEYS_1 = {"epsilon", "reports", "values", "report_epsilon", "day", "day_epsilon", "day_reports", "day_values"}
+#: A family's members (besides ``campaigns``): ``epsilon``/``day_epsilon`` are the charged spend (the
+#: caps are checked against it), ``values_epsilon``/``day_values_epsilon`` the per-value spend (display).
+_FAMILY_KEYS = _FAMILY_KEYS_1 | {"values_epsilon", "day_values_epsilon"}
+_EPS_KEYS = ("epsilon", "day_epsilon", "values_epsilon", "day_values_epsilon", "report_epsilon")
 
 
 class LedgerError(PLDPError, RuntimeError):
@@ -49,10 +60,10 @@ def is_count(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
-def _check_family(entry: Any, where: str, name: str) -> None:
-    if not isinstance(entry, dict) or set(entry) != _FAMILY_KEYS | {"campaigns"}:
-        raise _bad(where, f"has a family {name!r} without exactly {sorted(_FAMILY_KEYS | {'campaigns'})}")
-    for key in ("epsilon", "day_epsilon", "report_epsilon"):
+def _check_family(entry: Any, where: str, name: str, keys: set[str]) -> None:
+    if not isinstance(entry, dict) or set(entry) != keys | {"campaigns"}:
+        raise _bad(where, f"has a family {name!r} without exactly {sorted(keys | {'campaigns'})}")
+    for key in sorted(keys & set(_EPS_KEYS)):
         if _eps(entry[key]) is None:
             raise _bad(where, f"has a family {name!r} whose {key} is not a number >= 0 or null")
     if not all(is_count(entry[k]) for k in ("reports", "values", "day_reports", "day_values")):
@@ -70,18 +81,47 @@ def _check_family(entry: Any, where: str, name: str) -> None:
             raise _bad(where, f"has a campaign {spec_id!r} that is not {{reports, rounds[, question]}}")
 
 
+def migrate_family(entry: dict[str, Any]) -> dict[str, Any]:
+    r"""A checked ``pldp.ledger/1`` family as a ``pldp.ledger/2`` one, conservatively.
+
+    Format 1 charged a memoized family :math:`\bar\varepsilon_\infty` per value new to the memo (its
+    ``values`` > 0; a fresh spec never records values) and stored that sum as ``epsilon``. Its
+    charged spend becomes ``reports * (epsilon / values)`` (today's ``day_reports * (epsilon /
+    values)``): :math:`R\,\bar\varepsilon_\infty`, an upper bound of the new rule's
+    :math:`\min(R, d)\,\bar\varepsilon_\infty` that depends on counts only; the old ``epsilon``
+    (and ``day_epsilon``) become its per-value spend. A family with ``values == 0`` charged
+    :math:`n\,\bar\varepsilon` per batch, which both spends keep.
+    """
+    e = dict(entry)
+    e.update(values_epsilon=e["epsilon"], day_values_epsilon=e["day_epsilon"])
+    if e["values"] > 0:
+        per_value = read_eps(e["epsilon"]) / e["values"]
+        e.update(
+            epsilon=json_eps(0.0 if e["reports"] == 0 else e["reports"] * per_value),
+            day_epsilon=json_eps(0.0 if e["day_reports"] == 0 else e["day_reports"] * per_value),
+        )
+    return e
+
+
 def _check_document(doc: Any, where: str) -> dict[str, Any]:
-    """The families of a ledger document, every member checked (:class:`LedgerError` if not valid)."""
-    if not isinstance(doc, dict) or set(doc) != {"format", "families"} or doc["format"] != LEDGER_FORMAT:
+    """The families of a ledger document, every member checked (:class:`LedgerError` if not valid);
+    a ``pldp.ledger/1`` document's migrated (:func:`migrate_family`)."""
+    version = doc.get("format") if isinstance(doc, dict) else None
+    if not isinstance(doc, dict) or set(doc) != {"format", "families"} or version not in _FORMATS:
         raise _bad(where, f"is not a {LEDGER_FORMAT} object with exactly 'format' and 'families'")
     if not isinstance(doc["families"], dict):
         raise _bad(where, "has families that are not an object")
+    keys = _FAMILY_KEYS if version == LEDGER_FORMAT else _FAMILY_KEYS_1
     for name, entry in doc["families"].items():
-        _check_family(entry, where, name)
-    return cast(dict[str, Any], doc["families"])
+        _check_family(entry, where, name, keys)
+    families = cast(dict[str, Any], doc["families"])
+    if version == LEDGER_FORMAT_1:
+        families = {name: migrate_family(entry) for name, entry in families.items()}
+    return families
 
 
 def json_eps(e: float) -> float | None:
+    """An epsilon as stored: ``inf`` (unbounded) as ``null``."""
     return None if math.isinf(e) else e
 
 

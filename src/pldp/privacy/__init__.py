@@ -6,6 +6,8 @@
 * :class:`ComposedPrivacy`: protocols made of several mechanisms;
 * :class:`LongitudinalPrivacy`: memoized chains, :math:`\\varepsilon_\\infty` over any number of
   reports of one value and :math:`\\varepsilon_1` per report;
+* :func:`over_rounds`, :class:`RoundsPrivacy`, :func:`pair_loss`: a memoized chain over a device's
+  whole history of ``r`` reports, the values changing or not (exact where feasible, else bounded);
 * :func:`level_protection`, :class:`LevelProtection`: how well a hidden budget level is protected
   by the whole report (PLDP-FEBSF, PBP, PPDA; ERRATA FEBSF-6), and :class:`FEBSFPrivacy`,
   PLDP-FEBSF's report, which carries it.
@@ -17,6 +19,7 @@ from pldp.privacy.itemsets import ItemSetPrivacyReport
 from pldp.privacy.levels import FEBSFPrivacy, LevelProtection, level_protection
 from pldp.privacy.longitudinal import LongitudinalPrivacy
 from pldp.privacy.pairs import PairPrivacyReport, pair_budgets
+from pldp.privacy.rounds import RoundsPrivacy, over_rounds, pair_loss
 
 __all__ = [
     "TOLERANCE",
@@ -28,8 +31,11 @@ __all__ = [
     "PairPrivacyReport",
     "PrivacyCheck",
     "PrivacyReport",
+    "RoundsPrivacy",
     "check_channel",
     "level_protection",
+    "over_rounds",
     "pair_budgets",
+    "pair_loss",
     "report_from_columns",
 ]

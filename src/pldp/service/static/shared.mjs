@@ -33,12 +33,14 @@ export function sharedParagraphs(view) {
     const names = listed(f.campaigns.map(surveyName));
     const rounds = f.campaigns.flatMap((c) => c.rounds);
     const when = rounds.length ? ` (${rounds.length === 1 ? "round" : "rounds"} ${listed([...new Set(rounds)].sort((a, b) => a - b))})` : "";
+    // epsilon: the charged spend (the ledger's caps), the same whatever the answers; valuesEpsilon,
+    // which depends on them, is not shown as a spend
     const today = f.today.epsilon > 0 ? `, ε = ${formatEps(f.today.epsilon)} of it today` : "";
-    const memo = f.total.values > 0 ? " Giving an answer again that you already gave here uses up no more: it is randomized from the same kept draw." : "";
+    const memo = f.total.values > 0 ? " Each report is counted as if its answer were new (until there are as many reports as possible answers), whether or not you gave it here before." : "";
     return el(
       "li",
       { "data-family": f.family, "data-epsilon": f.total.epsilon === Infinity ? "inf" : String(f.total.epsilon) },
-      `${names}: ${plural(f.total.reports, "report")}${when}; privacy used: ε = ${formatEps(f.total.epsilon)}${today}.${memo}`,
+      `${names}: ${plural(f.total.reports, "report")}${when}; privacy counted against the caps: ε = ${formatEps(f.total.epsilon)}${today}.${memo}`,
     );
   });
   out.push(el("ul", { class: "shared-list" }, ...items));
