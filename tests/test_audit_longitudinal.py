@@ -2,7 +2,9 @@
 
 Statistical checks at fixed seeds: a correct memoized chain audits at or under eps_perm for every
 r up to 30; fresh reports audit above eps_perm by r = 30 where they must; a memo that forgets
-(redraws the permanent response every round) is caught; and every bound stays under its claim.
+(redraws the permanent response every round) is caught; one value against a change halfway (a
+different change pattern) audits above eps_perm, rising with r, and never above the pair's exact
+loss (pldp.privacy.pair_loss); and every bound stays under its claim.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import pytest
 
 import pldp
 from pldp.audit import RoundsResult, audit, audit_rounds
-from pldp.audit.longitudinal import parse_rounds, segments
+from pldp.audit.longitudinal import parse_rounds, same_pattern, segments
 from pldp.errors import ParameterError
 from pldp.mechanisms.longitudinal.memo import Memo
 
@@ -34,11 +36,17 @@ def _forgetful(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 # --------------------------------------------------------------------------- the histories
-def test_the_histories_are_one_value_or_a_swap_at_half_way() -> None:
+def test_the_histories_are_one_value_a_swap_at_half_way_or_a_change_against_none() -> None:
     assert [(s.start, s.stop, s.v0, s.v1) for s in segments("same", 30, 2, 5)] == [(0, 30, 2, 5)]
     assert [(s.start, s.stop, s.v0, s.v1) for s in segments("change", 30, 2, 5)] == [(0, 15, 2, 5), (15, 30, 5, 2)]
     assert [(s.start, s.stop) for s in segments("change", 5, 0, 1)] == [(0, 3), (3, 5)]
     assert [(s.start, s.stop) for s in segments("change", 1, 0, 1)] == [(0, 1)]
+    # a^15 b^15 against a^30: the pair whose loss pair_loss computes (20.9 for L-GRR(2, 1, 2))
+    assert [(s.start, s.stop, s.v0, s.v1) for s in segments("split", 30, 2, 5)] == [(0, 15, 2, 2), (15, 30, 5, 2)]
+    assert [(s.start, s.stop, s.v0, s.v1) for s in segments("split", 5, 0, 1)] == [(0, 2, 0, 0), (2, 5, 1, 0)]
+    assert [(s.start, s.stop, s.v0, s.v1) for s in segments("split", 1, 0, 1)] == [(0, 1, 1, 0)]
+    assert same_pattern(segments("same", 4, 0, 1)) and same_pattern(segments("change", 4, 0, 1))
+    assert not same_pattern(segments("split", 4, 0, 1)) and same_pattern(segments("split", 1, 0, 1))
 
 
 def test_rounds_are_parsed_sorted_and_checked() -> None:
@@ -138,6 +146,54 @@ def test_a_memo_that_changes_value_spends_eps_perm_per_value() -> None:
     assert res.row("memoized", "change", 30).claimed == 2 * res.eps_perm
 
 
+# --------------------------------------------------------------------------- change patterns
+def test_one_value_against_a_change_halfway_passes_eps_perm_and_stays_under_its_exact_loss() -> None:
+    """L-GRR over two items, eps_inf = 2, eps_1 = 1: a^(r/2) b^(r/2) against a^r, memoized. The pair's
+    exact loss (pldp.privacy.pair_loss, the row's claim) is 1.22 at r = 2, 2.58 at r = 4, 5.38 at
+    r = 8: the audited lower bound rises with it, passes eps_inf at r = 4 and stays under it at
+    every r (a bound above the exact loss would be a bug of the sampler or of the accountant)."""
+    mech = pldp.LGRR(2.0, 1.0, 2)
+    res = audit_rounds(
+        mech, [2, 4, 8], trials=60_000, modes=["memoized"], scenarios=["split"], rng=np.random.default_rng(13)
+    )
+    exact = {r: pldp.privacy.pair_loss(mech, [0] * (r // 2) + [1] * (r - r // 2), [0] * r) for r in (2, 4, 8)}
+    assert [round(exact[r], 2) for r in (2, 4, 8)] == [1.22, 2.58, 5.38]
+    assert res.ok, str(res)
+    rows = {r: res.row("memoized", "split", r) for r in (2, 4, 8)}
+    for r, row in rows.items():
+        assert row.claimed == pytest.approx(exact[r], rel=1e-12)  # the audited direction is the larger one
+        assert row.audited <= row.claimed
+    assert rows[2].audited < mech.eps_perm < rows[4].audited < rows[8].audited
+    assert rows[8].audited > 4.5 and rows[8].audited > rows[2].audited + 3
+
+
+def test_a_unary_chain_leaks_the_change_through_every_bit() -> None:
+    """L-OSUE over six items: for a^r against a^(r/2) b^(r/2) every bit of the report differs in law
+    (two permanent responses against one), so the test reads all of them; the bound passes eps_inf
+    and stays under the pair's exact loss; fresh reports differ only in the b rounds."""
+    mech = pldp.LOSUE(2.0, 0.5, 6)
+    res = audit_rounds(mech, [2, 10], trials=100_000, scenarios=["split"], rng=np.random.default_rng(14))
+    assert res.ok, str(res)
+    row = res.row("memoized", "split", 10)
+    assert row.claimed == pytest.approx(pldp.privacy.pair_loss(mech, [0] * 5 + [1] * 5, [0] * 10), rel=1e-12)
+    assert mech.eps_perm + 0.5 < row.audited <= row.claimed
+    assert res.row("fresh", "split", 10).claimed == pytest.approx(5 * res.eps_1)
+    assert res.row("memoized", "split", 2).audited < row.audited
+
+
+def test_a_pair_too_costly_for_the_exact_loss_is_claimed_at_its_bound() -> None:
+    """L-GRR over 40 items at r = 12: the exact loss would need more than MAX_EXACT configurations, so
+    the claim is the proven bound min(eps_IRR m, eps_1 + (r - 1) eps_IRR), m = 6 differing rounds."""
+    from pldp.privacy.rounds_search import chain_of
+
+    mech = pldp.LGRR(2.0, 1.0, 40)
+    res = audit_rounds(mech, [12], trials=2000, modes=["memoized"], scenarios=["split"], rng=np.random.default_rng(15))
+    chain = chain_of(mech)
+    assert res.ok and res.rows[0].claimed == pytest.approx(min(6 * chain.irr, chain.one + 11 * chain.irr))
+    with pytest.raises(ParameterError, match="max_exact"):
+        pldp.privacy.pair_loss(mech, [0] * 6 + [1] * 6, [0] * 12)
+
+
 # --------------------------------------------------------------------------- one report
 @pytest.mark.parametrize(
     "mech",
@@ -177,7 +233,7 @@ def test_same_seed_same_result_and_json() -> None:
     a, b = (audit_rounds(pldp.LGRR(1.0, 0.5, 3), [2], trials=1500, rng=np.random.default_rng(8)) for _ in range(2))
     assert a.rows == b.rows
     data = json.loads(json.dumps(a.to_json()))
-    assert data["flagged"] == 0 and len(data["rows"]) == 4 and data["eps_perm"] == 1.0
+    assert data["flagged"] == 0 and len(data["rows"]) == 6 and data["eps_perm"] == 1.0
     assert "no game above its claim" in a.summary() and "memoized" in a.table()
 
 
@@ -211,6 +267,7 @@ def test_the_figure_draws_both_curves_and_the_budget_lines() -> None:
     ax = res.plot()
     labels = [line.get_label() for line in ax.get_lines()]
     assert "fresh, same value" in labels and "memoized, same value" in labels
+    assert "memoized, one value vs a change" in labels and "one value vs a change: exact loss" in labels
     assert any(lbl.startswith("ε∞") for lbl in labels) and any(lbl.startswith("ε₁") for lbl in labels)
     plt.close(ax.figure)
 
@@ -248,7 +305,7 @@ def test_cli_rounds_prints_the_games_and_writes_json_table_and_figure(tmp_path: 
     assert done.returncode == 0, done.stderr
     assert "audit over time of LGRR" in done.stdout and "no game above its claim" in done.stdout
     data = json.loads((out / "rounds.json").read_text())
-    assert len(data["rows"]) == 12 and data["flagged"] == 0
+    assert len(data["rows"]) == 18 and data["flagged"] == 0  # 2 modes x 3 histories x 3 numbers of rounds
     assert (out / "rounds.svg").read_text().lstrip().startswith("<?xml")
     assert "memoized" in (out / "rounds.txt").read_text()
     done = _pldp("audit", "losue", "--eps-perm", "2", "--eps", "0.5", "--d", "4", "--rounds", "2", "--pair", "3,1",

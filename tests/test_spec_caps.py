@@ -99,17 +99,31 @@ def test_a_client_without_a_ledger_keeps_a_capped_specs_spend_in_the_default_fil
 
 
 #: Malformed caps members and the reason both clients give.
+NOT_AN_OBJECT = "caps must be an object with one or more of 'day', 'total' and 'rounds'"
+ROUNDS = "caps.rounds must be a positive integer (the most reports one device sends)"
 BAD_CAPS = [
-    ("null", "caps must be an object with 'day', 'total' or both"),
-    ("[1, 2]", "caps must be an object with 'day', 'total' or both"),
-    ("{}", "caps must be an object with 'day', 'total' or both"),
-    ('{"week": 1, "day": 1, "month": 2}', "caps has unknown members month, week; a spec's caps are 'day' and 'total'"),
+    ("null", NOT_AN_OBJECT),
+    ("[1, 2]", NOT_AN_OBJECT),
+    ("{}", NOT_AN_OBJECT),
+    (
+        '{"week": 1, "day": 1, "month": 2}',
+        "caps has unknown members month, week; a spec's caps are 'day', 'total' and 'rounds'",
+    ),
     ('{"day": 0}', "caps.day must be a positive finite number (an epsilon)"),
     ('{"day": 1, "total": -2}', "caps.total must be a positive finite number (an epsilon)"),
     ('{"total": "3"}', "caps.total must be a positive finite number (an epsilon)"),
     ('{"day": true}', "caps.day must be a positive finite number (an epsilon)"),
     ('{"day": null}', "caps.day must be a positive finite number (an epsilon)"),
     ('{"day": 1e999}', "caps.day must be a positive finite number (an epsilon)"),
+    ('{"rounds": 0}', ROUNDS),
+    ('{"day": 1, "rounds": -3}', ROUNDS),
+    ('{"rounds": 2.5}', ROUNDS),
+    ('{"rounds": "8"}', ROUNDS),
+    ('{"rounds": true}', ROUNDS),
+    ('{"rounds": null}', ROUNDS),
+    ('{"rounds": 1e999}', ROUNDS),
+    ('{"rounds": 9007199254740992}', ROUNDS),  # 2**53: beyond what JavaScript holds exactly
+    ('{"rounds": 8, "day": 0}', "caps.day must be a positive finite number (an epsilon)"),
 ]
 
 
@@ -204,3 +218,116 @@ def test_the_node_client_enforces_the_smaller_cap_and_needs_a_ledger(tmp_path: P
         client.report("mac")
     why = "the owner's daily cap of this family is epsilon = 1, 1 is spent today"
     assert str(err.value).split(": ")[1] == why + tail
+
+
+# ------------------------------------------------------------------------------------ the rounds cap
+
+#: L-GRR(2, 0.5, 4): eps_inf = 2 over d = 4 answers; a device sends at most 6 reports on its family.
+ROUNDS6 = Spec.from_mechanism(pldp.LGRR(2.0, 0.5, 4), question="Your OS?", labels=list("abcd"), caps={"rounds": 6})
+
+
+def test_the_rounds_cap_is_content_but_keeps_the_memo_key() -> None:
+    plain = Spec.from_mechanism(pldp.LGRR(2.0, 0.5, 4), question="Your OS?", labels=list("abcd"))
+    assert plain.id == "7630f45c4512e96eb91a8b5988f7a3a9" and plain.rounds_cap is None  # as before the member
+    # a new id, the same permanent responses (memo_key_default drops caps)
+    assert ROUNDS6.id != plain.id and ROUNDS6.memo_key == plain.memo_key == "spec:ca439e6e664ab8ec6b7bc693c7ec1fbb"
+    assert ROUNDS6.rounds_cap == 6 and ROUNDS6.caps == {"rounds": 6} and isinstance(ROUNDS6.caps["rounds"], int)
+    assert Spec.from_json(ROUNDS6.to_json()) == ROUNDS6 and '"caps": {\n    "rounds": 6\n  }' in ROUNDS6.to_json()
+    both = Spec.from_mechanism(pldp.KRR(1.0, 3), question="Your OS?", labels=OS, caps={"day": 2, "rounds": 5})
+    assert both.caps == {"day": 2.0, "rounds": 5} and both.rounds_cap == 5
+    # 6.0 is 6 (JSON and JavaScript do not tell them apart): the same spec, the same id
+    assert (
+        Spec.from_mechanism(pldp.LGRR(2.0, 0.5, 4), question="Your OS?", labels=list("abcd"), caps={"rounds": 6.0})
+        == ROUNDS6
+    )
+    assert Spec.from_json(ROUNDS6.to_json().replace('"rounds": 6', '"rounds": 6.0')).rounds_cap == 6
+    altered = ROUNDS6.to_dict()
+    altered["caps"]["rounds"] = 60
+    with pytest.raises(SpecError, match="does not match its content"):
+        Spec.from_json(altered)
+    with pytest.raises(SpecError, match=r"caps\.rounds must be a positive integer"):
+        Spec.from_mechanism(pldp.KRR(1.0, 3), question="Your OS?", labels=OS, caps={"rounds": 0})
+
+
+def test_the_rounds_cap_refuses_the_familys_next_report_whatever_it_would_be_charged() -> None:
+    from pldp.deploy.memostore import MemoryStore
+
+    words = Counted()
+    ledger = Ledger(None, clock=Clock(NOON))
+    client = Client(ROUNDS6, words, store=MemoryStore(), ledger=ledger)
+    client.reports(["a", "b"])
+    for x in "cdab":  # reports 5 and 6 are charged 0 (d = 4 reports made): the cap still counts them
+        client.report(x)
+    assert ledger.view().total == Spend(8.0, 6, 4, 8.0)
+    drawn = words.words
+    with pytest.raises(LedgerCapError) as err:
+        client.report("a")
+    why = "the spec's rounds cap of this family is 6 report(s), 6 sent so far, and this batch would send 1"
+    assert str(err.value).split(": ")[1] == why + ". Nothing was drawn or sent."
+    assert words.words == drawn and ledger.view().total == Spend(8.0, 6, 4, 8.0)  # nothing drawn, nothing recorded
+    # a batch that would go past it is refused whole; one that fits is not
+    ledger = Ledger(None, clock=Clock(NOON))
+    client = Client(ROUNDS6, words, store=MemoryStore(), ledger=ledger)
+    client.reports(["a"] * 5)
+    with pytest.raises(LedgerCapError, match="6 report\\(s\\), 5 sent so far, and this batch would send 2"):
+        client.reports(["a", "b"])
+    client.report("b")
+    assert ledger.view().total.reports == 6
+    # another campaign of the family (the same memo key) with a smaller cap counts the family's reports
+    other = Spec.from_mechanism(pldp.LGRR(2.0, 0.5, 4), question="Your OS?", labels=list("abcd"), caps={"rounds": 3})
+    assert other.memo_key == ROUNDS6.memo_key and other.id != ROUNDS6.id
+    with pytest.raises(LedgerCapError, match="rounds cap of this family is 3 report\\(s\\), 6 sent so far"):
+        Client(other, words, store=MemoryStore(), ledger=ledger).report("a")
+    # the owner's caps still apply, and an epsilon cap refuses first where both would
+    capped = Ledger(None, caps=Caps(family_total=4.0), clock=Clock(NOON))
+    Client(ROUNDS6, words, store=MemoryStore(), ledger=capped).reports(["a", "b"])
+    with pytest.raises(LedgerCapError, match="the owner's total cap of this family is epsilon = 4"):
+        Client(ROUNDS6, words, store=MemoryStore(), ledger=capped).report("c")
+
+
+def test_the_node_client_refuses_past_the_rounds_cap_word_for_word(tmp_path: Path) -> None:
+    (tmp_path / "spec.json").write_text(ROUNDS6.to_json().replace('"rounds": 6', '"rounds": 6.0'))
+    script = f"""
+        import {{ readFileSync }} from "node:fs";
+        import {{ loadSpec, Client, MemoryMemoStore }} from "{ROOT}/clients/js/pldp-client.mjs";
+        import {{ Ledger }} from "{ROOT}/clients/js/pldp-ledger.mjs";
+        const spec = await loadSpec(readFileSync("{tmp_path}/spec.json", "utf8"));
+        let words = 0;
+        const random = (n) => {{ words += n; return new Uint32Array(n).fill(12345); }};
+        const ledger = Ledger.memory({{ clock: () => {NOON} }});
+        const client = new Client(spec, {{ random, ledger, store: new MemoryMemoStore() }});
+        const charged = [];
+        for (const x of ["a", "b", "c", "d", "a", "b"]) {{
+          await client.report(x);
+          charged.push(ledger.view().total.epsilon);
+        }}
+        const before = words;
+        let refused = "";
+        try {{ await client.report("a"); }} catch (err) {{ refused = `${{err.name}}: ${{err.message}}`; }}
+        let without = "";
+        try {{ new Client(spec, {{ store: new MemoryMemoStore() }}); }} catch (err) {{ without = err.name; }}
+        console.log(JSON.stringify({{ id: spec.id, cap: spec.caps.rounds, charged, refused, drawn: words - before,
+                                      reports: ledger.view().total.reports, without }}));
+    """
+    out = subprocess.run(
+        [need_node(), "--input-type=module", "-e", script], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert out.returncode == 0, out.stderr
+    why = "the spec's rounds cap of this family is 6 report(s), 6 sent so far, and this batch would send 1"
+    family = json.dumps(ROUNDS6.memo_key)
+    assert json.loads(out.stdout) == {
+        "id": ROUNDS6.id,  # 6.0 read as 6: the same id
+        "cap": 6,
+        "charged": [2, 4, 6, 8, 8, 8],
+        "refused": f"LedgerCapError: the privacy ledger refuses 1 report(s) of spec {ROUNDS6.id} (family {family}): "
+        f"{why}. Nothing was drawn or sent.",
+        "drawn": 0,
+        "reports": 6,
+        "without": "TypeError",  # a spec with caps needs a ledger
+    }
+    # the same reason in Python (the family is quoted as each language quotes a string)
+    ledger = Ledger(None, clock=Clock(NOON))
+    ledger.charge(ROUNDS6, 6, 4)
+    with pytest.raises(LedgerCapError) as err:
+        ledger.charge(ROUNDS6, 1, 0)
+    assert str(err.value).split("): ")[1] == json.loads(out.stdout)["refused"].split("): ")[1]

@@ -870,18 +870,23 @@ export function verify(spec) {
 }
 
 /**
- * The optional `caps` member, when present: {"day": eps, "total": eps}, one or both, positive finite
- * numbers (the most one device may spend on the spec's family; pldp-ledger.mjs enforces them).
+ * The optional `caps` member, when present: {"day": eps, "total": eps, "rounds": n}, one or more:
+ * day and total positive finite numbers (the most one device may spend on the spec's family), rounds
+ * a positive (safe) integer (the most reports one device sends on the family: one per round of a
+ * recurring campaign); pldp-ledger.mjs enforces them. The messages are Python's (pldp.deploy.spec).
  */
 function checkSpecCaps(caps) {
-  if (!isObject(caps) || Object.keys(caps).length === 0) throw new SpecError("caps must be an object with 'day', 'total' or both");
-  const extra = Object.keys(caps).filter((k) => k !== "day" && k !== "total").sort();
-  if (extra.length) throw new SpecError(`caps has unknown members ${extra.join(", ")}; a spec's caps are 'day' and 'total'`);
+  if (!isObject(caps) || Object.keys(caps).length === 0) throw new SpecError("caps must be an object with one or more of 'day', 'total' and 'rounds'");
+  const extra = Object.keys(caps).filter((k) => !["day", "total", "rounds"].includes(k)).sort();
+  if (extra.length) throw new SpecError(`caps has unknown members ${extra.join(", ")}; a spec's caps are 'day', 'total' and 'rounds'`);
   for (const name of ["day", "total"]) {
     const v = caps[name];
     if (Object.hasOwn(caps, name) && !(typeof v === "number" && Number.isFinite(v) && v > 0)) {
       throw new SpecError(`caps.${name} must be a positive finite number (an epsilon)`);
     }
+  }
+  if (Object.hasOwn(caps, "rounds") && !(Number.isSafeInteger(caps.rounds) && caps.rounds >= 1)) {
+    throw new SpecError("caps.rounds must be a positive integer (the most reports one device sends)");
   }
 }
 
@@ -1461,7 +1466,7 @@ export class Client {
     this.#ledger = ledger ?? null;
     if (spec.caps !== undefined && this.#ledger === null) {
       throw new TypeError(
-        "this spec sets caps on what a device may spend (its caps member): give the client a ledger that keeps " +
+        "this spec sets caps on what a device may spend or send (its caps member): give the client a ledger that keeps " +
           "the spend (new Client(spec, {ledger: Ledger.browser()}) or await Ledger.file(path) in Node)",
       );
     }

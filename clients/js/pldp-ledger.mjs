@@ -5,10 +5,11 @@
 // campaign family (the campaigns of one memo key, else one spec) and in total, per UTC day and over
 // all time, and refuses a batch that would go over a cap the device's owner set or the spec's own
 // caps member (its family per UTC day and in all; the smaller of the spec's and the owner's family
-// cap applies), before a single random word is drawn (pass it to the client: new Client(spec,
-// {ledger}); a spec with caps needs one). Apple keeps such a ledger with a daily budget per use
-// case ("Differential Privacy Overview", 2017); RAPPOR's memoization lets a device report again
-// without revealing its value again and again (Erlingsson et al., CCS 2014).
+// cap applies; and "rounds": N, the most reports the device sends on the family, one per round of
+// a recurring campaign), before a single random word is drawn (pass it to the client: new
+// Client(spec, {ledger}); a spec with caps needs one). Apple keeps such a ledger with a daily
+// budget per use case ("Differential Privacy Overview", 2017); RAPPOR's memoization lets a device
+// report again without revealing its value again and again (Erlingsson et al., CCS 2014).
 //
 // The accounting rule (docs/collector.md, "The device's privacy ledger"). Whether a batch is sent or
 // refused must not depend on the answers it protects (the collector sees which reports arrive), so
@@ -28,7 +29,15 @@
 // where R is the number of reports the family made before (all time: public, the collector sees
 // every report) and d the number of values that can draw a permanent response (the memo node's
 // domain): every report as if its value were new to the memo, until d reports, after which none can
-// be. #refusal sees the charged spends, c and the caps only.
+// be. #refusal sees the charged spends, c, the counts and the caps only.
+//
+// The rounds cap (docs/wire-format.md §1.3): a batch of n reports is refused when the family's R
+// reports so far and n exceed the spec's caps.rounds N, whatever c (after d reports a memoized batch
+// is charged 0, and is still refused). Like c it is a count, public and independent of the answers.
+// It bounds what neither spend below does: the whole history of the family's reports, whose loss over
+// whether and when the answer changed grows with every report (pldp.privacy.over_rounds(spec, N) in
+// Python). Each spec's rounds cap is checked, when its own reports are charged, against the reports
+// of the whole family (of every spec of it), as each spec's epsilon caps are.
 //
 // The per-value spend (values_epsilon, day_values_epsilon), shown for information and never read
 // by a refusal: k * eps_perm(s) for a memoized batch whose k values were new to the memo (values
@@ -490,14 +499,13 @@ export class Ledger {
       const families = readFamilies(text, this.#storage.where);
       const day = this.today();
       const entry = families[cost.family];
-      c = chargeOf(cost, reports, entry ? entry.reports : 0);
-      if (c > 0) {
-        const why = this.#refusal(chargedOf(families, cost.family, day), c, spec.caps);
-        if (why !== null) {
-          throw new LedgerCapError(
-            `the privacy ledger refuses ${reports} report(s) of spec ${spec.id} (family ${JSON.stringify(cost.family)}): ${why}. Nothing was drawn or sent.`,
-          );
-        }
+      const before = entry ? entry.reports : 0;
+      c = chargeOf(cost, reports, before);
+      const why = this.#refusal(chargedOf(families, cost.family, day), c, spec.caps, before, reports);
+      if (why !== null) {
+        throw new LedgerCapError(
+          `the privacy ledger refuses ${reports} report(s) of spec ${spec.id} (family ${JSON.stringify(cost.family)}): ${why}. Nothing was drawn or sent.`,
+        );
       }
       const batch = { reports, values, charged: c, valuesEpsilon: spendOf(cost, reports, values) };
       families[cost.family] = added(entry, spec, cost, batch, day, round);
@@ -507,24 +515,32 @@ export class Ledger {
   }
 
   /**
-   * Why a charge c to a family would break a cap, or null; a family's cap is the smaller of the
-   * owner's and the spec's (the spec's on a tie). Its inputs are data-independent by construction:
-   * the charged spends (chargedOf), c and the caps.
+   * Why a batch of `reports` reports charging c to a family that sent `before` reports (all time)
+   * would break a cap, or null. A family's epsilon cap is the smaller of the owner's and the spec's
+   * (the spec's on a tie); the spec's rounds cap bounds before + reports, whatever c (a batch charged
+   * 0 is refused by it too). Its inputs are data-independent by construction: the charged spends
+   * (chargedOf), c, the counts and the caps.
    */
-  #refusal(spent, c, specCaps) {
+  #refusal(spent, c, specCaps, before, reports) {
     const theirs = specCaps ?? {};
-    const [dayName, dayCap] = smaller(["the spec's", theirs.day], ["the owner's", this.caps.family_day]);
-    const [allName, allCap] = smaller(["the spec's", theirs.total], ["the owner's", this.caps.family_total]);
-    const checks = [
-      [`${dayName} daily cap of this family`, dayCap, spent.familyToday, "today"],
-      [`${allName} total cap of this family`, allCap, spent.familyTotal, "in all"],
-      ["the device's daily cap", this.caps.day, spent.deviceToday, "today"],
-      ["the device's total cap", this.caps.total, spent.deviceTotal, "in all"],
-    ];
-    for (const [name, cap, was, when] of checks) {
-      if (cap !== undefined && was + c > cap + TOLERANCE) {
-        return `${name} is epsilon = ${fmt(cap)}, ${fmt(was)} is spent ${when}, and this batch would spend ${fmt(c)}`;
+    if (c > 0) {
+      const [dayName, dayCap] = smaller(["the spec's", theirs.day], ["the owner's", this.caps.family_day]);
+      const [allName, allCap] = smaller(["the spec's", theirs.total], ["the owner's", this.caps.family_total]);
+      const checks = [
+        [`${dayName} daily cap of this family`, dayCap, spent.familyToday, "today"],
+        [`${allName} total cap of this family`, allCap, spent.familyTotal, "in all"],
+        ["the device's daily cap", this.caps.day, spent.deviceToday, "today"],
+        ["the device's total cap", this.caps.total, spent.deviceTotal, "in all"],
+      ];
+      for (const [name, cap, was, when] of checks) {
+        if (cap !== undefined && was + c > cap + TOLERANCE) {
+          return `${name} is epsilon = ${fmt(cap)}, ${fmt(was)} is spent ${when}, and this batch would spend ${fmt(c)}`;
+        }
       }
+    }
+    const rounds = theirs.rounds;
+    if (rounds !== undefined && reports > 0 && before + reports > rounds) {
+      return `the spec's rounds cap of this family is ${rounds} report(s), ${before} sent so far, and this batch would send ${reports}`;
     }
     return null;
   }

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadSpec, verify, Client, MemoryMemoStore } from "../pldp-client.mjs";
 import { LEDGER_FORMAT, Ledger, LedgerCapError, LedgerError, chargeOf, migrateFamily, specCost, spendOf } from "../pldp-ledger.mjs";
-import { makeSpec, krr, febsfLike, resign } from "./fixtures.mjs";
+import { makeSpec, krr, febsfLike, resign, clone } from "./fixtures.mjs";
 
 const DAY = 86400;
 const NOON = 20000 * DAY + DAY / 2; // 2024-10-04 12:00 UTC
@@ -165,6 +165,39 @@ test("a memoized spec is charged eps_perm per report until d reports, its new va
   await again.reports(Array(30).fill("a"));
   await again.reports(["b", "c", "d", "a"]);
   assert.deepEqual(roomy.view().total, { epsilon: 8, reports: 34, values: 4, valuesEpsilon: 8 });
+});
+
+test("a spec's rounds cap refuses the family's next report, even one charged nothing", async () => {
+  const capped = async (rounds) => loadSpec(await resign({ ...clone(memoSpec), caps: { rounds } }));
+  const six = await capped(6);
+  assert.equal(six.memo.key, "os-daily");
+  const words = counted();
+  const ledger = Ledger.memory({ clock: () => NOON });
+  const client = new Client(six, { random: words, store: new MemoryMemoStore(), ledger });
+  await client.reports(["a", "b", "c", "d"]);
+  assert.deepEqual([ledger.charge(six, 1), ledger.charge(six, 1)], [0, 0]); // d = 4 reports made: charged 0, counted
+  const drawn = words.words;
+  await assert.rejects(client.report("a"), (err) => {
+    assert.ok(err instanceof LedgerCapError);
+    assert.equal(
+      err.message.split("): ")[1],
+      "the spec's rounds cap of this family is 6 report(s), 6 sent so far, and this batch would send 1. Nothing was drawn or sent.",
+    );
+    return true;
+  });
+  assert.equal(words.words, drawn);
+  assert.deepEqual(ledger.view().total, { epsilon: 8, reports: 6, values: 4, valuesEpsilon: 8 });
+  // a batch past the cap is refused whole; another spec of the family counts the family's reports
+  const fresh = Ledger.memory({ clock: () => NOON });
+  fresh.charge(six, 5, 4);
+  assert.throws(() => fresh.charge(six, 2), /6 report\(s\), 5 sent so far, and this batch would send 2/);
+  const three = await capped(3);
+  assert.throws(() => fresh.charge(three, 1), /rounds cap of this family is 3 report\(s\), 5 sent so far/);
+  assert.equal(fresh.charge(six, 1), 0);
+  // malformed rounds caps are refused when the spec is loaded
+  for (const rounds of [0, 2.5, "8", true, null, 2 ** 53]) {
+    await assert.rejects(capped(rounds), { name: "SpecError", message: "caps.rounds must be a positive integer (the most reports one device sends)" });
+  }
 });
 
 /** A pldp.ledger/1 document (epsilon: eps_perm per new value), on NOON's day. */

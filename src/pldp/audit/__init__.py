@@ -29,6 +29,8 @@ module              holds
 ``catalog``         every mechanism and protocol in a standard configuration (``make audit``)
 ``longitudinal``    :func:`audit_rounds`: the audit over time, ``r`` reports of one device,
                     fresh and memoized
+``histories``       the pairs of histories it compares (segments of rounds)
+``round_models``    the exact law of a device's reports over rounds (its likelihood ratio)
 ``rounds``          :class:`RoundsResult`: its table and plot
 ``rounds_figure``   the figure of ``docs/auditing.md`` (``make audit``)
 ``history_figure``  the whole-history accountant's figure of ``docs/longitudinal.md``

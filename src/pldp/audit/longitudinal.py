@@ -7,12 +7,14 @@ Clopper–Pearson machinery of the one-report audit (:mod:`pldp.audit.bounds`). 
 
 * ``"fresh"``: the one-report mechanism used ``r`` times without a memo (for a memoized chain, its
   one-report channel at :math:`\\varepsilon_1`: every round draws a new permanent response). The
-  loss composes: the claim is :math:`r\\,\\varepsilon_1`, and the audited bound grows with ``r``.
+  loss composes: the claim is :math:`\\varepsilon_1` per round where the histories differ
+  (:math:`r\\,\\varepsilon_1` when they differ in every round), and the audited bound grows with ``r``.
 * ``"memoized"``: the chain with its memo (``perturb(x, rng, memo=...)``): one permanent response
   per value, kept across rounds. Every report of a value is a function of that response and fresh
-  coins, so the claim is :math:`\\varepsilon_\\infty` per distinct value, whatever ``r``.
+  coins, so between two histories with the same *change pattern* (only the values differ) the
+  claim is :math:`\\varepsilon_\\infty` per distinct value, whatever ``r``.
 
-Two histories (:func:`segments`), for the audited pair of items ``(a, b)``:
+Three pairs of histories (:func:`segments`), for the audited pair of items ``(a, b)``:
 
 * ``"same"``: the device holds one value in every round: :math:`a^r` against :math:`b^r`;
 * ``"change"``: the value changes once, after round :math:`h = \\lceil r/2 \\rceil`:
@@ -20,27 +22,44 @@ Two histories (:func:`segments`), for the audited pair of items ``(a, b)``:
   hold two distinct values each, so the memo draws two permanent responses: the memoized claim is
   :math:`\\varepsilon_\\infty(a, b) + \\varepsilon_\\infty(b, a)`, memoization's known limit (RAPPOR's
   :math:`\\varepsilon_\\infty` is per value, not per device).
+* ``"split"``: one value against a change halfway: :math:`a^{g} b^{r-g}` against :math:`a^r`,
+  :math:`g = \\lfloor r/2 \\rfloor` (at ``r = 1``: ``b`` against ``a``). The histories differ in
+  their change pattern, not only in their values: the first draws two permanent responses, the
+  second one, and reports of one memo agree more often than reports of two. No
+  :math:`\\varepsilon_\\infty` bounds this pair: its exact loss grows with ``r`` without limit
+  (:func:`pldp.privacy.pair_loss`; :math:`a^{15} b^{15}` against :math:`a^{30}` reaches 20.9 for
+  L-GRR over two items at :math:`\\varepsilon_\\infty = 2`, :math:`\\varepsilon_1 = 1`). The
+  memoized row's claim is that exact loss in the audited direction, :math:`\\max_y \\ln P(y \\mid
+  h_0) / P(y \\mid h_1)` (``pldp.privacy.rounds_search.pair_extremes``), or, where it would take
+  more than ``pldp.privacy.rounds.MAX_EXACT`` output configurations, the proven bound
+  :math:`\\min(\\varepsilon_{IRR} m, \\varepsilon_1 + (r - 1) \\varepsilon_{IRR})` for the ``m``
+  rounds where the histories differ (:func:`pldp.privacy.over_rounds`, Notes). An audited bound
+  above it would be a bug in the sampler or in the accountant.
 
 **The test** is the likelihood ratio of the whole sequence (Neyman–Pearson), from the exact
-parameters of the code. Rounds that hold one value form a *segment*; the reports of a segment are
-independent given its permanent response ``z``, so with the segment's histogram :math:`C_y` (direct
+parameters of the code. Rounds in which each history holds one value form a *segment*; the rounds
+of one history that hold one value ``v`` (one or more segments) share its permanent response
+``z``, and their reports are independent given ``z``, so with their histogram :math:`C_y` (direct
 reports) the memoized likelihood of value ``v`` sums over the permanent response,
 
 .. math::
 
     L(v) = \\sum_z Q_1(z \\mid v) \\prod_y Q_2(y \\mid z)^{C_y},
 
-one matrix product and a log-sum-exp per chunk of devices; for unary reports the bits of the pair's
-two items carry the whole ratio, bit ``k`` set :math:`S_k` times out of the segment's ``m`` reports,
-and
+one matrix product and a log-sum-exp per chunk of devices, and a history's likelihood is the product
+over its values. For unary reports bit ``k`` is set :math:`S_k` times out of the value's ``m``
+reports, and
 
 .. math::
 
-    L(v) = \\prod_{k \\in \\{a, b\\}} \\sum_{z \\in \\{0, 1\\}} \\Pr(z_k = z \\mid v)\\,
+    L(v) = \\prod_{k} \\sum_{z \\in \\{0, 1\\}} \\Pr(z_k = z \\mid v)\\,
     p_{z,k}^{S_k} (1 - p_{z,k})^{m - S_k}, \\qquad p_{1,k} = a_{2,k},\\ p_{0,k} = b_{2,k}
 
-(a mixture of two binomials per bit; the other bits have one law under both values). Fresh reports are independent, so
-their log-ratio is a sum over reports. The test fires when the log-ratio reaches a threshold
+(a mixture of two binomials per bit ``k`` the test reads). When the two histories share their change
+pattern, only the bits of ``a`` and ``b`` differ in law and the test reads those two; for ``"split"`` every bit does
+(each of the ``d`` bits of the first history comes from two permanent responses, of the second
+from one), and the test reads them all. Fresh reports are independent, so their log-ratio is a sum
+over reports. The test fires when the log-ratio reaches a threshold
 chosen on a separate *calibration* sample (the threshold of the largest Clopper–Pearson bound
 there); the bound is then computed on fresh draws, so it is a valid lower bound with the stated
 joint confidence (Bonferroni over the rows) whatever the threshold. A sampler that does not follow
@@ -49,41 +68,45 @@ still a fixed event, and its bound still holds.
 
 What it cannot show. A lower bound, at the resolution of the trials: with ``n`` devices per input
 no audit proves much more than :math:`\\ln(n)`, so the fresh curve bends away from
-:math:`r\\,\\varepsilon_1` long before ``r = 30`` at small budgets; and it audits one pair of items,
-one history shape, the library's mechanisms (not the clients' memo stores).
+:math:`r\\,\\varepsilon_1` long before ``r = 30`` at small budgets, and the ``"split"`` curve bends
+away from its exact loss; and it audits one pair of items, three history shapes, one direction of
+each, the library's mechanisms (not the clients' memo stores).
 """
 
 from __future__ import annotations
 
 import math
 import time
-from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from scipy import special
 
 from pldp.audit.bounds import clopper_pearson, epsilon_lower_bound
-from pldp.audit.events import bit_of, pair_claim
+from pldp.audit.events import pair_claim
+from pldp.audit.histories import MAX_ROUNDS, SCENARIOS, Segment, parse_rounds, same_pattern, segments
 from pldp.audit.pairs import Input, Pair
+from pldp.audit.round_models import MODEL, Model, UnaryModel
 from pldp.audit.rounds import RoundsResult, RoundsRow
-from pldp.channel import DirectNode, MemoNode, Node, NodeVisitor, UnaryNode
-from pldp.channel.memo import CHAIN_GRID
-from pldp.channel.sampling import GRID
+from pldp.channel import Node
 from pldp.errors import ParameterError
 
-__all__ = ["MAX_ROUNDS", "MODES", "ROUNDS", "SCENARIOS", "Segment", "audit_rounds", "parse_rounds", "segments"]
+__all__ = [
+    "MAX_ROUNDS",
+    "MODES",
+    "ROUNDS",
+    "SCENARIOS",
+    "Segment",
+    "audit_rounds",
+    "parse_rounds",
+    "same_pattern",
+    "segments",
+]
 
-#: The histories a device may have (module docstring).
-SCENARIOS = ("same", "change")
 #: How the device reports (module docstring).
 MODES = ("memoized", "fresh")
 #: The default numbers of rounds.
 ROUNDS = (1, 2, 5, 10, 30)
-#: Most rounds per device in one game.
-MAX_ROUNDS = 1000
 #: Most histogram cells per chunk of devices (bounds the memory of a direct audit).
 _CELLS = 1 << 22
 #: Most devices per chunk.
@@ -92,216 +115,16 @@ _CHUNK = 1 << 16
 _CANDIDATES = 512
 
 
-@dataclass(frozen=True)
-class Segment:
-    """Rounds ``start .. stop-1`` in which history 0 holds ``v0`` and history 1 holds ``v1``."""
-
-    start: int
-    stop: int
-    v0: int
-    v1: int
-
-    @property
-    def length(self) -> int:
-        """Rounds in the segment."""
-        return self.stop - self.start
-
-
-def segments(scenario: str, rounds: int, a: int, b: int) -> list[Segment]:
-    """The segments of the two histories of ``scenario`` over ``rounds`` rounds (module docstring).
-
-    Examples
-    --------
-    >>> [(s.start, s.stop, s.v0, s.v1) for s in segments("change", 5, 0, 1)]
-    [(0, 3, 0, 1), (3, 5, 1, 0)]
-    """
-    if scenario not in SCENARIOS:
-        raise ParameterError(f"scenario must be one of {SCENARIOS}, got {scenario!r}")
-    if scenario == "same" or rounds == 1:
-        return [Segment(0, rounds, a, b)]
-    h = -(-rounds // 2)
-    return [Segment(0, h, a, b), Segment(h, rounds, b, a)]
-
-
-def parse_rounds(text: str | Sequence[int]) -> tuple[int, ...]:
-    """Numbers of rounds: ``"1,2,5,10,30"`` or a sequence of ints, each in ``1 .. MAX_ROUNDS``, sorted
-    and without repeats.
-
-    Raises
-    ------
-    ParameterError
-        Anything else, naming the bad part.
-    """
-    parts = [p.strip() for p in text.split(",")] if isinstance(text, str) else list(text)
-    out: set[int] = set()
-    for p in parts:
-        ok = isinstance(p, str) and p.isascii() and p.isdigit()
-        ok = ok or (isinstance(p, (int, np.integer)) and not isinstance(p, bool))
-        if not ok or not 1 <= int(p) <= MAX_ROUNDS:
-            raise ParameterError(f"rounds are whole numbers 1 .. {MAX_ROUNDS} (e.g. 1,2,5,10,30), got {p!r}")
-        out.add(int(p))
-    if not out:
-        raise ParameterError("rounds is empty: give e.g. 1,2,5,10,30")
-    return tuple(sorted(out))
-
-
-# --------------------------------------------------------------------------- models
-def _xlog(count: np.ndarray, logp: np.ndarray) -> np.ndarray:
-    """``count @ logp.T`` with ``0 * log 0 = 0``: the log-likelihood of histograms under rows of ``logp``."""
-    finite = np.isfinite(logp)
-    out = count @ np.where(finite, logp, 0.0).T
-    if not finite.all():
-        out[(count > 0).astype(np.int64) @ (~finite).T.astype(np.int64) > 0] = -np.inf
-    return out
-
-
-def _ratio(l0: np.ndarray, l1: np.ndarray) -> np.ndarray:
-    with np.errstate(invalid="ignore"):
-        out = l0 - l1
-    return np.where(np.isnan(out), 0.0, out)  # impossible under both: no evidence either way
-
-
-class _Model(ABC):
-    """The exact law of a device's reports: its per-segment statistic and log-likelihood ratio."""
-
-    def __init__(self, d: int) -> None:
-        self.d = d
-
-    @abstractmethod
-    def empty(self, n: int, pair: tuple[int, int]) -> np.ndarray:
-        """A zero statistic of ``n`` devices' segment."""
-
-    @abstractmethod
-    def add(self, stat: np.ndarray, cols: Mapping[str, np.ndarray], pair: tuple[int, int]) -> None:
-        """Count one round's reports (one per device) into ``stat``."""
-
-    @abstractmethod
-    def llr(self, stat: np.ndarray, seg: Segment, pair: tuple[int, int], memoized: bool) -> np.ndarray:
-        """Log-likelihood ratio of history 0 against history 1 given one segment's statistic."""
-
-
-class _DirectModel(_Model):
-    """Direct reports: the statistic is the segment's histogram of reported items."""
-
-    def __init__(self, one: np.ndarray, prr: np.ndarray | None = None, irr: np.ndarray | None = None) -> None:
-        super().__init__(one.shape[0])
-        with np.errstate(divide="ignore"):
-            self.log_one = np.log(one)
-            self.log_prr = None if prr is None else np.log(prr)
-            self.log_irr = None if irr is None else np.log(irr)
-
-    def empty(self, n: int, pair: tuple[int, int]) -> np.ndarray:
-        return np.zeros((n, self.d), dtype=np.float64)  # counts, float for the matrix products
-
-    def add(self, stat: np.ndarray, cols: Mapping[str, np.ndarray], pair: tuple[int, int]) -> None:
-        items = np.asarray(cols["item"], dtype=np.int64)
-        stat.reshape(-1)[np.arange(items.size, dtype=np.int64) * self.d + items] += 1.0  # one cell per row
-
-    def llr(self, stat: np.ndarray, seg: Segment, pair: tuple[int, int], memoized: bool) -> np.ndarray:
-        if not memoized:
-            ll = _xlog(stat, self.log_one[[seg.v0, seg.v1]])
-            return _ratio(ll[:, 0], ll[:, 1])
-        assert self.log_prr is not None and self.log_irr is not None
-        given = _xlog(stat, self.log_irr)  # (n, z): log prod_y Q2(y | z)^C_y
-        with np.errstate(invalid="ignore"):
-            l0 = special.logsumexp(given + self.log_prr[seg.v0], axis=1)
-            l1 = special.logsumexp(given + self.log_prr[seg.v1], axis=1)
-        return _ratio(l0, l1)
-
-
-def _direct_matrix(keep: int, weights: Sequence[int], grid: int) -> np.ndarray:
-    w = np.array([float(v) for v in weights]) / float(grid)
-    return np.tile(w, (len(w), 1)) + np.eye(len(w)) * (float(keep) / float(grid))
-
-
-class _UnaryModel(_Model):
-    """Unary reports: the statistic is how often the pair's two bits were set in the segment."""
-
-    def __init__(
-        self, one: tuple[np.ndarray, np.ndarray], prr: tuple[np.ndarray, np.ndarray] | None = None, irr: Any = None
-    ) -> None:
-        super().__init__(one[0].size)
-        self.one, self.prr, self.irr = one, prr, irr
-
-    def empty(self, n: int, pair: tuple[int, int]) -> np.ndarray:
-        return np.zeros((n, 2), dtype=np.int64)
-
-    def add(self, stat: np.ndarray, cols: Mapping[str, np.ndarray], pair: tuple[int, int]) -> None:
-        packed = np.asarray(cols["bits"])
-        for j, k in enumerate(pair):
-            stat[:, j] += bit_of(packed, k)
-
-    def _loglik(self, s: np.ndarray, m: int, k: int, value: int, memoized: bool) -> np.ndarray:
-        own = value == k
-        if not memoized:
-            p = float((self.one[0] if own else self.one[1])[k])
-            return special.xlogy(s, p) + special.xlog1py(m - s, -p)
-        assert self.prr is not None
-        pi = float((self.prr[0] if own else self.prr[1])[k])
-        a2, b2 = float(self.irr[0][k]), float(self.irr[1][k])
-        with np.errstate(divide="ignore"):
-            log_pi, log_not = np.log(pi), np.log1p(-pi)
-        set_ = log_pi + special.xlogy(s, a2) + special.xlog1py(m - s, -a2)
-        clear = log_not + special.xlogy(s, b2) + special.xlog1py(m - s, -b2)
-        return np.logaddexp(set_, clear)
-
-    def llr(self, stat: np.ndarray, seg: Segment, pair: tuple[int, int], memoized: bool) -> np.ndarray:
-        total = np.zeros(stat.shape[0])
-        for j, k in enumerate(pair):
-            s = stat[:, j].astype(float)
-            l0 = self._loglik(s, seg.length, k, seg.v0, memoized)
-            l1 = self._loglik(s, seg.length, k, seg.v1, memoized)
-            total += _ratio(l0, l1)
-        return total
-
-
-def _probs(values: Sequence[int], grid: int) -> np.ndarray:
-    return np.array([float(v) for v in values]) / float(grid)
-
-
-class _ModelOf(NodeVisitor[_Model]):
-    """The model of a sampler's reports over rounds: ``node.accept(_MODEL)``; a memo node's by the kind
-    of its permanent node, ``node.permanent.accept(_MODEL, node)``."""
-
-    def direct(self, node: DirectNode, chain: MemoNode | None = None) -> _Model:
-        if chain is None:
-            return _DirectModel(_direct_matrix(node.keep, node.weights, GRID))
-        keep, weights = chain.chained()
-        irr = chain.instantaneous
-        return _DirectModel(
-            _direct_matrix(keep, weights, CHAIN_GRID),
-            _direct_matrix(node.keep, node.weights, GRID),
-            _direct_matrix(irr.keep, irr.weights, GRID),  # type: ignore[union-attr]  # a direct chain's IRR
-        )
-
-    def unary(self, node: UnaryNode, chain: MemoNode | None = None) -> _Model:
-        if chain is None:
-            return _UnaryModel((_probs(node.a, GRID), _probs(node.b, GRID)))
-        p, q = chain.chained()
-        irr = chain.instantaneous
-        return _UnaryModel(
-            (_probs(p, CHAIN_GRID), _probs(q, CHAIN_GRID)),
-            (_probs(node.a, GRID), _probs(node.b, GRID)),
-            (_probs(irr.a, GRID), _probs(irr.b, GRID)),  # type: ignore[union-attr]  # a unary chain's IRR
-        )
-
-    def memo(self, node: MemoNode) -> _Model:
-        return node.permanent.accept(self, node)
-
-
-_MODEL = _ModelOf()
-
-
 # --------------------------------------------------------------------------- the game
 def _device_llrs(
-    mech: Any, model: _Model, segs: list[Segment], pair: tuple[int, int], side: int, n: int, memoized: bool, rng: Any
+    mech: Any, model: Model, segs: list[Segment], track: tuple[int, ...], side: int, n: int, memoized: bool, rng: Any
 ) -> np.ndarray:
     """The log-likelihood ratios of ``n`` devices with history ``side``, each drawing every round's report."""
     out = np.empty(n)
     chunk = max(1024, min(_CHUNK, _CELLS // model.d))
     for start in range(0, n, chunk):
         m = min(chunk, n - start)
-        stats = [model.empty(m, pair) for _ in segs]
+        stats = [model.empty(m, track) for _ in segs]
         memo = mech.memo() if memoized else None
         for s, seg in enumerate(segs):
             x = np.full(m, seg.v1 if side else seg.v0, dtype=np.int64)
@@ -310,8 +133,8 @@ def _device_llrs(
                     reports, memo = mech.perturb(x, rng, memo=memo)
                 else:
                     reports = mech.perturb(x, rng)
-                model.add(stats[s], mech.report_columns(reports), pair)
-        out[start : start + m] = sum(model.llr(st, seg, pair, memoized) for st, seg in zip(stats, segs, strict=True))
+                model.add(stats[s], mech.report_columns(reports), track)
+        out[start : start + m] = model.llr(stats, segs, track, memoized)
     return out
 
 
@@ -344,11 +167,34 @@ def _claims(node: Node, pair: tuple[int, int]) -> tuple[Any, Any]:
     return perm, (lambda u, v: claim(one_node, u, v))
 
 
-def _row_claim(segs: list[Segment], memoized: bool, perm: Any, one: Any) -> float:
-    """What the notion claims for the whole sequence (module docstring): :math:`\\varepsilon_1` per fresh
-    report; :math:`\\varepsilon_\\infty` per memoized value (or :math:`\\varepsilon_1` if reported once)."""
+def _history_loss(node: Node, segs: list[Segment]) -> float:
+    """The exact loss :math:`\\max_y \\ln P(y \\mid h_0) / P(y \\mid h_1)` of the memoized chain ``node``
+    between the two histories of ``segs``, or its proven bound where the exact one is too costly
+    (module docstring, ``"split"``)."""
+    from pldp.privacy.rounds import MAX_EXACT
+    from pldp.privacy.rounds_search import chain_of, joint_type, pair_cost, pair_extremes
+
+    chain = chain_of(node)
+    h0 = tuple(seg.v0 for seg in segs for _ in range(seg.length))
+    h1 = tuple(seg.v1 for seg in segs for _ in range(seg.length))
+    classes = joint_type(h0, h1)
+    if pair_cost(chain.parts, chain.per_bit, classes) <= MAX_EXACT:
+        return pair_extremes(chain.parts, chain.per_bit, classes)[0]
+    differ = sum(seg.length for seg in segs if seg.v0 != seg.v1)
+    return min(differ * chain.irr, chain.one + (len(h0) - 1) * chain.irr)
+
+
+def _row_claim(node: Node, segs: list[Segment], memoized: bool, perm: Any, one: Any) -> float:
+    """What the row claims for the whole sequence (module docstring): :math:`\\varepsilon_1` per fresh
+    report where the histories differ; memoized, :math:`\\varepsilon_\\infty` per distinct value (or
+    :math:`\\varepsilon_1` if reported once) when the histories share their change pattern, else the
+    exact loss of the pair (:func:`_history_loss`)."""
+    if memoized and not same_pattern(segs):
+        return _history_loss(node, segs)
     total = 0.0
     for seg in segs:
+        if seg.v0 == seg.v1:  # the same law under both histories
+            continue
         fresh = seg.length * one(seg.v0, seg.v1)
         if not memoized:
             total += fresh
@@ -389,7 +235,8 @@ def audit_rounds(
         Seeds every draw (same seed, same result).
     modes : sequence of {"memoized", "fresh"}, optional
         Default: both for a memoized chain, ``("fresh",)`` otherwise.
-    scenarios : sequence of {"same", "change"}
+    scenarios : sequence of {"same", "change", "split"}
+        The pairs of histories (module docstring; default all three).
     calibration : int, optional
         Devices per history and row that choose the test's threshold (default ``trials // 2``, at
         least 1000); drawn apart from the ``trials``, so the bound holds whatever they choose.
@@ -398,6 +245,11 @@ def audit_rounds(
     -------
     RoundsResult
         One row per mode, scenario and number of rounds; ``flagged`` rows leak more than claimed.
+
+    Raises
+    ------
+    ParameterError
+        Not a pldp mechanism with a direct, unary or memo sampler, or a bad argument.
 
     Examples
     --------
@@ -408,6 +260,15 @@ def audit_rounds(
     (True, [('memoized', 1), ('memoized', 10), ('fresh', 1), ('fresh', 10)])
     >>> res.row("fresh", "same", 10).audited > 1.0 >= res.row("memoized", "same", 10).audited
     True
+
+    One value against a change halfway: the memoized loss passes :math:`\\varepsilon_\\infty` and
+    stays under the pair's exact loss (the row's claim).
+
+    >>> res = audit_rounds(pldp.LGRR(2.0, 1.0, 2), rounds=[8], trials=50_000, scenarios=["split"],
+    ...                    modes=["memoized"], rng=np.random.default_rng(0))
+    >>> row = res.row("memoized", "split", 8)
+    >>> round(row.claimed, 2), 2.0 < row.audited <= row.claimed
+    (5.38, True)
     """
     from pldp.oracle import FrequencyOracle
 
@@ -444,7 +305,8 @@ def audit_rounds(
         raise ParameterError(f"alpha must lie in (0, 1), got {alpha!r}")
     rng = rng if rng is not None else np.random.default_rng()
 
-    model = node.accept(_MODEL)
+    model = node.accept(MODEL)
+    unary = isinstance(model, UnaryModel)
     perm, one = _claims(node, (a, b))
     plan = [(mode, sc, r) for mode in modes for sc in scenarios for r in rs]
     each = alpha / len(plan)
@@ -454,12 +316,14 @@ def audit_rounds(
     for mode, sc, r in plan:
         segs = segments(sc, r, a, b)
         mem = mode == "memoized"
-        cal = [_device_llrs(mechanism, model, segs, (a, b), side, n_cal, mem, rng) for side in (0, 1)]
+        # every bit differs in law between two change patterns (module docstring), else only the pair's
+        track = tuple(range(d)) if unary and mem and not same_pattern(segs) else (a, b)
+        cal = [_device_llrs(mechanism, model, segs, track, side, n_cal, mem, rng) for side in (0, 1)]
         t = _threshold(cal[0], cal[1], each)
-        l0, l1 = (_device_llrs(mechanism, model, segs, (a, b), side, n, mem, rng) for side in (0, 1))
+        l0, l1 = (_device_llrs(mechanism, model, segs, track, side, n, mem, rng) for side in (0, 1))
         k0, k1 = int(np.count_nonzero(l0 >= t)), int(np.count_nonzero(l1 >= t))
         audited = epsilon_lower_bound(k0, n, k1, n, each)
-        claimed = _row_claim(segs, mem, perm, one)
+        claimed = _row_claim(node, segs, mem, perm, one)
         rows.append(
             RoundsRow(mode, sc, r, f"{a} vs {b}", claimed, audited, t, k0 / n, k1 / n, n, audited > claimed + 1e-12)
         )

@@ -25,15 +25,19 @@ class RoundsRow:
     ----------
     mode : {"memoized", "fresh"}
         With the chain's memo, or the one-report mechanism used ``rounds`` times.
-    scenario : {"same", "change"}
-        The histories (``pldp.audit.longitudinal.segments``): one value, or a value that changes once.
+    scenario : {"same", "change", "split"}
+        The histories (``pldp.audit.longitudinal.segments``): one value against another, a value that
+        changes once against its swap, or one value against a change halfway (a different change
+        pattern).
     rounds : int
         Reports per device.
     pair : str
         The items ``a vs b`` of the histories.
     claimed : float
-        What the notion claims for the whole sequence: :math:`r\\,\\varepsilon_1` fresh;
-        :math:`\\varepsilon_\\infty` per distinct value memoized.
+        What is claimed for the whole sequence: :math:`\\varepsilon_1` per fresh report where the
+        histories differ; memoized, :math:`\\varepsilon_\\infty` per distinct value when the two
+        histories share their change pattern, and for ``"split"`` (no notion bounds it) the pair's
+        exact loss from :mod:`pldp.privacy` (or its proven bound where the exact one is too costly).
     audited : float
         The lower bound :math:`\\ln(\\mathrm{TPR}_{lo}/\\mathrm{FPR}_{hi})` of the likelihood-ratio test.
     threshold : float
@@ -160,21 +164,40 @@ class RoundsResult:
         return self.summary() + "\n" + self.table()
 
     def plot(self, ax: Any = None, title: str | None = None) -> Any:
-        """Audited epsilon against the number of reports, fresh and memoized, with the budget lines."""
+        """Audited epsilon against the number of reports, fresh and memoized, with the budget lines and,
+        for the memoized ``"split"`` histories, the pair's exact loss (their claim).
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes, optional
+            Where to draw (default: a new figure).
+        title : str, optional
+            Default: the target.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+        """
         import matplotlib.pyplot as plt
 
         if ax is None:
             _, ax = plt.subplots(figsize=(5.0, 4.0))
-        styles = {"same": "-", "change": "--"}
+        styles = {"same": ("-", "o"), "change": ("--", "o"), "split": ((0, (4, 1.5, 1, 1.5)), "s")}
+        names = {"same": "same value", "change": "value changes", "split": "one value vs a change"}
         colors = {"fresh": "C3", "memoized": "C0"}
         for mode in ("fresh", "memoized"):
-            for scenario, ls in styles.items():
+            for scenario, (ls, marker) in styles.items():
                 x, y = self.curve(mode, scenario)
                 if x:
                     y_arr = np.asarray(y, dtype=float)
-                    label = f"{mode}, {'same value' if scenario == 'same' else 'value changes'}"
                     y_plot = np.where(np.isfinite(y_arr), y_arr, np.nan)
-                    ax.plot(x, y_plot, ls=ls, marker="o", ms=3.5, color=colors[mode], label=label)
+                    label = f"{mode}, {names[scenario]}"
+                    ax.plot(x, y_plot, ls=ls, marker=marker, ms=3.5, color=colors[mode], label=label)
+        exact = sorted((r for r in self.rows if (r.mode, r.scenario) == ("memoized", "split")), key=lambda r: r.rounds)
+        if exact:
+            label = "one value vs a change: exact loss"
+            x, y = [r.rounds for r in exact], [r.claimed for r in exact]
+            ax.plot(x, y, color="C2", lw=1, marker="x", ms=4, label=label)
         rounds = sorted({r.rounds for r in self.rows})
         if rounds:
             ax.plot(rounds, [r * self.eps_1 for r in rounds], color="0.7", lw=1, ls=":", label="r·ε₁ (fresh claim)")
@@ -184,6 +207,7 @@ class RoundsResult:
         ax.set_xscale("log")
         ax.set_xticks(rounds, [str(r) for r in rounds])
         top = max([r.audited for r in self.rows if math.isfinite(r.audited)] + [self.eps_perm, self.eps_1, 1.0])
+        # the exact loss of the split histories may run far above what any audit of these trials shows
         ax.set_ylim(0, top * 1.25 if math.isfinite(top) else None)
         ax.set_xlabel("reports of one device, r")
         ax.set_ylabel("audited ε (lower bound)")

@@ -120,12 +120,33 @@ def _spec_new(args: argparse.Namespace) -> int:
 
 
 def _spec_verify(args: argparse.Namespace) -> int:
-    from pldp.deploy import verify
+    """Every claim, exactly; and for a memoized spec whose claims hold, both guarantees over a
+    device's rounds (:func:`pldp.deploy.history.rounds_guarantees`): its answer at eps_inf each time it
+    is new, and whether and when it changes at the whole-history epsilon of the spec's rounds cap
+    (or, without one, of a few numbers of reports)."""
+    from pldp.deploy import Spec, verify
     from pldp.deploy.claimwords import claims_table
+    from pldp.deploy.history import rounds_guarantees
+    from pldp.deploy.spec import read_spec
+    from pldp.errors import SpecError
 
     text = read_text(args.spec, "spec file")
     result = verify(text)
-    print(result.to_json() if args.json else claims_table(json.loads(text), result))
+    rounds, why = None, ""
+    if result.holds and read_spec(text)[0].memoized:
+        try:
+            rounds = rounds_guarantees(Spec.from_json(text))
+        except SpecError as exc:  # its claims hold, yet it does not load (its oracle, say)
+            why = f"The spec does not load ({exc}): its guarantees over rounds are not shown."
+    if args.json:
+        out = result.to_dict()
+        if rounds is not None:
+            out["rounds"] = rounds.to_dict()
+        print(json.dumps(out, indent=2))
+    else:
+        print(claims_table(json.loads(text), result))
+        if rounds is not None or why:
+            print("\n".join(["", *(rounds.lines() if rounds is not None else [why])]))
     return 0 if result.holds else 1
 
 
@@ -220,7 +241,10 @@ def add_commands(sub: Subparsers) -> None:
     new.add_argument("--k", default=None, help="mpldp: values per attribute")
     new.add_argument("--eps-list", default=None, help="mpldp: budget per attribute")
     new.set_defaults(func=_spec_new)
-    ver = spec_sub.add_parser("verify", help="check every privacy claim exactly; exit 1 when one fails")
+    ver = spec_sub.add_parser(
+        "verify",
+        help="check every privacy claim exactly (exit 1 when one fails); a memoized spec's guarantees over its rounds",
+    )
     ver.add_argument("spec", help="spec.json")
     ver.add_argument("--json", action="store_true", help="machine-readable output")
     ver.set_defaults(func=_spec_verify)

@@ -112,22 +112,39 @@ def _check_memo(root: Node, memo: Any) -> None:
         raise SpecError(f"memo.key must be a string of 1 to {MEMO_KEY_MAX} characters, got {key!r}")
 
 
-#: The members of a spec's ``caps``: the campaign's caps per UTC day and in total.
-CAP_MEMBERS = ("day", "total")
+#: The members of a spec's ``caps``: the campaign's caps per UTC day and in total (epsilon), and on
+#: the number of reports (rounds).
+CAP_MEMBERS = ("day", "total", "rounds")
+#: The largest rounds cap: 2**53 - 1, the largest integer both clients read exactly.
+MAX_ROUNDS = 2**53 - 1
 
 
 def _check_caps(caps: Any) -> None:
-    """The optional ``caps`` member, when present: ``{"day": eps, "total": eps}``, one or both, positive
-    finite numbers (the most one device may spend on the spec's family, :mod:`pldp.ledger`)."""
+    """The optional ``caps`` member, when present: ``{"day": eps, "total": eps, "rounds": n}``, one or
+    more of them: ``day`` and ``total`` positive finite numbers (the most one device may spend on the
+    spec's family, :mod:`pldp.ledger`), ``rounds`` a positive integer (the most reports one device
+    sends on the family: one per round of a recurring campaign)."""
     if not isinstance(caps, dict) or not caps:
-        raise SpecError("caps must be an object with 'day', 'total' or both")
+        raise SpecError("caps must be an object with one or more of 'day', 'total' and 'rounds'")
     extra = sorted(set(caps) - set(CAP_MEMBERS))
     if extra:
-        raise SpecError(f"caps has unknown members {', '.join(extra)}; a spec's caps are 'day' and 'total'")
-    for name in CAP_MEMBERS:
+        raise SpecError(f"caps has unknown members {', '.join(extra)}; a spec's caps are 'day', 'total' and 'rounds'")
+    for name in ("day", "total"):
         v = caps.get(name)
         if name in caps and not (isinstance(v, (int, float)) and not isinstance(v, bool) and _positive(v)):
             raise SpecError(f"caps.{name} must be a positive finite number (an epsilon)")
+    if "rounds" in caps and not _rounds(caps["rounds"]):
+        raise SpecError("caps.rounds must be a positive integer (the most reports one device sends)")
+
+
+def _rounds(v: Any) -> bool:
+    """Whether ``v`` is a rounds cap: an integer (a whole float too: JSON does not tell ``8.0`` from
+    ``8``, nor does JavaScript) from 1 to :data:`MAX_ROUNDS`."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return False
+    if isinstance(v, float) and not v.is_integer():  # also inf and nan
+        return False
+    return 1 <= v <= MAX_ROUNDS
 
 
 def _positive(v: float) -> bool:
@@ -231,6 +248,12 @@ class Spec:
             Default ``"spec:"`` and the id of the spec's content without its key
             (:func:`memo_key_default`): the rounds of this campaign, and any campaign with the same
             question, labels and sampler. Refused for a chain that is not memoized.
+        caps : dict, optional
+            The campaign's caps on one device's reports of its family (``docs/wire-format.md``
+            §1.3): ``"day"`` and ``"total"``, the most it may spend per UTC day and in all (in
+            epsilon, as :mod:`pldp.ledger` charges it), and ``"rounds"``, the most reports it
+            sends (a positive integer); one or more. Part of the content (the id), not of the
+            default memo key.
         """
         if not isinstance(oracle, FrequencyOracle):
             raise SpecError(f"expected a pldp mechanism or protocol, got {type(oracle).__name__}")
@@ -317,10 +340,17 @@ class Spec:
 
     @property
     def caps(self) -> dict[str, float] | None:
-        """The campaign's caps on one device's spend on this spec's family (``{"day": eps, "total": eps}``,
-        one or both), else None (:mod:`pldp.ledger`)."""
+        """The campaign's caps on one device's reports of this spec's family (``{"day": eps, "total": eps,
+        "rounds": n}``, one or more; ``rounds`` an int), else None (:mod:`pldp.ledger`)."""
         caps = self._data.get("caps")
-        return None if caps is None else {k: float(v) for k, v in caps.items()}
+        return None if caps is None else {k: int(v) if k == "rounds" else float(v) for k, v in caps.items()}
+
+    @property
+    def rounds_cap(self) -> int | None:
+        """The most reports one device sends on this spec's family (its ``caps.rounds``: one per round
+        of a recurring campaign), else None: no limit."""
+        caps = self._data.get("caps") or {}
+        return int(caps["rounds"]) if "rounds" in caps else None
 
     @property
     def oracle_params(self) -> dict[str, Any]:

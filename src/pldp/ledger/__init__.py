@@ -93,12 +93,21 @@ The device owner sets caps (:class:`Caps`): per UTC day and in all, for the whol
 each family. A spec may set its own (its ``caps`` member, ``docs/wire-format.md`` §1.3: the most
 one device may spend on its family per UTC day and in all); a charge then keeps the family within
 the smaller of the spec's and the owner's family caps, and the refusal names which one refused
-(the spec's or the owner's) with the numbers. Every cap is checked against the charged spend. A
-spec's caps bind the batches of that spec: the campaigns of one family may set different caps, and
-each is checked against the family's whole charged spend when its own reports are charged. A spec
-with caps needs a ledger that outlives the process: :class:`pldp.client.Client` given none opens
-:func:`default_ledger_path` (a file in the user's data directory), and the JS client refuses to
-report without one.
+(the spec's or the owner's) with the numbers. Every epsilon cap is checked against the charged
+spend. A spec may also cap the family's reports: ``"rounds": N``, the most reports one device sends
+on it (one per round of a recurring campaign), so that the whole history it reveals is that of at
+most :math:`N` reports (``pldp.privacy.over_rounds(spec.root, N)``: the loss over whether and when
+the answer changed, which grows with the number of reports however few the values). A batch of
+:math:`n` reports is refused when the family's :math:`R` reports so far and :math:`n` exceed
+:math:`N`, whatever it would be charged (after :math:`d` reports a memoized batch is charged 0, and
+is still refused): a count, public and independent of the answers like the charge. A spec's caps
+bind the batches of that spec: the campaigns of one family may set different caps, and each is
+checked against the family's whole charged spend (and whole count of reports, of every spec of the
+family) when its own reports are charged: a spec's rounds cap counts the reports of the other specs
+of its family too. A
+spec with caps needs a ledger that outlives the process: :class:`pldp.client.Client` given none
+opens :func:`default_ledger_path` (a file in the user's data directory), and the JS client refuses
+to report without one.
 
 Modules: ``costs`` (what a spec's reports charge, and their per-value spend), ``store`` (the file,
 and the migration of format 1), ``book`` (the caps, the charge and the view).

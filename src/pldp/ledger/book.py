@@ -148,25 +148,36 @@ class Ledger:
         return time.strftime("%Y-%m-%d", time.gmtime(self.clock()))
 
     # ------------------------------------------------------------------ charging
-    def _refusal(self, spent: _Charged, cost: float, spec_caps: dict[str, float] | None) -> str | None:
-        """Why a charge of ``cost`` to a family would break a cap, or None. A family's cap is the smaller
-        of the owner's and the spec's (the spec's on a tie).
+    def _refusal(
+        self, spent: _Charged, cost: float, spec_caps: dict[str, float] | None, before: int, reports: int
+    ) -> str | None:
+        """Why a batch of ``reports`` reports charging ``cost`` to a family that sent ``before`` reports
+        (all time) would break a cap, or None. A family's epsilon cap is the smaller of the owner's and
+        the spec's (the spec's on a tie); the spec's rounds cap bounds ``before + reports``, whatever
+        the charge (a batch charged 0 is refused by it too).
 
         Its inputs are data-independent by construction: the charged spends (:class:`_Charged`, read
-        from the counts and specs of earlier reports), the charge (:meth:`SpecCost.charge`) and the
-        caps; never the values new to the memo nor the per-value spend."""
+        from the counts and specs of earlier reports), the charge (:meth:`SpecCost.charge`), the counts
+        and the caps; never the values new to the memo nor the per-value spend."""
         theirs = spec_caps or {}
-        day_name, day_cap = _smaller(("the spec's", theirs.get("day")), ("the owner's", self.caps.family_day))
-        all_name, all_cap = _smaller(("the spec's", theirs.get("total")), ("the owner's", self.caps.family_total))
-        checks = [
-            (f"{day_name} daily cap of this family", day_cap, spent.family_today, "today"),
-            (f"{all_name} total cap of this family", all_cap, spent.family_total, "in all"),
-            ("the device's daily cap", self.caps.day, spent.device_today, "today"),
-            ("the device's total cap", self.caps.total, spent.device_total, "in all"),
-        ]
-        for name, cap, was, when in checks:
-            if cap is not None and was + cost > cap + TOLERANCE:
-                return f"{name} is epsilon = {cap:g}, {was:g} is spent {when}, and this batch would spend {cost:g}"
+        if cost > 0:
+            day_name, day_cap = _smaller(("the spec's", theirs.get("day")), ("the owner's", self.caps.family_day))
+            all_name, all_cap = _smaller(("the spec's", theirs.get("total")), ("the owner's", self.caps.family_total))
+            checks = [
+                (f"{day_name} daily cap of this family", day_cap, spent.family_today, "today"),
+                (f"{all_name} total cap of this family", all_cap, spent.family_total, "in all"),
+                ("the device's daily cap", self.caps.day, spent.device_today, "today"),
+                ("the device's total cap", self.caps.total, spent.device_total, "in all"),
+            ]
+            for name, cap, was, when in checks:
+                if cap is not None and was + cost > cap + TOLERANCE:
+                    return f"{name} is epsilon = {cap:g}, {was:g} is spent {when}, and this batch would spend {cost:g}"
+        rounds = theirs.get("rounds")
+        if rounds is not None and reports > 0 and before + reports > rounds:
+            return (
+                f"the spec's rounds cap of this family is {int(rounds)} report(s), {before} sent so far, "
+                f"and this batch would send {reports}"
+            )
         return None
 
     def charge(self, spec: Spec, reports: int, values: int = 0, *, round: int | None = None) -> float:
@@ -176,7 +187,8 @@ class Ledger:
 
         The caps are the owner's (:attr:`caps`) and the spec's own (:attr:`pldp.deploy.Spec.caps`): its
         family's charged spend today and in all must stay within the smaller of the spec's ``day`` and
-        the owner's ``family_day``, and of the spec's ``total`` and the owner's ``family_total``.
+        the owner's ``family_day``, and of the spec's ``total`` and the owner's ``family_total``; and
+        its reports in all (the earlier ones and this batch's) within the spec's ``rounds``.
 
         ``values`` (how many of the batch's values were new to its memo, :func:`new_values`) is
         recorded for display (the per-value spend, ``Spend.values_epsilon``) and never decides
@@ -187,7 +199,8 @@ class Ledger:
         Raises
         ------
         LedgerCapError
-            When :math:`c > 0` would take a charged spend over a cap; nothing is recorded.
+            When :math:`c > 0` would take a charged spend over a cap, or the batch would take the
+            family's reports over the spec's rounds cap; nothing is recorded.
         LedgerError
             When the ledger cannot be read, trusted or written.
         """
@@ -202,14 +215,14 @@ class Ledger:
             families = self._file.read()
             day = self.today()
             entry = families.get(cost.family)
-            c = cost.charge(reports, entry["reports"] if entry else 0)
-            if c > 0:
-                why = self._refusal(_Charged.of(families, cost.family, day), c, spec.caps)
-                if why is not None:
-                    raise LedgerCapError(
-                        f"the privacy ledger refuses {reports} report(s) of spec {spec.id} (family {cost.family!r}): "
-                        f"{why}. Nothing was drawn or sent."
-                    )
+            before = entry["reports"] if entry else 0
+            c = cost.charge(reports, before)
+            why = self._refusal(_Charged.of(families, cost.family, day), c, spec.caps, before, reports)
+            if why is not None:
+                raise LedgerCapError(
+                    f"the privacy ledger refuses {reports} report(s) of spec {spec.id} (family {cost.family!r}): "
+                    f"{why}. Nothing was drawn or sent."
+                )
             spent = _Batch(reports, values, c, cost.spend(reports, values))
             families[cost.family] = _add(entry, spec, cost, spent, day, round)
             self._file.write(families)

@@ -8,6 +8,7 @@
   reports of one value and :math:`\\varepsilon_1` per report;
 * :func:`over_rounds`, :class:`RoundsPrivacy`, :func:`pair_loss`: a memoized chain over a device's
   whole history of ``r`` reports, the values changing or not (exact where feasible, else bounded);
+  :func:`history_bound`, the bound alone, for any number of reports;
 * :func:`level_protection`, :class:`LevelProtection`: how well a hidden budget level is protected
   by the whole report (PLDP-FEBSF, PBP, PPDA; ERRATA FEBSF-6), and :class:`FEBSFPrivacy`,
   PLDP-FEBSF's report, which carries it.
@@ -19,7 +20,7 @@ from pldp.privacy.itemsets import ItemSetPrivacyReport
 from pldp.privacy.levels import FEBSFPrivacy, LevelProtection, level_protection
 from pldp.privacy.longitudinal import LongitudinalPrivacy
 from pldp.privacy.pairs import PairPrivacyReport, pair_budgets
-from pldp.privacy.rounds import RoundsPrivacy, over_rounds, pair_loss
+from pldp.privacy.rounds import RoundsPrivacy, history_bound, over_rounds, pair_loss
 
 __all__ = [
     "TOLERANCE",
@@ -33,6 +34,7 @@ __all__ = [
     "PrivacyReport",
     "RoundsPrivacy",
     "check_channel",
+    "history_bound",
     "level_protection",
     "over_rounds",
     "pair_budgets",

@@ -8,6 +8,12 @@ report of one value is a function of it and of fresh coins, so it bounds them al
 one-report check of the chained channel; both are exact checks of the sampler node's claims
 (:meth:`pldp.channel.MemoNode.claims`), and the two parts also report the realised epsilons per
 output or pair of items.
+
+Both are claims about values: :math:`\\varepsilon_\\infty` bounds any number of reports of one value
+against another value held as long (and, per distinct value, two histories that change at the
+same rounds). They do not bound a device's whole history, whose loss grows with the number of
+reports when the histories differ in whether or when the value changes
+(:func:`pldp.privacy.over_rounds`).
 """
 
 from __future__ import annotations
@@ -64,7 +70,8 @@ class LongitudinalPrivacy(PrivacyCheck):
 
     @property
     def permanent_epsilon(self) -> float:
-        """The LDP epsilon of any number of reports of one value (:math:`\\varepsilon_\\infty` realised)."""
+        """The LDP epsilon of any number of reports of one value, against another value held as long
+        (:math:`\\varepsilon_\\infty` realised; not a bound on a whole history: module docstring)."""
         return self.permanent.ldp_epsilon
 
     def summary(self) -> str:

@@ -57,7 +57,7 @@ from pldp.privacy.rounds_search import (
     search,
 )
 
-__all__ = ["RoundsPrivacy", "over_rounds", "pair_loss"]
+__all__ = ["RoundsPrivacy", "history_bound", "over_rounds", "pair_loss"]
 
 #: Default of ``max_exact``: the output configurations the exact search may evaluate.
 MAX_EXACT = 1_000_000
@@ -277,6 +277,25 @@ def _candidates(chain: Chain, r: int) -> list[Pair]:
     for j in range(3, min(d, r, 4) + 1):
         out.append(((0,) * r, tuple(min(t * j // r, j - 1) for t in range(r))))
     return out
+
+
+def history_bound(oracle: Any, rounds: int) -> tuple[float, float]:
+    """The proven upper bound of the whole-history loss of ``rounds`` reports alone, without the search:
+    :attr:`RoundsPrivacy.bound` (:func:`over_rounds`, Notes: :math:`\\min(B_1, B_2)`) and
+    :math:`r \\varepsilon_1` (:attr:`RoundsPrivacy.fresh_epsilon`), in :math:`O(\\min(d, r))` once the
+    chain is read: for numbers of reports too large for :func:`over_rounds`, whose same-pattern
+    search takes time and memory in proportion to ``rounds`` times the items.
+
+    Examples
+    --------
+    >>> import pldp
+    >>> bound, fresh = history_bound(pldp.LGRR(2.0, 1.0, 2), 30)
+    >>> round(bound, 2) == round(over_rounds(pldp.LGRR(2.0, 1.0, 2), 30).bound, 2), round(fresh, 6)
+    (True, 30.0)
+    """
+    chain = chain_of(oracle)
+    r = check_int(rounds, "rounds", 1)
+    return _bound(chain, r), r * chain.one
 
 
 def over_rounds(oracle: Any, rounds: int, *, max_exact: int = MAX_EXACT) -> RoundsPrivacy:

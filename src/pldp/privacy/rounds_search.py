@@ -231,12 +231,20 @@ def chain_of(oracle: Any) -> Chain:
 
 @lru_cache(maxsize=512)
 def compositions(n: int, k: int) -> np.ndarray:
-    """Every vector of ``k`` non-negative integers summing to ``n``: ``(comb(n + k - 1, k - 1), k)``."""
-    if k == 1:
-        out = np.array([[n]], dtype=np.int32)
-    else:
-        rests = [compositions(n - i, k - 1) for i in range(n + 1)]
-        out = np.concatenate([np.column_stack((np.full(len(rest), i, np.int32), rest)) for i, rest in enumerate(rests)])
+    """Every vector of ``k`` non-negative integers summing to ``n``: ``(comb(n + k - 1, k - 1), k)``, in
+    lexicographic order.
+
+    Built column by column from the last, without recursion (``k`` is ``d * d`` times the outputs:
+    hundreds for a unary chain over twenty items, beyond Python's recursion limit)."""
+    tails = [np.array([[m]], dtype=np.int32) for m in range(n + 1)]  # the last column: every m <= n
+    for _ in range(k - 1):
+        tails = [
+            np.concatenate(
+                [np.column_stack((np.full(len(tails[m - i]), i, np.int32), tails[m - i])) for i in range(m + 1)]
+            )
+            for m in range(n + 1)
+        ]
+    out = tails[n]
     out.setflags(write=False)
     return out
 

@@ -4,7 +4,10 @@ Every claim about one report becomes a claim about many once users report again.
 (RAPPOR's memoization, Erlingsson et al. CCS 2014; Arcolezi et al. 2022) draws a *permanent*
 randomized response (PRR) once per value, at budgets :math:`\\varepsilon_\\infty` that bound any
 number of reports of that value, and sends each report through a fresh *instantaneous* one (IRR),
-chosen so that one report meets :math:`\\varepsilon_1`.
+chosen so that one report meets :math:`\\varepsilon_1`. They bound what the reports reveal about
+the values (given the rounds at which the value changed), not a device's whole history: whether
+and when its value changes leaks more with every report, without limit
+(:func:`pldp.privacy.over_rounds`, ``docs/longitudinal.md``).
 
 ==============  ======================================================================
 module          holds

@@ -58,7 +58,8 @@ class Longitudinal(Mechanism):
         return self._prr.budgets
 
     def _check_one(self) -> None:
-        """Refuse one-report budgets above the permanent ones (one report cannot leak more than all)."""
+        """Refuse one-report budgets above the permanent ones (one report cannot leak more than all the
+        reports of its value)."""
         one, perm = self._budgets.epsilons, self._prr.budgets.epsilons
         if self._budgets.domain != self._prr.domain:
             raise BudgetError("the one-report budgets and the permanent mechanism must be over the same items")
@@ -171,7 +172,10 @@ class Longitudinal(Mechanism):
     def privacy(self) -> LongitudinalPrivacy:
         """Both claims: the permanent mechanism's (:math:`\\varepsilon_\\infty`, any number of reports of
         one value) and the chained channel's (:math:`\\varepsilon_1`, one report), each per output or
-        pair of items, and every claim of the sampler node decided exactly."""
+        pair of items, and every claim of the sampler node decided exactly.
+
+        Neither bounds a device's whole history: whether and when its value changes leaks more with
+        every report (:func:`pldp.privacy.over_rounds`)."""
         rows, _ = self._node.claims()
         notion = f"{self.notion} (eps_inf over any number of reports of one value, eps_1 per report)"
         return LongitudinalPrivacy(notion, self._prr.privacy(), self._one_report_check(), all(r.holds for r in rows))

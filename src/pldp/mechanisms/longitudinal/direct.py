@@ -265,7 +265,10 @@ class LGRR(LongitudinalDirect):
     def __init__(self, eps_perm: float, eps_1: float, d: int | Domain) -> None:
         perm, one = check_epsilon(eps_perm), check_epsilon(eps_1)
         if not one < perm:
-            raise BudgetError(f"LGRR needs eps_1 < eps_perm (one report, then any number); got {one!r} >= {perm!r}")
+            raise BudgetError(
+                "LGRR needs eps_1 < eps_perm (one report, then any number of reports of one value); "
+                f"got {one!r} >= {perm!r}"
+            )
         prr = KRR(perm, d)
         self.eps_perm, self.eps_1 = perm, one
         super().__init__(prr, ItemBudgets.uniform(one, prr.domain))

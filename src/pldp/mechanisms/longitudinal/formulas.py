@@ -18,8 +18,11 @@ supports the user's item w.p. :math:`p^* = p_1 p_2 + (1 - p_1) q_2` and another 
 
   and then the one-report channel *is* GRR at :math:`\\varepsilon_1`. Arcolezi et al.'s formula
   (:func:`grr_irr_paper`) writes :math:`q^* = p_1 q_2 + q_1 p_2`, true only for :math:`k = 2`; for
-  :math:`k > 2` its chain is far more private than :math:`\\varepsilon_1` and loses utility
-  (``docs/errata.md``, LONG-1).
+  :math:`k > 2` one report of its chain is GRR at a budget below :math:`\\varepsilon_1` (0.948 at
+  :math:`k = 3`, 0.166 at :math:`k = 100`, for :math:`\\varepsilon_\\infty = 2`,
+  :math:`\\varepsilon_1 = 1`). A utility bug, not a privacy bug: both claims still hold, the printed
+  IRR is tight only for :math:`k = 2`, and its variance is larger (89.6 times at :math:`k = 100`,
+  :math:`f = 0`; ``docs/errata.md``, LONG-1).
 * Unary chains (Arcolezi, Couchot, Bouna, Xiao 2022): the PRR is OUE or SUE at
   :math:`\\varepsilon_\\infty` and the IRR of the OUE shape (:math:`p_2 = 1/2`) or the SUE shape
   (:math:`p_2 + q_2 = 1`), with :math:`p^*(1-q^*)/(q^*(1-p^*)) = e^{\\varepsilon_1}` (:func:`ue_irr`,
@@ -31,7 +34,8 @@ supports the user's item w.p. :math:`p^* = p_1 p_2 + (1 - p_1) q_2` and another 
 
 Variances (:func:`chain_variance`): the unbiased estimator of frequency :math:`f` from ``n`` users
 has variance :math:`m(1-m)/(n (p^* - q^*)^2)`, :math:`m = q^* + f (p^* - q^*)` (Arcolezi et al.'s
-eq., multi-freq-ldpy's ``VAR_Long_Pure``).
+eq.; multi-freq-ldpy's ``VAR_Long_Pure`` has the same form but the :math:`k = 2` coefficient of
+:math:`f`, right only for :math:`k = 2` or :math:`f = 0`: ERRATA LONG-1).
 """
 
 from __future__ import annotations
@@ -65,7 +69,10 @@ def chained(p1: float, q1: float, p2: float, q2: float) -> tuple[float, float]:
 
 def _check(eps_perm: float, eps_1: float) -> None:
     if not (0 < eps_1 < eps_perm < math.inf):
-        raise BudgetError(f"need 0 < eps_1 < eps_perm < inf (one report, then any number); got {eps_1!r}, {eps_perm!r}")
+        raise BudgetError(
+            "need 0 < eps_1 < eps_perm < inf (one report, then any number of reports of one value); "
+            f"got {eps_1!r}, {eps_perm!r}"
+        )
 
 
 def grr_irr(eps_perm: float, eps_1: float, k: int) -> tuple[float, float]:
@@ -88,7 +95,8 @@ def grr_irr(eps_perm: float, eps_1: float, k: int) -> tuple[float, float]:
 
 def grr_irr_paper(eps_perm: float, eps_1: float, k: int) -> tuple[float, float]:
     """:math:`(p_2, q_2)` of L-GRR's IRR as Arcolezi et al. (and multi-freq-ldpy 0.2.5) compute it:
-    right for ``k = 2`` only (ERRATA LONG-1; :func:`grr_irr` is the exact one)."""
+    tight for ``k = 2`` only; for ``k > 2`` one report meets a budget below ``eps_1`` (a utility
+    bug, not a privacy bug: ERRATA LONG-1; :func:`grr_irr` is the exact one)."""
     _check(eps_perm, eps_1)
     a, b = math.exp(eps_perm), math.exp(eps_1)
     p2 = (a * b - 1) / (-k * b + (k - 1) * a + b + a * b - 1)

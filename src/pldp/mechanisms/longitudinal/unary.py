@@ -307,7 +307,8 @@ class _UniformUnary(LongitudinalUnary):
         perm, one = check_epsilon(eps_perm), check_epsilon(eps_1)
         if not one < perm:
             raise BudgetError(
-                f"{self._name} needs eps_1 < eps_perm (one report, then any number); got {one!r} >= {perm!r}"
+                f"{self._name} needs eps_1 < eps_perm (one report, then any number of reports of one value); "
+                f"got {one!r} >= {perm!r}"
             )
         prr: UnaryEncoding = OUE(perm, d) if self._shapes[0] == "oue" else RAPPOR(perm, d)
         a2, b2 = ue_irr(float(prr.a[0]), float(prr.b[0]), one, self._shapes[1])

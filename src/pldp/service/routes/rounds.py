@@ -10,9 +10,11 @@ import sqlite3
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Security
+from starlette.concurrency import run_in_threadpool
 
 from pldp.deploy import Spec
 from pldp.deploy.estimates import attributes_json, check_method
+from pldp.deploy.history import rounds_guarantees
 from pldp.errors import PLDPError
 from pldp.estimation import estimate
 from pldp.service import collect, rounds, store
@@ -21,7 +23,7 @@ from pldp.service.deps import Admin, CampaignOf, ServiceDep, anyone, bearer, rea
 from pldp.service.errors import responses
 from pldp.service.roundmodels import RoundInfo, Series
 
-__all__ = ["round_info", "round_tally", "router", "series"]
+__all__ = ["protection", "round_info", "round_tally", "router", "series"]
 
 router = APIRouter(prefix="/v1/campaigns", tags=["rounds"])
 
@@ -33,18 +35,36 @@ def _schedule(conn: sqlite3.Connection, campaign_id: str) -> rounds.Schedule:
     return schedule
 
 
-def round_info(conn: sqlite3.Connection, campaign_id: str, grace: float) -> dict[str, Any]:
-    """The campaign's current round as the API shows it (:class:`~pldp.service.roundmodels.RoundInfo`)."""
-    schedule, now = _schedule(conn, campaign_id), rounds.clock()
+def round_info(conn: sqlite3.Connection, spec: Spec, grace: float) -> dict[str, Any]:
+    """The campaign's current round as the API shows it (:class:`~pldp.service.roundmodels.RoundInfo`),
+    with a memoized campaign's :func:`protection` in its ``n``-th round."""
+    schedule, now = _schedule(conn, spec.id), rounds.clock()
     n = schedule.current(now)
     return {
-        "campaign": campaign_id,
+        "campaign": spec.id,
         "rounds": schedule.kind,
         "round": n,
         "started_at": schedule.start(n),
         "ends_at": schedule.end(n, now),
         "accepts": list(schedule.accepts(now, grace)),
+        "protection": protection(spec, n),
     }
+
+
+def protection(spec: Spec, current: int) -> dict[str, Any] | None:
+    """What a memoized campaign's reports protect over a device's rounds, in round ``current``
+    (:class:`~pldp.service.roundmodels.RoundsProtection`): both guarantees of
+    :func:`pldp.deploy.history.rounds_guarantees`, the whole-history loss at the spec's rounds cap,
+    or without one at ``current`` reports (one per round so far) and at one more; None for a spec
+    that is not memoized. Each loss is computed once per spec and number of reports
+    (:func:`pldp.deploy.history.whole_history` caches it)."""
+    cap = spec.rounds_cap
+    found = rounds_guarantees(spec, (cap,) if cap is not None else (current, current + 1))
+    if found is None:
+        return None
+    out = found.to_dict()
+    history = out.pop("history")
+    return {**out, "history": history[0], "next": None if cap is not None else history[1]}
 
 
 def round_tally(conn: sqlite3.Connection, spec: Spec, turn: int | None) -> Any:
@@ -166,7 +186,7 @@ def current_round(campaign: CampaignOf, service: ServiceDep) -> dict[str, Any]:
     The survey page asks it to keep its respondent's report per round and to name the round it
     answers; a campaign that does not recur is always in round 1.
     """
-    return round_info(service.conn(), campaign.row.id, service.limits.round_grace)
+    return round_info(service.conn(), campaign.spec, service.limits.round_grace)
 
 
 @router.post(
@@ -179,7 +199,10 @@ async def open_round(campaign_id: str, service: ServiceDep, _: Admin) -> dict[st
     """
     now = rounds.clock()
     await service.write(lambda ctx: collect.open_round(ctx, campaign_id, now))
-    return round_info(service.conn(), campaign_id, service.limits.round_grace)
+    spec = service.spec(campaign_id)
+    # a memoized campaign's protection in its new round may take a search: not on the event loop (and
+    # with the worker thread's own read connection)
+    return await run_in_threadpool(lambda: round_info(service.conn(), spec, service.limits.round_grace))
 
 
 @router.get("/{campaign_id}/series", response_model=Series, responses=responses(400, 401, 403, 409))

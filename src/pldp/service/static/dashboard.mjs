@@ -4,7 +4,7 @@
 import { loadSpec, verify } from "/static/pldp-client.mjs";
 import { apiError, canVerify, el, fetchSpecText, fetchWithin, formatEps, plural, svg } from "/static/common.mjs";
 import { METHOD_LABELS, METHOD_SHORT, METHOD_WORDS, fallbackWords, screeningWords } from "/static/methods.mjs";
-import { claimWords, expWords, listWords, protection } from "/static/protection.mjs";
+import { claimWords, expWords, listWords, protection, roundsSentences } from "/static/protection.mjs";
 import { drawSeries } from "/static/series.mjs";
 import { finite, percent, shareAxis, shareScale } from "/static/axes.mjs";
 
@@ -497,9 +497,13 @@ const formatEpsShort = (e) => (e === Infinity ? "∞" : Number.isFinite(e) ? Str
 /** Ten significant digits: enough to see a realised ε just below its claim. */
 const formatEpsExact = (e) => (e === Infinity ? "∞" : Number.isFinite(e) ? String(Number(e.toPrecision(10))) : String(e));
 
-/** Per question, each answer's protection: "“a”: ε = 0.1", "“d”, “e”: not protected". */
+/**
+ * Per question, each answer's protection: "“a”: ε = 0.1", "“d”, “e”: not protected"; a memoized
+ * campaign's: ε∞, all the reports of an answer together, each time it is new.
+ */
 function protectionList(spec) {
   const all = protection(spec);
+  const sym = all[0].kind === "memo" ? "ε∞" : "ε";
   const items = all.map((q) => {
     const head = all.length > 1 ? `“${q.question}”: ` : "";
     if (q.kind === "leveled") {
@@ -512,7 +516,7 @@ function protectionList(spec) {
     }
     const groups = new Map();
     q.answers.forEach((e, x) => groups.set(e, [...(groups.get(e) ?? []), `“${q.labels[x]}”`]));
-    if (groups.size === 1 && !groups.has(Infinity)) return [el("li", {}, `${head}every answer at ε = ${formatEps(q.answers[0])}`)];
+    if (groups.size === 1 && !groups.has(Infinity)) return [el("li", {}, `${head}every answer at ${sym} = ${formatEps(q.answers[0])}`)];
     return [...groups].map(([e, names]) =>
       el(
         "li",
@@ -520,13 +524,45 @@ function protectionList(spec) {
         head +
           (e === Infinity
             ? `${listWords(names)}: not protected (a report may reveal ${names.length > 1 ? "them" : "it"})`
-            : `${listWords(names)}: ε = ${formatEps(e)}`),
+            : `${listWords(names)}: ${sym} = ${formatEps(e)}`),
       ),
     );
   });
   const list = document.getElementById("privacy-answers");
-  list.replaceChildren(el("li", { class: "head" }, "Each answer is protected at:"), ...items.flat());
+  const head = sym === "ε∞" ? "Each answer is protected, each time it is new (all its reports together), at:" : "Each answer is protected at:";
+  list.replaceChildren(el("li", { class: "head" }, head), ...items.flat());
   list.hidden = false;
+}
+
+/**
+ * A memoized campaign's two guarantees over a device's rounds (roundsSentences), from the
+ * protection the collector computed for its current round (GET .../round, which anyone may ask).
+ */
+async function showRounds(spec) {
+  const q = protection(spec)[0];
+  if (q.kind !== "memo") return;
+  const box = document.getElementById("privacy-rounds");
+  let info = null;
+  try {
+    const response = await fetchWithin(`/v1/campaigns/${campaignId}/round`);
+    info = response.ok ? await response.json() : null;
+  } catch {
+    info = null;
+  }
+  let said = null;
+  try {
+    said = info?.protection ? roundsSentences(info.protection, q, info, false) : null;
+  } catch {
+    said = null; // not what this page reads: say so below
+  }
+  if (said === null) {
+    box.replaceChildren(el("p", { class: "hint" }, "What the reports reveal over the rounds could not be fetched from the collector."));
+  } else {
+    box.replaceChildren(...said.map((text, i) => el("p", { id: i === 0 ? "privacy-rounds-text" : null }, text)));
+    box.dataset.epsilon = String(info.protection.history.epsilon);
+  }
+  box.dataset.ready = "true";
+  box.hidden = false;
 }
 
 async function showPrivacy() {
@@ -565,6 +601,7 @@ async function showPrivacy() {
           ]),
     );
     main.dataset.privacy = "verified";
+    showRounds(spec); // after: a round the collector cannot say leaves the verified claims as they are
   } catch (exc) {
     out.textContent = `The spec failed its check: ${exc.message}`;
     main.dataset.privacy = "failed";

@@ -23,8 +23,14 @@
 //   itself: sent in the clear, or protected at the spec's verified level_epsilon.
 // * attributes (MPLDP): each question's part depends on its answer only; the whole report
 //   protects all answers together at the sum of the parts' budgets.
+// * memo (L-GRR, L-IPRR, L-OUE, ...: a campaign over rounds): every report of an answer is a fresh
+//   randomization of its one permanent response, so all the reports of one answer together protect
+//   it at the permanent node's eps(x) (eps_inf), which is what is shown per answer, "each time it is
+//   new". Whether and when the answer changes is protected apart, more weakly with every round: the
+//   collector computes it (pldp.privacy.over_rounds) and GET /v1/campaigns/{id}/round carries it as
+//   `protection`; roundsSentences says both.
 
-import { budget, el, formatEps } from "/static/common.mjs";
+import { budget, el, formatEps, plural } from "/static/common.mjs";
 
 /**
  * The one-sided protection of each of the first `count` answers of a direct or unary node,
@@ -58,7 +64,8 @@ function nodeProtection(node, count, others) {
  * @param {object} node A sampler node of the spec (its JSON form).
  * @returns {{kind: string, answers: number[]|null, levels: number[]|null, byLevel: number[][]|null,
  *   levelReport: string|null, levelEpsilon: number|null}} `answers[x]` is eps(x) (Infinity: not
- *   protected); for a leveled node `answers` is null and `byLevel[t][x]` is eps(x) at level t.
+ *   protected; a memo node's: eps_inf(x), all the reports of x together); for a leveled node
+ *   `answers` is null and `byLevel[t][x]` is eps(x) at level t.
  */
 export function questionProtection(node) {
   if (node.kind === "leveled") {
@@ -74,6 +81,7 @@ export function questionProtection(node) {
   }
   const base = { kind: node.kind, levels: null, byLevel: null, levelReport: null, levelEpsilon: null };
   if (node.kind === "padding") return { ...base, answers: nodeProtection(node.inner, node.d, node.inner.d) };
+  if (node.kind === "memo") return { ...base, answers: nodeProtection(node.permanent, node.d, node.d) }; // eps_inf
   return { ...base, answers: nodeProtection(node, node.d, node.d) };
 }
 
@@ -105,16 +113,21 @@ const quoted = (labels) => labels.map((l) => `“${l}”`);
 /** e^eps for people: "1.65" (three significant digits). */
 export const expWords = (eps) => formatEps(Math.exp(eps));
 
+/** The name of a question's measure: "ε∞" for a memo node (all the reports of an answer), else "ε". */
+export const symbolOf = (q) => (q.kind === "memo" ? "ε∞" : "ε");
+
 /**
  * The note beside one answer: null where every answer of the question is alike (the summary
- * says it), else "protected at ε = 0.5" or "not protected: your report may reveal this answer".
+ * says it), else "protected at ε = 0.5" (a memo node's: "ε∞ = 0.5") or "not protected: your
+ * report may reveal this answer".
  *
  * @param {number[]} answers eps(x) per answer.
+ * @param {string} [symbol] "ε", or "ε∞" for a memo node (symbolOf).
  * @returns {Array<string|null>}
  */
-export function answerNotes(answers) {
+export function answerNotes(answers, symbol = "ε") {
   if (answers.every((e) => e === answers[0])) return answers.map(() => null);
-  return answers.map((e) => (e === Infinity ? "not protected: your report may reveal this answer" : `protected at ε = ${formatEps(e)}`));
+  return answers.map((e) => (e === Infinity ? "not protected: your report may reveal this answer" : `protected at ${symbol} = ${formatEps(e)}`));
 }
 
 /**
@@ -147,6 +160,11 @@ export function questionSentences(q, several) {
   const protectedAt = q.answers.filter((e) => e !== Infinity);
   const open = q.labels.filter((_, x) => q.answers[x] === Infinity);
   const out = [];
+  if (q.kind === "memo" && open.length === 0 && protectedAt.every((e) => e === protectedAt[0])) {
+    return out; // every answer alike: roundsSentences says at what, and over how many rounds
+  }
+  const sym = symbolOf(q);
+  const memo = q.kind === "memo" ? " each time it is new" : "";
   if (open.length === 0 && protectedAt.every((e) => e === protectedAt[0])) {
     out.push(`Every answer${about} is protected at ε = ${formatEps(protectedAt[0])}.`);
   } else if (open.length === q.labels.length) {
@@ -156,8 +174,8 @@ export function questionSentences(q, several) {
     const eps = [...new Set(protectedAt)];
     out.push(
       eps.length === 1
-        ? `${safe.length > 1 ? "Answers" : "The answer"} ${listWords(quoted(safe))}${about} ${safe.length > 1 ? "are" : "is"} protected at ε = ${formatEps(eps[0])}.`
-        : `${safe.length > 1 ? "Answers" : "The answer"} ${listWords(quoted(safe))}${about} ${safe.length > 1 ? "are" : "is"} protected, each at the ε shown beside it.`,
+        ? `${safe.length > 1 ? "Answers" : "The answer"} ${listWords(quoted(safe))}${about} ${safe.length > 1 ? "are" : "is"} protected at ${sym} = ${formatEps(eps[0])}${memo}.`
+        : `${safe.length > 1 ? "Answers" : "The answer"} ${listWords(quoted(safe))}${about} ${safe.length > 1 ? "are" : "is"} protected, each at the ${sym} shown beside it${memo}.`,
     );
     if (open.length) {
       out.push(
@@ -167,6 +185,65 @@ export function questionSentences(q, several) {
   }
   if (q.kind === "padding") {
     out.push("You may tick several answers: your report is made from one of them (or from a filler), picked at random on this device.");
+  }
+  return out;
+}
+
+/** "6.16" (exact) or "6.16 at most" (a proven bound) of a whole-history loss ({epsilon, exact}). */
+function lossWords(h) {
+  return `${formatEps(budget(h.epsilon))}${h.exact ? "" : " at most"}`;
+}
+
+/**
+ * What a memoized campaign's reports protect over a device's rounds, in sentences: the answer at
+ * eps_inf each time it is new, and whether and when it changes at the whole-history ε the collector
+ * computed (GET /v1/campaigns/{id}/round, `protection`: pldp.deploy.history), over the campaign's
+ * rounds cap, or without one over the rounds so far, with how it weakens at the next.
+ *
+ * @param {object} p The round's `protection` (RoundsProtection; epsilons may be "inf").
+ * @param {object} q The question's entry of protection(spec) (a memo node's).
+ * @param {{rounds: string, round: number}} info The round (GET .../round): `rounds` "once" for a
+ *   campaign of one round.
+ * @param {boolean} [respondent] The survey page's words ("your answer"), else the dashboard's.
+ * @returns {string[]}
+ */
+export function roundsSentences(p, q, info, respondent = true) {
+  const eps = q.answers;
+  const alike = eps.every((e) => e === eps[0]);
+  const answer = respondent ? "your answer" : "the respondent's answer";
+  const its = respondent ? "your answer" : "the answer";
+  const atNew = alike ? `at ε∞ = ${formatEps(eps[0])}` : `at the ε∞ ${respondent ? "shown beside it" : "listed for it"}`;
+  const h = p.history;
+  const cap = p.rounds_cap;
+  const over =
+    cap !== null
+      ? `over this campaign's ${plural(cap, "round")}`
+      : info.rounds === "once"
+        ? "over its one round"
+        : `over the ${plural(h.rounds, "round")} so far`;
+  const changes =
+    budget(h.epsilon) === Infinity
+      ? `whether and when ${its} changes, not at all, since some answers are not protected`
+      : `whether and when ${its} changes, at ε = ${lossWords(h)} ${over}`;
+  const head = respondent ? "Your reports to this survey protect two things" : "Over a device's rounds, its reports protect two things";
+  const out = [`${head}: ${answer}, ${atNew} each time it is new; ${changes}.`];
+  if (!respondent) {
+    const fresh = budget(h.fresh_epsilon);
+    out[0] = out[0].replace(/\.$/, ` (${plural(h.rounds, "report")} drawn afresh would be at ε = ${formatEps(fresh)}).`);
+  }
+  if (cap !== null) {
+    out.push(
+      respondent
+        ? `This browser keeps one randomized form of each answer and sends a fresh randomization of it each round: all the reports of one answer together reveal no more about it than that form does, but each round tells a little more about when your answer changed. It sends at most ${plural(cap, "report")} to this survey.`
+        : `A device sends at most ${plural(cap, "report")} on this campaign (its definition's rounds cap; the device's privacy ledger refuses more).`,
+    );
+  } else if (info.rounds !== "once" && p.next) {
+    const next = budget(p.next.epsilon) === Infinity ? "" : `: ε = ${lossWords(p.next)} after the next`;
+    out.push(
+      respondent
+        ? `This survey sets no limit on its rounds, so that second protection weakens with each round you answer${next}.`
+        : `The campaign sets no limit on its rounds (its definition has no rounds cap), so that protection weakens with each round${next}.`,
+    );
   }
   return out;
 }

@@ -9,10 +9,18 @@
 // privacy ledger (pldp-ledger.mjs), which the page shows in plain words.
 
 import { Client, loadSpec } from "/static/pldp-client.mjs";
-import { Ledger } from "/static/pldp-ledger.mjs";
-import { keepReport, keptKey, keptReport, sentWithLinks, sharedParagraphs } from "/static/shared.mjs";
+import { Ledger, specCost } from "/static/pldp-ledger.mjs";
+import { countedNote, keepReport, keptKey, keptReport, sentWithLinks, sharedParagraphs } from "/static/shared.mjs";
 import { apiError, budget, canVerify, el, fetchSpecText, fetchWithin, formatEps } from "/static/common.mjs";
-import { answerNotes, epsilonMeaning, protection, questionSentences, smallestEpsilon } from "/static/protection.mjs";
+import {
+  answerNotes,
+  epsilonMeaning,
+  protection,
+  questionSentences,
+  roundsSentences,
+  smallestEpsilon,
+  symbolOf,
+} from "/static/protection.mjs";
 
 const main = document.getElementById("survey");
 const campaignId = main.dataset.campaign;
@@ -40,6 +48,8 @@ let sending = false;
 let roundInfo = null; // GET /v1/campaigns/{id}/round: {rounds, round, ...}
 let keptAt = null; // where this round's report is kept
 let ledger = null;
+let survey = null; // {family, question}: the ledger's family of this survey, and its protection(spec) (one question)
+let chosen = null; // the answer given on this page (its index; one question): in this page's memory only
 const code = invited ? takeCode() : null;
 
 /**
@@ -180,19 +190,31 @@ function questionFieldset(index, q, node, several) {
     });
     pieces.push(choiceList(name, "radio", labels, null, notes, null));
   } else {
-    pieces.push(choiceList(name, "radio", labels, q.answers, answerNotes(q.answers), null));
+    pieces.push(choiceList(name, "radio", labels, q.answers, answerNotes(q.answers, symbolOf(q)), null));
   }
   const block = el("div", { class: "question" }, el("fieldset", {}, ...pieces));
   if (kind === "leveled") block.append(levelFieldset(index, node, several ? question : null));
   return { block, part: { kind, name, level: kind === "leveled" ? `level-${index}` : null, question } };
 }
 
-/** "How private is your answer?": per question what its answers' reports reveal, and what ε means. */
+/**
+ * "How private is your answer?": per question what its answers' reports reveal (a memoized survey:
+ * its answer each time it is new, and whether and when it changes over the rounds, as the collector
+ * computed it: roundInfo.protection), and what ε means.
+ */
 function showProtection(questionsProtection) {
   const several = questionsProtection.length > 1;
   const paragraphs = questionsProtection.flatMap((q, i) =>
     questionSentences(q, several).map((text) => el("p", { "data-question": i }, text)),
   );
+  const q = questionsProtection[0];
+  if (q.kind === "memo" && roundInfo?.protection) {
+    const said = roundsSentences(roundInfo.protection, q, roundInfo);
+    paragraphs.push(...said.map((text, i) => el("p", { id: i === 0 ? "protection-rounds" : null, "data-question": 0 }, text)));
+  } else if (q.kind === "memo" && !paragraphs.length) {
+    // a collector that does not say what the rounds reveal: the answers' own protection at least
+    paragraphs.push(el("p", { "data-question": 0 }, `Every answer is protected at ε∞ = ${formatEps(q.answers[0])} each time it is new.`));
+  }
   if (several) {
     paragraphs.push(
       el("p", {}, "Your report as a whole protects all your answers together at the sum of the ε you choose for them."),
@@ -299,6 +321,7 @@ async function onSubmit(event) {
       if (first) first.focus();
       return;
     }
+    chosen = parts.length === 1 && typeof choices.answers[0] === "number" ? choices.answers[0] : null;
     try {
       batch = await randomize(choices); // a memoized spec's client answers with a Promise
     } catch (exc) {
@@ -354,11 +377,16 @@ function refused(result) {
   }
 }
 
-/** What the respondent has shared from this browser (the ledger), shown when there is any. */
+/**
+ * What the respondent has shared from this browser (the ledger), shown when there is any; on a
+ * survey whose answers are not all protected alike, this survey's line says why its count is not
+ * that of her answer (countedNote).
+ */
 function showShared() {
   let paragraphs = [];
+  const note = survey?.question ? countedNote(survey.question, chosen) : null;
   try {
-    paragraphs = sharedParagraphs(ledger.view());
+    paragraphs = sharedParagraphs(ledger.view(), note ? { [survey.family]: note } : {});
   } catch (exc) {
     paragraphs = []; // a damaged ledger: randomizing says why (the client refuses to report)
   }
@@ -473,6 +501,8 @@ async function start() {
     return;
   }
   ledger = openLedger();
+  const asked = protection(spec);
+  survey = { family: specCost(spec).family, question: asked.length === 1 ? asked[0] : null };
   keptAt = await keptKey(campaignId, roundInfo.round, code);
   const kept = keptReport(keptAt);
   if (kept !== null) {

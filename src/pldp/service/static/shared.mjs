@@ -4,6 +4,7 @@
 
 import { el, formatEps, plural } from "/static/common.mjs";
 import { sha256Hex } from "/static/pldp-client.mjs";
+import { symbolOf } from "/static/protection.mjs";
 
 /** "1", "1 and 2", "1, 2 and 3". */
 function listed(items) {
@@ -14,12 +15,42 @@ function listed(items) {
 const surveyName = (c) => (c.question ? `“${c.question}”` : `the survey ${c.spec.slice(0, 8)}…`);
 
 /**
+ * Why the ledger counts a survey's least protected answer, for a survey of one question whose
+ * answers are not all protected alike (IPRR, L-IPRR, URR, IDUE): the respondent's own answer's
+ * protection (when the page knows it), and the reason the count is not hers (whether a cap refuses
+ * a report must not depend on the answer, or the refusal tells it). Null for any other survey.
+ *
+ * @param {object} q The question's entry of protection(spec) (protection.mjs).
+ * @param {number|null} chosen The answer given on this page (its index), or null if not known.
+ * @returns {string|null}
+ */
+export function countedNote(q, chosen) {
+  if (!q.answers || q.kind === "padding" || q.answers.every((e) => e === q.answers[0])) return null;
+  const sym = symbolOf(q);
+  const memo = q.kind === "memo" ? " each time it is new" : "";
+  let own = `Your answer's own protection is the ${sym} shown beside it on the survey.`;
+  if (chosen !== null && chosen !== undefined) {
+    const label = `“${q.labels[chosen]}”`;
+    own =
+      q.answers[chosen] === Infinity
+        ? `Your answer, ${label}, is not protected: your report may reveal it.`
+        : `Your answer, ${label}, is protected at ${sym} = ${formatEps(q.answers[chosen])}${memo}.`;
+  }
+  return (
+    `${own} The count is that of this survey's least protected answer (${sym} = ${formatEps(Math.max(...q.answers))}), ` +
+    "whatever you answered: were it counted by your answer, whether this browser still sends a report once a cap " +
+    "is reached would tell the collector your answer."
+  );
+}
+
+/**
  * The paragraphs of the ledger's view (Ledger.view()): one per family of campaigns, and the total.
  *
  * @param {object} view
+ * @param {Object<string, string>} [notes] A sentence to add to a family's line, by family (countedNote).
  * @returns {HTMLElement[]} Nothing when the browser has sent no report.
  */
-export function sharedParagraphs(view) {
+export function sharedParagraphs(view, notes = {}) {
   if (!view.families.length) return [];
   const out = [
     el(
@@ -37,22 +68,30 @@ export function sharedParagraphs(view) {
     // which depends on them, is not shown as a spend
     const today = f.today.epsilon > 0 ? `, ε = ${formatEps(f.today.epsilon)} of it today` : "";
     const memo = f.total.values > 0 ? " Each report is counted as if its answer were new (until there are as many reports as possible answers), whether or not you gave it here before." : "";
+    const note = Object.hasOwn(notes, f.family) ? ` ${notes[f.family]}` : "";
     return el(
       "li",
       { "data-family": f.family, "data-epsilon": f.total.epsilon === Infinity ? "inf" : String(f.total.epsilon) },
-      `${names}: ${plural(f.total.reports, "report")}${when}; privacy counted against the caps: ε = ${formatEps(f.total.epsilon)}${today}.${memo}`,
+      `${names}: ${plural(f.total.reports, "report")}${when}; privacy counted against the caps: ε = ${formatEps(f.total.epsilon)}${today}.${memo}${note}`,
     );
   });
   out.push(el("ul", { class: "shared-list" }, ...items));
   const total = view.total;
+  // a family with values drew permanent responses: memoized, whose count covers the answers only
+  const rounds = view.families.filter((f) => f.total.values > 0).flatMap((f) => f.campaigns.map(surveyName));
+  const after = rounds.length
+    ? ` For ${listed(rounds)}, asked in rounds, it counts what the reports reveal about your answers; whether and ` +
+      "when your answer changed is protected apart, less with each round (the survey's page says how much)."
+    : " Each report was drawn afresh, so their ε add up: the total bounds what they tell the collector together.";
   out.push(
     el(
       "p",
       { id: "shared-total", "data-epsilon": total.epsilon === Infinity ? "inf" : String(total.epsilon) },
       total.epsilon === Infinity
-        ? `In all: ${plural(total.reports, "report")}. Some answered a question whose answers are not all protected, so there is no limit to what those reports may reveal.`
-        : `In all: ${plural(total.reports, "report")}, ε = ${formatEps(total.epsilon)}. Together they tell the collector at ` +
-            `most what one answer protected at ε = ${formatEps(total.epsilon)} would: the ε of separate reports add up.`,
+        ? `In all: ${plural(total.reports, "report")}, ε = ∞ counted against the caps: a survey answered here has an ` +
+            "answer that is not protected, and each report is counted at its survey's least protected answer, whatever " +
+            "the answer was."
+        : `In all: ${plural(total.reports, "report")}, ε = ${formatEps(total.epsilon)} counted against the caps.${after}`,
     ),
   );
   return out;
