@@ -160,7 +160,9 @@ def test_a_campaign_set_with_its_own_cap_takes_at_most_that(tmp_path: Path) -> N
     with Server(tmp_path / "own.db", "--campaign-cap", "2000") as srv:
         admin, client = srv.admin(), srv.client()
         entry = admin.create_campaign(small, cap=300)
-        assert entry["cap"] == 300 and admin.create_campaign(other)["cap"] is None
+        assert entry["cap"] == entry["own_cap"] == 300
+        assert admin.create_campaign(other)["cap"] == 2000  # the collector's cap is the one that applies
+        assert admin.create_campaign(other)["own_cap"] is None
         first = Client(small, words(2)).reports(np.arange(250) % 3)
         assert client.submit(small.id, first)["accepted"] == 250
         with pytest.raises(RemoteError) as full:

@@ -358,7 +358,7 @@ def test_a_store_of_the_schema_before_rounds_opens_with_nothing_lost(tmp_path: P
     db = tmp_path / "v4.db"
     stored = _version_4_store(db, spec, invited, analyst, code)
     with Server(db).start() as srv:
-        assert srv.client().health()["schema"] == store.SCHEMA_VERSION == 6  # through v5 (rounds) and v6 (caps)
+        assert srv.client().health()["schema"] == store.SCHEMA_VERSION == 7  # v5 rounds, v6 caps, v7 conflicts
         reader = Collector(srv.url, analyst)  # the old token still reads its campaigns
         listed = {c["id"]: c for c in reader.campaigns()}
         assert all(c["cap"] is None for c in listed.values())  # a campaign of before has no cap of its own

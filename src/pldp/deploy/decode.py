@@ -48,7 +48,7 @@ def _validate(batch: ReportBatch) -> None:
             for row in sorted(int(r) for r in rows):
                 key = batch.ids[row].tobytes()
                 if key in seen:
-                    raise ReportError(f"report {row}: duplicate report id {key.hex()} within the batch", row)
+                    raise ReportError(f"report {row}: a duplicate id (an earlier report's) in the batch", row)
                 seen[key] = row
     check_payload(batch.root, batch.columns, n)
 

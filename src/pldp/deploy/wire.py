@@ -348,7 +348,7 @@ class ReportBatch:
             if not isinstance(rid, str) or _HEX_ID.fullmatch(rid) is None:
                 raise ReportError(f"report {row}: the id must be 32 lower-case hex digits", row)
             if rid in seen:
-                raise ReportError(f"report {row}: duplicate report id {rid} within the batch", row)
+                raise ReportError(f"report {row}: a duplicate id (an earlier report's) in the batch", row)
             seen.add(rid)
             root.accept(reader, rep["payload"], row, "")
         hex_ids = "".join(rep["id"] for rep in items)

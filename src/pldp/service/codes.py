@@ -199,8 +199,7 @@ def store_coded(
         raise CollectError(
             409,
             "code_used",
-            f"this code has sent another report already in round {turn} (id {bytes(used[0]).hex()}); a code sends "
-            "one report per round",
+            f"this code has sent another report already in round {turn}; a code sends one report per round",
         )
     if row[1] is not None:
         raise CollectError(401, "code_revoked", f"this code was revoked at {auth.stamp(row[1])}")

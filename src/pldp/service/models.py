@@ -357,7 +357,20 @@ class CampaignEntry(BaseModel):
     rounds: Literal["once", "daily", "weekly", "manual"] = Field(description="Its rounds (set at creation).")
     round: int = Field(description="The current round (1 for a campaign that does not recur).")
     cap: int | None = Field(
-        None, description="The most reports it takes, set at creation (null: none of its own; see --campaign-cap)."
+        None,
+        ge=1,
+        description="The most reports it takes now: the smaller of its own cap and the collector's --campaign-cap "
+        "(null: neither is set).",
+    )
+    own_cap: int | None = Field(
+        None, ge=1, description="Its own cap, set at creation (null: none of its own; see --campaign-cap)."
+    )
+    conflicts: int = Field(
+        0,
+        ge=0,
+        description="Resends of a stored report id with another payload: acknowledged as duplicates (the answer to a "
+        "resend never depends on the stored payload) and not stored. Honest clients resend the same bytes, so "
+        "any count here is a client bug or someone probing for stored payloads.",
     )
     urls: CampaignUrls
 

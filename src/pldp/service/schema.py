@@ -10,7 +10,7 @@ from __future__ import annotations
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION"]
 
 #: The schema version this code writes; older files are migrated forward on open.
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 #: Forward migrations: ``MIGRATIONS[v]`` takes a file from version ``v`` to ``v + 1``.
 MIGRATIONS: tuple[str, ...] = (
@@ -143,5 +143,10 @@ MIGRATIONS: tuple[str, ...] = (
     # --campaign-cap); docs/collector.md, "Errors and limits".
     """
     ALTER TABLE campaigns ADD COLUMN cap INTEGER CHECK (cap IS NULL OR cap >= 1);
+    """,
+    # v7: resends of a stored report id with another payload, acknowledged as duplicates and not
+    # stored (pldp.service.collect), counted per campaign for the analyst.
+    """
+    ALTER TABLE campaigns ADD COLUMN conflicts INTEGER NOT NULL DEFAULT 0;
     """,
 )

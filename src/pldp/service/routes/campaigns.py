@@ -26,7 +26,10 @@ router = APIRouter(prefix="/v1/campaigns", tags=["campaigns"])
 
 
 def entry(service: Service, row: store.CampaignRow, spec: Spec) -> dict[str, Any]:
-    """A campaign as the API shows it (:class:`~pldp.service.models.CampaignEntry`)."""
+    """A campaign as the API shows it (:class:`~pldp.service.models.CampaignEntry`): ``cap`` is the
+    cap that applies (the smaller of its own and the collector's ``--campaign-cap``), ``own_cap``
+    the one set at its creation."""
+    caps = [c for c in (row.cap, service.limits.campaign_cap) if c is not None]
     return {
         "id": row.id,
         "question": spec.question,
@@ -36,7 +39,9 @@ def entry(service: Service, row: store.CampaignRow, spec: Spec) -> dict[str, Any
         "access": row.access,
         "created_at": row.created_at,
         "rounds": row.rounds,
-        "cap": row.cap,
+        "cap": min(caps) if caps else None,
+        "own_cap": row.cap,
+        "conflicts": row.conflicts,
         "round": codes.current_round(service.conn(), row.id),
         "urls": {
             "spec": f"/v1/campaigns/{row.id}/spec",
