@@ -37,7 +37,7 @@ endpoint                               who         what
 Every refusal is a JSON object ``{"error": code, "reason": text}`` with a 4xx status: 401 without
 a valid token where one is needed (or with an invalid one anywhere but ``/v1/health``), 403 when
 the token's role may not do it (or a page of another origin sent it), 404, 409 (closed or full
-campaign, conflicting report id), 413 (body or batch too large), 415 (a body that is not JSON),
+campaign, a used respondent code), 413 (body or batch too large), 415 (a body that is not JSON),
 429 (too many reports from one address), 400 (anything malformed, with the first bad report
 named); a write the store cannot take, or a body over the budget of bytes read at once, is a 503
 with ``Retry-After`` (:mod:`pldp.service.ratelimit`, :mod:`pldp.service.crossorigin`,

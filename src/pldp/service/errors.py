@@ -26,6 +26,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
 from pldp.service.collect import CollectError, unavailable
 from pldp.service.faults import StoreUnavailableError, store_error
@@ -82,10 +83,30 @@ async def _collect_error(_: Request, exc: Exception) -> JSONResponse:
     return error(exc.status, exc.code, exc.reason, headers_of(exc) or None)
 
 
-async def _http_error(_: Request, exc: Exception) -> JSONResponse:
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
-    codes = {404: "not_found", 405: "method_not_allowed"}
+    if exc.status_code == 405:
+        allow = allowed_methods(request)
+        reason = f"{request.method} is not a method of {request.url.path}; it takes {allow}"
+        return error(405, "method_not_allowed", reason, {"Allow": allow})
+    codes = {404: "not_found"}
     return error(exc.status_code, codes.get(exc.status_code, "http_error"), str(exc.detail))
+
+
+#: The methods a 405's ``Allow`` may name.
+_METHODS = ("DELETE", "GET", "HEAD", "PATCH", "POST", "PUT")
+
+
+def allowed_methods(request: Request) -> str:
+    """The ``Allow`` header of a 405 (RFC 9110, 15.5.6): every method for which some route of the
+    app matches the request's path in full (asked of each route, routers included within routers)."""
+    methods = {
+        method
+        for method in _METHODS
+        for route in request.app.router.routes
+        if route.matches({**request.scope, "method": method})[0] == Match.FULL
+    }
+    return ", ".join(sorted(methods))
 
 
 async def _validation_error(_: Request, exc: Exception) -> JSONResponse:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, RootModel
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, RootModel
 
 from pldp.service.auth import ADMIN_LIFETIME, ANALYST_LIFETIME, MAX_LIFETIME
 from pldp.service.codes import CODE_LIFETIME, MAX_CODES
@@ -273,6 +273,16 @@ class ReportsBody(RootModel[Batch | Report | list[Report]]):
     )
 
 
+def _whole(value: Any) -> Any:
+    """A float without a fraction (``3600.0``) as the int it is: JSON Schema's ``integer`` admits it
+    (and clients send it), where a strict model would refuse it; anything else is left to the field."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+#: A whole number in a request body: an int, or a float without a fraction (JSON Schema's integer).
+Whole = Annotated[int, BeforeValidator(_whole)]
+
+
 def _lifetime(default: float, what: str) -> Any:
     days = round(default / 86400)
     return Field(
@@ -288,21 +298,21 @@ class TokenRequest(_Strict):
 
     label: str = ""
     campaigns: list[str] = Field(default_factory=list, description="Campaign ids (each must exist).")
-    expires_in: int = _lifetime(ANALYST_LIFETIME, "token")
+    expires_in: Whole = _lifetime(ANALYST_LIFETIME, "token")
 
 
 class RotateRequest(_Strict):
     """A new admin token that replaces the current one (every other admin token is revoked)."""
 
     label: str = "admin (rotated)"
-    expires_in: int = _lifetime(ADMIN_LIFETIME, "token")
+    expires_in: Whole = _lifetime(ADMIN_LIFETIME, "token")
 
 
 class CodesRequest(_Strict):
     """Respondent codes to issue for an invited campaign."""
 
-    count: int = Field(ge=1, le=MAX_CODES, description=f"How many codes (1 to {MAX_CODES:,} per request).")
-    expires_in: int = _lifetime(CODE_LIFETIME, "codes")
+    count: Whole = Field(ge=1, le=MAX_CODES, description=f"How many codes (1 to {MAX_CODES:,} per request).")
+    expires_in: Whole = _lifetime(CODE_LIFETIME, "codes")
 
 
 class RevokeCodesRequest(_Strict):

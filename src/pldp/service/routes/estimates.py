@@ -13,7 +13,7 @@ from pldp.service.collect import CollectError
 from pldp.service.deps import ServiceDep, bearer, readable, require
 from pldp.service.errors import responses
 from pldp.service.models import Estimate
-from pldp.service.routes.rounds import round_tally
+from pldp.service.routes.rounds import LEVEL, round_tally
 from pldp.service.state import Campaign
 
 __all__ = ["router"]
@@ -48,7 +48,7 @@ def estimate_request(
             "reason that names those offered."
         ),
     ] = "unbiased",
-    level: Annotated[float, Query(description="The intervals' confidence level, in (0, 1).")] = 0.95,
+    level: Annotated[float, LEVEL] = 0.95,
     turn: Annotated[int | None, ROUND] = None,
 ) -> EstimateRequest:
     """The campaign, for an analyst granted it, and the query.

@@ -29,11 +29,19 @@ _PARQUET: dict[int | str, dict[str, Any]] = {
 }
 
 
+#: The ``day`` query parameter of the export: a UTC date, which the route parses itself (400
+#: ``bad_day`` otherwise); the schema says its form, so that clients made from it send only dates.
+DAY = Query(
+    description="Only the reports received on this UTC day, as YYYY-MM-DD (another form is a 400 `bad_day`).",
+    json_schema_extra={"format": "date", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"},
+)
+
+
 @router.get("/{campaign_id}/export", response_class=Response, responses=responses(400, 401, 403, 501, others=_PARQUET))
 def export(
     campaign: Readable,
     service: ServiceDep,
-    day: str | None = None,
+    day: Annotated[str | None, DAY] = None,
     turn: Annotated[int | None, Query(alias="round", ge=1, le=999_999_999)] = None,
 ) -> Response:
     """The stored reports as one Parquet file in the wire format's Arrow schema; with

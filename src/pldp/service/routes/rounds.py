@@ -94,6 +94,14 @@ def round_tally(conn: sqlite3.Connection, spec: Spec, turn: int | None) -> Any:
     return tally
 
 
+#: The ``level`` query parameter of the estimates: the route refuses one outside (0, 1) itself (400
+#: ``bad_level``), and the schema says so (exclusive bounds), so that clients made from it never send one.
+LEVEL = Query(
+    description="The intervals' confidence level, in (0, 1): 0 and 1 are refused (400 `bad_level`).",
+    json_schema_extra={"exclusiveMinimum": 0, "exclusiveMaximum": 1},
+)
+
+
 #: The most rounds one ``GET .../series`` estimates (a daily campaign's year, and a day).
 MAX_SERIES = 367
 
@@ -213,12 +221,25 @@ def get_series(
     method: Annotated[
         str, Query(description="Any method the campaign's oracle offers (as for GET .../estimate).")
     ] = "unbiased",
-    level: Annotated[float, Query(description="The intervals' confidence level, in (0, 1).")] = 0.95,
+    level: Annotated[float, LEVEL] = 0.95,
     first: Annotated[
-        int | None, Query(ge=1, le=999_999_999, description=f"The first round (default: {MAX_SERIES - 1} before last).")
+        int | None,
+        Query(
+            ge=1,
+            le=999_999_999,
+            description=f"The first round (default: {MAX_SERIES - 1} before last). It must not be after `last` "
+            f"(or the current round) and the range holds at most {MAX_SERIES} rounds: else a 400 `bad_range` (a "
+            "relation between two parameters, which JSON Schema cannot state).",
+        ),
     ] = None,
     last: Annotated[
-        int | None, Query(ge=1, le=999_999_999, description="The last round (default: the current one).")
+        int | None,
+        Query(
+            ge=1,
+            le=999_999_999,
+            description="The last round (default: the current one); not before `first`, and not after the current "
+            "round (409 `round_not_started`).",
+        ),
     ] = None,
 ) -> dict[str, Any]:
     """The campaign's estimate round by round, from ``first`` to ``last`` (at most 367 rounds; by
