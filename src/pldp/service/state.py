@@ -141,7 +141,11 @@ class Service:
     def conn(self) -> sqlite3.Connection:
         """This thread's read connection to the store (WAL: readers never block the writer)."""
         c: sqlite3.Connection | None = getattr(self._readers, "conn", None)
+        if c is not None and self._readers.opened != self.writer.opened:
+            c.close()  # the store was opened again after a fault: this one may be read-only (or blind to writes)
+            c = None
         if c is None:
+            self._readers.opened = self.writer.opened
             c = self._readers.conn = store.connect(self.path)
         return c
 

@@ -95,9 +95,25 @@ class SchemaError(RuntimeError):
 #: Test hook (fault injection), read by :func:`connect`: ``readonly`` opens every connection
 #: read-only (as SQLite opens a file it may not write), ``full`` caps the store at the pages it has
 #: (``PRAGMA max_page_count``, as a full disk). ``tests/test_service_faults.py`` uses it where
-#: ``chmod`` cannot make a file read-only (as root).
+#: ``chmod`` cannot make a file read-only (as root); ``readonly:<file>`` is ``readonly`` while
+#: ``<file>`` exists, so a test can make the store writable again under a running collector.
 FAULT_ENV = "PLDP_STORE_FAULT"
 _UNWRITABLE = (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN)  # open the store read-only then
+
+
+def _fault() -> str:
+    """The test hook's fault now (``readonly:<file>``: ``readonly`` while that file exists)."""
+    fault = os.environ.get(FAULT_ENV, "")
+    if fault.startswith("readonly:"):
+        return "readonly" if Path(fault.split(":", 1)[1]).exists() else ""
+    return fault
+
+
+def _unwritable(path: Path) -> bool:
+    """Whether the store's file, or its log's index, exists and may not be written. Asked with
+    ``access``, never by opening the file: closing a descriptor of the store would drop every
+    POSIX lock this process's connections hold on it (SQLite's locks)."""
+    return any(where.exists() and not os.access(where, os.W_OK) for where in (path, Path(f"{path}-shm")))
 
 
 def connect(path: str | Path, *, readonly: bool = False) -> sqlite3.Connection:
@@ -109,8 +125,16 @@ def connect(path: str | Path, *, readonly: bool = False) -> sqlite3.Connection:
     cannot hold the write-ahead log's index either): it is read, and every write fails
     (:mod:`pldp.service.faults`).
     """
-    fault = os.environ.get(FAULT_ENV, "")
+    fault = _fault()
     modes = ["ro"] if readonly or fault == "readonly" else [None, "ro", "ro&immutable=1"]
+    if modes[0] is None and _unwritable(Path(path)):
+        # A connection of this process that opens the log's index (-shm) read-only makes every
+        # later one read-only as well while any of them is open (SQLite shares it per file): the
+        # writer could never take writes again (pldp.service.writer). Without the index
+        # (immutable) nothing is shared; that reads the file alone, which holds every report once
+        # the log is empty (a collector checkpoints and empties it when it stops).
+        wal = Path(f"{path}-wal")
+        modes = ["ro&immutable=1"] if not wal.exists() or wal.stat().st_size == 0 else ["ro", "ro&immutable=1"]
     for mode in modes:
         uri = str(Path(path)) if mode is None else f"file:{Path(path)}?mode={mode}"
         conn = sqlite3.connect(uri, uri=mode is not None, isolation_level=None, check_same_thread=False, timeout=30.0)

@@ -37,7 +37,17 @@ Faults (:mod:`pldp.service.faults`): the writer lock is waited for at most
 :data:`~pldp.service.faults.LOCK_TIMEOUT` seconds, and so is SQLite's write lock; a statement that
 fails for the store's sake (read-only, full, I/O error) fails the whole group with
 :class:`~pldp.service.faults.StoreUnavailableError`, which the API answers with a 503. The last
-such failure is kept for the health check (:meth:`Writer.problem`) until a transaction commits.
+such failure is kept for the health check (:meth:`Writer.problem`) until a transaction commits,
+or until the writer's own probe finds that the store takes writes again.
+
+Recovery: while the last write failed for the store's sake, the writer thread tries again by
+itself, with backoff from :data:`RETRY_MIN` to :data:`RETRY_MAX` seconds (and before a group when
+a try is due): it probes a write rolled back and, if the store still refuses it, opens the store
+again and probes there (a connection SQLite opened read-only, as it does a file it may not write
+even when asked to write, stays read-only for good).
+Once it succeeds the fault is cleared (health says ``ok`` again) and the readers and the
+checkpointer of the process reopen their read-only connections too. Each worker process does so
+for itself; nothing of what was refused meanwhile was stored, so a client's resend counts once.
 """
 
 from __future__ import annotations
@@ -47,6 +57,7 @@ import json
 import queue
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -69,6 +80,9 @@ TallyKey = tuple[str, int]
 MAX_GROUP = 512
 #: Seconds between checkpoints of the write-ahead log (:meth:`Writer._checkpoints`).
 CHECKPOINT_EVERY = 0.5
+#: Seconds between the writer's tries to take writes again after a failure (doubling up to :data:`RETRY_MAX`).
+RETRY_MIN = 0.25
+RETRY_MAX = 4.0
 
 
 @dataclass(frozen=True)
@@ -190,15 +204,20 @@ class Writer:
 
     def __init__(self, path: str | Path, checkpoints: bool = True, lock_timeout: float = LOCK_TIMEOUT) -> None:
         self.path = Path(path)
+        self.lock_timeout = lock_timeout
+        #: How many times the store was opened again after a fault (readers reopen theirs when it moves).
+        self.opened = 0
         self.conn = store.connect(path)
         store.migrate(self.conn)
-        self.conn.execute(f"PRAGMA busy_timeout = {int(lock_timeout * 1000)}")
-        self.conn.execute("PRAGMA wal_autocheckpoint = 0")  # checkpoints run in _checkpoints, not in a COMMIT
+        self._configure()
         # Writers of several processes take turns through this lock file before BEGIN IMMEDIATE: a
         # blocked flock() returns as soon as the lock is free, where SQLite's own busy handler
         # sleeps in steps of up to 100 ms (the cause of the tail latency with --workers 2).
         self.lock = TurnLock(f"{path}-writer.lock", lock_timeout)
-        self.fault: StoreUnavailableError | None = self._probe()
+        found = self._probe()  # another writer's lock at the start is no fault
+        self.fault: StoreUnavailableError | None = None if found is None or found.code == "store_busy" else found
+        self._retry_after = RETRY_MIN  # seconds to the next try while faulted (backoff)
+        self._retry_at = time.monotonic() + RETRY_MIN
         self._tallies: dict[TallyKey, Any] = {}
         self._seen: dict[int, SeenIds] = {}
         self._generation: dict[int, int] = {}  # campaign key -> retention's generation when its ids were loaded
@@ -215,9 +234,13 @@ class Writer:
             )
             self._checkpointer.start()
 
+    def _configure(self) -> None:
+        self.conn.execute(f"PRAGMA busy_timeout = {int(self.lock_timeout * 1000)}")
+        self.conn.execute("PRAGMA wal_autocheckpoint = 0")  # checkpoints run in _checkpoints, not in a COMMIT
+
     def _probe(self) -> StoreUnavailableError | None:
-        """Whether the store takes a write now: a write rolled back (a read-only store fails it).
-        Skipped, as None, when another writer holds SQLite's write lock (no waiting for it)."""
+        """Why the store takes no write now (a write rolled back: a read-only store fails it), or
+        None. Never waits for SQLite's write lock: held elsewhere, it is a ``store_busy`` fault."""
         timeout = self.conn.execute("PRAGMA busy_timeout").fetchone()[0]
         self.conn.execute("PRAGMA busy_timeout = 0")
         try:
@@ -228,11 +251,42 @@ class Writer:
                 if self.conn.in_transaction:
                     self.conn.execute("ROLLBACK")
         except sqlite3.Error as exc:
-            fault = store_error(exc)
-            return None if fault is None or fault.code == "store_busy" else fault
+            return store_error(exc)
         finally:
             self.conn.execute(f"PRAGMA busy_timeout = {int(timeout)}")
         return None
+
+    def _recover(self) -> None:
+        """While faulted: probe a write; if the store still refuses it (not just busy), open the store
+        again (a connection SQLite opened read-only stays so, even when it was asked to write) and
+        probe on the new connection. Clear the fault if a probe works, else try again later,
+        backing off (see module doc)."""
+        try:
+            fault = self._probe()
+            if fault is not None and fault.code != "store_busy":
+                old, self.conn = self.conn, store.connect(self.path)
+                self._configure()
+                fault = self._probe()
+                if fault is None:  # the new connection writes: the old one goes, with what it cached
+                    old.close()
+                    self._tallies.clear()
+                    self._seen.clear()
+                    self._generation.clear()
+                    self._version = -1
+                    self.opened += 1
+                else:
+                    self.conn.close()
+                    self.conn = old
+        except Exception as exc:
+            fault = store_error(exc) or StoreUnavailableError(f"the store could not be opened ({exc})")
+        if fault is None:
+            self.fault = None
+            self._retry_after = RETRY_MIN
+        else:
+            if fault.code != "store_busy" or self.fault is None or self.fault.code == "store_busy":
+                self.fault = fault  # a busy lock does not hide a worse fault
+            self._retry_after = min(2 * self._retry_after, RETRY_MAX)
+        self._retry_at = time.monotonic() + self._retry_after
 
     def problem(self, conn: sqlite3.Connection) -> str | None:
         """Why the store cannot take writes now, or None (:func:`pldp.service.faults.problem`;
@@ -274,9 +328,14 @@ class Writer:
         (which writes and syncs the database file) no longer stalls the ``COMMIT`` that would
         otherwise trigger it, and with it every request of that group.
         """
-        conn = store.connect(path)
+        conn, opened = store.connect(path), self.opened
         try:
             while not self._stop.wait(CHECKPOINT_EVERY):
+                if opened != self.opened:  # the writer opened the store again: so does this thread
+                    with contextlib.suppress(sqlite3.Error):
+                        fresh = store.connect(path)
+                        conn.close()
+                        conn, opened = fresh, self.opened
                 try:
                     conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
                 except sqlite3.OperationalError:  # busy: the next round catches up
@@ -287,7 +346,13 @@ class Writer:
     # ------------------------------------------------------------------ the thread
     def _run(self) -> None:
         while True:
-            first = self._queue.get()
+            try:
+                first = self._queue.get(
+                    timeout=None if self.fault is None else max(0.0, self._retry_at - time.monotonic())
+                )
+            except queue.Empty:
+                self._recover()
+                continue
             if first is None:
                 return
             group = [first]
@@ -300,6 +365,8 @@ class Writer:
                     self._queue.put(None)  # stop after this group
                     break
                 group.append(nxt)
+            if self.fault is not None and time.monotonic() >= self._retry_at:
+                self._recover()
             self._commit(group)
 
     def _commit(self, group: list[_Entry]) -> None:
@@ -358,6 +425,9 @@ class Writer:
     def _fail(self, group: list[_Entry], error: BaseException) -> None:
         """Fail every job of ``group``; nothing of it was stored."""
         if isinstance(error, StoreUnavailableError):
+            if self.fault is None:  # a new fault: the first try again comes soon
+                self._retry_after = RETRY_MIN
+                self._retry_at = time.monotonic() + RETRY_MIN
             self.fault = error
         for entry in group:
             entry.fut.set_exception(error)
