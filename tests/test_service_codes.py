@@ -317,6 +317,7 @@ def test_the_survey_page_sends_the_code_of_its_link(chromium: Any, server: Serve
     assert "answered this survey from this browser already" in again.text
     assert _stored(server, spec) == [report["id"]]
     chrome.new_device(browser, server.url)  # the same link on another device: a second answer, refused
+    browser.execute_script("sessionStorage.clear()")  # (nor has another device this tab's note of what it sent)
     assert "used already" in refused(f"{page}#code={code}")
     assert "not one of this survey's" in refused(f"{page}#code={'z' * 24}")
     short = server.admin().issue_codes(spec.id, 1, expires_in=1)

@@ -18,6 +18,7 @@ import os
 import shutil
 import stat
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,7 +31,7 @@ from pldp.deploy import Spec
 pytest.importorskip("fastapi")
 pytest.importorskip("uvicorn")
 
-from pldp.service import store, writer
+from pldp.service import faults, store, writer
 from tests.service_server import Server, stored_and_recount, wait_until
 from tests.test_service_unavailable import SPEC, _batch, _call, _stored
 
@@ -127,3 +128,44 @@ def test_a_collector_started_on_a_read_only_store_recovers_once_it_is_writable(w
     assert _stored(server.db) == 100 + 8 * 50
     tally, recount = stored_and_recount(server.db, SPEC)
     assert tally.n == recount.n == 500 and tally == recount
+
+
+_HOLD = """
+import sqlite3, sys
+held = sqlite3.connect(sys.argv[1], isolation_level=None)
+held.execute("BEGIN IMMEDIATE")
+print("held", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_health_is_degraded_while_another_connection_holds_the_write_lock(tmp_path: Path) -> None:
+    """Another process holds SQLite's write lock (``BEGIN IMMEDIATE``, not the writer lock): each
+    submission waits :data:`~pldp.service.faults.LOCK_TIMEOUT` and gets 503 ``store_busy``, and
+    health used to say ``ok``. It says ``degraded`` now, at once (never waiting for the lock), and
+    ``ok`` again once the lock is free."""
+    server = Server(tmp_path / "s.db").start()
+    server.admin().create_campaign(SPEC)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLD, str(server.db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    body = _batch(100, 2)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == b"held\n"
+        status, _, answer, took = _call(server, "POST", f"/v1/campaigns/{SPEC.id}/reports", body)
+        assert status == 503 and answer["error"] == "store_busy", answer
+        assert took >= faults.LOCK_TIMEOUT - 0.5, took
+        for _ in range(3):
+            health = _health(server)  # within 2 s, never the lock's 5 s
+            assert health["status"] == "degraded" and "write lock" in str(health["reason"]), health
+            time.sleep(0.5)
+    finally:
+        holder.communicate(b"", timeout=10)
+    try:
+        wait_until(lambda: _health(server)["status"] == "ok", timeout=5, why="health ok once the lock is free")
+        status, _, answer, took = _call(server, "POST", f"/v1/campaigns/{SPEC.id}/reports", body)
+        assert status == 200 and answer == {"accepted": 100, "duplicates": 0} and took < 2.0, (answer, took)
+        assert _health(server)["status"] == "ok"
+    finally:
+        server.stop()
+    assert _stored(server.db) == 100

@@ -16,7 +16,9 @@ every write with ``503`` and a JSON reason (nothing of the request was stored; s
   SQLite's own wait for its write lock (``busy_timeout``); a request that times out gets a 503
   ``store_busy`` with ``Retry-After: 1``, and stores nothing.
 * **Health.** :func:`problem` names what is wrong now: the last write's failure (until a write
-  succeeds; a lock timeout only while the lock is still held), a store file or directory that
+  succeeds; a lock timeout only while the lock is still held: the writer lock, or SQLite's write
+  lock, which health probes without waiting: ``BEGIN IMMEDIATE`` with no busy timeout, rolled
+  back at once), a store file or directory that
   cannot be written, less than :data:`MIN_FREE` bytes free on its disk, or a store at its page
   limit.
 
@@ -34,7 +36,7 @@ import threading
 from pathlib import Path
 from typing import IO
 
-__all__ = ["LOCK_TIMEOUT", "MIN_FREE", "StoreUnavailableError", "TurnLock", "problem", "store_error"]
+__all__ = ["LOCK_TIMEOUT", "MIN_FREE", "StoreUnavailableError", "TurnLock", "problem", "store_error", "write_locked"]
 
 #: Seconds a writer waits for the writer lock (and for SQLite's write lock) before answering 503.
 LOCK_TIMEOUT = 5.0
@@ -189,13 +191,31 @@ class TurnLock:
             self._file = None
 
 
+def write_locked(conn: sqlite3.Connection) -> bool:
+    """Whether another connection holds SQLite's write lock on the store now: ``BEGIN IMMEDIATE``
+    without waiting (busy timeout 0), rolled back at once; False if ``conn`` cannot write at all."""
+    timeout = conn.execute("PRAGMA busy_timeout").fetchone()[0]
+    conn.execute("PRAGMA busy_timeout = 0")
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("ROLLBACK")
+    except sqlite3.Error as exc:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
+        return code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {int(timeout)}")
+    return False
+
+
 def problem(path: Path, conn: sqlite3.Connection, last: StoreUnavailableError | None, lock: TurnLock) -> str | None:
     """Why the store at ``path`` cannot take writes now, or None (see module doc).
 
     ``conn`` is a connection of the store's (for its page limit), ``last`` the last write's
     failure (None if it committed), ``lock`` the writer lock.
     """
-    if last is not None and (last.code != "store_busy" or lock.held_elsewhere()):
+    if last is not None and (last.code != "store_busy" or lock.held_elsewhere() or write_locked(conn)):
         return last.reason
     for where in (path, path.parent):
         if where.exists() and not os.access(where, os.W_OK):

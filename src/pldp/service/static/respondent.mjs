@@ -31,6 +31,7 @@ const statusLine = document.getElementById("status");
 const errorBox = document.getElementById("error");
 const invited = main.dataset.access === "invited";
 const codeKey = `pldp-code:${campaignId}`;
+const sentKey = (round) => `pldp-sent:${campaignId}:${round}`; // this tab's note of a report its link sent
 
 /** Delays (ms) before the automatic retries of a batch after a network or server error. */
 const RETRY_DELAYS = [500, 1000, 2000, 4000];
@@ -75,6 +76,37 @@ function forgetCode() {
   } catch {
     // nothing was kept
   }
+}
+
+/**
+ * Note in this tab that its link sent this round's report (the report, not the code): where the
+ * browser keeps no localStorage (refused, or full), a reload of the page still says that she has
+ * answered, not that the survey is by invitation.
+ */
+function noteSent(kept) {
+  try {
+    sessionStorage.setItem(sentKey(kept.round), JSON.stringify(kept));
+  } catch {
+    // storage refused: the page's memory only
+  }
+}
+
+/** The report this tab's link sent in `round` ({batch, round, sent, key}: key its keptKey), or null. */
+function sentInThisTab(round) {
+  try {
+    const kept = JSON.parse(sessionStorage.getItem(sentKey(round)) ?? "null");
+    return kept && kept.batch && Array.isArray(kept.batch.reports) ? kept : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * A personal link opened again in this tab changes only the address's fragment, which loads no
+ * page: load it, so that the page reads the link's code (and says whether it has answered).
+ */
+function reopenedLink() {
+  if (new URLSearchParams(location.hash.slice(1)).get("code")) location.reload();
 }
 
 /** What to tell a respondent whose code the collector refused (null: not a code's refusal). */
@@ -338,6 +370,7 @@ async function onSubmit(event) {
   sending = false;
   if (result.ok) {
     keepReport(keptAt, { batch, round: roundInfo.round, sent: true });
+    if (code) noteSent({ batch, round: roundInfo.round, sent: true, key: keptAt });
     forgetCode();
     form.reset();
     form.hidden = true;
@@ -441,7 +474,7 @@ async function answeredWithLink() {
   } catch {
     return false; // cannot tell: the invitation notice says how to answer
   }
-  const [kept] = sentWithLinks(campaignId, roundInfo.round);
+  const kept = sentWithLinks(campaignId, roundInfo.round)[0] ?? sentInThisTab(roundInfo.round);
   if (!kept) return false;
   const recurring = roundInfo.rounds !== "once";
   const which = recurring ? `this survey's round ${roundInfo.round}` : "this survey";
@@ -483,6 +516,7 @@ async function start() {
   }
   if (invited && !code) {
     if (!(await answeredWithLink())) showNotice("invitation");
+    main.dataset.ready = "true";
     return;
   }
   if (!canVerify()) {
@@ -504,7 +538,8 @@ async function start() {
   const asked = protection(spec);
   survey = { family: specCost(spec).family, question: asked.length === 1 ? asked[0] : null };
   keptAt = await keptKey(campaignId, roundInfo.round, code);
-  const kept = keptReport(keptAt);
+  const noted = sentInThisTab(roundInfo.round);
+  const kept = keptReport(keptAt) ?? (noted?.key === keptAt ? noted : null);
   if (kept !== null) {
     await sendKeptAgain(kept);
     main.dataset.ready = "true";
@@ -519,4 +554,5 @@ async function start() {
   main.dataset.ready = "true";
 }
 
+if (invited) window.addEventListener("hashchange", reopenedLink);
 start();
