@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import http.client
 import json
+import subprocess
+import sys
 import urllib.request
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -54,7 +57,7 @@ def _call(server: Server, method: str, path: str, body: Any = None, token: str |
         conn.close()
 
 
-def test_the_campaign_list_shows_the_cap_that_applies(server: Server) -> None:
+def test_the_campaign_list_shows_the_cap_that_applies(server: Server, tmp_path: Path) -> None:
     admin = server.admin()
     capped = Spec.from_mechanism(pldp.KRR(1.0, 3), question="capped at 7,000?")
     made = admin.create_campaign(capped, cap=7000)
@@ -65,6 +68,20 @@ def test_the_campaign_list_shows_the_cap_that_applies(server: Server) -> None:
     assert (lambda e: (e["cap"], e["own_cap"]))(admin.create_campaign(small, cap=300)) == (300, 300)
     (plain,) = [c for c in admin.campaigns() if c["id"] == SPEC.id]
     assert (plain["cap"], plain["own_cap"]) == (5000, None)
+    # pldp campaign create says which cap applies, and whose it is (the campaign exists: the same answer)
+    spec_file = tmp_path / "capped.json"
+    spec_file.write_text(capped.to_json())
+    shown = subprocess.run(
+        [
+            *(sys.executable, "-m", "pldp.cli", "campaign", "create", "--server", server.url),
+            *("--token-file", str(server.token_file), "--cap", "7000", str(spec_file)),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert "cap:      5,000 reports (the collector's; its own: 7,000)" in shown.stdout.splitlines()
 
 
 def _parameter(api: dict[str, Any], path: str, name: str) -> dict[str, Any]:

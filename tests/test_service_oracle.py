@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import http.client
 import json
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -74,7 +77,7 @@ def _conflicts(server: Server, spec: Spec) -> int:
     return int(entry["conflicts"])
 
 
-def test_a_resend_from_an_address_answers_alike_for_every_payload(server: Server) -> None:
+def test_a_resend_from_an_address_answers_alike_for_every_payload(server: Server, tmp_path: Path) -> None:
     spec = Spec.from_mechanism(pldp.KRR(1.0, D), question="open probes?")
     server.admin().create_campaign(spec)
     report = Client(spec, words(1)).report(1)
@@ -98,6 +101,20 @@ def test_a_resend_from_an_address_answers_alike_for_every_payload(server: Server
     assert status == 200 and json.loads(body) == {"accepted": 2, "duplicates": 1}
     assert sorted(_stored(server, spec)) == sorted(stored + [(r["id"], r["payload"]) for r in fresh["reports"]])
     assert _conflicts(server, spec) == D
+    # pldp campaign create (of the existing campaign) shows the count to the admin
+    spec_file = tmp_path / "probed.json"
+    spec_file.write_text(spec.to_json())
+    shown = subprocess.run(
+        [
+            *(sys.executable, "-m", "pldp.cli", "campaign", "create", "--server", server.url),
+            *("--token-file", str(server.token_file), str(spec_file)),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert f"resends:  {D} of a stored report with another payload (not stored)" in shown.stdout.splitlines()
 
 
 def test_a_used_invitation_link_answers_alike_for_every_payload(server: Server) -> None:

@@ -84,6 +84,17 @@ def _limits(args: Any, limits: Any, grace: float) -> Any:
     )
 
 
+def _cap(c: dict[str, Any]) -> str:
+    """The cap that applies (the smaller of the campaign's own and the collector's), and whose it is."""
+    if c["cap"] is None:
+        return "none"
+    own = c.get("own_cap", c["cap"])  # (a collector of before showed its own cap only)
+    if own == c["cap"]:
+        return f"{c['cap']:,} reports"
+    whose = "the collector's" if own is None else f"the collector's; its own: {own:,}"
+    return f"{c['cap']:,} reports ({whose})"
+
+
 def _campaign_lines(c: dict[str, Any]) -> list[str]:
     """A campaign (the collector's entry) as ``key: value`` lines, its times in ISO 8601 UTC."""
     rounds = c["rounds"] if c["rounds"] == "once" else f"{c['rounds']}, now round {c['round']}"
@@ -93,11 +104,13 @@ def _campaign_lines(c: dict[str, Any]) -> list[str]:
         ("kind", c["kind"]),
         ("access", c["access"]),
         ("rounds", rounds),
-        ("cap", "none" if c["cap"] is None else f"{c['cap']:,} reports"),
+        ("cap", _cap(c)),
         ("reports", f"{c['n']:,}"),
         ("state", "closed" if c["closed"] else "open"),
         ("created", iso_time(c["created_at"])),
     ]
+    if c.get("conflicts"):  # resends of a stored id with another payload: acknowledged, not stored
+        rows.append(("resends", f"{c['conflicts']:,} of a stored report with another payload (not stored)"))
     return [f"{key + ':':<10}{value}" for key, value in rows]
 
 
