@@ -8,6 +8,8 @@ first bad report and names it), then stored by :func:`store_batch` in the writer
   were duplicates), *whatever payload it carries*: a resend with another payload (a conflict) is
   acknowledged exactly as a duplicate is, is not stored, and is counted in the campaign's
   ``conflicts`` (shown to the admin and analysts, :class:`pldp.service.models.CampaignEntry`).
+  Every resend, conflicting or not, is counted in ``resends`` by the same write, so that the
+  two take the same time to answer (a write, and its sync, for conflicts only would time them).
   Refusing it instead (409) made the answer depend on the stored payload, an oracle that read a
   report's payload to anyone who knew its id (a few probes, one per candidate payload); the
   acknowledgement is the same for the sender, whose retry sends the stored bytes again, and
@@ -197,8 +199,13 @@ def store_batch(
     if old.size:
         stored = store.rows_at(ctx.conn, key, where[old].tolist())
         conflicts = sum(stored[int(where[i])] != prep.report(i)[1] for i in old.tolist())
-        if conflicts:  # answered as duplicates (see the module doc); only the analyst sees them
-            ctx.conn.execute("UPDATE campaigns SET conflicts = conflicts + ? WHERE key = ?", (conflicts, key))
+        # answered as duplicates (see the module doc); only the analyst sees the count. Every resend
+        # writes this row, conflicting or not: a commit that writes (and syncs) for a conflict only
+        # would time the answer by the stored payload.
+        ctx.conn.execute(
+            "UPDATE campaigns SET resends = resends + ?, conflicts = conflicts + ? WHERE key = ?",
+            (int(old.size), conflicts, key),
+        )
     new = np.flatnonzero(where < 0)
     if new.size == 0:
         return {"accepted": 0, "duplicates": n}

@@ -375,6 +375,9 @@ class CampaignEntry(BaseModel):
     own_cap: int | None = Field(
         None, ge=1, description="Its own cap, set at creation (null: none of its own; see --campaign-cap)."
     )
+    resends: int = Field(
+        0, ge=0, description="Reports sent again with the id of a stored one: acknowledged as duplicates, counted once."
+    )
     conflicts: int = Field(
         0,
         ge=0,

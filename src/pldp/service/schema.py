@@ -144,9 +144,10 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE campaigns ADD COLUMN cap INTEGER CHECK (cap IS NULL OR cap >= 1);
     """,
-    # v7: resends of a stored report id with another payload, acknowledged as duplicates and not
-    # stored (pldp.service.collect), counted per campaign for the analyst.
+    # v7: resends of a stored report id (acknowledged as duplicates), and those of them with another
+    # payload (not stored: pldp.service.collect), counted per campaign for the analyst.
     """
+    ALTER TABLE campaigns ADD COLUMN resends INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE campaigns ADD COLUMN conflicts INTEGER NOT NULL DEFAULT 0;
     """,
 )

@@ -3,14 +3,14 @@
 Tables (schema version :data:`SCHEMA_VERSION`, kept in ``PRAGMA user_version``; the migrations
 that make them are in :mod:`pldp.service.schema`):
 
-``campaigns(key, id, spec, created_at, closed_at, access, rounds, first_day, cap, conflicts)``
+``campaigns(key, id, spec, created_at, closed_at, access, rounds, first_day, cap, resends, conflicts)``
     A campaign is a verified spec; its id is the spec id, so a campaign's parameters can never
     change under it (a new parameter is a new spec, hence a new campaign). ``key`` is a small
     integer that the reports table uses instead of the 32-digit id. ``access``: ``open`` or ``invited``.
     ``rounds``: ``once``, ``daily``, ``weekly`` or ``manual``, and ``first_day`` the UTC day
     its rounds count from (:mod:`pldp.service.rounds`). ``cap``: the most reports it takes (set at
-    creation), ``conflicts``: resends of a stored id with another payload (acknowledged as
-    duplicates, not stored: :mod:`pldp.service.collect`).
+    creation); ``resends``: reports sent again with a stored id (acknowledged as duplicates), and
+    ``conflicts`` those of them with another payload (not stored: :mod:`pldp.service.collect`).
 ``rounds(campaign_key, round, opened_at)``
     The rounds 2, 3, ... that the admin opened in a ``manual`` campaign.
 ``tokens(hash, role, label, created_at, id, expires_at, revoked_at)`` and ``grants(token_hash, campaign_id)``
@@ -213,7 +213,8 @@ class CampaignRow:
     rounds: str = "once"  # "once", "daily", "weekly" or "manual" (pldp.service.rounds)
     first_day: int = 0  # the UTC day (days since 1970-01-01) the rounds count from
     cap: int | None = None  # the most reports it takes, set at creation (None: the collector's --campaign-cap only)
-    conflicts: int = 0  # resends of a stored id with another payload (acknowledged as duplicates, not stored)
+    resends: int = 0  # reports sent again with a stored id (acknowledged as duplicates)
+    conflicts: int = 0  # those of them with another payload (not stored)
 
     @property
     def closed(self) -> bool:
@@ -223,7 +224,8 @@ class CampaignRow:
         return Spec.from_json(self.spec_text)
 
 
-_CAMPAIGN = "id, spec, created_at, closed_at, access, rounds, first_day, cap, conflicts"  # the columns of a CampaignRow
+#: The columns of a CampaignRow.
+_CAMPAIGN = "id, spec, created_at, closed_at, access, rounds, first_day, cap, resends, conflicts"
 
 
 def campaign(conn: sqlite3.Connection, campaign_id: str) -> CampaignRow | None:

@@ -41,6 +41,7 @@ def entry(service: Service, row: store.CampaignRow, spec: Spec) -> dict[str, Any
         "rounds": row.rounds,
         "cap": min(caps) if caps else None,
         "own_cap": row.cap,
+        "resends": row.resends,
         "conflicts": row.conflicts,
         "round": codes.current_round(service.conn(), row.id),
         "urls": {
