@@ -33,7 +33,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from pldp.deploy import Spec
-from pldp.service import bodies, codes, collect, rounds
+from pldp.service import bodies, codes, collect, ratelimit, rounds
 from pldp.service.bodies import BodyBudget
 from pldp.service.collect import CollectError
 from pldp.service.faults import StoreUnavailableError, store_error
@@ -44,6 +44,9 @@ __all__ = ["INLINE_BODY", "FastPath", "Ingest", "read_body"]
 
 #: Bodies up to this size are validated on the event loop (tens of microseconds), larger ones in a thread.
 INLINE_BODY = 16 * 1024
+
+#: A body larger than this (or of unknown length) refused before it is read closes the connection (ratelimit).
+CLOSE_UNREAD = 64 * 1024
 
 _REPORTS_PATH = re.compile(r"/v1/campaigns/([^/]+)/reports")
 
@@ -142,14 +145,25 @@ class Ingest:
         except ValueError as exc:
             raise CollectError(400, "bad_round", str(exc)) from None
         if limiter is not None:
-            limiter.admit(client)
-        async with bodies.reading(declared, chunks, self.max_body, self.budget) as raw:
-            if len(raw) <= INLINE_BODY:  # a few reports: validating costs less than a hop to a thread
-                prep = collect.prepare_batch(spec, raw, self.max_reports)
-            else:
-                prep = await run_in_threadpool(collect.prepare_batch, spec, raw, self.max_reports)
+            try:
+                limiter.admit(client)
+            except CollectError as exc:  # a large body refused unread: close rather than read it to discard it
+                if declared is None or not declared.isdigit() or int(declared) > CLOSE_UNREAD:
+                    exc.headers["Connection"] = "close"
+                raise
+        per_token, got = bytes_per_token(spec), [0]  # bytes read, charged even when refused (ratelimit)
+        try:
+            async with bodies.reading(declared, _counted(chunks, got), self.max_body, self.budget) as raw:
+                if len(raw) <= INLINE_BODY:  # a few reports: validating costs less than a hop to a thread
+                    prep = collect.prepare_batch(spec, raw, self.max_reports)
+                else:
+                    prep = await run_in_threadpool(collect.prepare_batch, spec, raw, self.max_reports)
+        except CollectError as exc:
+            if limiter is not None and 400 <= exc.status < 500:
+                limiter.refused(client, got[0], per_token)
+            raise
         if limiter is not None:
-            limiter.charge(client, len(prep))
+            limiter.charge(client, len(prep), got[0], per_token)
         job = self.writer.submit(
             codes.job_for(campaign_id, prep, code, time.time(), self.cap, asked), Lookup(campaign_id, prep.ids)
         )
@@ -157,6 +171,18 @@ class Ingest:
             return await asyncio.wrap_future(job)
         except StoreUnavailableError as exc:
             raise collect.unavailable(exc) from None
+
+
+async def _counted(chunks: AsyncIterator[bytes], got: list[int]) -> AsyncIterator[bytes]:
+    """``chunks``, adding their bytes to ``got[0]``."""
+    async for chunk in chunks:
+        got[0] += len(chunk)
+        yield chunk
+
+
+def bytes_per_token(spec: Spec) -> int:
+    """:func:`pldp.service.ratelimit.bytes_per_token` for the reports of ``spec``."""
+    return ratelimit.bytes_per_token(sum(c.nbytes if c.kind == "bits" else 4 for c in spec.root.columns()))
 
 
 class FastPath:

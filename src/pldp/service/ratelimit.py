@@ -6,6 +6,17 @@ before its body is read); once its body is parsed, its ``n`` reports are charged
 of ``n`` tokens refuses the request (429) and charges one token, so that even refused requests
 are paced. ``Retry-After`` says when the bucket will hold what was asked.
 
+What a request costs the server is charged too, not only what it stores. A request's charge is
+the larger of its reports and its bytes read (one token per :func:`bytes_per_token` bytes: about
+three times an honest report's size on the wire, so an honest batch is charged its reports and
+a body padded with whitespace its bytes); a refused body (malformed, too deep, too large, cut
+off) is charged its bytes plus :data:`REFUSAL_SHARE` of the burst. Such charges, made after the
+bytes were read, may take the bucket below zero, down to minus the burst: the address then waits
+(429 before its next body is read) until the rate has paid its debt. Before, 300 malformed or
+too deep bodies in a row never met a 429, and one address sending 8 MiB bodies of whitespace
+around one report (one token each) or refused 8 MiB bodies raised an honest client's latency
+from 4 ms to 207-437 ms (``tests/test_service_costs.py``).
+
 Reports are counted, not requests: one request may carry 10,000 reports. Requests with an admin's
 or analyst's token are not limited (their holders are named and their tokens revocable; a bulk
 upload of a report file uses one).
@@ -31,7 +42,17 @@ from collections.abc import Callable
 
 from pldp.service.collect import CollectError
 
-__all__ = ["RateLimiter", "address_key"]
+__all__ = ["REFUSAL_SHARE", "RateLimiter", "address_key", "bytes_per_token"]
+
+#: The share of the burst a refused body costs its address besides its bytes (100 in a row empty a full bucket).
+REFUSAL_SHARE = 0.01
+
+
+def bytes_per_token(row_width: int) -> int:
+    """Bytes of body one token pays for, for reports whose stored row has ``row_width`` bytes: an
+    honest report takes its id (32 hex digits), its payload (bits in base64, items as numbers) and
+    the JSON around them, well under 512 bytes plus three times its row."""
+    return 512 + 3 * int(row_width)
 
 
 def address_key(host: str | None) -> str:
@@ -119,8 +140,19 @@ class RateLimiter:
         if tokens < 1:
             raise self._refuse(key, 1, tokens)
 
-    def charge(self, host: str | None, n: int) -> None:
-        """Charge ``n`` reports to ``host``'s bucket, or refuse them (charging one).
+    def refused(self, host: str | None, nbytes: int, per_token: int) -> None:
+        """Charge a refused body of ``nbytes`` bytes to ``host``: its bytes and :data:`REFUSAL_SHARE`
+        of the burst, the bucket going down to minus the burst at most (see module doc)."""
+        if not self.on:
+            return
+        key, now = address_key(host), self.clock()
+        cost = REFUSAL_SHARE * self.burst + nbytes / per_token
+        self._set(key, max(-float(self.burst), self._tokens(key, now) - cost), now)
+
+    def charge(self, host: str | None, n: int, nbytes: int = 0, per_token: int = 1) -> None:
+        """Charge ``n`` reports in a body of ``nbytes`` bytes to ``host``'s bucket (the larger of
+        ``n`` and ``nbytes / per_token`` tokens), or refuse them (charging one token, or the body's
+        bytes if more, down to minus the burst).
 
         Raises
         ------
@@ -135,9 +167,10 @@ class RateLimiter:
                 413, "too_many_reports", f"{n:,} reports in one request; one address may send at most {self.burst:,}"
             )
         key, now = address_key(host), self.clock()
-        tokens = self._tokens(key, now)
-        if tokens < n:
-            left = max(0.0, tokens - 1)
+        tokens, weight = self._tokens(key, now), nbytes / per_token
+        cost = max(float(n), weight)
+        if tokens < cost:
+            left = max(-float(self.burst), min(tokens, max(0.0, tokens - 1)) - weight)
             self._set(key, left, now)
-            raise self._refuse(key, n, left)
-        self._set(key, tokens - n, now)
+            raise self._refuse(key, min(cost, self.burst), left)
+        self._set(key, tokens - cost, now)
