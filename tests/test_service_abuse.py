@@ -95,9 +95,14 @@ def _rss_peak_mb(pid: int) -> float:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """The collector with its default limits but a burst of 5,000 and 1,000 reports a second per
-    address, a campaign cap of 20,000, and one allowed origin."""
+    address, a campaign cap of 20,000, and one allowed origin; no per-address share of a campaign
+    (``tests/test_service_share.py`` tests it), so that these floods meet the rate limit alone."""
     db = tmp_path_factory.mktemp("abuse") / "pldp.db"
-    srv = Server(db, "--rate", "1000", "--burst", "5000", "--campaign-cap", "20000", "--allow-origin", PARTNER)
+    srv = Server(
+        db,
+        *("--rate", "1000", "--burst", "5000", "--campaign-cap", "20000", "--allow-origin", PARTNER),
+        *("--address-share", "0", "--address-burst", "0"),
+    )
     srv.start()
     srv.admin().create_campaign(SPEC)
     yield srv

@@ -69,6 +69,8 @@ def _limits(args: Any, limits: Any, grace: float) -> Any:
         raise ValueError("--rate must be at least 0 (0: no limit), and the timeouts above 0")
     if args.campaign_cap is not None and args.campaign_cap < 1:
         raise ValueError("--campaign-cap must be at least 1")
+    if not 0 <= args.address_share < 1 or args.address_burst < 0:
+        raise ValueError("--address-share must be in [0, 1) and --address-burst at least 0")
     return limits(
         max_body=args.max_body,
         max_reports=args.max_reports,
@@ -81,6 +83,8 @@ def _limits(args: Any, limits: Any, grace: float) -> Any:
         body_timeout=args.body_timeout,
         max_connections=args.max_connections,
         round_grace=grace,
+        address_share=args.address_share,
+        address_burst=args.address_burst,
     )
 
 
@@ -264,6 +268,19 @@ def _add_abuse_limits(srv: argparse.ArgumentParser) -> None:
     )
     lim.add_argument(
         "--campaign-cap", type=int, default=None, help="the most reports one campaign takes (default: no cap)"
+    )
+    lim.add_argument(
+        "--address-share",
+        type=float,
+        default=0.02,
+        help="the part of an open campaign's reports one client address may hold, besides --address-burst "
+        "(default %(default)s; 429 address_share beyond; off with --rate 0)",
+    )
+    lim.add_argument(
+        "--address-burst",
+        type=int,
+        default=100,
+        help="reports any client address may hold in an open campaign (default %(default)s)",
     )
     lim.add_argument(
         "--allow-origin",

@@ -37,7 +37,7 @@ from pldp.service import bodies, codes, collect, ratelimit, rounds
 from pldp.service.bodies import BodyBudget
 from pldp.service.collect import CollectError
 from pldp.service.faults import StoreUnavailableError, store_error
-from pldp.service.ratelimit import RateLimiter
+from pldp.service.ratelimit import Contributions, RateLimiter
 from pldp.service.writer import Lookup, Writer
 
 __all__ = ["INLINE_BODY", "FastPath", "Ingest", "read_body"]
@@ -111,6 +111,8 @@ class Ingest:
         self.max_body = max_body
         self.max_reports = max_reports
         self.limiter = limiter
+        #: What one address may hold in an open campaign (:class:`pldp.service.ratelimit.Contributions`).
+        self.contributions: Contributions | None = None
         self.budget = budget
         self.cap = cap
         self.unlimited = unlimited
@@ -162,15 +164,35 @@ class Ingest:
             if limiter is not None and 400 <= exc.status < 500:
                 limiter.refused(client, got[0], per_token)
             raise
+        # an open campaign, an anonymous client, per-address limits on (--rate 0 turns them all off)
+        share = self.contributions if limiter is not None and limiter.on and code is None else None
+        if share is not None:
+            try:
+                share.reserve(campaign_id, client, len(prep))
+            except CollectError:
+                if limiter is not None:
+                    limiter.refused(client, got[0], per_token)
+                raise
         if limiter is not None:
-            limiter.charge(client, len(prep), got[0], per_token)
+            try:
+                limiter.charge(client, len(prep), got[0], per_token)
+            except CollectError:
+                if share is not None:
+                    share.settle(campaign_id, client, len(prep), 0)
+                raise
         job = self.writer.submit(
             codes.job_for(campaign_id, prep, code, time.time(), self.cap, asked), Lookup(campaign_id, prep.ids)
         )
+        stored = 0
         try:
-            return await asyncio.wrap_future(job)
+            answer: dict[str, int] = await asyncio.wrap_future(job)
+            stored = int(answer.get("accepted", 0))
+            return answer
         except StoreUnavailableError as exc:
             raise collect.unavailable(exc) from None
+        finally:
+            if share is not None:
+                share.settle(campaign_id, client, len(prep), stored)
 
 
 async def _counted(chunks: AsyncIterator[bytes], got: list[int]) -> AsyncIterator[bytes]:

@@ -67,6 +67,15 @@ class RoundsProtection(BaseModel):
     )
 
 
+class PerAddress(BaseModel):
+    """What one client address may hold of an open campaign (``pldp serve --address-share/--address-burst``)."""
+
+    share: float = Field(ge=0, lt=1, description="The part of the campaign's reports one address may hold.")
+    burst: int = Field(ge=0, description="Reports any address may hold, besides its share.")
+    n: int = Field(ge=0, description="The reports the campaign holds now.")
+    allowed: int = Field(ge=0, description="The most reports one address may hold now: burst + share * n.")
+
+
 class RoundInfo(BaseModel):
     """A campaign's current round: what the survey page asks, and what opening a round answers."""
 
@@ -89,6 +98,11 @@ class RoundInfo(BaseModel):
         description="A memoized campaign (a memo node): what its reports protect over a device's rounds, computed "
         "by the collector (the survey page and the dashboard say it in words); null for any other campaign, "
         "whose r reports add up to r times one report's epsilon.",
+    )
+    per_address: PerAddress | None = Field(
+        None,
+        description="An open campaign with per-address limits on: what one client address may hold of it "
+        "(429 address_share beyond); null otherwise (invited campaigns: one report per code; --rate 0).",
     )
 
 

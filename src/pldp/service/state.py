@@ -23,7 +23,7 @@ from pldp.service import auth, codes, rounds, store
 from pldp.service.bodies import BodyBudget
 from pldp.service.collect import CollectError
 from pldp.service.ingest import Ingest
-from pldp.service.ratelimit import RateLimiter
+from pldp.service.ratelimit import Contributions, RateLimiter
 from pldp.service.writer import Context, Writer
 
 __all__ = ["Campaign", "Limits", "Service"]
@@ -66,6 +66,9 @@ class Limits:
     round_grace : float
         Seconds after a round of a recurring campaign starts during which a report may still
         name the round before (:mod:`pldp.service.rounds`).
+    address_share, address_burst : float, int
+        One address may hold at most ``address_burst + address_share * n`` reports of an open
+        campaign that holds ``n`` (:class:`pldp.service.ratelimit.Contributions`; 0 and 0: no bound).
     """
 
     max_body: int = 8 * 2**20
@@ -80,6 +83,8 @@ class Limits:
     body_timeout: float = 30.0
     max_connections: int = 4096
     round_grace: float = rounds.DEFAULT_GRACE
+    address_share: float = 0.02
+    address_burst: int = 100
 
     def to_json(self) -> str:
         """These limits as JSON (how ``pldp serve --workers N`` hands them to its workers)."""
@@ -136,6 +141,9 @@ class Service:
             limits.campaign_cap,
             self.unlimited,
             limits.round_grace,
+        )
+        self.ingest.contributions = Contributions(
+            limits.address_share, limits.address_burst, lambda campaign_id: store.report_count(self.conn(), campaign_id)
         )
 
     def conn(self) -> sqlite3.Connection:

@@ -194,7 +194,13 @@ def current_round(campaign: CampaignOf, service: ServiceDep) -> dict[str, Any]:
     The survey page asks it to keep its respondent's report per round and to name the round it
     answers; a campaign that does not recur is always in round 1.
     """
-    return round_info(service.conn(), campaign.spec, service.limits.round_grace)
+    info = round_info(service.conn(), campaign.spec, service.limits.round_grace)
+    share = service.ingest.contributions
+    limiter = service.ingest.limiter
+    if share is not None and share.on and limiter is not None and limiter.on and campaign.row.access == "open":
+        n = store.report_count(service.conn(), campaign.spec.id)
+        info["per_address"] = {"share": share.share, "burst": share.burst, "n": n, "allowed": share.allowed(n)}
+    return info
 
 
 @router.post(

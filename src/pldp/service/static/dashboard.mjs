@@ -118,6 +118,7 @@ async function refresh() {
       render(data);
       showMessage("", "notice", "ok");
       await refreshSeries(token, method, level, data.n, mine);
+      await refreshPerAddress(data.n);
     } else {
       const err = await apiError(response);
       if (mine !== generation) return;
@@ -143,6 +144,28 @@ async function knowRounds() {
     recurs = info ? info.rounds !== "once" : null;
   } catch {
     // not known yet: asked again at the next poll
+  }
+}
+
+let perAddressN = -1; // the campaign's n when the per-address limit was shown last
+
+/** What one client address may hold of this campaign (GET .../round's per_address), shown again when n changed. */
+async function refreshPerAddress(n) {
+  if (n === perAddressN) return;
+  try {
+    const info = await fetchWithin(`/v1/campaigns/${campaignId}/round`).then((r) => (r.ok ? r.json() : null));
+    const box = document.getElementById("per-address");
+    const limit = info ? info.per_address : null;
+    box.hidden = !limit;
+    if (limit) {
+      box.textContent =
+        `One address may hold at most ${limit.allowed.toLocaleString("en")} of this campaign's ` +
+        `${limit.n.toLocaleString("en")} reports now (${limit.burst.toLocaleString("en")} plus ` +
+        `${(100 * limit.share).toLocaleString("en")}% of them); beyond, its reports are refused.`;
+    }
+    perAddressN = n;
+  } catch {
+    // shown at the next poll
   }
 }
 
