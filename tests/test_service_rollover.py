@@ -287,12 +287,12 @@ def test_sigkill_between_writing_and_recording_a_file_neither_loses_nor_repeats_
     assert left.name == f"{file_name(sid, 1, 1500)}.parquet" and _exports(db) == []
     before = left.stat()
     # 2. back up without the rollover: more reports of that day (the run grows), and a retry
-    srv.extra, srv.env = (), {store.TODAY_ENV: "2026-03-01"}
+    srv.extra, srv.env = ("--rate", "0"), {store.TODAY_ENV: "2026-03-01"}  # as Server() starts it
     with srv:
         assert srv.client().submit(SPEC.id, b2) == {"accepted": 700, "duplicates": 0}
         assert srv.client().submit(SPEC.id, b1) == {"accepted": 0, "duplicates": 1500}
     # 3. the next day, with the rollover: the crash's file is checked and recorded, not written again
-    srv.extra, srv.env = rollover, {store.TODAY_ENV: "2026-03-02"}
+    srv.extra, srv.env = ("--rate", "0", *rollover), {store.TODAY_ENV: "2026-03-02"}
     with srv:
         assert srv.client().submit(SPEC.id, b3) == {"accepted": 800, "duplicates": 0}
         wait_until(lambda: _watermark(db) == 3000, why="the export of 3,000 reports")

@@ -60,7 +60,7 @@ def _serve(args: Any) -> int:
 
 def _limits(args: Any, limits: Any, grace: float) -> Any:
     """The collector's :class:`~pldp.service.state.Limits` from ``pldp serve``'s options."""
-    from pldp.service.crossorigin import normalize_origin
+    from pldp.service.crossorigin import normalize_origin, serving_hosts
 
     for name in ("max_body", "max_reports", "burst", "max_connections", "max_parsing"):
         if getattr(args, name) < 1:
@@ -79,6 +79,7 @@ def _limits(args: Any, limits: Any, grace: float) -> Any:
         campaign_cap=args.campaign_cap,
         max_parsing=args.max_parsing,
         allow_origins=tuple(normalize_origin(o) for o in args.allow_origin),
+        allow_hosts=serving_hosts(args.host, args.allow_host),
         header_timeout=args.header_timeout,
         body_timeout=args.body_timeout,
         max_connections=args.max_connections,
@@ -281,6 +282,15 @@ def _add_abuse_limits(srv: argparse.ArgumentParser) -> None:
         type=int,
         default=100,
         help="reports any client address may hold in an open campaign (default %(default)s)",
+    )
+    lim.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a host name this collector is reached by (its Host header: the name in its URL, e.g. "
+        "survey.example.org), besides the address it listens on and localhost; its own pages send from "
+        "these names only (DNS rebinding); repeatable",
     )
     lim.add_argument(
         "--allow-origin",

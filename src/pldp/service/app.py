@@ -129,7 +129,9 @@ def create_app(db: str | Path, limits: Limits | None = None, rollover: Rollover 
     for router in ROUTERS:
         app.include_router(router)
     app.add_middleware(FastPath, ingest=service.ingest)
-    app.add_middleware(CrossOrigin, allow=service.limits.allow_origins)  # outside FastPath: both paths obey it
+    app.add_middleware(  # outside FastPath: both paths obey it
+        CrossOrigin, allow=service.limits.allow_origins, hosts=service.limits.allow_hosts
+    )
     pages.add_pages(app, lambda campaign_id: service.campaign(campaign_id).row.closed, service.access)
     openapi.document(app)
     return app

@@ -9,8 +9,17 @@ an ASGI middleware around the whole application, refuses
 
 * any request with a body that is not ``application/json``: 415 ``unsupported_media_type``;
 * any request other than ``GET``, ``HEAD`` and ``OPTIONS`` whose ``Origin`` header names another
-  origin than the collector's own (the host and port of its ``Host`` header) and those allowed:
-  403 ``cross_origin``. ``Origin: null`` (a sandboxed frame, a local file) is another origin.
+  origin than the collector's own and those allowed: 403 ``cross_origin``. ``Origin: null`` (a
+  sandboxed frame, a local file) is another origin. The collector's own origin is the scheme of
+  the connection (``https`` behind a TLS proxy that says so) and the host and port of the
+  ``Host`` header, *on a name the collector serves* (``pldp serve --allow-host``, besides the
+  address it listens on and ``localhost``; listening on every interface, any IP address too).
+
+  DNS rebinding: a page of ``http://evil.example:PORT`` whose name its owner then points at the
+  collector's address sends ``Host: evil.example:PORT`` and ``Origin: http://evil.example:PORT``,
+  which matched, so any site could make its visitors' browsers submit reports (or, with a
+  private collector, reach it at all). Its name is not one the collector serves: 403. The scheme
+  was ignored as well (``Origin: https://127.0.0.1:PORT`` passed on plain HTTP).
 
 A request without ``Origin`` is not a browser's cross-origin one, and passes. For an allowed
 origin the middleware answers the preflight (``204``, the methods ``GET`` and ``POST``, the
@@ -24,13 +33,14 @@ above all; they apply to every route alike.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-__all__ = ["CrossOrigin", "normalize_origin"]
+__all__ = ["CrossOrigin", "normalize_origin", "serving_hosts"]
 
 _SAFE = frozenset({"GET", "HEAD", "OPTIONS"})
 _DEFAULT_PORT = {"http": 80, "https": 443}
@@ -62,12 +72,41 @@ def normalize_origin(origin: str) -> str:
     return f"{parts.scheme}://{host}" + ("" if port == _DEFAULT_PORT[parts.scheme] else f":{port}")
 
 
-def _own(origin: str, host_header: str) -> bool:
-    """Whether ``origin`` is the collector's own: the same host and port as the request's ``Host``."""
-    parts = urlsplit(origin)
-    if parts.scheme not in _DEFAULT_PORT or not host_header:
+#: In :func:`serving_hosts`: any IP address (a collector listening on every interface).
+ANY_ADDRESS = "*"
+
+
+def serving_hosts(bound: str, names: Iterable[str] = ()) -> tuple[str, ...]:
+    """The host names a collector listening on ``bound`` serves: ``names`` (``--allow-host``),
+    ``localhost``, and ``bound``, or any IP address (:data:`ANY_ADDRESS`) when ``bound`` is every
+    interface's (``0.0.0.0``, ``::``). Lower case, IPv6 without brackets."""
+    out = {n.strip().lower().strip("[]").rstrip(".") for n in names if n.strip()} | {"localhost"}
+    if bound in ("0.0.0.0", "::", ""):
+        out.add(ANY_ADDRESS)
+    else:
+        out.add(bound.lower().strip("[]"))
+    return tuple(sorted(out))
+
+
+def _is_address(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
         return False
-    return _host_port(parts.netloc, parts.scheme) == _host_port(host_header, parts.scheme)
+    return True
+
+
+def _own(origin: str, host_header: str, scheme: str = "http", hosts: frozenset[str] | None = None) -> bool:
+    """Whether ``origin`` is the collector's own: the connection's scheme, and the host and port of
+    the request's ``Host``, on a name the collector serves (``hosts``; None: any)."""
+    parts = urlsplit(origin)
+    if parts.scheme not in _DEFAULT_PORT or not host_header or parts.scheme != scheme:
+        return False
+    (name, port), (their, their_port) = _host_port(host_header, parts.scheme), _host_port(parts.netloc, parts.scheme)
+    name, their = name.rstrip("."), their.rstrip(".")  # a name's final dot changes nothing
+    if hosts is not None and name not in hosts and (ANY_ADDRESS not in hosts or not _is_address(name)):
+        return False
+    return (their, their_port) == (name, port)
 
 
 def _is_json(content_type: str) -> bool:
@@ -83,11 +122,13 @@ async def _refuse(send: Send, status: int, code: str, reason: str) -> None:
 
 class CrossOrigin:
     """ASGI middleware: the rules of the module doc, around ``app``; ``allow``: origins allowed
-    besides the collector's own (as :func:`normalize_origin` writes them)."""
+    besides the collector's own (as :func:`normalize_origin` writes them); ``hosts``: the names
+    the collector serves (:func:`serving_hosts`; None: any)."""
 
-    def __init__(self, app: ASGIApp, allow: Iterable[str] = ()) -> None:
+    def __init__(self, app: ASGIApp, allow: Iterable[str] = (), hosts: Iterable[str] | None = None) -> None:
         self.app = app
         self.allow = frozenset(normalize_origin(o) for o in allow)
+        self.hosts = None if hosts is None else frozenset(h.lower() for h in hosts)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -108,7 +149,8 @@ class CrossOrigin:
                 body = True
         method = scope["method"]
         allowed = origin is not None and self._allowed(origin)
-        if origin is not None and method not in _SAFE and not allowed and not _own(origin, host or ""):
+        own = origin is not None and _own(origin, host or "", scope.get("scheme", "http"), self.hosts)
+        if origin is not None and method not in _SAFE and not allowed and not own:
             await _refuse(
                 send,
                 403,

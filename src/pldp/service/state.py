@@ -55,6 +55,10 @@ class Limits:
     max_parsing : int
         Bytes of bodies read and parsed at once in a process (503 with ``Retry-After`` when a body
         waited 2 s in vain); at least ``max_body``.
+    allow_hosts : tuple of str or None
+        The host names the collector serves (``pldp serve --allow-host``, with the bound address and
+        ``localhost``; ``*`` in it: any IP address): a page's ``Origin`` is the collector's own only
+        on one of them (:mod:`pldp.service.crossorigin`). None: any ``Host`` (a library's app).
     allow_origins : tuple of str
         Origins whose pages may send requests, besides the collector's own.
     header_timeout, body_timeout : float
@@ -79,6 +83,7 @@ class Limits:
     campaign_cap: int | None = None
     max_parsing: int = 64 * 2**20
     allow_origins: tuple[str, ...] = ()
+    allow_hosts: tuple[str, ...] | None = None
     header_timeout: float = 10.0
     body_timeout: float = 30.0
     max_connections: int = 4096
@@ -93,7 +98,10 @@ class Limits:
     @classmethod
     def from_json(cls, text: str) -> Limits:
         data = json.loads(text)
-        return cls(**{**data, "allow_origins": tuple(data.get("allow_origins", ()))})
+        hosts = data.get("allow_hosts")
+        return cls(
+            **{**data, "allow_origins": tuple(data.get("allow_origins", ())), "allow_hosts": None if hosts is None else tuple(hosts)}
+        )
 
 
 class Campaign(NamedTuple):
