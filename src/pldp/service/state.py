@@ -100,7 +100,11 @@ class Limits:
         data = json.loads(text)
         hosts = data.get("allow_hosts")
         return cls(
-            **{**data, "allow_origins": tuple(data.get("allow_origins", ())), "allow_hosts": None if hosts is None else tuple(hosts)}
+            **{
+                **data,
+                "allow_origins": tuple(data.get("allow_origins", ())),
+                "allow_hosts": None if hosts is None else tuple(hosts),
+            }
         )
 
 
