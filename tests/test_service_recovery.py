@@ -86,10 +86,9 @@ def _health(server: Server) -> dict[str, object]:
 def test_a_collector_started_on_a_read_only_store_recovers_once_it_is_writable(workers: int, tmp_path: Path) -> None:
     (tmp_path / "store").mkdir()
     server = Server(tmp_path / "store" / "s.db", "--workers", str(workers))
-    server.start()
-    server.admin().create_campaign(SPEC)
-    assert _call(server, "POST", f"/v1/campaigns/{SPEC.id}/reports", _batch(100, 1))[0] == 200
-    server.stop()
+    with server.start():
+        server.admin().create_campaign(SPEC)
+        assert _call(server, "POST", f"/v1/campaigns/{SPEC.id}/reports", _batch(100, 1))[0] == 200
     bodies = [_batch(50, 10 + i) for i in range(8)]
     try:
         with _read_only(server) as writable:
@@ -145,6 +144,14 @@ def test_health_is_degraded_while_another_connection_holds_the_write_lock(tmp_pa
     health used to say ``ok``. It says ``degraded`` now, at once (never waiting for the lock), and
     ``ok`` again once the lock is free."""
     server = Server(tmp_path / "s.db").start()
+    try:
+        _held_then_freed(server)
+    finally:
+        server.stop()  # also when an assertion failed (a collector was left running)
+    assert _stored(server.db) == 100
+
+
+def _held_then_freed(server: Server) -> None:
     server.admin().create_campaign(SPEC)
     holder = subprocess.Popen(
         [sys.executable, "-c", _HOLD, str(server.db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE
@@ -161,11 +168,7 @@ def test_health_is_degraded_while_another_connection_holds_the_write_lock(tmp_pa
             time.sleep(0.5)
     finally:
         holder.communicate(b"", timeout=10)
-    try:
-        wait_until(lambda: _health(server)["status"] == "ok", timeout=5, why="health ok once the lock is free")
-        status, _, answer, took = _call(server, "POST", f"/v1/campaigns/{SPEC.id}/reports", body)
-        assert status == 200 and answer == {"accepted": 100, "duplicates": 0} and took < 2.0, (answer, took)
-        assert _health(server)["status"] == "ok"
-    finally:
-        server.stop()
-    assert _stored(server.db) == 100
+    wait_until(lambda: _health(server)["status"] == "ok", timeout=5, why="health ok once the lock is free")
+    status, _, answer, took = _call(server, "POST", f"/v1/campaigns/{SPEC.id}/reports", body)
+    assert status == 200 and answer == {"accepted": 100, "duplicates": 0} and took < 2.0, (answer, took)
+    assert _health(server)["status"] == "ok"
