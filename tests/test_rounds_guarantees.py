@@ -21,12 +21,7 @@ from pldp.deploy import Spec
 from pldp.deploy.history import HISTORY_MAX_WORK, rounds_guarantees, whole_history
 from pldp.privacy import history_bound, over_rounds
 from pldp.privacy.rounds_search import compositions
-
-#: L-GRR over two answers, eps_inf = 2, eps_1 = 1 (docs/longitudinal.md, "A device's whole history").
-LGRR = pldp.LGRR(2.0, 1.0, 2)
-SLEPT = {"question": "Slept well?", "labels": ["yes", "no"]}
-CAPPED = Spec.from_mechanism(LGRR, **SLEPT, caps={"rounds": 8})
-UNCAPPED = Spec.from_mechanism(LGRR, **SLEPT)
+from tests.protection_cases import CAPPED, CAPPED_PROTECTION, LGRR, SLEPT, UNCAPPED
 
 
 def _verify(tmp_path: Path, capsys: pytest.CaptureFixture[str], spec: Spec, *flags: str) -> str:
@@ -53,14 +48,7 @@ def test_spec_verify_prints_both_guarantees_over_the_specs_rounds(
     assert history["rounds"] == 8 and history["exact"] is True and round(history["epsilon"], 2) == 6.16
     assert history["epsilon"] == pytest.approx(over_rounds(LGRR, 8).epsilon, rel=1e-12)
     assert history["fresh_epsilon"] == pytest.approx(8.0, rel=1e-6)
-    assert {k: v for k, v in data["rounds"].items() if k != "history"} == {
-        "permanent_epsilon": 2.0,
-        "permanent_epsilons": [2.0, 2.0],
-        "one_report_epsilon": 1.0,
-        "values": 2,
-        "rounds_cap": 8,
-        "values_epsilon": 4.0,
-    }
+    assert {k: v for k, v in data["rounds"].items() if k != "history"} == CAPPED_PROTECTION
 
 
 def test_without_a_rounds_cap_verify_says_the_loss_grows_without_limit(

@@ -28,6 +28,7 @@ from pldp.deploy.history import whole_history
 from pldp.privacy import over_rounds
 from tests import browser as chrome
 from tests.browser import answer, errors, get, js, new_device, ready, shown, wait
+from tests.protection_cases import CAPPED, CAPPED_PROTECTION, LGRR
 from tests.service_server import Server
 
 server = pytest.fixture(scope="module")(chrome.serve)
@@ -35,9 +36,6 @@ chromium = pytest.fixture(scope="module")(chrome.launch)
 browser = pytest.fixture(chrome.blank)
 
 B = pldp.ItemBudgets.from_array
-#: L-GRR over two answers, eps_inf = 2, eps_1 = 1: 1.00, 2.00, 2.64, 3.36, 4.02, 4.75, 5.42, 6.16 for r = 1..8.
-LGRR = pldp.LGRR(2.0, 1.0, 2)
-SLEPT = {"question": "Slept well?", "labels": ["yes", "no"]}
 
 
 def _round(server: Server, spec: Spec) -> dict[str, Any]:
@@ -85,19 +83,10 @@ def _shared(driver: Any) -> dict[str, Any]:
 
 
 def test_the_round_carries_a_memoized_campaigns_protection(server: Server) -> None:
-    capped = Spec.from_mechanism(LGRR, **SLEPT, caps={"rounds": 8})
-    _create(server, capped, "daily")
-    found = _round(server, capped)["protection"]
+    _create(server, CAPPED, "daily")
+    found = _round(server, CAPPED)["protection"]
     history = found.pop("history")
-    assert found == {
-        "permanent_epsilon": 2.0,
-        "permanent_epsilons": [2.0, 2.0],
-        "one_report_epsilon": 1.0,
-        "values": 2,
-        "rounds_cap": 8,
-        "values_epsilon": 4.0,
-        "next": None,
-    }
+    assert found == {**CAPPED_PROTECTION, "next": None}
     assert history["rounds"] == 8 and history["exact"] is True and round(history["epsilon"], 2) == 6.16
     assert history["epsilon"] == pytest.approx(over_rounds(LGRR, 8).epsilon, rel=1e-12)
 

@@ -30,7 +30,9 @@ from functools import lru_cache
 from typing import Any, cast
 
 from pldp.channel.memo import MemoNode
+from pldp.channel.node import budget_json
 from pldp.deploy.spec import Spec
+from pldp.privacy.base import repeated
 from pldp.privacy.rounds import history_bound, over_rounds
 
 __all__ = [
@@ -53,11 +55,6 @@ HISTORY_MAX_EXACT = 10_000
 HISTORY_MAX_WORK = 20_000
 #: The numbers of reports :func:`rounds_guarantees` gives the whole-history loss for, without a rounds cap.
 UNCAPPED_ROUNDS = (1, 2, 5, 10, 30)
-
-
-def _json(eps: float) -> float | str:
-    """An epsilon as JSON: ``"inf"`` for an infinite one (as ``Verification.to_dict`` writes budgets)."""
-    return "inf" if eps == math.inf else eps
 
 
 @dataclass(frozen=True)
@@ -85,9 +82,9 @@ class HistoryLoss:
         """As JSON values (``"inf"`` for an infinite epsilon)."""
         return {
             "rounds": self.rounds,
-            "epsilon": _json(self.epsilon),
+            "epsilon": budget_json(self.epsilon),
             "exact": self.exact,
-            "fresh_epsilon": _json(self.fresh_epsilon),
+            "fresh_epsilon": budget_json(self.fresh_epsilon),
         }
 
 
@@ -146,12 +143,12 @@ class RoundsGuarantees:
     def to_dict(self) -> dict[str, Any]:
         """As JSON values (``"inf"`` for an infinite epsilon)."""
         return {
-            "permanent_epsilon": _json(self.permanent_epsilon),
-            "permanent_epsilons": [_json(e) for e in self.permanent_epsilons],
-            "one_report_epsilon": _json(self.one_report_epsilon),
+            "permanent_epsilon": budget_json(self.permanent_epsilon),
+            "permanent_epsilons": [budget_json(e) for e in self.permanent_epsilons],
+            "one_report_epsilon": budget_json(self.one_report_epsilon),
             "values": self.values,
             "rounds_cap": self.rounds_cap,
-            "values_epsilon": None if self.values_epsilon is None else _json(self.values_epsilon),
+            "values_epsilon": None if self.values_epsilon is None else budget_json(self.values_epsilon),
             "history": [h.to_dict() for h in self.history],
         }
 
@@ -168,7 +165,7 @@ class RoundsGuarantees:
         head = f"  the answer: at {each} each time it is new"
         n, d = self.rounds_cap, self.values
         if n is None or self.values_epsilon is None:
-            most = _g(_times(d, self.permanent_epsilon))
+            most = _g(repeated(d, self.permanent_epsilon))
             out.append(
                 f"{head}; at most d * eps_inf = {d} * {_g(self.permanent_epsilon)} = {most} over any number of reports"
             )
@@ -191,11 +188,6 @@ class RoundsGuarantees:
             f"{n} fresh reports: r * eps_1 = {_g(h.fresh_epsilon)}"
         )
         return out
-
-
-def _times(count: int, eps: float) -> float:
-    """``count * eps``, with 0 times an infinite budget 0."""
-    return 0.0 if count == 0 else count * eps
 
 
 def _g(eps: float) -> str:

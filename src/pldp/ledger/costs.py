@@ -11,13 +11,9 @@ import numpy as np
 
 from pldp.channel import MemoNode, Node
 from pldp.deploy.spec import Spec
+from pldp.privacy.base import repeated
 
 __all__ = ["SpecCost", "new_values", "spec_cost"]
-
-
-def _times(count: int, eps: float) -> float:
-    """``count * eps``, with 0 times an infinite budget 0."""
-    return 0.0 if count == 0 else count * eps
 
 
 @dataclass(frozen=True)
@@ -43,14 +39,14 @@ class SpecCost:
         It depends on counts and the spec only, never on the answers: the caps are checked against it.
         """
         if not self.memoized:
-            return _times(reports, self.per_report)
-        return _times(min(before + reports, self.domain) - min(before, self.domain), self.per_value)
+            return repeated(reports, self.per_report)
+        return repeated(min(before + reports, self.domain) - min(before, self.domain), self.per_value)
 
     def spend(self, reports: int, values: int) -> float:
         """The per-value spend of a batch whose ``values`` values were new to the memo: ``values``
         times :math:`\\bar\\varepsilon_\\infty` if memoized, else the charge. Display only: it
         depends on the answers, so no cap is ever checked against it."""
-        return _times(values, self.per_value) if self.memoized else _times(reports, self.per_report)
+        return repeated(values, self.per_value) if self.memoized else repeated(reports, self.per_report)
 
 
 @lru_cache(maxsize=64)

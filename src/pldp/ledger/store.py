@@ -19,6 +19,7 @@ from typing import Any, cast
 
 from pldp.devicefiles import file_lock, write_private
 from pldp.errors import PLDPError
+from pldp.privacy.base import repeated
 
 __all__ = ["LEDGER_FORMAT", "LedgerError", "LedgerFile", "is_count", "json_eps", "migrate_family", "read_eps"]
 
@@ -97,8 +98,8 @@ def migrate_family(entry: dict[str, Any]) -> dict[str, Any]:
     if e["values"] > 0:
         per_value = read_eps(e["epsilon"]) / e["values"]
         e.update(
-            epsilon=json_eps(0.0 if e["reports"] == 0 else e["reports"] * per_value),
-            day_epsilon=json_eps(0.0 if e["day_reports"] == 0 else e["day_reports"] * per_value),
+            epsilon=json_eps(repeated(e["reports"], per_value)),
+            day_epsilon=json_eps(repeated(e["day_reports"], per_value)),
         )
     return e
 

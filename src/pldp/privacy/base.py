@@ -28,10 +28,20 @@ from typing import Literal
 
 from pldp.errors import ParameterError
 
-__all__ = ["TOLERANCE", "ComposedPrivacy", "PrivacyCheck"]
+__all__ = ["TOLERANCE", "ComposedPrivacy", "PrivacyCheck", "repeated"]
 
 #: Absolute tolerance on log-ratios used by default.
 TOLERANCE = 1e-12
+
+
+def repeated(count: float, epsilon: float) -> float:
+    r"""``count`` reports at ``epsilon`` each, composed sequentially: :math:`k\varepsilon`, with
+    :math:`0 \cdot \infty = 0` (zero reports spend nothing, even at an infinite budget).
+
+    >>> repeated(3, 0.5), repeated(0, float("inf"))
+    (1.5, 0.0)
+    """
+    return 0.0 if count == 0 else count * epsilon
 
 
 class PrivacyCheck(ABC):

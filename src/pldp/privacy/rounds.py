@@ -46,6 +46,7 @@ import numpy as np
 
 from pldp._validation import check_int
 from pldp.errors import ParameterError
+from pldp.privacy.base import repeated
 from pldp.privacy.rounds_search import (
     Chain,
     best_distinct,
@@ -67,16 +68,12 @@ _MAX_MATCHED = 6
 Pair = tuple[tuple[int, ...], tuple[int, ...]]
 
 
-def _times(k: float, x: float) -> float:
-    return 0.0 if k == 0 else k * x
-
-
 def _bound(chain: Chain, r: int) -> float:
     """:math:`\\min(B_1, B_2)` of :func:`over_rounds`' Notes."""
-    chained = chain.one + _times(r - 1, chain.irr)
+    chained = chain.one + repeated(r - 1, chain.irr)
     lam = np.sort(chain.lam)[::-1]
     pooled = max(
-        _times(r - max(j, -(-r // chain.d)), chain.irr) + float(lam[:j].sum()) for j in range(1, min(chain.d, r) + 1)
+        repeated(r - max(j, -(-r // chain.d)), chain.irr) + float(lam[:j].sum()) for j in range(1, min(chain.d, r) + 1)
     )
     return min(chained, pooled)
 
