@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import http.client
 import json
+import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -24,6 +26,7 @@ pytest.importorskip("uvicorn")
 import pldp
 from pldp.client import Client
 from pldp.deploy import Spec
+from tests.cli_run import one_line, pldp_cmd
 from tests.service_server import Server
 
 SPEC = Spec.from_mechanism(pldp.KRR(2.0, 5), question="Who decides?")
@@ -78,3 +81,23 @@ def test_one_address_cannot_decide_an_estimate_with_default_settings(server: Ser
     assert info["per_address"] == {"share": 0.02, "burst": 100, "n": n, "allowed": 100 + int(0.02 * n)}, info
     # another address still sends, and a staff token is not counted
     assert _post(rng.integers(1, 5, 100), "198.51.100.200")[0] == 200
+
+
+def test_pldp_campaign_submit_stops_at_the_share_at_once_and_a_token_lifts_it(server: Server, tmp_path: Path) -> None:
+    """A bulk upload without a token meets the address's part: the command does not wait for it
+    (the part grows only as others send), says so in one line and names --token-file; with an
+    analyst's token every report is stored, once."""
+    reports = tmp_path / "reports.json"
+    reports.write_text(json.dumps(Client(SPEC).reports(np.arange(1_000) % 5).to_json()))
+    at = ("--server", server.url, "--batch", "500", "--no-progress")
+    t0 = time.monotonic()
+    refused = pldp_cmd("campaign", "submit", SPEC.id, str(reports), *at)
+    took = time.monotonic() - t0
+    said = one_line(refused.stderr, 1, refused.returncode, "429 address_share", "pass --token-file FILE")
+    assert took < 30, (took, said)  # before: retried after the 60 s Retry-After, 5 times
+    assert server.client().current_round(SPEC.id)["per_address"]["n"] == 0  # nothing stored
+    token = tmp_path / "analyst.token"
+    token.write_text(server.admin().create_token("bulk", [SPEC.id])["token"])
+    sent = pldp_cmd("campaign", "submit", SPEC.id, str(reports), *at, "--token-file", str(token))
+    assert sent.returncode == 0 and sent.stderr == "", sent.stderr
+    assert server.client().current_round(SPEC.id)["per_address"]["n"] == 1_000

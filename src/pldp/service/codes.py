@@ -49,7 +49,7 @@ from typing import Any
 
 from pldp.service import auth, collect, rounds
 from pldp.service.collect import CollectError, Prepared
-from pldp.service.writer import Context
+from pldp.service.jobs import Context
 
 __all__ = [
     "CODE_LIFETIME",

@@ -34,7 +34,7 @@ from pldp.deploy import ReportBatch, Spec, decode
 from pldp.errors import PLDPError, ReportError
 from pldp.service import auth, jsonlimits, rounds, store
 from pldp.service.faults import StoreUnavailableError
-from pldp.service.writer import Context
+from pldp.service.jobs import Context
 
 __all__ = [
     "CollectError",

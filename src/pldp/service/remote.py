@@ -62,8 +62,11 @@ class UnreachableError(ConnectionError):
 
 def _retryable(exc: Exception) -> bool:
     """A failure that sending the same request again may cure: no answer, a 503 (nothing stored), or
-    a 429 (too many reports from this address for now)."""
-    return isinstance(exc, UnreachableError) or (isinstance(exc, RemoteError) and exc.status in (429, 503))
+    a 429 (too many reports from this address for now). Not a 429 ``address_share``: the address
+    holds its part of the campaign, which grows only as others send (a token lifts the limit)."""
+    if isinstance(exc, RemoteError):
+        return exc.status == 503 or (exc.status == 429 and exc.code != "address_share")
+    return isinstance(exc, UnreachableError)
 
 
 def _retry_after(value: str | None) -> float | None:

@@ -62,7 +62,8 @@ from pldp.deploy import Spec
 from pldp.deploy import files as report_files
 from pldp.deploy.origin import Origin
 from pldp.service import store
-from pldp.service.writer import Context, Writer
+from pldp.service.jobs import Context
+from pldp.service.writer import Writer
 
 __all__ = [
     "FILE_CAP",

@@ -23,8 +23,9 @@ from pldp.service import auth, codes, rounds, store
 from pldp.service.bodies import BodyBudget
 from pldp.service.collect import CollectError
 from pldp.service.ingest import Ingest
+from pldp.service.jobs import Context
 from pldp.service.ratelimit import Contributions, RateLimiter
-from pldp.service.writer import Context, Writer
+from pldp.service.writer import Writer
 
 __all__ = ["Campaign", "Limits", "Service"]
 
