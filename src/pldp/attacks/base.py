@@ -34,6 +34,7 @@ STRATEGIES: tuple[str, ...] = (
     "level",
     "sensitive",
     "knows_defence",
+    "optimal",
 )
 #: The strategies that choose a claimed budget level (user-level protocols only).
 LEVEL_STRATEGIES: tuple[str, ...] = ("min_level", "max_level", "level")
@@ -55,7 +56,10 @@ class Attack:
     shares : ndarray or None
         The honest users' level shares the attacker assumes (``"adaptive"``, ``"input"``).
     defence : str or None
-        The estimation method the attacker knows of (``"knows_defence"``).
+        The estimation method the attacker knows of (``"knows_defence"``, ``"optimal"``).
+    split : ndarray or None
+        Fakes per claimed level (``"optimal"`` on a levelled protocol: the split found by
+        :func:`pldp.attacks.optimal.search`, or given).
     """
 
     targets: Any
@@ -63,6 +67,7 @@ class Attack:
     level: int | None = None
     shares: np.ndarray | None = None
     defence: str | None = None
+    split: np.ndarray | None = None
 
 
 def check_targets(targets: Any, d: int) -> np.ndarray:
