@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-from pldp.attacks import expected_gain, gain
+from pldp.attacks import expected_gain, fake_reports, gain
 from pldp.attacks.optimal import split_reports, worst_case
 from pldp.datasets.synthetic import zipf_probabilities
 from pldp.mechanisms import KRR, OUE
@@ -66,6 +66,20 @@ def main(quick: bool = False) -> None:
                         un.append(gain(proto, h, f, target, "unbiased"))
                         bound.append(float(proto.estimate(h + f, "robust").info["bound"][target[0]]))
                     extra = f" unbiased-same-fakes={np.mean(un):.4f} bound={np.mean(bound):.4f}"
+                    if spread:  # the fixed spread strategies, measured alike
+                        r3 = np.random.default_rng([SEED, 2, int(beta * 1000), idx])
+                        for strategy in ("mga", "knows_defence"):
+                            g = [
+                                gain(
+                                    proto,
+                                    proto.simulate(data, r3),
+                                    proto.tally(fake_reports(proto, target, m, rng=r3, strategy=strategy)),
+                                    target,
+                                    "robust",
+                                )
+                                for _ in range(repeats)
+                            ]
+                            extra += f" {strategy}={np.mean(g):.4f}"
                 row.append(
                     f"  {defence}{'' if spread else ' one-level'}: split={w.search.counts.tolist()} "
                     f"gain={w.gain:.4f}±{w.se:.4f} (x{w.gain / uniform:.2f}){extra}"
