@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pldp.attacks import expected_gain, fake_reports, gain
+from pldp.attacks import expected_gain, fake_reports, gain, gain_is_exact, promoted
 from pldp.attacks.optimal import atoms_of, search, split_reports, worst_case
 from pldp.datasets.synthetic import zipf_probabilities
 from pldp.errors import ParameterError
@@ -162,6 +162,8 @@ def test_single_mechanisms_mix_report_strategies() -> None:
 
 def test_refusals(rcf: RCF) -> None:
     rng = np.random.default_rng(0)
+    assert promoted(OUE(1.0, D), [3, 1], "optimal").tolist() == [1, 3]
+    assert gain_is_exact(rcf, "optimal") and gain_is_exact(OUE(1.0, D), "optimal")
     with pytest.raises(ParameterError, match="split= is for strategy 'optimal'"):
         fake_reports(rcf, TARGET, 10, rng=rng, strategy="mga", split=[10] + [0] * 9)
     with pytest.raises(ParameterError, match="must hold the 10 fakes"):

@@ -151,6 +151,10 @@ def promoted(oracle: Any, targets: Any, strategy: str = "mga") -> Any:
     [1]
     """
     rule = rule_of(oracle)
+    if strategy == "optimal":  # promotes the targets themselves, as MGA
+        rule.check(oracle, "mga")
+        atoms_of(oracle)
+        return rule.promoted(oracle, targets, "mga")
     rule.check(oracle, strategy)
     return rule.promoted(oracle, targets, strategy)
 

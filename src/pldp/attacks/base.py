@@ -24,7 +24,8 @@ from pldp.oracle import FrequencyOracle
 
 __all__ = ["LEVEL_STRATEGIES", "STRATEGIES", "Attack", "Rule", "check_targets", "rule_for", "rule_of"]
 
-#: The strategies of :func:`pldp.attacks.fake_reports`, in the order the docs list them.
+#: The fixed strategies of :func:`pldp.attacks.fake_reports`, in the order the docs list them (the
+#: searching attacker, ``"optimal"``, is not one of them: :mod:`pldp.attacks.optimal`).
 STRATEGIES: tuple[str, ...] = (
     "mga",
     "adaptive",
@@ -34,7 +35,6 @@ STRATEGIES: tuple[str, ...] = (
     "level",
     "sensitive",
     "knows_defence",
-    "optimal",
 )
 #: The strategies that choose a claimed budget level (user-level protocols only).
 LEVEL_STRATEGIES: tuple[str, ...] = ("min_level", "max_level", "level")
