@@ -9,6 +9,8 @@ d = 16, n = 10^5, the rarest item, beta = 1 %. Candidates:
 * ``robust_shares``: ``"robust"`` with the precisions of the *published* level sizes (shares x n)
   instead of the claimed counts;
 * ``median``: the weighted median of the level estimates with the published sizes' capped weights;
+* ``consistent``: ``"robust"`` when the level counts pass a chi-square test against the published
+  shares at 1e-3, else ``trim``;
 * ``trim``: the unbiased combination with the published sizes' weights, each level's estimate
   shrunk towards the weighted median of the levels by the share of its count above the
   published share (the excess claims are treated as fakes).
@@ -34,7 +36,7 @@ SHARES = np.full(10, 0.1)
 
 
 class Candidates(RCF):
-    methods = (*RCF.methods, "robust_shares", "median", "trim")
+    methods = (*RCF.methods, "robust_shares", "median", "trim", "consistent")
 
     def estimate(self, tally, method="unbiased", **options):  # type: ignore[no-untyped-def, override]
         if method in RCF.methods:
@@ -43,6 +45,14 @@ class Candidates(RCF):
         published = SHARES * sizes.sum()
         est, var = group_estimates(self.mechanisms, tally.tallies)
         support = tuple(np.stack([m.support[i] for m in self.mechanisms]) for i in (0, 1))
+        if method == "consistent":
+            # level counts against the published shares: chi-square at 1e-3; robust if consistent, trim if not
+            from scipy.stats import chi2
+
+            stat = float(np.sum((sizes - published) ** 2 / published))
+            if chi2.sf(stat, sizes.size - 1) >= 1e-3:
+                return super().estimate(tally, "robust", **options)
+            return self.estimate(tally, "trim")
         if method == "robust_shares":
             freq = robust_combine(est, var, published, support).frequencies
         else:
@@ -66,7 +76,7 @@ def main() -> None:
     honest = [proto.simulate(data, rng) for _ in range(30)]
     truth = data.sum(axis=0) / data.sum()
     base = np.mean([np.sum((proto.estimate(h, "unbiased").frequencies - truth) ** 2) for h in honest])
-    for method in ("unbiased", "robust", "robust_shares", "median", "trim"):
+    for method in ("unbiased", "robust", "robust_shares", "median", "trim", "consistent"):
         w = worst_case(
             proto,
             [D - 1],
