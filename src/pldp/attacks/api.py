@@ -8,18 +8,29 @@ import numpy as np
 
 from pldp._validation import check_int
 from pldp.attacks.base import Attack, rule_of
+from pldp.attacks.optimal import atoms_of, search, split_reports
 from pldp.errors import ParameterError
 
 __all__ = ["expected_gain", "fake_reports", "gain", "gain_is_exact", "promoted", "shift"]
 
 
-def _attack(oracle: Any, targets: Any, strategy: str, level: int | None, shares: Any, defence: str | None) -> Attack:
+def _attack(
+    oracle: Any, targets: Any, strategy: str, level: int | None, shares: Any, defence: str | None, split: Any = None
+) -> Attack:
     rule = rule_of(oracle)
-    rule.check(oracle, strategy)
+    if strategy == "optimal":
+        rule.check(oracle, "mga")
+        atoms_of(oracle)  # refuses the families it does not search
+    else:
+        rule.check(oracle, strategy)
+        if split is not None:
+            raise ParameterError(f"split= is for strategy 'optimal', not {strategy!r}")
     if level is not None and strategy != "level":
         raise ParameterError(f"level= is for strategy 'level', not {strategy!r}")
     chosen = rule.promoted(oracle, targets, strategy)
-    return Attack(chosen, strategy, level, None if shares is None else np.asarray(shares, dtype=float), defence)
+    sh = None if shares is None else np.asarray(shares, dtype=float)
+    sp = None if split is None else np.asarray(split)
+    return Attack(chosen, strategy, level, sh, defence, sp)
 
 
 def fake_reports(
@@ -32,6 +43,8 @@ def fake_reports(
     level: int | None = None,
     shares: Any = None,
     defence: str | None = None,
+    split: Any = None,
+    search_options: dict[str, Any] | None = None,
 ) -> Any:
     """What ``m`` fake users send to promote ``targets``: exactly what ``oracle.perturb`` returns for
     ``m`` users (same types, dtypes and shapes), so ``oracle.tally`` takes it and the tally merges
@@ -57,7 +70,11 @@ def fake_reports(
         knows the robust estimators: claims spread so that every level's estimate moves alike,
         which no robust combination of the levels can clip; honest ones counts, which detection
         cannot flag; direct-encoding reports that support non-targets at the honest rate, which
-        leaves a recovery in the manner of LDPRecover nothing to read the fakes' share from).
+        leaves a recovery in the manner of LDPRecover nothing to read the fakes' share from),
+        or ``"optimal"`` (an attacker who knows the estimator ``defence`` and searches, on shadow
+        tallies it draws from ``rng``, the split of its fakes over the claimed levels, or for a
+        single mechanism over the report strategies, that moves the targets most:
+        :mod:`pldp.attacks.optimal`; not MPLDP nor padding-and-sampling).
         :mod:`pldp.attacks.pure` and :mod:`pldp.attacks.leveled` say exactly what each does per
         family.
     level : int, optional
@@ -70,7 +87,15 @@ def fake_reports(
         protocols, ``"recover"`` makes the reports at the claimed levels also support non-targets
         at the honest rate (as a single mechanism's ``knows_defence`` always does); by default they
         answer ``"robust"`` and ``"detect"`` (claims that move every level alike, honest ones
-        counts).
+        counts). For ``"optimal"``: the estimation method searched against (default
+        ``"unbiased"``).
+    split : array_like of int, optional
+        ``"optimal"`` only: fakes per atom (:func:`pldp.attacks.optimal.atoms_of`), skipping the
+        search.
+    search_options : dict, optional
+        ``"optimal"`` only: keyword arguments of :func:`pldp.attacks.optimal.search`
+        (``population``, ``options`` of the estimator, ``chunks``, ``shadows``, ``passes``,
+        ``spread``, ``shares``).
 
     Returns
     -------
@@ -100,7 +125,17 @@ def fake_reports(
     m = check_int(m, "m", 0)
     if not isinstance(rng, np.random.Generator):
         raise ParameterError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
-    attack = _attack(oracle, targets, strategy, level, shares, defence)
+    attack = _attack(oracle, targets, strategy, level, shares, defence, split)
+    if strategy == "optimal":
+        if split is None:
+            if not m:
+                split = np.zeros(len(atoms_of(oracle)), dtype=np.int64)
+            else:
+                opts = {"shares": shares, **(search_options or {})}
+                split = search(oracle, targets, m, rng=rng, defence=defence or "unbiased", **opts).counts
+        if int(np.sum(split)) != m:
+            raise ParameterError(f"split= must hold the {m} fakes, got {int(np.sum(split))}")
+        return split_reports(oracle, targets, np.asarray(split), rng)
     return rule_of(oracle).reports(oracle, attack, m, rng)
 
 
@@ -116,6 +151,10 @@ def promoted(oracle: Any, targets: Any, strategy: str = "mga") -> Any:
     [1]
     """
     rule = rule_of(oracle)
+    if strategy == "optimal":  # promotes the targets themselves, as MGA
+        rule.check(oracle, "mga")
+        atoms_of(oracle)
+        return rule.promoted(oracle, targets, "mga")
     rule.check(oracle, strategy)
     return rule.promoted(oracle, targets, strategy)
 
@@ -171,10 +210,12 @@ def expected_gain(
     level: int | None = None,
     shares: Any = None,
     defence: str | None = None,
+    split: Any = None,
 ) -> float | None:
     """The expected gain of the ``"unbiased"`` estimate in closed form, when ``m`` fakes of
     ``strategy`` join the honest users of ``data`` (what ``oracle.simulate`` takes); ``level``,
-    ``shares`` and ``defence`` as for :func:`fake_reports`.
+    ``shares`` and ``defence`` as for :func:`fake_reports`. ``"optimal"`` needs ``split=`` (the
+    counts of a :func:`pldp.attacks.optimal.search`): the expected gain of that fixed split.
 
     Exact for the pure mechanisms (:func:`pldp.robustness.support_gain`; Cao et al.'s theorems for
     k-RR and OUE), padding-and-sampling, PBP, and RCF, APLDP and MPLDP (their weights recomputed,
@@ -183,7 +224,13 @@ def expected_gain(
     for PLDP-FEBSF (AUEM at the expected counts; NaN where AUEM has no estimate). None for PPDA.
     """
     m = check_int(m, "m", 0)
-    attack = _attack(oracle, targets, strategy, level, shares, defence)
+    attack = _attack(oracle, targets, strategy, level, shares, defence, split)
+    if strategy == "optimal":
+        if split is None or int(np.sum(split)) != m:
+            raise ParameterError(f"expected_gain of strategy 'optimal' needs split= holding the {m} fakes")
+        from pldp.attacks.optimal import split_expected_gain
+
+        return split_expected_gain(oracle, attack, m, tuple(data))
     return rule_of(oracle).expected_gain(oracle, attack, m, tuple(data))
 
 
@@ -191,5 +238,9 @@ def gain_is_exact(oracle: Any, strategy: str = "mga") -> bool:
     """Whether :func:`expected_gain` is the exact expectation for ``strategy`` (else a first-order
     value, or None for PPDA)."""
     rule = rule_of(oracle)
+    if strategy == "optimal":  # a fixed split: as exact as the family's fixed claims
+        rule.check(oracle, "mga")
+        atoms_of(oracle)
+        return rule.exact(Attack(np.empty(0, dtype=np.int64), "mga"))
     rule.check(oracle, strategy)
     return rule.exact(Attack(np.empty(0, dtype=np.int64), strategy))

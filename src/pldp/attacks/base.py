@@ -24,7 +24,8 @@ from pldp.oracle import FrequencyOracle
 
 __all__ = ["LEVEL_STRATEGIES", "STRATEGIES", "Attack", "Rule", "check_targets", "rule_for", "rule_of"]
 
-#: The strategies of :func:`pldp.attacks.fake_reports`, in the order the docs list them.
+#: The fixed strategies of :func:`pldp.attacks.fake_reports`, in the order the docs list them (the
+#: searching attacker, ``"optimal"``, is not one of them: :mod:`pldp.attacks.optimal`).
 STRATEGIES: tuple[str, ...] = (
     "mga",
     "adaptive",
@@ -55,7 +56,10 @@ class Attack:
     shares : ndarray or None
         The honest users' level shares the attacker assumes (``"adaptive"``, ``"input"``).
     defence : str or None
-        The estimation method the attacker knows of (``"knows_defence"``).
+        The estimation method the attacker knows of (``"knows_defence"``, ``"optimal"``).
+    split : ndarray or None
+        Fakes per claimed level (``"optimal"`` on a levelled protocol: the split found by
+        :func:`pldp.attacks.optimal.search`, or given).
     """
 
     targets: Any
@@ -63,6 +67,7 @@ class Attack:
     level: int | None = None
     shares: np.ndarray | None = None
     defence: str | None = None
+    split: np.ndarray | None = None
 
 
 def check_targets(targets: Any, d: int) -> np.ndarray:

@@ -67,6 +67,7 @@ HOW = {
     "adaptive": "adaptive",
     "input": "input",
     "knows_defence": "adaptive",
+    "optimal": "mga",
 }
 #: The strategies whose claimed levels look like honest users' (random, from the shares).
 HONEST_LOOKING = ("adaptive", "input")
@@ -114,6 +115,10 @@ def claim_counts(mechanisms: Any, attack: Attack, m: int, shares: np.ndarray) ->
     s = attack.strategy
     if s in HONEST_LOOKING:
         return m * shares
+    if s == "optimal":
+        if attack.split is None or attack.split.shape != (t,) or int(attack.split.sum()) != m:
+            raise ParameterError(f"strategy 'optimal' needs a split of the {m} fakes over the {t} levels")
+        return np.asarray(attack.split, dtype=np.int64)
     if s == "mga":
         return _largest_remainder(np.ones(t), m)
     if s == "knows_defence":
@@ -320,6 +325,8 @@ class MPLDPRule(LeveledRule):
     attacked: the fakes then report a uniform value honestly there), or one flat array for
     attribute 0.
     """
+
+    strategies = tuple(s for s in HOW if s != "optimal")
 
     def promoted(self, oracle: FrequencyOracle, targets: Any, strategy: str) -> Any:
         mp: Any = oracle

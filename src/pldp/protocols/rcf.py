@@ -288,7 +288,14 @@ class RCF(LeveledProtocol):
           ``tests/test_robust.py::test_rcf_robust_cost_without_attack``): MSE ratio to
           ``"unbiased"`` 1.00-1.03 for ten levels 0.1..1.0 (no level holds half the weight);
           1.5 with levels (0.5, 1, 2), where level 2 holds 80 % of the weight and is capped to
-          half. Fakes spread over every level in proportion to the weights are not bounded.
+          half. **Threat model of the bound** (``info["bound_model"]``): every fake claims the
+          same level. Fakes spread over several levels are not bounded (``info["spread_bound"]``
+          is None), and the attacker who knows the estimator (``strategy="optimal"`` of
+          :func:`pldp.attacks.fake_reports`) beats the bound by spreading over the levels of most
+          weight: measured worst case at β = 1 % (``benchmarks/optimal_attack.py``, ten levels
+          0.1..1.0, d = 16, n = 10^5): RCF-k-RR 0.280 (bound 0.037; ``"unbiased"`` 0.300 at its
+          worst), RCF-OUE 0.073, LLevels-L-GRR 0.294; measure a campaign's with
+          :func:`pldp.attacks.optimal.worst_case`.
 
         Raises
         ------

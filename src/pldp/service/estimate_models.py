@@ -27,7 +27,12 @@ class AttributeEstimate(BaseModel):
         '(e.g. "robust" for PLDP-FEBSF\'s AUEM when the level reports do not fit it); null when none was needed.'
     )
     fallback_reason: str | None = Field(description="Why the fallback was taken; null without one.")
-    info: dict[str, Any] = Field(description="The estimator's diagnostics.")
+    info: dict[str, Any] = Field(
+        description='The estimator\'s diagnostics. For "robust" over budget levels, `bound` is the most fakes that '
+        "all claim ONE level can move each share; `bound_model` states that threat model and `spread_bound` is null: "
+        "fakes spread over several levels are not bounded (an attacker who knows the estimator moves the share "
+        "several times `bound`; docs/attacks.md gives the worst case measured)."
+    )
 
 
 class Detection(BaseModel):

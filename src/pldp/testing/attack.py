@@ -9,7 +9,14 @@ last value of every attribute), and checks that
 * where :func:`pldp.attacks.expected_gain` is exact (every pure mechanism, padding-and-sampling,
   RCF, APLDP, PBP, MPLDP), the mean gain of the ``"unbiased"`` estimate over :data:`REPEATS`
   honest populations lies within :data:`Z` standard errors of it (PLDP-FEBSF's closed form is
-  first-order and PPDA has none: their gain is only required to be finite).
+  first-order and PPDA has none: their gain is only required to be finite);
+* the attacker who knows the defence (:mod:`pldp.attacks.optimal`, ``strategy="optimal"``), where
+  it searches the family (not MPLDP nor padding-and-sampling): against the oracle's defence
+  (:data:`DEFENCES`, the first it has; else ``"norm_sub"``), on its own shadow tallies, its split
+  is worth at least every fixed strategy's (MGA, each single claim, ``knows_defence``); its
+  reports have ``perturb``'s format and their gain is finite; and an estimate that reports a
+  ``bound`` states its threat model (``info["bound_model"]``) and whether spread claims are
+  bounded (``info["spread_bound"]``), since the attacker beats a one-level bound by spreading.
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ from pldp.oracle import FrequencyOracle
 from pldp.testing.case import OracleCase
 from pldp.testing.checks import _check, _expect, _users
 
-__all__ = ["FAKE_SHARE", "REPEATS", "Z", "check_attack"]
+__all__ = ["DEFENCES", "FAKE_SHARE", "REPEATS", "Z", "check_attack"]
 
 #: Fake users per honest user in the check.
 FAKE_SHARE = 0.1
@@ -31,6 +38,8 @@ FAKE_SHARE = 0.1
 REPEATS = 120
 #: How many standard errors the mean gain may lie from the closed form (two-sided 1e-5 per case).
 Z = 4.42
+#: The defences the optimising attacker is run against, the first the oracle has.
+DEFENCES = ("robust", "detect", "recover")
 
 
 def _format(fake: Any, real: Any, m: int, n: int, where: str = "reports") -> None:
@@ -85,6 +94,7 @@ def check_attack(case: OracleCase) -> None:
     _expect(merged.n == honest.n + m and merged == tally + honest, "the fake tally does not merge with the honest one")
     first = gain(oracle, honest, tally, targets)
     _expect(np.isfinite(first), f"the gain is {first!r}")
+    _check_optimal(oracle, targets, m, honest, real, rng)
     expected = expected_gain(oracle, targets, m, *data)
     if expected is None or not gain_is_exact(oracle):
         return
@@ -100,3 +110,36 @@ def check_attack(case: OracleCase) -> None:
         f"mean gain {mean:.6f} over {REPEATS} repeats (se {se:.2e}) is {abs(mean - expected) / max(se, 1e-300):.1f} "
         f"standard errors from the closed form {expected:.6f} ({m} fakes, MGA on {targets})",
     )
+
+
+def _check_optimal(oracle: Any, targets: Any, m: int, honest: Any, real: Any, rng: np.random.Generator) -> None:
+    """The optimising attacker against the oracle's defence (module docstring), at a coarse
+    resolution (4 chunks, 1 shadow tally, no local moves)."""
+    from pldp.attacks import gain
+    from pldp.attacks.optimal import atoms_of, search, split_reports
+    from pldp.errors import ParameterError
+
+    try:
+        atoms_of(oracle)
+    except ParameterError:
+        return
+    methods = getattr(oracle, "methods", ())
+    defence = next((d for d in DEFENCES if d in methods), "norm_sub")
+    found = search(oracle, targets, m, rng=rng, defence=defence, population=honest.n, chunks=4, shadows=1, passes=0)
+    worst_fixed = max(found.fixed.values())
+    _expect(
+        found.objective >= worst_fixed,
+        f"the optimal attacker's split {found.counts.tolist()} is worth {found.objective:.6f} against {defence!r}, "
+        f"less than a fixed strategy's {worst_fixed:.6f}",
+    )
+    fake = split_reports(oracle, targets, found.counts, rng)
+    _format(fake, real, m, honest.n, "optimal reports")
+    tally = oracle.tally(fake)
+    measured = gain(oracle, honest, tally, targets, defence)
+    _expect(np.isfinite(measured), f"the optimal attacker's gain against {defence!r} is {measured!r}")
+    info = oracle.estimate(honest + tally, defence).info
+    if "bound" in info:
+        _expect(
+            isinstance(info.get("bound_model"), str) and "spread_bound" in info,
+            f"{defence!r} reports a bound without its threat model (info['bound_model'], info['spread_bound'])",
+        )
