@@ -196,9 +196,7 @@ def gain(oracle: Any, honest: Any, fake: Any, targets: Any, method: str = "unbia
     >>> round(gain(krr, honest, fake, [15]), 2), round(expected_gain(krr, [15], 1010, counts), 2)
     (0.1, 0.1)
     """
-    rule = rule_of(oracle)
-    chosen = rule.promoted(oracle, targets, "mga")
-    return rule.total(shift(oracle, honest, fake, method, **options), chosen)
+    return rule_of(oracle).gain(oracle, honest, fake, targets, method, options)
 
 
 def expected_gain(

@@ -140,6 +140,29 @@ class Rule(ABC):
         """The gain of the targets: the sum of their shifts."""
         return float(np.sum(np.asarray(shift)[targets]))
 
+    def gain(
+        self, oracle: FrequencyOracle, honest: Any, fake: Any, targets: Any, method: str, options: dict[str, Any]
+    ) -> float:
+        """The gain of ``targets`` (checked) when the tally ``fake`` joins ``honest``: :meth:`total`
+        of :meth:`shift` (:func:`pldp.attacks.gain`)."""
+        return self.total(
+            self.shift(oracle, honest, honest + fake, method, options), self.promoted(oracle, targets, "mga")
+        )
+
+    def fixed_reports(
+        self,
+        oracle: FrequencyOracle,
+        targets: Any,
+        strategy: str,
+        m: int,
+        rng: np.random.Generator,
+        level: int | None = None,
+    ) -> Any:
+        """``m`` fake reports of a fixed ``strategy`` (``level=`` for ``"level"``), as
+        :func:`pldp.attacks.fake_reports` sends them with its defaults."""
+        self.check(oracle, strategy)
+        return self.reports(oracle, Attack(self.promoted(oracle, targets, strategy), strategy, level), m, rng)
+
 
 R = TypeVar("R", bound=Rule)
 #: Oracle class -> its family's rule (filled by :func:`rule_for`).

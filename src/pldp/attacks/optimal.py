@@ -132,11 +132,10 @@ def _chunks(m: int, chunks: int) -> np.ndarray:
 
 def _part(oracle: Any, targets: Any, atom: str, m: int, rng: np.random.Generator) -> Any:
     """``m`` fake reports of one atom."""
-    from pldp.attacks.api import fake_reports
-
+    rule = rule_of(oracle)
     if atom.startswith("level "):
-        return fake_reports(oracle, targets, m, rng=rng, strategy="level", level=int(atom[6:]))
-    return fake_reports(oracle, targets, m, rng=rng, strategy=atom)
+        return rule.fixed_reports(oracle, targets, "level", m, rng, int(atom[6:]))
+    return rule.fixed_reports(oracle, targets, atom, m, rng)
 
 
 def _honest_data(oracle: Any, population: int, shares: np.ndarray | None) -> Any:
@@ -413,19 +412,17 @@ def worst_case(
     >>> w.search.counts.tolist(), w.gains.shape
     ([0, 0, 240], (3,))
     """
-    from pldp.attacks.api import gain
-
     s = search(oracle, targets, m, rng=rng, defence=defence, **search_options)
     options = dict(search_options.get("options") or {})
     gains = np.array(
         [
-            gain(
+            rule_of(oracle).gain(
                 oracle,
                 oracle.simulate(*data, rng),
                 oracle.tally(split_reports(oracle, targets, s.counts, rng)),
                 targets,
                 defence,
-                **options,
+                options,
             )
             for _ in range(int(repeats))
         ]
