@@ -43,7 +43,7 @@ the mixture of their matrices.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -54,12 +54,19 @@ from pldp.estimation.result import Estimate
 __all__ = [
     "ALPHA_BAND",
     "DEFAULT_ALPHA",
+    "NO_POWER_SHARE",
+    "POWER",
+    "TALLY_BAND",
     "KeptChannel",
     "UnaryLaws",
     "detect_estimate",
     "detect_unary",
+    "detection_power",
     "flag_region",
     "flagged_share",
+    "honest_law",
+    "joint_info",
+    "joint_test",
     "ones_excess",
     "poisson_binomial",
     "screen",
@@ -121,6 +128,7 @@ class UnaryLaws:
     sizes: np.ndarray
     classes: np.ndarray
     weights_known: bool = True
+    _cache: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def of(cls, components: list[tuple[float, np.ndarray, np.ndarray]], weights_known: bool = True) -> UnaryLaws:
@@ -143,10 +151,13 @@ class UnaryLaws:
 
     def others(self, comp: int, minus: tuple[int, ...]) -> np.ndarray:
         """Law of the ones among the ``b``-bits of component ``comp``, one bit of each class in ``minus`` left out."""
-        counts = self.sizes.copy()
-        for c in minus:
-            counts[c] -= 1
-        return poisson_binomial(self.b[comp], counts)
+        key = ("others", comp, tuple(sorted(minus)))
+        if key not in self._cache:
+            counts = self.sizes.copy()
+            for c in minus:
+                counts[c] -= 1
+            self._cache[key] = poisson_binomial(self.b[comp], counts)
+        return np.asarray(self._cache[key])
 
     def mixture(self) -> np.ndarray | None:
         """The honest law of the number of ones when it does not depend on the item (one class) and
@@ -154,7 +165,12 @@ class UnaryLaws:
         return _mixture(self)
 
     def laws(self) -> np.ndarray:
-        """``(L * K, d + 1)``: the law of the number of ones for each component and item class."""
+        """``(L * K, d + 1)``: the law of the number of ones for each component and item class (cached)."""
+        if "laws" not in self._cache:
+            self._cache["laws"] = self._laws()
+        return np.asarray(self._cache["laws"])
+
+    def _laws(self) -> np.ndarray:
         out = []
         for comp in range(self.a.shape[0]):
             for c in range(self.sizes.size):
@@ -177,10 +193,13 @@ def flag_region(laws: UnaryLaws, alpha: float) -> np.ndarray:
     honest law (module docstring)."""
     if not 0 < alpha < 0.5:
         raise ParameterError(f"alpha must lie in (0, 0.5), got {alpha!r}")
-    pmf = laws.laws()
-    lower = np.cumsum(pmf, axis=1)
-    upper = np.cumsum(pmf[:, ::-1], axis=1)[:, ::-1]
-    return np.asarray(np.max(np.minimum(lower, upper), axis=0) < alpha)
+    key = ("region", float(alpha))
+    if key not in laws._cache:
+        pmf = laws.laws()
+        lower = np.cumsum(pmf, axis=1)
+        upper = np.cumsum(pmf[:, ::-1], axis=1)[:, ::-1]
+        laws._cache[key] = np.max(np.minimum(lower, upper), axis=0) < alpha
+    return np.array(laws._cache[key])
 
 
 def flagged_share(ones: np.ndarray, region: np.ndarray) -> float:
@@ -292,8 +311,43 @@ def describe(
     return out
 
 
+def joint_info(laws: UnaryLaws, hist: Any, alpha: float) -> dict[str, Any]:
+    """The joint test of a tally's histogram of ones (:func:`joint_test`, against
+    :func:`honest_law`) and what the screen can see at its number of reports
+    (:func:`detection_power`), for an estimate's ``info`` and the screen."""
+    h = np.asarray(hist, dtype=float)
+    keep = ~flag_region(laws, alpha)
+    law, free = honest_law(laws, h, keep)
+    power = detection_power(laws, int(h.sum()), alpha)
+    return {
+        # df not reduced by the fitted weights: the levels' laws are nearly collinear, so the fit
+        # uses fewer effective parameters than weights; chi-square(bins - 1) is conservative
+        **joint_test(h, law, alpha, 0, keep),
+        "law_fitted": free > 0,
+        "flag_from": power["flag_from"],
+        "largest_unflagged": power["largest_unflagged"],
+        "power_share": power["min_share"],
+        "has_power": power["has_power"],
+    }
+
+
+def droppable(tally: Any, counts: list[int]) -> list[int]:
+    """The counts among ``counts`` whose reports' per-bit counts the tally holds in full
+    (``tails[s]`` sums to ``s`` times the reports with ``s`` ones)."""
+    tails = tally.tails or {}
+    return [s for s in counts if s in tails and int(np.asarray(tails[s]).sum()) == s * int(tally.ones[s])]
+
+
 def detect_unary(oracle: Any, tally: Any, laws: UnaryLaws, alpha: float = DEFAULT_ALPHA) -> Estimate:
     """The ``"detect"`` estimate of a unary tally (module docstring): flag, drop, invert the kept channel.
+
+    **When the joint test fires** (:func:`joint_test`: the histogram of ones does not fit the
+    honest law at level ``alpha``), the suspect counts (``info["suspect_ones"]``) join the flagged
+    ones: their reports are dropped too and the kept channel inverted with them, where the tally
+    holds their per-bit counts (within :data:`TALLY_BAND`; ``info["dropped_ones"]``); a suspect
+    count in the middle of the law (Cao et al.'s MGA) is kept and named in
+    ``info["suspect_kept"]``. Without fakes the joint test fires with probability at most
+    ``alpha``, and dropping a count costs variance, not bias (the channel accounts for it).
 
     A tally without per-report statistics (drawn at count level, or merged with one) cannot be
     screened: nothing is flagged, ``info["detection"]`` says so, and the estimate is the same
@@ -308,9 +362,15 @@ def detect_unary(oracle: Any, tally: Any, laws: UnaryLaws, alpha: float = DEFAUL
         info["detection"] = "unavailable: the tally holds no per-report statistics (drawn at count level?)"
     else:
         region = flag_region(laws, alpha)
+        info.update(describe(tally.ones, region, flag_region(laws, ALPHA_BAND), alpha, laws.mixture()))
+        info.update(joint_info(laws, tally.ones, alpha))
+        suspect = [s for s in info["suspect_ones"] if not region[s]]
+        dropped_ones = droppable(tally, suspect)
+        info["dropped_ones"] = dropped_ones
+        info["suspect_kept"] = [s for s in suspect if s not in dropped_ones]
+        region[dropped_ones] = True
         dropped = sum((v for s, v in (tally.tails or {}).items() if region[s]), np.zeros(counts.size))
         counts = counts - dropped
-        info.update(describe(tally.ones, region, flag_region(laws, ALPHA_BAND), alpha, laws.mixture()))
     freq, var, n_hat = detect_estimate(KeptChannel.of(laws, region), counts, tally.n)
     info["honest_reports"] = n_hat
     return Estimate(freq, var, tally.n, "detect", oracle.domain, info=info)
@@ -318,9 +378,11 @@ def detect_unary(oracle: Any, tally: Any, laws: UnaryLaws, alpha: float = DEFAUL
 
 def screen(oracle: Any, tally: Any, alpha: float = DEFAULT_ALPHA) -> dict[str, Any] | None:
     """Detection's diagnostics for any oracle's tally, without estimating: ``flagged``,
-    ``flagged_share``, ``flagged_ones``, ``tail_share`` and (when the honest law of the count does
-    not depend on the item) ``ones_excess_share``; None when the oracle's reports are not unary or
-    the tally holds no per-report statistics (a count-level simulation, a grouped tally).
+    ``flagged_share``, ``flagged_ones``, ``tail_share``, (when the honest law of the count does
+    not depend on the item) ``ones_excess_share``, and the joint test with what the screen can see
+    (:func:`joint_info`: ``joint_p``, ``joint_fired``, ``suspect_ones``, ``flag_from``,
+    ``largest_unflagged``, ``power_share``, ``has_power``); None when the oracle's reports are not
+    unary or the tally holds no per-report statistics (a count-level simulation, a grouped tally).
 
     For a collector's dashboard: the share of reports flagged, next to any estimate.
     """
@@ -328,4 +390,158 @@ def screen(oracle: Any, tally: Any, alpha: float = DEFAULT_ALPHA) -> dict[str, A
     hist = getattr(tally, "ones", None)
     if not isinstance(laws, UnaryLaws) or hist is None or not 0 < alpha <= ALPHA_BAND:
         return None
-    return describe(hist, flag_region(laws, alpha), flag_region(laws, ALPHA_BAND), alpha, laws.mixture())
+    out = describe(hist, flag_region(laws, alpha), flag_region(laws, ALPHA_BAND), alpha, laws.mixture())
+    return {**out, **joint_info(laws, hist, alpha)}
+
+
+# ------------------------------------------------------------------------------ the joint test
+#: The level of the per-count tails whose reports the tallies keep per-bit counts of (wider than
+#: :data:`ALPHA_BAND`): the joint test's estimate can drop the reports at any of these counts.
+TALLY_BAND = 0.05
+#: The power :func:`detection_power` states the smallest detected fake share at.
+POWER = 0.9
+#: A fake share above which the screen is said to have no power (the issue's attacks: 1-5 %).
+NO_POWER_SHARE = 0.05
+#: Once the joint test fired, a count whose histogram exceeds its honest expectation by this many
+#: standard errors is suspect: its reports are dropped by ``"detect"`` (where the tally has their bits).
+SUSPECT_Z = 2.0
+
+
+def honest_law(laws: UnaryLaws, hist: np.ndarray, keep: np.ndarray | None = None) -> tuple[np.ndarray, int]:
+    """The honest law of the number of ones a tally is tested against, and its free parameters.
+
+    Exact (:meth:`UnaryLaws.mixture`, 0 free parameters) for one item class with known weights;
+    else the maximum-likelihood mixture of the laws of every component and class
+    (:meth:`UnaryLaws.laws`) fitted to ``hist`` on the counts ``keep`` (the unflagged ones:
+    truncated data; the log-likelihood is concave in the weights, maximised by SLSQP on the
+    simplex), with their number less one free parameters.
+    """
+    mix = laws.mixture()
+    if mix is not None:
+        return mix, 0
+    comps = laws.laws()
+    size = comps.shape[1]
+    inside = np.ones(size, dtype=bool) if keep is None else np.asarray(keep, dtype=bool)[:size]
+    h = np.where(inside, np.asarray(hist, dtype=float)[:size], 0.0)
+    part = comps[:, inside]
+    mass = np.maximum(part.sum(axis=1), 1e-300)
+    from scipy.optimize import minimize
+
+    obs = h[inside]
+    total = max(obs.sum(), 1.0)
+    k = comps.shape[0]
+
+    def nll(w: np.ndarray) -> tuple[float, np.ndarray]:  # concave log-likelihood of the truncated mixture
+        dens = np.maximum(w @ part, 1e-300)
+        kept = max(float(w @ mass), 1e-300)
+        value = -float(obs @ np.log(dens)) + total * np.log(kept)
+        grad = -(part @ (obs / dens)) + total * mass / kept
+        return value / total, grad / total
+
+    fit = minimize(nll, np.full(k, 1.0 / k), jac=True, method="SLSQP", bounds=[(0.0, 1.0)] * k,
+                   constraints=[{"type": "eq", "fun": lambda w: w.sum() - 1.0, "jac": lambda w: np.ones_like(w)}],
+                   options={"ftol": 1e-12, "maxiter": 500})  # fmt: skip
+    w = np.clip(fit.x, 0.0, None)
+    w /= w.sum()
+    return np.asarray(w @ comps), comps.shape[0] - 1
+
+
+def _critical(n: int, p: np.ndarray, level: float) -> np.ndarray:
+    """Per count, the smallest number of reports ``c`` with ``Pr[Bin(n, p) >= c] < level``."""
+    from scipy.stats import binom
+
+    return np.asarray(binom.isf(level, n, p), dtype=float) + 1.0
+
+
+def joint_test(
+    hist: np.ndarray, law: np.ndarray, alpha: float, free: int = 0, keep: np.ndarray | None = None
+) -> dict[str, Any]:
+    """The joint test of the whole histogram of ones against the honest ``law``, at level ``alpha``.
+
+    Two parts at ``alpha / 2`` each: the **scan** (any count holds more reports than ``Bin(N,
+    P_s)`` allows at level ``alpha / (2 (d + 1))``, exact binomial tails, Bonferroni over the
+    counts: a mass of fakes at one count, flagged or not) and the **likelihood ratio** (G test)
+    over the counts, the tails of expectation below 5 pooled (a deviation spread over counts),
+    against chi-square with ``bins - 1 - free`` degrees of freedom. With ``keep`` (the unflagged
+    counts), the reports at the other counts are left out and the law truncated to ``keep``: the
+    flagged reports are dropped anyway, and fakes there must not move the test. Returns ``joint_p`` (the
+    combined p-value, ``2 min``), ``joint_fired`` and ``suspect_ones``: when it fired, the counts
+    exceeding ``N P_s`` by more than :data:`SUSPECT_Z` standard errors (else empty).
+    """
+    from scipy.stats import binom, chi2
+
+    h = np.asarray(hist, dtype=float)
+    p = np.zeros(h.size)
+    p[: min(h.size, law.size)] = np.clip(np.asarray(law, dtype=float)[: h.size], 0.0, 1.0)
+    if keep is not None:
+        inside = np.zeros(h.size, dtype=bool)
+        inside[: min(h.size, len(keep))] = np.asarray(keep, dtype=bool)[: h.size]
+        h, p = np.where(inside, h, 0.0), np.where(inside, p, 0.0)
+        p = p / p.sum() if p.sum() > 0 else p
+    n = int(h.sum())
+    if n == 0:
+        return {"joint_p": 1.0, "joint_fired": False, "suspect_ones": []}
+    present = h > 0
+    tail = np.where(present, binom.sf(h - 1, n, p), 1.0)  # Pr[Bin(n, P_s) >= h_s]
+    p_scan = min(1.0, float(tail.min()) * h.size)
+    expected = n * p
+    big = np.flatnonzero(expected >= 5)
+    if big.size >= 2:
+        lo, hi = big[0], big[-1]
+        obs = np.concatenate([[h[: lo + 1].sum()], h[lo + 1 : hi], [h[hi:].sum()]])
+        exp = np.concatenate([[expected[: lo + 1].sum()], expected[lo + 1 : hi], [expected[hi:].sum()]])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            g = 2.0 * float(np.sum(np.where(obs > 0, obs * np.log(obs / np.where(exp > 0, exp, 1.0)), 0.0)))
+        dof = obs.size - 1 - free
+        p_g = float(chi2.sf(g, dof)) if dof >= 1 else 1.0
+        if np.any((exp <= 0) & (obs > 0)):
+            p_g = 0.0
+    else:
+        p_g = 1.0
+    joint_p = min(1.0, 2.0 * min(p_scan, p_g))
+    fired = joint_p < alpha
+    suspect: list[int] = []
+    if fired:
+        sd = np.sqrt(np.maximum(n * p * (1 - p), 1e-12))
+        suspect = np.flatnonzero(present & (h > expected + SUSPECT_Z * sd)).tolist()
+    return {"joint_p": joint_p, "joint_fired": bool(fired), "suspect_ones": suspect}
+
+
+def detection_power(laws: UnaryLaws, n: int, alpha: float = DEFAULT_ALPHA, power: float = POWER) -> dict[str, Any]:
+    """What the screen can see at ``n`` reports: the smallest fake share it detects with ``power``.
+
+    Against the best-hiding attacker that the counts can see, the one sending the **largest
+    unflagged number of ones** ``s*`` (every fake report at ``s*``: most bits set, none flagged),
+    the joint test's scan fires once the count ``s*`` holds more than its critical number of
+    reports; the smallest share ``beta`` with ``Pr[Bin(n (1 - beta), P) + n beta >= c] >=
+    power`` is ``min_share`` (``P`` the honest probability of ``s*``, the mixture of the laws with
+    their weights, or their largest where the shares are unknown). ``has_power`` is ``min_share
+    <=`` :data:`NO_POWER_SHARE`. An attacker drawing each fake's count from the honest law
+    (``"adaptive"``) leaves the histogram honest: no test of the counts sees it at any ``n``
+    (``adaptive``: None), and it sets fewer target bits. ``flag_from``: the smallest flagged count
+    above the mean (None: no count is flagged, the per-report screen sees nothing at this
+    mechanism's budget and ``d``).
+    """
+    from scipy.stats import binom
+
+    region = flag_region(laws, alpha)
+    comps = laws.laws()
+    mix = laws.mixture()
+    law = mix if mix is not None else comps.max(axis=0)
+    mean = float(np.arange(law.size) @ (law / law.sum()))
+    above = np.flatnonzero(region & (np.arange(region.size) > mean))
+    flag_from = int(above[0]) if above.size else None
+    unflagged = np.flatnonzero(~region)
+    s_star = int(unflagged.max())
+    prob = float(law[s_star])
+    out: dict[str, Any] = {"alpha": alpha, "power": power, "flag_from": flag_from, "largest_unflagged": s_star,
+                           "adaptive": None}  # fmt: skip
+    if n <= 0:
+        return {**out, "min_share": None, "has_power": False}
+    crit = float(_critical(n, np.array([prob]), alpha / (2 * region.size))[0])
+    beta = 0.0
+    for _ in range(4):  # fixed point: the honest count at share 1 - beta
+        honest = max(round(n * (1 - beta)), 0)
+        low = float(binom.ppf(1 - power, honest, prob))
+        beta = min(1.0, max(crit - low, 1.0) / n)
+    return {**out, "min_share": beta, "has_power": beta <= NO_POWER_SHARE}
