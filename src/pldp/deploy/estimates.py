@@ -238,7 +238,7 @@ def power_words(detection: dict[str, Any]) -> str | None:
         )
     return (
         f"What the screen can see here: {single}fakes with {top} ones (the most not flagged) are seen from "
-        f"{percent_words(float(share))} of reports (9 times in 10); {hide}."
+        f"{percent_words(float(share or 0.0))} of reports (9 times in 10); {hide}."
     )
 
 

@@ -185,7 +185,9 @@ class UnaryLaws:
 def _mixture(laws: UnaryLaws) -> np.ndarray | None:
     if laws.sizes.size != 1 or not laws.weights_known:
         return None
-    return np.asarray(laws.weights @ laws.laws() / laws.weights.sum())
+    if "mixture" not in laws._cache:
+        laws._cache["mixture"] = laws.weights @ laws.laws() / laws.weights.sum()
+    return np.array(laws._cache["mixture"])
 
 
 def flag_region(laws: UnaryLaws, alpha: float) -> np.ndarray:
@@ -224,6 +226,14 @@ class KeptChannel:
 
     @classmethod
     def of(cls, laws: UnaryLaws, region: np.ndarray) -> KeptChannel:
+        """The kept channel of ``laws`` with the reports at the counts of ``region`` dropped (cached per region)."""
+        key = ("kept", np.asarray(region, dtype=bool).tobytes())
+        if key not in laws._cache:
+            laws._cache[key] = cls._of(laws, region)
+        return laws._cache[key]
+
+    @classmethod
+    def _of(cls, laws: UnaryLaws, region: np.ndarray) -> KeptChannel:
         keep = ~np.asarray(region, dtype=bool)
         n_cls = laws.sizes.size
         own, cross, kept = np.zeros(n_cls), np.zeros((n_cls, n_cls)), np.zeros(n_cls)
@@ -398,6 +408,8 @@ def screen(oracle: Any, tally: Any, alpha: float = DEFAULT_ALPHA) -> dict[str, A
 #: The level of the per-count tails whose reports the tallies keep per-bit counts of (wider than
 #: :data:`ALPHA_BAND`): the joint test's estimate can drop the reports at any of these counts.
 TALLY_BAND = 0.05
+#: EM steps of :func:`honest_law`'s fit of unknown weights (it stops earlier once the likelihood settles).
+HONEST_LAW_STEPS = 200
 #: The power :func:`detection_power` states the smallest detected fake share at.
 POWER = 0.9
 #: A fake share above which the screen is said to have no power (the issue's attacks: 1-5 %).
@@ -413,8 +425,9 @@ def honest_law(laws: UnaryLaws, hist: np.ndarray, keep: np.ndarray | None = None
     Exact (:meth:`UnaryLaws.mixture`, 0 free parameters) for one item class with known weights;
     else the maximum-likelihood mixture of the laws of every component and class
     (:meth:`UnaryLaws.laws`) fitted to ``hist`` on the counts ``keep`` (the unflagged ones:
-    truncated data; the log-likelihood is concave in the weights, maximised by SLSQP on the
-    simplex), with their number less one free parameters.
+    truncated data) by EM, at most :data:`HONEST_LAW_STEPS` steps (the likelihood, not the
+    weights, converges: the levels' laws are nearly collinear), with their number less one free
+    parameters.
     """
     mix = laws.mixture()
     if mix is not None:
@@ -425,32 +438,41 @@ def honest_law(laws: UnaryLaws, hist: np.ndarray, keep: np.ndarray | None = None
     h = np.where(inside, np.asarray(hist, dtype=float)[:size], 0.0)
     part = comps[:, inside]
     mass = np.maximum(part.sum(axis=1), 1e-300)
-    from scipy.optimize import minimize
-
     obs = h[inside]
-    total = max(obs.sum(), 1.0)
-    k = comps.shape[0]
-
-    def nll(w: np.ndarray) -> tuple[float, np.ndarray]:  # concave log-likelihood of the truncated mixture
+    total = max(float(obs.sum()), 1.0)
+    w = np.full(comps.shape[0], 1.0 / comps.shape[0])
+    last = -np.inf
+    for _ in range(HONEST_LAW_STEPS):  # EM for truncated data: each component's mass outside put back
         dens = np.maximum(w @ part, 1e-300)
-        kept = max(float(w @ mass), 1e-300)
-        value = -float(obs @ np.log(dens)) + total * np.log(kept)
-        grad = -(part @ (obs / dens)) + total * mass / kept
-        return value / total, grad / total
-
-    fit = minimize(nll, np.full(k, 1.0 / k), jac=True, method="SLSQP", bounds=[(0.0, 1.0)] * k,
-                   constraints=[{"type": "eq", "fun": lambda w: w.sum() - 1.0, "jac": lambda w: np.ones_like(w)}],
-                   options={"ftol": 1e-12, "maxiter": 500})  # fmt: skip
-    w = np.clip(fit.x, 0.0, None)
-    w /= w.sum()
+        loglik = float(obs @ np.log(dens)) - total * float(np.log(w @ mass))
+        if loglik - last < 1e-9 * total:
+            break
+        last = loglik
+        w = w * (part @ (obs / dens)) / mass
+        w /= w.sum()
     return np.asarray(w @ comps), comps.shape[0] - 1
 
 
-def _critical(n: int, p: np.ndarray, level: float) -> np.ndarray:
-    """Per count, the smallest number of reports ``c`` with ``Pr[Bin(n, p) >= c] < level``."""
-    from scipy.stats import binom
+def _binom_ppf(q: float, n: int, p: float) -> int:
+    """The smallest ``k`` with ``Pr[Bin(n, p) <= k] >= q`` (scipy.special, without scipy.stats' overhead)."""
+    from scipy.special import bdtr, bdtrik
 
-    return np.asarray(binom.isf(level, n, p), dtype=float) + 1.0
+    if n <= 0 or p <= 0:
+        return 0
+    if p >= 1:
+        return n
+    guess = float(bdtrik(q, n, p))
+    k = min(max(int(np.floor(guess)) if np.isfinite(guess) else 0, 0), n)
+    while k < n and bdtr(k, n, p) < q:
+        k += 1
+    while k > 0 and bdtr(k - 1, n, p) >= q:
+        k -= 1
+    return k
+
+
+def _critical(n: int, p: float, level: float) -> int:
+    """The smallest number of reports ``c`` with ``Pr[Bin(n, p) >= c] < level``."""
+    return _binom_ppf(1.0 - level, n, p) + 1
 
 
 def joint_test(
@@ -468,7 +490,7 @@ def joint_test(
     combined p-value, ``2 min``), ``joint_fired`` and ``suspect_ones``: when it fired, the counts
     exceeding ``N P_s`` by more than :data:`SUSPECT_Z` standard errors (else empty).
     """
-    from scipy.stats import binom, chi2
+    from scipy.special import bdtrc, chdtrc
 
     h = np.asarray(hist, dtype=float)
     p = np.zeros(h.size)
@@ -482,7 +504,7 @@ def joint_test(
     if n == 0:
         return {"joint_p": 1.0, "joint_fired": False, "suspect_ones": []}
     present = h > 0
-    tail = np.where(present, binom.sf(h - 1, n, p), 1.0)  # Pr[Bin(n, P_s) >= h_s]
+    tail = np.where(present, bdtrc(np.maximum(h - 1, 0), n, p), 1.0)  # Pr[Bin(n, P_s) >= h_s]
     p_scan = min(1.0, float(tail.min()) * h.size)
     expected = n * p
     big = np.flatnonzero(expected >= 5)
@@ -493,7 +515,7 @@ def joint_test(
         with np.errstate(divide="ignore", invalid="ignore"):
             g = 2.0 * float(np.sum(np.where(obs > 0, obs * np.log(obs / np.where(exp > 0, exp, 1.0)), 0.0)))
         dof = obs.size - 1 - free
-        p_g = float(chi2.sf(g, dof)) if dof >= 1 else 1.0
+        p_g = float(chdtrc(dof, g)) if dof >= 1 else 1.0
         if np.any((exp <= 0) & (obs > 0)):
             p_g = 0.0
     else:
@@ -522,8 +544,16 @@ def detection_power(laws: UnaryLaws, n: int, alpha: float = DEFAULT_ALPHA, power
     above the mean (None: no count is flagged, the per-report screen sees nothing at this
     mechanism's budget and ``d``).
     """
-    from scipy.stats import binom
+    key = ("power", n, float(alpha), float(power))
+    last = laws._cache.get("power-last")
+    if last is not None and last[0] == key:  # the last one asked for (a campaign's n changes slowly)
+        return dict(last[1])
+    out = _detection_power(laws, n, alpha, power)
+    laws._cache["power-last"] = (key, out)
+    return dict(out)
 
+
+def _detection_power(laws: UnaryLaws, n: int, alpha: float, power: float) -> dict[str, Any]:
     region = flag_region(laws, alpha)
     comps = laws.laws()
     mix = laws.mixture()
@@ -538,10 +568,10 @@ def detection_power(laws: UnaryLaws, n: int, alpha: float = DEFAULT_ALPHA, power
                            "adaptive": None}  # fmt: skip
     if n <= 0:
         return {**out, "min_share": None, "has_power": False}
-    crit = float(_critical(n, np.array([prob]), alpha / (2 * region.size))[0])
+    crit = _critical(n, prob, alpha / (2 * region.size))
     beta = 0.0
     for _ in range(4):  # fixed point: the honest count at share 1 - beta
         honest = max(round(n * (1 - beta)), 0)
-        low = float(binom.ppf(1 - power, honest, prob))
-        beta = min(1.0, max(crit - low, 1.0) / n)
+        low = _binom_ppf(1 - power, honest, prob)
+        beta = min(1.0, max(crit - low, 1) / n)
     return {**out, "min_share": beta, "has_power": beta <= NO_POWER_SHARE}
