@@ -33,8 +33,9 @@ from pldp.estimation.detect import (
     joint_info,
 )
 from pldp.estimation.result import Estimate
-from pldp.protocols.febsf.auem import auem_trouble
+from pldp.protocols.febsf.auem import GAP_Z, RANGE_Z, auem_trouble
 from pldp.protocols.febsf.em import em
+from pldp.protocols.febsf.tally import pattern_tally
 
 if TYPE_CHECKING:
     from pldp.protocols.febsf.protocol import FEBSF
@@ -113,10 +114,20 @@ def kept_estimate(
     w = (lam - qp) / scale  # rho'_i / kappa_i: the honest level shares up to a constant
     gap = own - cross
     den = float(w @ gap)
-    if not den > 0:
-        raise EstimationError(f"the kept level reports give a kept p* - q* of {den:.3g} <= 0: use 'robust'")
+    slope = gap / scale
+    se = float(np.sqrt(max(float(lam @ slope**2) - float(lam @ slope) ** 2, 0.0) / n_kept))
+    if not den > GAP_Z * se:
+        raise EstimationError(
+            f"the kept level reports give p* - q* = {den:.3g}, within {GAP_Z:g} standard errors ({se:.3g}) of 0"
+        )
     c = by_level.sum(axis=0) / n_kept
     f = (c - float(w @ cross)) / den
+    sd = np.sqrt(c * (1 - c) / n_kept) / den
+    out = np.flatnonzero((f < -RANGE_Z * sd) | (f > 1 + RANGE_Z * sd))
+    if out.size:
+        raise EstimationError(
+            f"the estimate leaves [0, 1] by more than {RANGE_Z:g} standard errors at items {out[:5].tolist()}"
+        )
     # delta method over the kept reports' means of (bit j, reported-level indicators)
     g_lam = -(cross[None, :] + f[:, None] * gap[None, :]) / (den * scale[None, :])  # (d, t)
     c_jl = by_level.T / n_kept  # (d, t)
@@ -139,7 +150,11 @@ def detect(
     (:func:`kept_channel`), the kept reports' level shares give :math:`w_i \propto \rho_i` by
     AUEM's inversion divided by :math:`\kappa_i`, and :math:`\hat p_j = (c'_j - \sum_i w_i
     c_i) / \sum_i w_i (o_i - c_i)` (AUEM itself when nothing is dropped), with its delta-method
-    variance. It is not projected on the simplex. k-RR reports: nothing is flagged, the estimate
+    variance. It is not projected on the simplex. Where AUEM's own rule would refuse it (the kept
+    gap within :data:`~pldp.protocols.febsf.auem.GAP_Z` standard errors of 0, or an item outside
+    [0, 1] by more than :data:`~pldp.protocols.febsf.auem.RANGE_Z`: few reports, fakes claiming a
+    small level), the joint EM runs on the kept patterns as truncated data instead
+    (``info["kept_auem_refused"]`` says why). k-RR reports: nothing is flagged, the estimate
     is AUEM's where it fits the reports (:func:`~pldp.protocols.febsf.auem.auem_trouble`), else the
     joint EM's (``tol``, ``max_iter``; ``info["auem_refused"]`` says why).
     """
@@ -162,6 +177,20 @@ def detect(
     dropped = [s for s in info["suspect_ones"] if not region[s]]
     info["dropped_ones"], info["suspect_kept"] = dropped, []
     region[dropped] = True
-    f, var, more = kept_estimate(protocol, tally, ~region[tally.pattern_ones], region)
+    kept_rows = ~region[tally.pattern_ones]
+    try:
+        f, var, more = kept_estimate(protocol, tally, kept_rows, region)
+    except EstimationError as refused:  # AUEM's trouble (as auem_trouble): the joint EM on the kept patterns
+        patterns, level, count = tally.rows
+        screened = pattern_tally(
+            protocol.t, protocol.d, patterns[kept_rows], level[kept_rows], count[kept_rows],
+            fingerprint=tally.fingerprint,
+        )  # fmt: skip
+        keep = 1.0 - the_laws.laws() @ region.astype(float)  # per level (one item class)
+        fit = em(protocol, screened, tol=tol, max_iter=max_iter, keep=keep)
+        info = {**fit.info, **info, "kept_auem_refused": str(refused),
+                "estimator": "detect: flagged reports dropped, joint EM on the rest (truncated data)"}  # fmt: skip
+        return Estimate(fit.frequencies, fit.variance, tally.n, "detect", protocol.domain, fit.iterations,
+                        fit.converged, info, fit.on_simplex)  # fmt: skip
     info = {**info, **more, "estimator": "detect: flagged reports dropped, AUEM on the rest with the kept channel"}
     return Estimate(f, var, tally.n, "detect", protocol.domain, info=info)
