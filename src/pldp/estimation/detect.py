@@ -16,9 +16,20 @@ flagged with probability below :math:`2\\alpha`. Fake reports that set many bits
 targets, or every bit) or none are flagged; Cao et al.'s MGA, which pads its reports to the
 expected number of ones, is not (a test of the count cannot see it).
 
+Where the region starts depends on the budget and ``d`` (OUE, ``d = 16``: from 13 ones at
+:math:`\\varepsilon = 0.55`, from 11 at 1), so fakes just below it pass one by one. The
+**joint test** (:func:`joint_test`, :func:`joint_info`) tests the whole histogram of ones of the
+unflagged reports against the honest law (:func:`honest_law`: exact, or the levels' mixture
+fitted): a binomial scan of every count and a likelihood-ratio test, at most ``alpha`` false
+alarms without fakes. When it fires, the counts that explain the misfit (``suspect_ones``) are
+dropped by ``"detect"`` too. :func:`detection_power` states what the screen can see at a
+campaign's ``n``: the smallest share of fakes at the largest unflagged count detected 9 times in
+10, and nothing of fakes whose counts follow the honest law.
+
 Tallies keep the histogram of ones and the per-bit counts of the reports in the tail region at
-:data:`ALPHA_BAND` (:class:`~pldp.tally.Tally`), so the flagged share at any
-:math:`\\alpha \\le` :data:`ALPHA_BAND` and the counts of the kept reports are known.
+:data:`TALLY_BAND` (:class:`~pldp.tally.Tally`), so the flagged share at any
+:math:`\\alpha \\le` :data:`ALPHA_BAND` and the counts of the kept reports are known, also when
+the joint test drops a count within that band.
 
 **Estimation from the kept reports** (``"detect"``). Dropping the flagged reports drops honest
 ones too, unevenly across bits: given item ``x``, a report is kept with probability

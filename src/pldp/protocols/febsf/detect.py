@@ -1,14 +1,18 @@
 """PLDP-FEBSF's ``"detect"``: unlikely unary reports dropped, and level reports tested against the level model.
 
 * **Unary reports** (OUE, RAPPOR): a report whose number of ones is unlikely at *every* level
-  (below ``alpha``; :mod:`pldp.estimation.detect`) is flagged. The pattern tally holds every
-  report's bits, so the flagged ones are simply left out and the joint EM runs on the rest as
-  truncated data (:func:`~pldp.protocols.febsf.em.em` with ``keep``): an honest report of level
-  ``i`` is kept with probability :math:`\\kappa_i`, the same for every item, and the EM adds back
-  the expected dropped ones. That is the correction for the honest reports dropped; ``rho`` and
-  ``p`` are the whole honest population's.
+  (below ``alpha``; :mod:`pldp.estimation.detect`) is flagged, and when the joint test of the
+  histogram of ones fires (against the levels' mixture fitted to it), the reports at its suspect
+  counts too. The pattern tally holds every report's bits, so they are simply left out and AUEM
+  runs on the rest with each level's kept channel (:func:`kept_estimate`): an honest report of
+  level ``i`` is kept with probability :math:`\\kappa_i`, the same for every item, sets its
+  user's bit and is kept with :math:`o_i`, another bit with :math:`c_i`. That is the correction
+  for the honest reports dropped; ``rho`` and ``p`` are the whole honest population's. Where
+  AUEM's rule would refuse it, the joint EM runs on the kept patterns as truncated data
+  (:func:`~pldp.protocols.febsf.em.em` with ``keep``), as before issue 34 (3.4 s at
+  :math:`n = 10^5`, against 26 ms for the kept AUEM at :math:`10^6`).
 * **k-RR reports** are never unlikely (every level and item can be reported): nothing is flagged
-  and the estimate is the joint EM's.
+  and the estimate is AUEM's where it fits the reports, else the joint EM's.
 * **Level reports**: under the level mechanism, the share of reports at level ``l`` is
   :math:`\\lambda_l = \\sum_i \\rho_i \\pi(l|i) \\le \\max_i \\pi(l|i)` whatever the shares. A share
   above that by more than :math:`z = 4` binomial standard errors cannot come from honest users;
