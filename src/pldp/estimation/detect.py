@@ -554,39 +554,44 @@ def joint_test(
     """
     from scipy.special import bdtrc, chdtrc
 
-    h = np.asarray(hist, dtype=float)
-    p = np.zeros(h.size)
-    p[: min(h.size, law.size)] = np.clip(np.asarray(law, dtype=float)[: h.size], 0.0, 1.0)
+    h = np.array(hist, dtype=float)
+    size = h.size
+    p = np.zeros(size)
+    m = min(size, law.size)
+    p[:m] = law[:m]
     if keep is not None:
-        inside = np.zeros(h.size, dtype=bool)
-        inside[: min(h.size, len(keep))] = np.asarray(keep, dtype=bool)[: h.size]
-        h, p = np.where(inside, h, 0.0), np.where(inside, p, 0.0)
-        p = p / p.sum() if p.sum() > 0 else p
+        inside = np.zeros(size, dtype=bool)
+        k = min(size, len(keep))
+        inside[:k] = keep[:k]
+        h *= inside
+        p *= inside
+    mass = p.sum()
+    if mass > 0:
+        p /= mass
     n = int(h.sum())
     if n == 0:
         return {"joint_p": 1.0, "joint_fired": False, "worst_ones": None}
-    present = h > 0
-    tail = np.where(present, bdtrc(np.maximum(h - 1, 0), n, p), 1.0)  # Pr[Bin(n, P_s) >= h_s]
-    p_scan = min(1.0, float(tail.min()) * h.size)
     expected = n * p
+    present = np.flatnonzero(h)
+    tail = bdtrc(h[present] - 1, n, p[present])  # Pr[Bin(n, P_s) >= h_s]
+    p_scan = min(1.0, float(tail.min()) * size)
     big = np.flatnonzero(expected >= 5)
-    if big.size >= 2:
-        lo, hi = big[0], big[-1]
-        obs = np.concatenate([[h[: lo + 1].sum()], h[lo + 1 : hi], [h[hi:].sum()]])
-        exp = np.concatenate([[expected[: lo + 1].sum()], expected[lo + 1 : hi], [expected[hi:].sum()]])
+    p_g = 1.0
+    if big.size >= 2:  # the tails of expectation below 5 pooled into the end cells
+        lo, hi = int(big[0]), int(big[-1])
+        obs = h[lo : hi + 1].copy()
+        exp = expected[lo : hi + 1].copy()
+        obs[0], obs[-1] = h[: lo + 1].sum(), h[hi:].sum()
+        exp[0], exp[-1] = expected[: lo + 1].sum(), expected[hi:].sum()
         seen = obs > 0
-        dof = obs.size - 1 - free
         if np.any(exp[seen] <= 0):
             p_g = 0.0
-        else:
-            g = 2.0 * float(obs[seen] @ np.log(obs[seen] / exp[seen]))
-            p_g = float(chdtrc(dof, g)) if dof >= 1 else 1.0
-    else:
-        p_g = 1.0
+        elif obs.size - 1 - free >= 1:
+            p_g = float(chdtrc(obs.size - 1 - free, 2.0 * float(obs[seen] @ np.log(obs[seen] / exp[seen]))))
     joint_p = min(1.0, 2.0 * min(p_scan, p_g))
     fired = joint_p < alpha
-    excess = present & (h > expected)
-    worst = int(np.flatnonzero(excess)[np.argmin(tail[excess])]) if excess.any() else None
+    over = h[present] > expected[present]
+    worst = int(present[over][np.argmin(tail[over])]) if over.any() else None
     return {"joint_p": joint_p, "joint_fired": bool(fired), "worst_ones": worst}
 
 
