@@ -8,6 +8,7 @@ the joint EM's variance from the observed information.
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -52,20 +53,23 @@ class _Model:
             self.log_base = self.ones[:, None] * np.log(b)[None, :] + (d - self.ones)[:, None] * np.log1p(-b)[None, :]
         self.t, self.d = t, d
 
-    def _ones_weight(self, p: np.ndarray) -> np.ndarray:
-        """sum of p over the ones of each pattern, via one lookup table per byte column."""
-        width = self.pat.shape[1]
+    def _ones_weight(self, p: np.ndarray, pat: np.ndarray | None = None) -> np.ndarray:
+        """sum of p over the ones of each pattern (of ``pat``, default the tally's), via one lookup table
+        per byte column."""
+        pat = self.pat if pat is None else pat
+        width = pat.shape[1]
         padded = np.zeros(8 * width)
         padded[: self.d] = p
         lut = _BIT_TABLE @ padded.reshape(width, 8).T  # (256, width)
-        return sum(lut[self.pat[:, c], c] for c in range(width))
+        return sum(lut[pat[:, c], c] for c in range(width))
 
-    def _weighted_bits(self, w: np.ndarray) -> np.ndarray:
-        """sum_u w_u z_uj for every item j."""
-        width = self.pat.shape[1]
+    def _weighted_bits(self, w: np.ndarray, pat: np.ndarray | None = None) -> np.ndarray:
+        """sum_u w_u z_uj for every item j (patterns ``pat``, default the tally's)."""
+        pat = self.pat if pat is None else pat
+        width = pat.shape[1]
         out = np.empty(8 * width)
         for c in range(width):
-            out[8 * c : 8 * c + 8] = np.bincount(self.pat[:, c], weights=w, minlength=256) @ _BIT_TABLE
+            out[8 * c : 8 * c + 8] = np.bincount(pat[:, c], weights=w, minlength=256) @ _BIT_TABLE
         return out[: self.d]
 
     def step(self, p: np.ndarray, rho: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
@@ -132,16 +136,42 @@ class _Model:
             own = (post * cnt[None, :] * gap[:, None]).sum(axis=0)  # extra (p_i - q_i) when y = j
             p_new = (base + own) / self.n
             return p_new / p_new.sum(), rho_new, Q
-        P1 = self._ones_weight(p)
-        S = proto.q_star[None, :] + gap[None, :] * P1[:, None]  # (U, t)
-        J = rho[None, :] * S
-        post = J / J.sum(axis=1, keepdims=True)
-        Q = float(np.sum(self.count[:, None] * post * np.log(J)))
-        rho_new = self.count @ post / self.n
-        wq = float(np.sum(self.count[:, None] * post * proto.q_star[None, :]))
-        wg = self.count * (post @ gap)
-        p_new = (wq + self._weighted_bits(wg)) / self.n
+        # eq. 12 ignores the reported levels, so rows of one pattern are merged; Pr(level i | pattern u)
+        # is rho_i S_iu / D_u with S_iu = q_i + gap_i P1_u affine in P1_u, and so is D_u = A + B P1_u:
+        # every sum over (u, i) but Q's logarithms is a sum over u of a scalar (issue 34: O(U) per step,
+        # not O(U t); the same numbers to rounding, tests/test_febsf.py::test_paper_em_vectorised_...)
+        pat, count = self._merged
+        P1 = self._ones_weight(p, pat)
+        q = proto.q_star
+        A, B = float(rho @ q), float(rho @ gap)
+        inv = count / (A + B * P1)  # count_u / D_u
+        s0, s1 = float(inv.sum()), float(inv @ P1)
+        rho_new = rho * (q * s0 + gap * s1) / self.n
+        wq = float((rho * q * q).sum()) * s0 + float((rho * q * gap).sum()) * s1
+        wg = inv * (float((rho * gap * q).sum()) + float((rho * gap * gap).sum()) * P1)
+        p_new = (wq + self._weighted_bits(wg, pat)) / self.n
+        # Q = sum_u count_u sum_i post_ui log J_ui, J_ui = rho_i S_iu: (U, t) logarithms, the step's main cost
+        S, logJ = self._buffers
+        np.multiply.outer(P1, gap, out=S)
+        S += q  # (U, t): S_iu
+        np.log(S, out=logJ)
+        with np.errstate(divide="ignore"):
+            logJ += np.log(rho)
+        logJ *= S
+        Q = float(inv @ logJ @ rho)
         return p_new / p_new.sum(), rho_new, Q
+
+    @cached_property
+    def _buffers(self) -> tuple[np.ndarray, np.ndarray]:
+        """Two (U, t) work arrays of the paper's step (allocated once per tally)."""
+        shape = (self._merged[0].shape[0], self.t)
+        return np.empty(shape), np.empty(shape)
+
+    @cached_property
+    def _merged(self) -> tuple[np.ndarray, np.ndarray]:
+        """The distinct bit patterns over all reported levels and their counts (the paper's EM ignores levels)."""
+        pat, idx = np.unique(self.pat, axis=0, return_inverse=True)
+        return pat, np.bincount(idx.ravel(), weights=self.count, minlength=pat.shape[0])
 
 
 def em(
