@@ -1,30 +1,25 @@
 """AUEM's fallback rule and intervals on honest tallies, in every PLDP-FEBSF setting of the docs and
 of the reproduction (issue 34, item 4).
 
-The settings: the docs' and the attack experiment's levels 0.1..1.0 with eps_p = 0.3, k-RR and OUE
-items, Zipf(2) over 16 and 42 items and Zipf(1) over 100, n = 10^4 and 10^5 (and 10^6 for k-RR);
-the reproduction's basic RAPPOR on Job, Education and Country with ten levels at every eps_p of
-Fig. 2 (uniform shares) and at 0.3 with power-law shares, and two levels {0.1, 0.2} at eps_p = 0.1
-(Fig. 5-6). Tallies are drawn by :func:`simulate_statistics` (the exact law of AUEM's statistics,
-all repeats at once); :func:`test_simulate_statistics_agrees_with_simulate` checks it against
-:meth:`FEBSF.simulate`.
+The settings are :func:`pldp.experiments.febsf.calibration.settings` (51: the docs' and the attack
+experiment's k-RR and OUE settings, the reproduction's RAPPOR ones). Tallies are drawn by
+:func:`simulate_statistics` (the exact law of AUEM's statistics, all repeats at once);
+:func:`test_simulate_statistics_agrees_with_simulate` checks it against :meth:`FEBSF.simulate`.
+``python -m pldp.experiments.febsf.calibration`` prints the rates at 4,000 tallies per setting.
 """
 
 from __future__ import annotations
 
 import functools
-import zlib
-from collections.abc import Iterator
 
 import numpy as np
 import pytest
 from scipy import stats
 
 from pldp.datasets.synthetic import zipf_probabilities
-from pldp.experiments.febsf.runs import dataset_counts, level_shares, levels_for
-from pldp.experiments.febsf.specs import EPS_P
+from pldp.experiments.febsf.calibration import draw, settings
 from pldp.protocols import FEBSF
-from pldp.protocols.febsf.auem import auem_trouble, simulate_statistics, trouble_codes
+from pldp.protocols.febsf.auem import auem_trouble, simulate_statistics
 
 LEVELS10 = np.round(np.arange(1, 11) / 10, 1)
 #: Honest tallies per setting (issue 34: at least 200).
@@ -34,35 +29,14 @@ REPEATS = 400
 MAX_RATE, FLUKE = 0.01, 1e-4
 #: Largest number of fallbacks among REPEATS honest tallies consistent with MAX_RATE: P(X > k) <= FLUKE.
 MAX_FALLBACKS = int(stats.binom.isf(FLUKE, REPEATS, MAX_RATE))
-
-
-def _settings() -> Iterator[tuple[str, FEBSF, np.ndarray]]:
-    for oracle in ("krr", "oue"):
-        for d, a in ((16, 2.0), (42, 2.0), (100, 1.0)):
-            for n in (10**4, 10**5, 10**6):
-                if oracle == "oue" and n == 10**6:
-                    continue
-                cells = np.round(np.outer(np.full(10, 0.1), zipf_probabilities(d, a)) * n).astype(np.int64)
-                yield f"{oracle} d={d} zipf({a:g}) n={n}", FEBSF(LEVELS10, 0.3, d, oracle=oracle), cells
-    for ds in ("job", "education", "country"):
-        counts = dataset_counts(ds)
-        for rho, eps in [("uniform", e) for e in EPS_P] + [("power-law", 0.3)]:
-            cells = np.round(np.outer(level_shares(10, rho), counts)).astype(np.int64)
-            yield f"rappor {ds} {rho} t=10 eps_p={eps:g}", FEBSF(levels_for(10), eps, counts.size, "rappor"), cells
-        cells = np.round(np.outer(level_shares(2, "uniform"), counts)).astype(np.int64)
-        yield f"rappor {ds} t=2 eps_p=0.1", FEBSF(levels_for(2), 0.1, counts.size, "rappor"), cells
-
-
-SETTINGS = list(_settings())
+SETTINGS = list(settings())
 _BY_NAME = {name: (proto, cells) for name, proto, cells in SETTINGS}
 
 
 @functools.cache
 def _draw(name: str) -> tuple[np.ndarray, ...]:
     """trouble_codes of REPEATS honest tallies of a setting (drawn once, shared by both tests)."""
-    proto, cells = _BY_NAME[name]
-    rng = np.random.default_rng(zlib.crc32(name.encode()))  # a stable seed per setting
-    return trouble_codes(proto, *simulate_statistics(proto, cells, rng, REPEATS))
+    return draw(name, *_BY_NAME[name], REPEATS)
 
 
 @pytest.mark.parametrize(("name", "proto", "cells"), SETTINGS, ids=[s[0] for s in SETTINGS])
