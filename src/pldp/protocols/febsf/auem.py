@@ -17,7 +17,7 @@ __all__ = ["GAP_Z", "RANGE_Z", "auem", "auem_moments", "auem_trouble", "simulate
 
 #: AUEM is refused (the caller falls back) when the estimated p* - q* is within this many of its
 #: standard errors of zero: the ratio would divide by noise. (3 until issue 34: honest tallies of
-#: the reproduction's ten levels at eps_p = 0.1 fell back in 7-27 % of the cases; at 1, 0.35 % at
+#: the reproduction's ten levels at eps_p = 0.1 fell back in 7-27 % of the cases; at 1, 0.43 % at
 #: most, Education, where the honest gap is 3.6 standard errors on average.)
 GAP_Z = 1.0
 #: ... or when an item's estimate leaves [0, 1] by more than this many of AUEM's own standard
@@ -159,7 +159,7 @@ def auem_trouble(protocol: FEBSF, tally: FEBSFTally) -> tuple[Estimate | None, s
     2.5), where the level shares still look valid on their own but do not fit the item reports.
 
     Calibration (issue 34): on honest tallies of every PLDP-FEBSF setting of the docs and of the
-    reproduction the rule refuses at most 0.35 % of the time (``tests/test_febsf_auem.py``). Until
+    reproduction the rule refuses at most 0.43 % of the time (``tests/test_febsf_auem.py``). Until
     issue 34 the range rule used the standard error of the item reports alone, ignoring the level
     shares' noise, and refused 17-35 % of honest OUE tallies.
     """
