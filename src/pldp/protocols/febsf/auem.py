@@ -210,5 +210,8 @@ def simulate_statistics(
             continue
         kept = rng.binomial(c[i], p, size=(size, d))
         spread = (1.0 - np.eye(d)) / (d - 1)  # row j: a holder of j reporting another item
-        support += kept + rng.multinomial(c[i] - kept, spread).sum(axis=-2)
+        step = max(1, 2**22 // (d * d))  # tallies per multinomial draw: at most 4 M counts (32 MiB) at once
+        for a in range(0, size, step):
+            part = kept[a : a + step]
+            support[a : a + step] += part + rng.multinomial(c[i] - part, spread).sum(axis=-2)
     return level, support
