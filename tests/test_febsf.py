@@ -499,3 +499,54 @@ def test_privacy_report_carries_the_level_protection() -> None:
     )
     hidden = pldp.privacy.level_protection(pldp.protocols.PPDA([0.5, 1.0, 2.0], 4))
     assert hidden.advantage_ratio == math.inf and "nothing is claimed" in hidden.summary()
+
+
+def _paper_step_before_issue_34(model: Any, p: np.ndarray, rho: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """The paper's step on unary tallies as it was until issue 34: O(U t) per step over every
+    (reported level, pattern) row (the reference of the vectorised step)."""
+    proto = model.proto
+    gap = proto.p_star - proto.q_star
+    P1 = model._ones_weight(p)
+    S = proto.q_star[None, :] + gap[None, :] * P1[:, None]  # (U, t)
+    J = rho[None, :] * S
+    post = J / J.sum(axis=1, keepdims=True)
+    Q = float(np.sum(model.count[:, None] * post * np.log(J)))
+    rho_new = model.count @ post / model.n
+    wq = float(np.sum(model.count[:, None] * post * proto.q_star[None, :]))
+    p_new = (wq + model._weighted_bits(model.count * (post @ gap))) / model.n
+    return p_new / p_new.sum(), rho_new, Q
+
+
+@pytest.mark.parametrize(
+    ("oracle", "levels"),
+    [("oue", np.round(np.arange(1, 11) / 10, 1)), ("rappor", np.round(np.arange(1, 11) / 10, 1)), ("oue", [1.0, 8.0])],
+    ids=["oue", "rappor", "oue-large-budget"],
+)
+def test_paper_em_vectorised_step_gives_the_same_estimate(
+    oracle: str, levels: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 34: the paper's EM on unary data merges the rows of one pattern and sums over patterns
+    scalars of P1 (O(U) per step but Q's logarithms): 103 s -> under 10 s at N = 10^5. After 200
+    steps on a seeded tally, old and new agree to rounding: sums of U <= N terms of size at most 1
+    are exact to N eps each, over ``steps`` steps of a contraction, so the tolerance is
+    ``steps * N * eps`` (measured: 7e-18 in p after 300 steps, 9e-15 in rho). Q's entropy part is a
+    Chebyshev interpolant within 1e-17 of the exact sum, or (a level at budget 8: q* = 3e-4) the
+    exact (U, t) logarithms."""
+    import importlib
+
+    em_module = importlib.import_module("pldp.protocols.febsf.em")
+
+    d, n = (16, 5_000) if oracle == "oue" else (12, 3_000)
+    proto = FEBSF(levels, 0.3, d, oracle=oracle)  # type: ignore[arg-type]
+    rng = np.random.default_rng(3434)
+    p = pldp.datasets.synthetic.zipf_probabilities(d, 2.0)
+    t = proto.t
+    tally = proto.simulate(rng.multinomial(n, np.outer(np.full(t, 1 / t), p).ravel()).reshape(t, d), rng)
+    new = em(proto, tally, variant="paper", max_iter=200)
+    monkeypatch.setattr(em_module._Model, "paper_step", _paper_step_before_issue_34)
+    old = em(proto, tally, variant="paper", max_iter=200)
+    assert new.iterations == old.iterations and new.converged == old.converged
+    tol = old.iterations * n * np.finfo(float).eps
+    np.testing.assert_allclose(new.frequencies, old.frequencies, rtol=0, atol=tol)
+    np.testing.assert_allclose(new.info["rho"], old.info["rho"], rtol=0, atol=tol)
+    assert new.info["log_likelihood"] == pytest.approx(old.info["log_likelihood"], rel=tol)

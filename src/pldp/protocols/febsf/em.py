@@ -8,6 +8,7 @@ the joint EM's variance from the observed information.
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -52,20 +53,23 @@ class _Model:
             self.log_base = self.ones[:, None] * np.log(b)[None, :] + (d - self.ones)[:, None] * np.log1p(-b)[None, :]
         self.t, self.d = t, d
 
-    def _ones_weight(self, p: np.ndarray) -> np.ndarray:
-        """sum of p over the ones of each pattern, via one lookup table per byte column."""
-        width = self.pat.shape[1]
+    def _ones_weight(self, p: np.ndarray, pat: np.ndarray | None = None) -> np.ndarray:
+        """sum of p over the ones of each pattern (of ``pat``, default the tally's), via one lookup table
+        per byte column."""
+        pat = self.pat if pat is None else pat
+        width = pat.shape[1]
         padded = np.zeros(8 * width)
         padded[: self.d] = p
         lut = _BIT_TABLE @ padded.reshape(width, 8).T  # (256, width)
-        return sum(lut[self.pat[:, c], c] for c in range(width))
+        return sum(lut[pat[:, c], c] for c in range(width))
 
-    def _weighted_bits(self, w: np.ndarray) -> np.ndarray:
-        """sum_u w_u z_uj for every item j."""
-        width = self.pat.shape[1]
+    def _weighted_bits(self, w: np.ndarray, pat: np.ndarray | None = None) -> np.ndarray:
+        """sum_u w_u z_uj for every item j (patterns ``pat``, default the tally's)."""
+        pat = self.pat if pat is None else pat
+        width = pat.shape[1]
         out = np.empty(8 * width)
         for c in range(width):
-            out[8 * c : 8 * c + 8] = np.bincount(self.pat[:, c], weights=w, minlength=256) @ _BIT_TABLE
+            out[8 * c : 8 * c + 8] = np.bincount(pat[:, c], weights=w, minlength=256) @ _BIT_TABLE
         return out[: self.d]
 
     def step(self, p: np.ndarray, rho: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
@@ -132,16 +136,76 @@ class _Model:
             own = (post * cnt[None, :] * gap[:, None]).sum(axis=0)  # extra (p_i - q_i) when y = j
             p_new = (base + own) / self.n
             return p_new / p_new.sum(), rho_new, Q
-        P1 = self._ones_weight(p)
-        S = proto.q_star[None, :] + gap[None, :] * P1[:, None]  # (U, t)
-        J = rho[None, :] * S
-        post = J / J.sum(axis=1, keepdims=True)
-        Q = float(np.sum(self.count[:, None] * post * np.log(J)))
-        rho_new = self.count @ post / self.n
-        wq = float(np.sum(self.count[:, None] * post * proto.q_star[None, :]))
-        wg = self.count * (post @ gap)
-        p_new = (wq + self._weighted_bits(wg)) / self.n
+        # eq. 12 ignores the reported levels, so rows of one pattern are merged; Pr(level i | pattern u)
+        # is rho_i S_iu / D_u with S_iu = q_i + gap_i P1_u affine in P1_u, and so is D_u = A + B P1_u:
+        # every sum over (u, i) but Q's logarithms is a sum over u of a scalar (issue 34: O(U) per step,
+        # not O(U t); the same numbers to rounding, tests/test_febsf.py::test_paper_em_vectorised_...)
+        pat, count = self._merged
+        P1 = self._ones_weight(p, pat)
+        q = proto.q_star
+        A, B = float(rho @ q), float(rho @ gap)
+        inv = count / (A + B * P1)  # count_u / D_u
+        s0, s1 = float(inv.sum()), float(inv @ P1)
+        rho_new = rho * (q * s0 + gap * s1) / self.n
+        wq = float((rho * q * q).sum()) * s0 + float((rho * q * gap).sum()) * s1
+        wg = inv * (float((rho * gap * q).sum()) + float((rho * gap * gap).sum()) * P1)
+        p_new = (wq + self._weighted_bits(wg, pat)) / self.n
+        # Q = sum_u count_u sum_i post_ui log J_ui with J_ui = rho_i S_iu: the log rho_i part is two scalars
+        # again, the rest sum_u inv_u h(P1_u) with h(x) = sum_i rho_i S_i(x) log S_i(x) (_entropy_sum)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            Q = float(np.sum(rho * np.log(rho) * (q * s0 + gap * s1))) + self._entropy_sum(P1, rho, inv)
         return p_new / p_new.sum(), rho_new, Q
+
+    def _entropy_sum(self, x: np.ndarray, rho: np.ndarray, w: np.ndarray) -> float:
+        """:math:`\\sum_u w_u h(x_u)`, :math:`h(x) = \\sum_i \\rho_i S_i(x) \\ln S_i(x)`, :math:`S_i(x) = q_i +
+        (p_i - q_i) x`, for ``x`` in [0, 1].
+
+        ``h`` is analytic on [0, 1]: its singularities are the zeros :math:`x_i = -q_i / (p_i - q_i) < 0` of the
+        :math:`S_i`. Mapped to [-1, 1] the nearest lies at :math:`y^* = 2 x^* - 1` and the Chebyshev
+        interpolant of degree ``K`` errs by at most :math:`4 M r^{-K} / (r - 1)` with :math:`r = |y^*| +
+        \\sqrt{y^{*2} - 1}` and ``M`` the bound of ``|h|`` on the Bernstein ellipse (Trefethen, ATAP, Thm 8.2;
+        ``|h| <= max |S ln S| + ...`` is of the order of 1 there): ``K`` is chosen for ``1e-17`` of that, so
+        ``h`` costs ``K`` passes over the patterns instead of ``t`` logarithms each. When ``K`` would exceed 48
+        (a level with :math:`q_i` near 0, e.g. OUE at large budgets), the (U, t) logarithms are taken.
+        """
+        proto = self.proto
+        q, gap = proto.q_star, proto.p_star - proto.q_star
+        live = rho > 0
+        with np.errstate(divide="ignore"):
+            x_star = float(np.max(np.where(live & (gap > 0), -q / np.where(gap > 0, gap, 1.0), -np.inf)))
+        if np.isfinite(x_star):
+            y = 1.0 - 2.0 * x_star  # |y*| > 1
+            r = y + np.sqrt(y * y - 1.0)
+            k = int(np.ceil(np.log(4.0 / (r - 1.0) * 1e17) / np.log(r)))
+        else:
+            k = 2  # h is affine in x (no level's support probability depends on x)
+        if k <= 48:
+
+            def h(yy: np.ndarray) -> np.ndarray:
+                S = q[None, :] + gap[None, :] * ((yy + 1.0) / 2.0)[:, None]
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    return np.asarray(np.where(S > 0, S * np.log(S), 0.0) @ np.where(live, rho, 0.0))
+
+            coef = np.polynomial.chebyshev.chebinterpolate(h, k)  # type: ignore[type-var]
+            return float(w @ np.polynomial.chebyshev.chebval(2.0 * x - 1.0, coef))
+        S, logS = self._buffers
+        np.multiply.outer(x, gap, out=S)
+        S += q
+        np.log(S, out=logS)
+        logS *= S
+        return float(w @ logS @ rho)
+
+    @cached_property
+    def _merged(self) -> tuple[np.ndarray, np.ndarray]:
+        """The distinct bit patterns over all reported levels and their counts (the paper's EM ignores levels)."""
+        pat, idx = np.unique(self.pat, axis=0, return_inverse=True)
+        return pat, np.bincount(idx.ravel(), weights=self.count, minlength=pat.shape[0])
+
+    @cached_property
+    def _buffers(self) -> tuple[np.ndarray, np.ndarray]:
+        """Two (U, t) work arrays of :meth:`_entropy_sum`'s exact path (allocated once per tally)."""
+        shape = (self._merged[0].shape[0], self.t)
+        return np.empty(shape), np.empty(shape)
 
 
 def em(
