@@ -1,101 +1,128 @@
-"""Exploration for issue 34 item 3 (not a defence shipped): candidate combinations of RCF's levels
-measured against the optimising attacker that knows each (pldp.attacks.optimal).
+"""Issue 34 item 3: combinations of the levels measured against the optimising attacker that knows each
+(pldp.attacks.optimal), for the protocols whose level is claimed in the clear.
 
-Run: ``PYTHONPATH=src python benchmarks/spread_candidates.py`` (a few minutes). Setting of
-docs/attacks.md's table: RCF-k-RR, ten levels 0.1..1.0 evenly shared (published shares), Zipf(2),
-d = 16, n = 10^5, the rarest item, beta = 1 %. Candidates:
+Run: ``PYTHONPATH=src python benchmarks/spread_candidates.py [--quick] [--all]`` (about 3 minutes;
+``--quick``: β = 1 % only; ``--all``: also the exploratory candidates of the previous study).
+Setting of docs/attacks.md's table: ten levels 0.1..1.0 evenly shared, Zipf(2), d = 16,
+n = 10^5, the rarest item, β = 1 % and 4.5 %; RCF-k-RR, RCF-OUE, LLevels-L-GRR (eps_perm twice
+eps_1). Methods:
 
-* ``robust``: the shipped ``"robust"``;
-* ``robust_shares``: ``"robust"`` with the precisions of the *published* level sizes (shares x n)
-  instead of the claimed counts;
-* ``median``: the weighted median of the level estimates with the published sizes' capped weights;
-* ``consistent``: ``"robust"`` when the level counts pass a chi-square test against the published
-  shares at 1e-3, else ``trim``;
-* ``trim``: the unbiased combination with the published sizes' weights, each level's estimate
-  shrunk towards the weighted median of the levels by the share of its count above the
-  published share (the excess claims are treated as fakes).
+* ``robust``: the shipped default, :func:`pldp.estimation.spread.equal_influence` (weights
+  proportional to claimed count x r, r = (p* - q*)/(1 - q*)) then Norm-Sub;
+* ``equal``: the same before Norm-Sub (the linear combination whose bound is proven);
+* ``huber``: the former ``"robust"`` (Huber over the levels, capped inverse-variance weights);
+* with ``--all``: ``robust_shares`` (Huber with the published sizes), ``median`` (weighted
+  median), ``trim`` (excess claims over the published shares shrunk to the median).
 
-Printed: the optimal attacker's split and gain (fresh tallies), and the MSE over the 16 items
-without attack relative to ``"unbiased"``.
+Printed per protocol: the MSE over the 16 items without attack relative to ``"norm_sub"`` (40
+honest tallies), then per β and method the optimal attacker's split, its gain on 8 fresh tallies
+± SE and the ratio to MGA against the pure mechanism at the mean budget 0.55 (closed form:
+0.2145 / 0.0473 at 1 %, 0.9655 / 0.2127 at 4.5 %), and the lower bound ``LB``: the gain of the
+consistent split (claims in proportion to n_g r_g, every level's estimate moved alike), which no
+combination of the level estimates that follows a common shift can tell from honest data
+(:func:`pldp.estimation.spread.consistent_shift`).
 """
 
 from __future__ import annotations
 
+import sys
+import time
+from typing import Any
+
 import numpy as np
 
+from pldp.attacks import expected_gain
 from pldp.attacks.optimal import worst_case
 from pldp.datasets.synthetic import zipf_probabilities
+from pldp.estimation.consistency import norm_sub
 from pldp.estimation.groups import group_estimates
 from pldp.estimation.result import Estimate
 from pldp.estimation.robust import capped_weights, robust_combine, weighted_median
-from pldp.protocols import RCF
+from pldp.estimation.spread import consistent_shift, equal_influence
+from pldp.mechanisms import KRR, OUE
+from pldp.protocols import RCF, LLevels
 
 LEVELS = np.arange(1, 11) / 10
 N, D = 100_000, 16
 SHARES = np.full(10, 0.1)
+EXTRA = ("equal", "robust_shares", "median", "trim")
 
 
-class Candidates(RCF):
-    methods = (*RCF.methods, "robust_shares", "median", "trim", "consistent")
+def candidates(base: type[RCF]) -> type[RCF]:
+    """``base`` with the exploratory methods."""
 
-    def estimate(self, tally, method="unbiased", **options):  # type: ignore[no-untyped-def, override]
-        if method in RCF.methods:
-            return super().estimate(tally, method, **options)
-        sizes = tally.level_counts.astype(float)
-        published = SHARES * sizes.sum()
-        est, var = group_estimates(self.mechanisms, tally.tallies)
-        support = tuple(np.stack([m.support[i] for m in self.mechanisms]) for i in (0, 1))
-        if method == "consistent":
-            # level counts against the published shares: chi-square at 1e-3; robust if consistent, trim if not
-            from scipy.stats import chi2
+    class Candidates(base):  # type: ignore[misc, valid-type]
+        methods = (*base.methods, *EXTRA)
 
-            stat = float(np.sum((sizes - published) ** 2 / published))
-            if chi2.sf(stat, sizes.size - 1) >= 1e-3:
-                return super().estimate(tally, "robust", **options)
-            return self.estimate(tally, "trim")
-        if method == "robust_shares":
-            freq = robust_combine(est, var, published, support).frequencies
-        else:
-            w = self.weights(published)
-            wc = capped_weights(w, 0.5)
-            med = weighted_median(est, wc)
-            if method == "median":
-                freq = med
+        def estimate(self, tally: Any, method: str = "unbiased", **options: Any) -> Estimate:
+            if method in base.methods:
+                return super().estimate(tally, method, **options)
+            sizes = tally.level_counts.astype(float)
+            published = SHARES * sizes.sum()
+            est, var = group_estimates(self.mechanisms, tally.tallies)
+            support = tuple(np.stack([m.support[i] for m in self.mechanisms]) for i in (0, 1))
+            if method == "equal":
+                freq = equal_influence(est, var, sizes, (support[0], support[1])).frequencies
+            elif method == "robust_shares":
+                freq = robust_combine(est, var, published, (support[0], support[1])).frequencies
             else:
-                excess = np.clip((sizes - published) / np.maximum(sizes, 1.0), 0.0, 1.0)[:, None]
-                freq = np.sum(w * (est - excess * (est - med[None, :])), axis=0)
-        return Estimate(freq, np.zeros(self.d), tally.n, method, self.domain, 0, True, {}, False)
+                w = self.weights(published)
+                med = weighted_median(est, capped_weights(w, 0.5))
+                if method == "median":
+                    freq = med
+                else:
+                    excess = np.clip((sizes - published) / np.maximum(sizes, 1.0), 0.0, 1.0)[:, None]
+                    freq = np.sum(w * (est - excess * (est - med[None, :])), axis=0)
+            return Estimate(freq, np.zeros(self.d), tally.n, method, self.domain, 0, True, {}, False)
+
+    return Candidates
 
 
-def main() -> None:
-    proto = Candidates(LEVELS, D)
+def main(quick: bool = False, everything: bool = False) -> None:
     p = zipf_probabilities(D)
     data = np.stack([np.round(N // 10 * p).astype(np.int64) for _ in range(10)])
-    m = round(0.01 * N / 0.99)
-    rng = np.random.default_rng(3409)
-    honest = [proto.simulate(data, rng) for _ in range(30)]
     truth = data.sum(axis=0) / data.sum()
-    base = np.mean([np.sum((proto.estimate(h, "unbiased").frequencies - truth) ** 2) for h in honest])
-    for method in ("unbiased", "robust", "robust_shares", "median", "trim", "consistent"):
-        w = worst_case(
-            proto,
-            [D - 1],
-            m,
-            data,
-            rng=np.random.default_rng(3410),
-            defence=method,
-            repeats=6,
-            population=N,
-            chunks=20,
-            shadows=3,
-        )
-        mse = np.mean([np.sum((proto.estimate(h, method).frequencies - truth) ** 2) for h in honest])
-        print(
-            f"{method}: split={w.search.counts.tolist()} gain={w.gain:.4f}±{w.se:.4f} "
-            f"(x{w.gain / 0.2145:.2f} MGA@0.55) MSE/unbiased={mse / base:.2f}",
-            flush=True,
-        )
+    protos = {
+        "rcf-krr": (candidates(RCF)(LEVELS, D), KRR(0.55, D)),
+        "rcf-oue": (candidates(RCF)(LEVELS, D, "oue"), OUE(0.55, D)),
+        "llevels-lgrr": (candidates(LLevels)(2 * LEVELS, LEVELS, D), KRR(0.55, D)),
+    }
+    methods = ("robust", "equal", "huber", *(EXTRA[1:] if everything else ()))
+    for idx, (name, (proto, pure)) in enumerate(protos.items()):
+        rng = np.random.default_rng([3411, idx])
+        honest = [proto.simulate(data, rng) for _ in range(40)]
+        base = np.mean([np.sum((norm_sub(proto.estimate(h, "unbiased").frequencies)[0] - truth) ** 2) for h in honest])
+        mse = {
+            mt: np.mean([np.sum((proto.estimate(h, mt).frequencies - truth) ** 2) for h in honest]) / base
+            for mt in ("unbiased", *methods)
+        }
+        print(name, "MSE / norm_sub without attack:", {k: round(float(v), 3) for k, v in mse.items()}, flush=True)
+        support = tuple(np.stack([mm.support[i] for mm in proto.mechanisms]) for i in (0, 1))
+        for beta in (0.01,) if quick else (0.01, 0.045):
+            m = round(beta * N / (1 - beta))
+            uniform = expected_gain(pure, [D - 1], m, data.sum(axis=0))
+            lower = float(consistent_shift(data.sum(axis=1), (support[0], support[1]), m)[D - 1])
+            print(f"  beta={beta} m={m} MGA@0.55={uniform:.4f} LB={lower:.4f} (x{lower / uniform:.3f})", flush=True)
+            for j, mt in enumerate(methods):
+                t0 = time.time()
+                w = worst_case(
+                    proto,
+                    [D - 1],
+                    m,
+                    data,
+                    rng=np.random.default_rng([3410, idx, round(beta * 1000), j]),
+                    defence=mt,
+                    repeats=8,
+                    population=N,
+                    chunks=20,
+                    shadows=3,
+                )
+                print(
+                    f"    {mt}: split={w.search.counts.tolist()} gain={w.gain:.4f}±{w.se:.4f} "
+                    f"(x{w.gain / uniform:.3f} MGA) [{time.time() - t0:.0f} s]",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":
-    main()
+    main("--quick" in sys.argv, "--all" in sys.argv)
