@@ -1,8 +1,9 @@
 """Issue 34 item 3: combinations of the levels measured against the optimising attacker that knows each
 (pldp.attacks.optimal), for the protocols whose level is claimed in the clear.
 
-Run: ``PYTHONPATH=src python benchmarks/spread_candidates.py [--quick] [--all]`` (about 3 minutes;
-``--quick``: β = 1 % only; ``--all``: also the exploratory candidates of the previous study).
+Run: ``PYTHONPATH=src python benchmarks/spread_candidates.py [--quick] [--all] [--consistent]`` (about
+3 minutes; ``--quick``: β = 1 % only; ``--all``: also the exploratory candidates of the previous
+study; ``--consistent``: only the lower bound's attack, measured, :func:`consistent_attack`).
 Setting of docs/attacks.md's table: ten levels 0.1..1.0 evenly shared, Zipf(2), d = 16,
 n = 10^5, the rarest item, β = 1 % and 4.5 %; RCF-k-RR, RCF-OUE, LLevels-L-GRR (eps_perm twice
 eps_1). Methods:
@@ -31,16 +32,17 @@ from typing import Any
 
 import numpy as np
 
-from pldp.attacks import expected_gain
+from pldp.attacks import expected_gain, gain
+from pldp.attacks.leveled import _largest_remainder
 from pldp.attacks.optimal import worst_case
 from pldp.datasets.synthetic import zipf_probabilities
 from pldp.estimation.consistency import norm_sub
 from pldp.estimation.groups import group_estimates
 from pldp.estimation.result import Estimate
 from pldp.estimation.robust import capped_weights, robust_combine, weighted_median
-from pldp.estimation.spread import consistent_shift, equal_influence
+from pldp.estimation.spread import consistent_shift, equal_influence, influence
 from pldp.mechanisms import KRR, OUE
-from pldp.protocols import RCF, LLevels
+from pldp.protocols import RCF, GroupedReports, LLevels
 
 LEVELS = np.arange(1, 11) / 10
 N, D = 100_000, 16
@@ -76,6 +78,60 @@ def candidates(base: type[RCF]) -> type[RCF]:
             return Estimate(freq, np.zeros(self.d), tally.n, method, self.domain, 0, True, {}, False)
 
     return Candidates
+
+
+def consistent_fakes(proto: RCF, data: np.ndarray, m: int, rng: np.random.Generator) -> GroupedReports:
+    """The lower bound's attack, made: claims in proportion to n_g r_g; at each level the target's
+    support (k-RR: the target; unary: its bit) and, for unary reports, the other bits at the rate
+    that keeps every level's estimates those of honest data of f' = (1 - Δ) f + Δ e_target (the
+    attacker knows f): the levels then agree with each other as honest data of f' would."""
+    target = D - 1
+    support = tuple(np.stack([mm.support[i] for mm in proto.mechanisms]) for i in (0, 1))
+    r = influence((support[0], support[1]))[:, target]
+    n_g = data.sum(axis=1).astype(float)
+    claims = _largest_remainder(n_g * r, m)
+    delta_shift = m / float(np.sum(n_g * r))
+    f = data.sum(axis=0) / data.sum()
+    parts, levels = [], []
+    for g, mech in enumerate(proto.mechanisms):
+        k = int(claims[g])
+        levels.append(np.full(k, g))
+        if mech.family == "direct":
+            parts.append(np.full(k, target))
+            continue
+        p_star, q_star = (float(a[0]) for a in mech.support)
+        gap = p_star - q_star
+        rate = q_star + gap * f * (1 - delta_shift) - (n_g[g] / max(k, 1)) * gap * f * delta_shift
+        bits = rng.random((k, D)) < np.clip(rate, 0.0, 1.0)
+        bits[:, target] = True
+        parts.append(mech.pack(bits))  # type: ignore[attr-defined]
+    return GroupedReports(tuple(parts), np.concatenate(levels))
+
+
+def consistent(repeats: int = 8) -> None:
+    """``--consistent``: the lower bound's attack measured under each method at β = 1 % and 4.5 %."""
+    p = zipf_probabilities(D)
+    data = np.stack([np.round(N // 10 * p).astype(np.int64) for _ in range(10)])
+    protos = {"rcf-krr": (RCF(LEVELS, D), KRR(0.55, D)), "rcf-oue": (RCF(LEVELS, D, "oue"), OUE(0.55, D))}
+    for idx, (name, (proto, pure)) in enumerate(protos.items()):
+        for beta in (0.01, 0.045):
+            m = round(beta * N / (1 - beta))
+            uniform = expected_gain(pure, [D - 1], m, data.sum(axis=0))
+            rng = np.random.default_rng([3416, idx, round(beta * 1000)])
+            gains: dict[str, list[float]] = {mt: [] for mt in ("robust", "unbiased", "norm_sub", "huber")}
+            for _ in range(repeats):
+                honest = proto.simulate(data, rng)
+                fake = proto.tally(consistent_fakes(proto, data, m, rng))
+                for mt, g in gains.items():
+                    g.append(gain(proto, honest, fake, [D - 1], mt))
+            print(
+                f"{name} beta={beta} consistent split: "
+                + ", ".join(
+                    f"{mt} {np.mean(g):.4f}±{np.std(g, ddof=1) / np.sqrt(len(g)):.4f} (x{np.mean(g) / uniform:.3f})"
+                    for mt, g in gains.items()
+                ),
+                flush=True,
+            )
 
 
 def main(quick: bool = False, everything: bool = False) -> None:
@@ -125,4 +181,7 @@ def main(quick: bool = False, everything: bool = False) -> None:
 
 
 if __name__ == "__main__":
-    main("--quick" in sys.argv, "--all" in sys.argv)
+    if "--consistent" in sys.argv:
+        consistent()
+    else:
+        main("--quick" in sys.argv, "--all" in sys.argv)
