@@ -10,7 +10,8 @@ eps_1). Methods:
 
 * ``robust``: the shipped default, :func:`pldp.estimation.spread.equal_influence` (weights
   proportional to claimed count x r, r = (p* - q*)/(1 - q*)) then Norm-Sub;
-* ``equal``: the same before Norm-Sub (the linear combination whose bound is proven);
+* ``equal``: the same before the projection (the linear combination whose bound is proven);
+* ``equal_ns`` (``--consistent`` and ``--all``): ``equal`` then plain Norm-Sub;
 * ``huber``: the former ``"robust"`` (Huber over the levels, capped inverse-variance weights);
 * with ``--all``: ``robust_shares`` (Huber with the published sizes), ``median`` (weighted
   median), ``trim`` (excess claims over the published shares shrunk to the median).
@@ -47,7 +48,7 @@ from pldp.protocols import RCF, GroupedReports, LLevels
 LEVELS = np.arange(1, 11) / 10
 N, D = 100_000, 16
 SHARES = np.full(10, 0.1)
-EXTRA = ("equal", "robust_shares", "median", "trim")
+EXTRA = ("equal", "equal_ns", "robust_shares", "median", "trim")
 
 
 def candidates(base: type[RCF]) -> type[RCF]:
@@ -63,8 +64,9 @@ def candidates(base: type[RCF]) -> type[RCF]:
             published = SHARES * sizes.sum()
             est, var = group_estimates(self.mechanisms, tally.tallies)
             support = tuple(np.stack([m.support[i] for m in self.mechanisms]) for i in (0, 1))
-            if method == "equal":
+            if method in ("equal", "equal_ns"):
                 freq = equal_influence(est, var, sizes, (support[0], support[1])).frequencies
+                freq = norm_sub(freq)[0] if method == "equal_ns" else freq
             elif method == "robust_shares":
                 freq = robust_combine(est, var, published, (support[0], support[1])).frequencies
             else:
@@ -108,11 +110,24 @@ def consistent_fakes(proto: RCF, data: np.ndarray, m: int, rng: np.random.Genera
     return GroupedReports(tuple(parts), np.concatenate(levels))
 
 
+def few_ones(proto: RCF, level: int, m: int) -> GroupedReports:
+    """Unary fakes at one level with the target bit alone: every other item's estimate falls, which
+    lowers plain Norm-Sub's threshold (the attack on the projection)."""
+    bits = np.zeros((m, D), dtype=bool)
+    bits[:, D - 1] = True
+    empty = np.zeros((0, D), dtype=bool)
+    parts = tuple(mech.pack(bits if i == level else empty) for i, mech in enumerate(proto.mechanisms))  # type: ignore[attr-defined]
+    return GroupedReports(parts, np.full(m, level))
+
+
 def consistent(repeats: int = 8) -> None:
     """``--consistent``: the lower bound's attack measured under each method at β = 1 % and 4.5 %."""
     p = zipf_probabilities(D)
     data = np.stack([np.round(N // 10 * p).astype(np.int64) for _ in range(10)])
-    protos = {"rcf-krr": (RCF(LEVELS, D), KRR(0.55, D)), "rcf-oue": (RCF(LEVELS, D, "oue"), OUE(0.55, D))}
+    protos = {
+        "rcf-krr": (candidates(RCF)(LEVELS, D), KRR(0.55, D)),
+        "rcf-oue": (candidates(RCF)(LEVELS, D, "oue"), OUE(0.55, D)),
+    }
     for idx, (name, (proto, pure)) in enumerate(protos.items()):
         for beta in (0.01, 0.045):
             m = round(beta * N / (1 - beta))
@@ -124,6 +139,19 @@ def consistent(repeats: int = 8) -> None:
                 fake = proto.tally(consistent_fakes(proto, data, m, rng))
                 for mt, g in gains.items():
                     g.append(gain(proto, honest, fake, [D - 1], mt))
+            if name == "rcf-oue":
+                for level in (0, 1, 9):
+                    few: dict[str, list[float]] = {mt: [] for mt in ("robust", "equal", "equal_ns", "norm_sub")}
+                    for _ in range(repeats):
+                        honest = proto.simulate(data, rng)
+                        fake = proto.tally(few_ones(proto, level, m))
+                        for mt, g in few.items():
+                            g.append(gain(proto, honest, fake, [D - 1], mt))
+                    print(
+                        f"{name} beta={beta} target bit alone at level {level}: "
+                        + ", ".join(f"{mt} {np.mean(g):.4f} (x{np.mean(g) / uniform:.3f})" for mt, g in few.items()),
+                        flush=True,
+                    )
             print(
                 f"{name} beta={beta} consistent split: "
                 + ", ".join(

@@ -23,7 +23,7 @@ from pldp.estimation.consistency import norm_sub
 from pldp.estimation.groups import group_estimates, joint_mle, joint_mle_variance
 from pldp.estimation.result import Estimate
 from pldp.estimation.robust import DEFAULT_CAP, DEFAULT_K, robust_combine
-from pldp.estimation.spread import DEFAULT_BETA, equal_influence
+from pldp.estimation.spread import DEFAULT_BETA, equal_influence, lowering_projection
 from pldp.protocols.leveled import LeveledProtocol, check_levels, check_oracle, make_oracle
 from pldp.registry import register
 from pldp.tally import BaseTally, Tally
@@ -288,19 +288,24 @@ class RCF(LeveledProtocol):
         * ``"robust"`` (issue 34): the levels' unbiased estimates combined with weights that give
           every report the same influence, :math:`w_\\tau \\propto N_\\tau r_\\tau`,
           :math:`r = (p^*-q^*)/(1-q^*)` (:func:`~pldp.estimation.spread.equal_influence`), then
-          projected onto the simplex (Norm-Sub). A fake moves the numerator by at most one report's
-          worth whatever level it claims, so spreading claims buys nothing. **Bound**
-          (``info["bound"]``, model ``info["bound_model"]``): a share ``beta`` (default 5 %) of
-          fakes, any split over the levels, any reports, moves item ``x`` by at most
-          ``info["bound"][x]`` (the linear part's ``info["linear_bound"]`` plus the largest move
-          of any item, which bounds Norm-Sub's shift). **Measured** (``benchmarks/spread_candidates.py``,
-          ten levels 0.1..1.0, d = 16, n = 10^5, Zipf(2), the rarest item, the optimising attacker
-          that knows it): RCF-k-RR 0.184 at β = 1 % (×0.86 MGA against k-RR at 0.55), 0.687 at
-          4.5 % (×0.71); RCF-OUE 0.044 (×0.92) and 0.221 (×1.04: OUE's :math:`r` is concave in
-          the budget, so no combination of the levels reaches MGA at the mean budget; the
-          consistent split gains ×1.07 / ×1.11 before Norm-Sub). **Cost without attack**: MSE
-          ×1.36 (k-RR) and ×1.50 (OUE) that of ``"norm_sub"`` (the weights are not the
-          minimum-variance ones). The variance describes the estimate before projection.
+          Norm-Sub with its threshold kept at zero or above
+          (:func:`~pldp.estimation.spread.lowering_projection`: the projection only lowers, so
+          reports that lower the other items cannot raise the target through it; the estimate
+          sums to less than one when Norm-Sub would have added mass). A fake moves the numerator
+          by at most one report's worth whatever level it claims, so spreading claims buys
+          nothing. **Bound** (``info["bound"]``, model ``info["bound_model"]``): a share ``beta``
+          (default 5 %) of fakes, any split over the levels, any reports, moves item ``x`` by at
+          most ``info["bound"][x]`` (the linear part's ``info["linear_bound"]``, tight, plus the
+          largest move of any item, which bounds the projection's shift). **Measured**
+          (``benchmarks/spread_candidates.py``, ten levels 0.1..1.0, d = 16, n = 10^5, Zipf(2),
+          the rarest item, the optimising attacker that knows it): RCF-k-RR and LLevels 0.185 at
+          β = 1 % (×0.86 MGA against k-RR at 0.55), 0.68 at 4.5 % (×0.70); RCF-OUE 0.049 (×1.03)
+          and 0.214 (×1.01), and unary fakes with the target bit alone 0.052 (×1.10) and 0.228
+          (×1.07): OUE's :math:`r` is concave in the budget, so no combination of the levels
+          reaches MGA at the mean budget (the consistent split gains ×1.06 / ×1.05 against
+          ``"unbiased"``). **Cost without attack**: MSE ×1.31 (k-RR) and ×1.43 (OUE) that of
+          ``"norm_sub"`` (the weights are not the minimum-variance ones). The variance describes
+          the estimate before projection.
         * ``"huber"``: the former ``"robust"``: Huber's equation with fixed scales over the
           levels, the weights of ``"unbiased"`` capped at the share ``cap``, clip ``k``
           (:func:`~pldp.estimation.robust.robust_combine`), with a delta-method variance. Its
@@ -335,8 +340,8 @@ class RCF(LeveledProtocol):
                 extra = rob.info()
             else:
                 eq = equal_influence(est, var, sizes, (support[0], support[1]), beta=beta)
-                (freq, iterations), variance, w = norm_sub(eq.frequencies), eq.variance, eq.weights
-                extra = eq.info(projected=True)
+                (freq, theta), variance, w = lowering_projection(eq.frequencies), eq.variance, eq.weights
+                extra = {**eq.info(projected=True), "threshold": theta}
         info = {
             "protocol": type(self).__name__,
             "mechanisms": self.choices,
@@ -345,5 +350,5 @@ class RCF(LeveledProtocol):
             "level_estimates": est,
             **extra,
         }
-        on_simplex = method in ("norm_sub", "mle", "robust")
+        on_simplex = method in ("norm_sub", "mle")
         return Estimate(freq, variance, tally.n, method, self.domain, iterations, True, info, on_simplex)
