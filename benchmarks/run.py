@@ -9,6 +9,7 @@ Rows (see ``benchmarks/README.md``), in the order of the table:
 * ``aggregate_rows.py``: ``pldp.aggregate.tally_part`` on one 10^7-report Parquet file, one core;
 * ``audit_rows.py``: ``pldp.audit.audit`` of one pair at 10^6 reports per input, one core;
 * ``attack_rows.py``: the attack experiment of every protocol, 20 repeats at n = 10^6, d = 100, one core;
+* ``detect_rows.py``: the ``"detect"`` estimate against ``"unbiased"`` on the same reports, n = 10^6, one core;
 * ``scale_rows.py``: ``pldp aggregate`` of up to 10^9 reports on a 2-worker LocalCluster (time
   against n, memory per worker), and the figure ``scale.svg``;
 * ``once_rows.py``: what counting each report once costs ``aggregate`` at 10^8 and 10^9 reports
@@ -58,6 +59,7 @@ from aggregate_rows import bench_aggregate
 from attack_rows import bench_attacks
 from audit_rows import bench_audit
 from deploy_rows import bench_deploy
+from detect_rows import bench_detect
 from direct_rows import bench_mle, bench_perturb, bench_trials
 from longitudinal_rows import bench_longitudinal
 from once_rows import bench_once
@@ -78,6 +80,7 @@ SUITES = {
     "aggregate": bench_aggregate,
     "audit": bench_audit,
     "attacks": bench_attacks,
+    "detect": bench_detect,
     "scale": bench_scale,
     "once": bench_once,
     "service": bench_service,

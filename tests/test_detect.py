@@ -280,3 +280,159 @@ def test_screen_reports_the_flagged_share_without_estimating() -> None:
     assert seen is not None and "ones_excess_share" not in seen  # the level shares are unknown
     assert screen(pldp.KRR(1.0, 4), pldp.KRR(1.0, 4).simulate([5, 5, 5, 5], rng)) is None
     assert screen(mech, mech.simulate(np.full(16, 10), rng)) is None
+
+
+# ------------------------------------------------------------------- the joint test (issue 34)
+def _hiding_fakes(d: int, target: int, ones: int, m: int, rng: np.random.Generator) -> np.ndarray:
+    """``m`` packed reports with exactly ``ones`` ones: the target's bit and ``ones - 1`` others at random."""
+    bits = np.zeros((m, d), dtype=bool)
+    others = np.delete(np.arange(d), target)
+    for row in bits:
+        row[rng.choice(others, ones - 1, replace=False)] = True
+    bits[:, target] = True
+    return np.packbits(bits, axis=1)
+
+
+@pytest.mark.parametrize("alpha", [0.05, 0.01])
+@pytest.mark.parametrize("eps", [0.55, 1.0])
+def test_the_joint_test_false_alarms_at_most_alpha(eps: float, alpha: float) -> None:
+    """Honest histograms of ones (exactly: Multinomial(n, law), the law of OUE's count not
+    depending on the item), 400 at n = 10^5: the joint test fires at most at rate alpha, within a
+    binomial tolerance of 3 standard errors (measured 0.04-0.05 at 0.05, 0.007-0.012 at 0.01 over
+    1,000 at n = 10^3..10^6)."""
+    from pldp.estimation.detect import joint_test
+
+    mech = pldp.OUE(eps, 16)
+    law = mech.ones_laws.mixture()
+    keep = ~flag_region(mech.ones_laws, 1e-3)
+    rng = np.random.default_rng(34)
+    runs = 400
+    fired = sum(joint_test(rng.multinomial(100_000, law), law, alpha, 0, keep)["joint_fired"] for _ in range(runs))
+    assert fired <= runs * alpha + 3 * np.sqrt(runs * alpha * (1 - alpha)), fired
+
+
+def test_the_joint_test_is_conservative_where_the_level_shares_are_fitted() -> None:
+    """PLDP-FEBSF-OUE (levels 0.1..1.0): the honest law is the mixture of the levels' laws with
+    unknown shares, fitted by maximum likelihood; the G test keeps chi-square(bins - 1), so the
+    test is conservative: 60 honest histograms at n = 5 10^4 fire at alpha = 0.05 at most at
+    rate 0.05 + 3 standard errors (measured 0.005 over 200)."""
+    from pldp.estimation.detect import joint_info
+    from pldp.protocols.febsf.detect import laws
+
+    proto = FEBSF(np.arange(1, 11) / 10, 0.3, 16, oracle="oue")
+    the_laws = laws(proto)
+    law = the_laws.laws().mean(axis=0)  # equal level shares
+    rng = np.random.default_rng(35)
+    runs = 60
+    fired = sum(joint_info(the_laws, rng.multinomial(50_000, law), 0.05)["joint_fired"] for _ in range(runs))
+    assert fired <= runs * 0.05 + 3 * np.sqrt(runs * 0.05 * 0.95), fired
+
+
+@pytest.mark.parametrize(("eps", "hiding"), [(0.55, 12), (1.0, 10)])
+@pytest.mark.parametrize("share", [0.01, 0.05])
+def test_the_attacker_at_the_largest_unflagged_count_is_detected(eps: float, hiding: int, share: float) -> None:
+    """OUE (d = 16), fakes that set the rarest item's bit and as many others as the screen lets
+    through (the largest unflagged count: 12 ones at eps = 0.55, 10 at eps = 1). No report is
+    flagged (the old screen saw nothing and "detect" gained what "unbiased" gains), but the joint
+    test fires, the count is suspect and dropped, and "detect"'s gain is within noise (3 standard
+    errors of the mean over 4 tallies at n = 10^5)."""
+    from pldp.estimation.detect import detection_power
+
+    mech = pldp.OUE(eps, 16)
+    power = detection_power(mech.ones_laws, 100_000)
+    assert power["largest_unflagged"] == hiding and power["has_power"] and power["min_share"] < share
+    rng = np.random.default_rng(36)
+    n = 100_000
+    m = round(share / (1 - share) * n)
+    gains: dict[str, list[float]] = {"unbiased": [], "detect": []}
+    for _ in range(4):
+        tally = mech.tally(mech.perturb(rng.choice(16, n, p=P16), rng))
+        tally = tally + mech.tally(_hiding_fakes(16, 15, hiding, m, rng))
+        e = mech.estimate(tally, "detect")
+        assert e.info["flagged_share"] < 2e-3 and e.info["joint_fired"] and hiding in e.info["dropped_ones"], e.info
+        gains["detect"].append(e.frequencies[15] - P16[15])
+        gains["unbiased"].append(mech.estimate(tally).frequencies[15] - P16[15])
+    g = np.array(gains["detect"])
+    assert np.mean(gains["unbiased"]) > 2.5 * share  # 0.04 at 1 %, 0.25 at 5 % (eps = 0.55)
+    assert abs(g.mean()) <= 3 * g.std(ddof=1) / np.sqrt(g.size) + 2e-3, gains
+
+
+def test_twelve_target_mga_at_small_eps_is_detected() -> None:
+    """The issue's case: at OUE(0.55) the flag region is >= 13 ones and 12-target MGA (12 ones a
+    report) was never flagged; 3 % of fakes: the joint test drops the count 12 and the targets'
+    summed gain falls from over 1 (unbiased) to within 0.1."""
+    mech = pldp.OUE(0.55, 16)
+    rng = np.random.default_rng(37)
+    n, targets = 100_000, list(range(4, 16))
+    m = round(0.03 / 0.97 * n)
+    tally = mech.tally(mech.perturb(rng.choice(16, n, p=P16), rng))
+    tally = tally + mech.tally(fake_reports(mech, targets, m, rng=rng, strategy="mga"))
+    det, unb = mech.estimate(tally, "detect"), mech.estimate(tally)
+    assert det.info["flagged"] < 2e-3 * tally.n and det.info["dropped_ones"] == [12]
+    assert (unb.frequencies - P16)[targets].sum() > 1.0
+    assert abs((det.frequencies - P16)[targets].sum()) < 0.1
+
+
+def test_detection_power_is_what_the_joint_test_achieves() -> None:
+    """detection_power: at OUE(0.55), d = 16, n = 10^4, the smallest share of fakes at the
+    largest unflagged count (12) detected with power 0.9; 300 honest histograms with that many
+    fakes at 12 are detected at least 0.9 - 3 standard errors of the time; with a third of them,
+    far less often. With 60 reports the screen has no power (a share above 5 % is needed)."""
+    from pldp.estimation.detect import detection_power, joint_test
+
+    mech = pldp.OUE(0.55, 16)
+    laws = mech.ones_laws
+    n = 10_000
+    power = detection_power(laws, n)
+    assert power["flag_from"] == 13 and power["largest_unflagged"] == 12 and power["adaptive"] is None
+    law, keep = laws.mixture(), ~flag_region(laws, 1e-3)
+    rng = np.random.default_rng(38)
+
+    def rate(m: int) -> float:
+        hits = 0
+        for _ in range(300):
+            hist = rng.multinomial(n - m, law)
+            hist[12] += m
+            hits += joint_test(hist, law, 1e-3, 0, keep)["joint_fired"]
+        return hits / 300
+
+    m = round(power["min_share"] * n)
+    assert rate(m) >= 0.9 - 3 * np.sqrt(0.09 / 300)
+    assert rate(m // 3) < 0.5
+    small = detection_power(laws, 60)
+    assert not small["has_power"] and small["min_share"] > 0.05
+
+
+def test_what_twelve_targets_gain_against_the_joint_test() -> None:
+    """OUE(1.0), d = 16, 12 targets (items 4-15), 1 % of fakes, n = 10^5, 3 tallies each. A fake
+    gains the targets (k - 12 b)/(a - b) with k its target bits: at the largest unflagged count
+    (10 target bits a report) the targets' summed gain is 0.30 under "unbiased", and "detect"
+    drops it to noise (0.005). The best an attacker can do that no test of the counts sees is to
+    draw each fake's count from the honest law and put every one on a target: it is never
+    flagged nor seen (the joint test does not fire) and gains 0.05, what "adaptive" gains; the
+    screen bounds the promotion per fake by the honest number of ones."""
+    mech = pldp.OUE(1.0, 16)
+    targets = list(range(4, 16))
+    law = mech.ones_laws.mixture()
+    rng = np.random.default_rng(39)
+    n = 100_000
+    m = round(0.01 / 0.99 * n)
+    gains: dict[str, list[float]] = {"hiding": [], "hiding_detect": [], "honest": [], "honest_detect": []}
+    for _ in range(3):
+        honest = mech.tally(mech.perturb(rng.choice(16, n, p=P16), rng))
+        hiding = np.zeros((m, 16), dtype=bool)
+        for row in hiding:
+            row[rng.choice(targets, 10, replace=False)] = True
+        drawn = np.zeros((m, 16), dtype=bool)
+        for row, count in zip(drawn, rng.choice(17, m, p=law / law.sum()), strict=True):
+            row[rng.choice(targets, min(count, 12), replace=False)] = True
+            row[rng.choice(4, max(count - 12, 0), replace=False)] = True
+        for name, bits in (("hiding", hiding), ("honest", drawn)):
+            tally = honest + mech.tally(np.packbits(bits, axis=1))
+            det = mech.estimate(tally, "detect")
+            assert det.info["joint_fired"] == (name == "hiding"), (name, det.info["joint_p"])
+            gains[name].append(float((mech.estimate(tally).frequencies - P16)[targets].sum()))
+            gains[f"{name}_detect"].append(float((det.frequencies - P16)[targets].sum()))
+    mean = {k: np.mean(v) for k, v in gains.items()}
+    assert mean["hiding"] > 0.25 and abs(mean["hiding_detect"]) < 0.03, mean
+    assert 0.0 < mean["honest_detect"] < 0.1 and mean["honest_detect"] < mean["hiding"] / 3, mean

@@ -13,6 +13,9 @@ and submitted over HTTP next to them, to a real ``pldp serve`` process:
   in issue 26 (20,000 honest reports, whose AUEM estimate needs no fallback): AUEM falls back to ``"robust"`` and
   the estimate says so; k-RR reports cannot be screened (``available`` false, with the reason);
   ``"robust"`` and ``"detect"`` answer, ``"recover"`` is refused naming the methods offered;
+* a small OUE campaign at eps = 0.55 (60 honest reports, 4 fakes at the largest unflagged count,
+  12 ones): the screen has no power there (a share of fakes above 5 % is needed), and the
+  estimate, ``pldp campaign estimate`` and the dashboard say so (issue 34);
 * ``pldp campaign estimate`` prints the same in words;
 * the dashboard (Chromium) offers the robust methods in plain words, says what share of reports
   was flagged, and says when the estimator fell back (screenshots: ``robust-*.png`` in
@@ -53,6 +56,8 @@ BETA = FAKE / (HONEST + FAKE)
 #: PLDP-FEBSF's AUEM needs more honest reports (at 4,000 its p* - q* is within 3 standard errors
 #: of 0 about every other time without fakes); 1,000 fakes claiming the smallest level (4.8 %).
 HONEST_FEBSF, FAKE_FEBSF = 20_000, 1_000
+#: The campaign the screen cannot see: OUE at eps = 0.55 with 60 honest reports and 4 fakes at 12 ones.
+HONEST_SMALL, FAKE_SMALL = 60, 4
 ALPHA = 1e-3  # detection's default level
 TARGETS = np.arange(4, 16)  # the 12 items the MGA fakes promote under OUE
 ZIPF = 1.0 / np.arange(1, 17)
@@ -86,6 +91,18 @@ def _fakes(spec: Spec, targets: Any, m: int, strategy: str, seed: int) -> Report
     return ReportBatch(spec.id, ids, oracle.report_columns(reports), spec.root)
 
 
+def _hiding(spec: Spec, m: int, ones: int, seed: int) -> ReportBatch:
+    """``m`` fake OUE reports with ``ones`` ones (the rarest item's bit and others), in the wire format."""
+    oracle = spec.mechanism()
+    rng = np.random.default_rng(seed)
+    bits = np.zeros((m, 16), dtype=bool)
+    for row in bits:
+        row[rng.choice(15, ones - 1, replace=False)] = True
+    bits[:, 15] = True
+    ids = rng.integers(0, 256, size=(m, 16), dtype=np.uint8)
+    return ReportBatch(spec.id, ids, oracle.report_columns(np.packbits(bits, axis=1)), spec.root)
+
+
 @pytest.fixture(scope="module")
 def attacked(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     """A collector with two attacked campaigns (OUE with MGA fakes, FEBSF-KRR with fakes claiming
@@ -93,10 +110,11 @@ def attacked(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any
     srv = Server(tmp_path_factory.mktemp("detection") / "pldp.db").start()
     oue = Spec.from_mechanism(pldp.OUE(1.0, 16), question="Which item?")
     febsf = Spec.from_mechanism(pldp.protocols.FEBSF(LEVELS, 0.3, 16, "krr"), question="Which item, at a level?")
+    small = Spec.from_mechanism(pldp.OUE(0.55, 16), question="Which item, at a small budget?")
     admin = srv.admin()
-    for spec in (oue, febsf):
+    for spec in (oue, febsf, small):
         admin.create_campaign(spec)
-    token = admin.create_token("detection tests", [oue.id, febsf.id])["token"]
+    token = admin.create_token("detection tests", [oue.id, febsf.id, small.id])["token"]
     analyst, respondent = srv.client(token), srv.client()
     honest_oue, truth = _honest(oue, HONEST, 1)
     respondent.submit_all(oue.id, honest_oue)
@@ -105,8 +123,10 @@ def attacked(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any
     respondent.submit_all(febsf.id, honest_febsf)
     before = analyst.estimate(febsf.id)
     respondent.submit_all(febsf.id, _fakes(febsf, [15], FAKE_FEBSF, "min_level", 4))
+    respondent.submit_all(small.id, _honest(small, HONEST_SMALL, 5)[0])
+    respondent.submit_all(small.id, _hiding(small, FAKE_SMALL, 12, 6))
     yield {"server": srv, "analyst": analyst, "token": token, "oue": oue, "febsf": febsf, "truth": truth,
-           "febsf_before": before}  # fmt: skip
+           "febsf_before": before, "small": small}  # fmt: skip
     srv.stop()
 
 
@@ -123,9 +143,32 @@ def test_the_estimate_reports_the_share_of_fake_reports_flagged(attacked: dict[s
     assert 12 in screen["flagged_ones"]
     # the fakes pile up on 12 ones: the excess over the honest law bounds their share from below
     assert 0.8 * BETA <= screen["ones_excess_share"] <= screen["flagged_share"], screen
+    # the fakes at 12 ones are flagged, so the joint test of the unflagged counts sees nothing more;
+    # what the screen can see at eps = 1 and 4,200 reports
+    assert screen["joint_fired"] is False and screen["suspect_ones"] == [] and 0 < screen["joint_p"] <= 1
+    assert screen["flag_from"] == 11 and screen["largest_unflagged"] == 10 and screen["has_power"] is True
+    assert 0 < screen["power_share"] < 0.01, screen
     # the screen is the same whatever the method
     assert analyst.estimate(spec.id, "norm_sub")["detection"] == screen
     assert out["attributes"][0]["fallback"] is None and out["attributes"][0]["fallback_reason"] is None
+
+
+def test_the_estimate_says_when_the_screen_has_no_power(attacked: dict[str, Any]) -> None:
+    """OUE at eps = 0.55 with 64 reports: the 4 fakes at 12 ones (6 %) are not flagged (from 13),
+    and the joint test would need more than 5 % of fakes there to see them 9 times in 10: the
+    screen says it has no power; "detect" answers all the same."""
+    from pldp.estimation.detect import detection_power
+
+    spec, analyst = attacked["small"], attacked["analyst"]
+    out = analyst.estimate(spec.id)
+    models.Estimate.model_validate(out)
+    screen = out["detection"]
+    expected = detection_power(spec.mechanism().ones_laws, HONEST_SMALL + FAKE_SMALL)
+    assert out["n"] == HONEST_SMALL + FAKE_SMALL and screen["available"] and screen["flagged"] == 0
+    assert screen["has_power"] is False and screen["power_share"] > 0.05
+    assert screen["power_share"] == pytest.approx(expected["min_share"])
+    assert screen["flag_from"] == 13 and screen["largest_unflagged"] == 12
+    assert analyst.estimate(spec.id, "detect")["method"] == "detect"
 
 
 def test_every_method_of_the_oracle_can_be_asked_for(attacked: dict[str, Any]) -> None:
@@ -159,7 +202,8 @@ def test_the_estimate_says_when_the_estimator_fell_back(attacked: dict[str, Any]
         assert "AUEM would divide by noise" in part["fallback_reason"]
     screen = out["detection"]
     assert not screen["available"] and "direct encoding" in screen["reason"]
-    assert screen["flagged_share"] is None and screen["flagged_ones"] == []
+    assert screen["flagged_share"] is None and screen["flagged_ones"] == [] and screen["suspect_ones"] == []
+    assert screen["has_power"] is None and screen["power_share"] is None
     assert out["methods"] == list(pldp.protocols.FEBSF.methods)
     for method in ("robust", "detect"):
         out = analyst.estimate(spec.id, method)
@@ -189,7 +233,18 @@ def test_pldp_campaign_estimate_prints_the_screen_and_the_fallback(attacked: dic
         "produce; they may be fake."
     )
     assert lines[2].startswith("detection: At least ") and "pile up on one number of ones" in lines[2]
-    assert len(lines) == 3 + 16 and not any(line.startswith("fallback") for line in lines)
+    assert lines[3].startswith("detection: What the screen can see here: single reports are flagged from 11 ones, ")
+    assert "fakes with 10 ones (the most not flagged) are seen from " in lines[3]
+    assert len(lines) == 4 + 16 and not any(line.startswith("fallback") for line in lines)
+    lines = estimate(attacked["small"])  # eps = 0.55, 64 reports: no power
+    said = [line for line in lines if line.startswith("detection: ")]
+    assert said[-1].startswith(
+        "detection: The screen has no power at this campaign's privacy budget and number of reports: single "
+        "reports are flagged from 13 ones, and fakes with 12 ones are seen only when they are at least "
+    ), said
+    assert said[-1].endswith(
+        "fakes whose numbers of ones follow the honest ones are not seen by any screen of the counts."
+    )
     lines = estimate(attacked["febsf"], "--method", "norm_sub")  # k-RR reports: no screen ran, none was asked for
     assert not any(line.startswith("detection") for line in lines), lines
     assert lines[1].startswith("fallback: The method 'norm_sub' could not be used on these reports, so this estimate ")
@@ -236,6 +291,8 @@ def test_the_dashboard_offers_the_robust_methods_and_says_what_was_flagged(
         "they may be fake."
     )
     assert "pile up on one number of ones more often than honest devices would" in text("excess")
+    assert text("power").startswith("What the screen can see here: single reports are flagged from 11 ones, ")
+    assert not browser.find_element(By.ID, "joint").is_displayed()
     pick("Drop unlikely reports", "detect", n)
     assert "Drop unlikely reports: reports with a number of ones" in text("method-help")
     assert text("flagged") == said  # the screen does not depend on the method
@@ -246,6 +303,14 @@ def test_the_dashboard_offers_the_robust_methods_and_says_what_was_flagged(
             _fits(browser, width)
             js(browser, "window.scrollTo(0, 0)")
             assert browser.save_screenshot(str(shots / f"robust-detect-{width}x{height}.png"))
+
+    # a campaign at a small budget with few reports: the screen says it has no power
+    browser.get(f"{srv.url}/dashboard/{attacked['small'].id}")
+    use_token(browser, token)
+    wait(browser, chart_is("unbiased", HONEST_SMALL + FAKE_SMALL), what="the chart")
+    wait(browser, lambda d: d.find_element(By.ID, "power").is_displayed(), what="the power of the screen")
+    assert text("power").startswith("The screen has no power at this campaign's privacy budget and number of reports")
+    assert "fakes with 12 ones are seen only when they are at least " in text("power")
 
     # PLDP-FEBSF over k-RR: AUEM fell back to the robust method; k-RR reports are not screened
     browser.get(f"{srv.url}/dashboard/{febsf.id}")

@@ -14,8 +14,9 @@ the number of reports whose bit ``y`` is set.
 Unary tallies made from reports (``tally``, the collector's decode, report files) also hold what
 detection needs (:mod:`pldp.estimation.detect`): ``ones``, the histogram of the number of ones per
 report, and ``tails``, the per-bit counts of the reports whose number of ones lies in the oracle's
-*tail region* (numbers of ones that honest users produce with probability below
-:data:`pldp.estimation.detect.ALPHA_BAND` whatever their item and level; usually no report). Both
+*tail region* (:func:`pldp.estimation.detect.tally_region`: the flag region and the upper tail
+of probability below 0.05 under every item and level, a few percent of honest reports; the joint
+test of detection drops the reports at a suspect count from them). Both
 merge by addition; a tally drawn at count level (``simulate``), or merged with one, has neither.
 """
 

@@ -39,13 +39,30 @@ __all__ = [
     "estimate_text",
     "fallback_words",
     "percent_words",
+    "power_words",
     "tidy_estimate",
 ]
 
 #: The columns of :func:`tidy_estimate`.
 TIDY_COLUMNS = ("attribute", "label", "frequency", "std_error", "ci_low", "ci_high")
 #: The members of :func:`detection_json` besides ``available`` and ``reason`` (null when unavailable).
-DETECTION_KEYS = ("alpha", "flagged", "flagged_share", "tail_share", "ones_excess_share", "flagged_ones")
+DETECTION_KEYS = (
+    "alpha",
+    "flagged",
+    "flagged_share",
+    "tail_share",
+    "ones_excess_share",
+    "flagged_ones",
+    "joint_p",
+    "joint_fired",
+    "suspect_ones",
+    "flag_from",
+    "largest_unflagged",
+    "power_share",
+    "has_power",
+)
+#: The list members of :func:`detection_json` (empty rather than null when unavailable).
+_LIST_KEYS = ("flagged_ones", "suspect_ones")
 
 
 def estimate_json(est: Any, name: str | None, level: float, labels: list[str] | None = None) -> dict[str, Any]:
@@ -78,8 +95,14 @@ def detection_json(oracle: Any, tally: Any) -> dict[str, Any]:
     below ``alpha`` under every honest law (an honest report is flagged with probability below
     ``2 alpha``), ``ones_excess_share`` a lower bound on the share of reports piling up on some
     number of ones beyond what honest ones allow (null where the honest law of the count depends
-    on the item or on unknown level shares). Otherwise ``{"available": false, "reason": why}``
-    with the other members null (``flagged_ones`` empty).
+    on the item or on unknown level shares). The joint test of the whole histogram of ones
+    (:func:`pldp.estimation.detect.joint_test`): ``joint_p``, ``joint_fired`` and the counts it
+    finds suspect (``suspect_ones``: ``"detect"`` drops their reports); what the screen can see
+    (:func:`pldp.estimation.detect.detection_power`): ``flag_from`` (the smallest flagged count,
+    null when none is), ``largest_unflagged``, ``power_share`` (the smallest share of fakes at that
+    count detected with power 0.9 at the campaign's number of reports) and ``has_power``
+    (``power_share`` at most 5 %). Otherwise ``{"available": false, "reason": why}`` with the
+    other members null (``flagged_ones`` and ``suspect_ones`` empty).
     """
     out = screen(oracle, tally)
     if out is not None:
@@ -91,7 +114,7 @@ def detection_json(oracle: Any, tally: Any) -> dict[str, Any]:
         why = f"{type(oracle).__name__} has no screen of single reports"
     else:
         why = "the tally holds no per-report statistics"
-    return {"available": False, "reason": why, **{k: None for k in DETECTION_KEYS}, "flagged_ones": []}
+    return {"available": False, "reason": why, **{k: None for k in DETECTION_KEYS}, **{k: [] for k in _LIST_KEYS}}
 
 
 def check_method(oracle: Any, method: str) -> None:
@@ -179,7 +202,44 @@ def detection_words(detection: dict[str, Any] | None) -> list[str]:
             f"At least {percent_words(float(excess))} of reports pile up on one number of ones more often than "
             "honest devices would; they may be fake reports made to look ordinary."
         )
+    if detection.get("joint_fired"):
+        counts = ", ".join(str(s) for s in detection.get("suspect_ones") or []) or "none in particular"
+        p = float(detection["joint_p"])
+        said_p = "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
+        words.append(
+            f"Taken together, the numbers of ones do not fit honest devices ({said_p}); too many reports have "
+            f"{counts} ones: “Drop unlikely reports” leaves them out."
+        )
+    power = power_words(detection)
+    if power:
+        words.append(power)
     return words
+
+
+def power_words(detection: dict[str, Any]) -> str | None:
+    """What the screen can see at the campaign's budget and number of reports (one sentence), or
+    None for an older screen without it."""
+    if detection.get("has_power") is None or detection.get("largest_unflagged") is None:
+        return None
+    top = int(detection["largest_unflagged"])
+    share = detection.get("power_share")
+    hide = "fakes whose numbers of ones follow the honest ones are not seen by any screen of the counts"
+    flag_from = detection.get("flag_from")
+    single = (
+        "no single report is unlikely enough to be flagged, "
+        if flag_from is None
+        else f"single reports are flagged from {int(flag_from)} ones, "
+    )
+    if not detection["has_power"]:
+        need = f"{percent_words(float(share))} of reports" if share is not None else "more reports than there are"
+        return (
+            f"The screen has no power at this campaign's privacy budget and number of reports: {single}and fakes "
+            f"with {top} ones are seen only when they are at least {need}; {hide}."
+        )
+    return (
+        f"What the screen can see here: {single}fakes with {top} ones (the most not flagged) are seen from "
+        f"{percent_words(float(share or 0.0))} of reports (9 times in 10); {hide}."
+    )
 
 
 def fallback_words(part: dict[str, Any], method: str) -> str | None:

@@ -16,9 +16,20 @@ flagged with probability below :math:`2\\alpha`. Fake reports that set many bits
 targets, or every bit) or none are flagged; Cao et al.'s MGA, which pads its reports to the
 expected number of ones, is not (a test of the count cannot see it).
 
+Where the region starts depends on the budget and ``d`` (OUE, ``d = 16``: from 13 ones at
+:math:`\\varepsilon = 0.55`, from 11 at 1), so fakes just below it pass one by one. The
+**joint test** (:func:`joint_test`, :func:`joint_info`) tests the whole histogram of ones of the
+unflagged reports against the honest law (:func:`honest_law`: exact, or the levels' mixture
+fitted): a binomial scan of every count and a likelihood-ratio test, at most ``alpha`` false
+alarms without fakes. When it fires, the counts that explain the misfit (``suspect_ones``) are
+dropped by ``"detect"`` too. :func:`detection_power` states what the screen can see at a
+campaign's ``n``: the smallest share of fakes at the largest unflagged count detected 9 times in
+10, and nothing of fakes whose counts follow the honest law.
+
 Tallies keep the histogram of ones and the per-bit counts of the reports in the tail region at
-:data:`ALPHA_BAND` (:class:`~pldp.tally.Tally`), so the flagged share at any
-:math:`\\alpha \\le` :data:`ALPHA_BAND` and the counts of the kept reports are known.
+:func:`tally_region` (:class:`~pldp.tally.Tally`), so the flagged share at any
+:math:`\\alpha \\le` :data:`ALPHA_BAND` and the counts of the kept reports are known, also when
+the joint test drops a count within that band.
 
 **Estimation from the kept reports** (``"detect"``). Dropping the flagged reports drops honest
 ones too, unevenly across bits: given item ``x``, a report is kept with probability
@@ -44,149 +55,46 @@ the mixture of their matrices.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 
-from pldp.errors import EstimationError, ParameterError
+from pldp.errors import EstimationError
+from pldp.estimation.joint import NO_POWER_SHARE, POWER, detection_power, honest_law, joint_test
 from pldp.estimation.result import Estimate
+from pldp.estimation.unary_laws import (
+    ALPHA_BAND,
+    DEFAULT_ALPHA,
+    TALLY_BAND,
+    UnaryLaws,
+    flag_region,
+    flagged_share,
+    poisson_binomial,
+    tally_region,
+)
 
 __all__ = [
     "ALPHA_BAND",
     "DEFAULT_ALPHA",
+    "NO_POWER_SHARE",
+    "POWER",
+    "TALLY_BAND",
     "KeptChannel",
     "UnaryLaws",
     "detect_estimate",
     "detect_unary",
+    "detection_power",
     "flag_region",
     "flagged_share",
+    "honest_law",
+    "joint_info",
+    "joint_test",
     "ones_excess",
     "poisson_binomial",
     "screen",
+    "tally_region",
 ]
-
-#: The tail level whose region tallies keep per-bit counts of: detection works at any alpha <= it.
-ALPHA_BAND = 1e-3
-#: The default level of detection.
-DEFAULT_ALPHA = 1e-3
-
-
-def poisson_binomial(probs: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """The law of a sum of independent Bernoulli variables: ``counts[i]`` of them with ``probs[i]``.
-
-    Exact up to rounding (convolution of binomial laws; FFT for long ones, clipped at 0).
-
-    Examples
-    --------
-    >>> np.round(poisson_binomial(np.array([0.5]), np.array([2])), 12).tolist()
-    [0.25, 0.5, 0.25]
-    """
-    from scipy.signal import (
-        fftconvolve,  # scipy is imported where it is used: `import pldp` and the clients load without it
-    )
-    from scipy.stats import binom
-
-    out = np.ones(1)
-    for prob, count in zip(np.asarray(probs, dtype=float), np.asarray(counts, dtype=int), strict=True):
-        if count <= 0:
-            continue
-        part = binom.pmf(np.arange(count + 1), count, prob)
-        out = np.convolve(out, part) if out.size * part.size <= 1 << 20 else np.clip(fftconvolve(out, part), 0, None)
-    return np.asarray(out / out.sum())
-
-
-@dataclass(frozen=True)
-class UnaryLaws:
-    """The honest unary reports of an oracle: components (levels) and item classes.
-
-    Attributes
-    ----------
-    weights : ndarray, shape (L,)
-        Each component's share (PBP's public shares; one component of weight 1 for a mechanism);
-        only :meth:`KeptChannel` uses them.
-    a, b : ndarray, shape (L, K)
-        Each component's bit probabilities per item class.
-    sizes : ndarray of int, shape (K,)
-        Items per class.
-    classes : ndarray of int, shape (d,)
-        Each item's class.
-    weights_known : bool
-        Whether the weights are the honest users' (PBP's public shares, one mechanism) or only a
-        placeholder (levels of unknown shares: PPDA, PLDP-FEBSF).
-    """
-
-    weights: np.ndarray
-    a: np.ndarray
-    b: np.ndarray
-    sizes: np.ndarray
-    classes: np.ndarray
-    weights_known: bool = True
-
-    @classmethod
-    def of(cls, components: list[tuple[float, np.ndarray, np.ndarray]], weights_known: bool = True) -> UnaryLaws:
-        """From ``(weight, a, b)`` per component (``a``, ``b`` of shape (d,)), classes of items
-        sharing every component's ``(a, b)``."""
-        a = np.stack([np.asarray(c[1], dtype=float) for c in components])
-        b = np.stack([np.asarray(c[2], dtype=float) for c in components])
-        keys = np.concatenate([a, b]).T  # (d, 2L)
-        uniq, inverse = np.unique(keys, axis=0, return_inverse=True)
-        inverse = inverse.reshape(-1)
-        n_comp = len(components)
-        sizes = np.bincount(inverse, minlength=uniq.shape[0])
-        weights = np.array([float(c[0]) for c in components])
-        return cls(weights, uniq[:, :n_comp].T.copy(), uniq[:, n_comp:].T.copy(), sizes, inverse, weights_known)
-
-    @property
-    def d(self) -> int:
-        """Bits per report."""
-        return int(self.sizes.sum())
-
-    def others(self, comp: int, minus: tuple[int, ...]) -> np.ndarray:
-        """Law of the ones among the ``b``-bits of component ``comp``, one bit of each class in ``minus`` left out."""
-        counts = self.sizes.copy()
-        for c in minus:
-            counts[c] -= 1
-        return poisson_binomial(self.b[comp], counts)
-
-    def mixture(self) -> np.ndarray | None:
-        """The honest law of the number of ones when it does not depend on the item (one class) and
-        the components' weights are known: their laws mixed with the weights; else None."""
-        return _mixture(self)
-
-    def laws(self) -> np.ndarray:
-        """``(L * K, d + 1)``: the law of the number of ones for each component and item class."""
-        out = []
-        for comp in range(self.a.shape[0]):
-            for c in range(self.sizes.size):
-                if self.sizes[c] == 0:
-                    continue
-                rest = self.others(comp, (c,))
-                own = np.array([1 - self.a[comp, c], self.a[comp, c]])
-                out.append(np.convolve(own, rest))
-        return np.array(out)
-
-
-def _mixture(laws: UnaryLaws) -> np.ndarray | None:
-    if laws.sizes.size != 1 or not laws.weights_known:
-        return None
-    return np.asarray(laws.weights @ laws.laws() / laws.weights.sum())
-
-
-def flag_region(laws: UnaryLaws, alpha: float) -> np.ndarray:
-    """Boolean over ``s = 0..d``: ``s`` ones is in a tail of probability below ``alpha`` under every
-    honest law (module docstring)."""
-    if not 0 < alpha < 0.5:
-        raise ParameterError(f"alpha must lie in (0, 0.5), got {alpha!r}")
-    pmf = laws.laws()
-    lower = np.cumsum(pmf, axis=1)
-    upper = np.cumsum(pmf[:, ::-1], axis=1)[:, ::-1]
-    return np.asarray(np.max(np.minimum(lower, upper), axis=0) < alpha)
-
-
-def flagged_share(ones: np.ndarray, region: np.ndarray) -> float:
-    """The share of reports whose number of ones is in ``region``."""
-    total = int(ones.sum())
-    return float(ones[region[: ones.size]].sum() / total) if total else 0.0
 
 
 @dataclass(frozen=True)
@@ -203,8 +111,31 @@ class KeptChannel:
     kept: np.ndarray
     classes: np.ndarray
 
+    @cached_property
+    def solver(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(D, E B, S)`` of :func:`detect_estimate`: the diagonal, the coupling (``(d, K)``) and
+        the matrix taking ``C' / D`` to the class totals ``u`` (computed once per channel)."""
+        cls = self.classes
+        n_cls = self.own.size
+        diag = self.own[cls] - self.cross[cls, cls]
+        if np.any(diag <= 0):
+            raise EstimationError("detection leaves no information on some item (every report holding it is flagged)")
+        indicator = np.zeros((cls.size, n_cls))
+        indicator[np.arange(cls.size), cls] = 1.0
+        coupling = indicator @ self.cross.T  # (d, K): row j = cross[:, c_j]
+        lhs = np.eye(n_cls) + indicator.T @ (coupling / diag[:, None])
+        return diag, coupling, np.linalg.solve(lhs, indicator.T)
+
     @classmethod
     def of(cls, laws: UnaryLaws, region: np.ndarray) -> KeptChannel:
+        """The kept channel of ``laws`` with the reports at the counts of ``region`` dropped (cached per region)."""
+        key = ("kept", np.asarray(region, dtype=bool).tobytes())
+        if key not in laws._cache:
+            laws._cache[key] = cls._of(laws, region)
+        return laws._cache[key]
+
+    @classmethod
+    def _of(cls, laws: UnaryLaws, region: np.ndarray) -> KeptChannel:
         keep = ~np.asarray(region, dtype=bool)
         n_cls = laws.sizes.size
         own, cross, kept = np.zeros(n_cls), np.zeros((n_cls, n_cls)), np.zeros(n_cls)
@@ -236,17 +167,9 @@ def detect_estimate(
     ``M g = D g + E B u`` with ``D_j = own[c_j] - cross[c_j, c_j]``, ``(E B u)_j = sum_c
     cross[c, c_j] u_c`` and ``u_c`` the class totals of ``g``: ``u`` solves a K x K system.
     """
-    cls = channel.classes
-    n_cls = channel.own.size
-    diag = channel.own[cls] - channel.cross[cls, cls]
-    if np.any(diag <= 0):
-        raise EstimationError("detection leaves no information on some item (every report holding it is flagged)")
+    diag, coupling, solve_u = channel.solver
     c = np.asarray(kept_counts, dtype=float)
-    indicator = np.zeros((cls.size, n_cls))
-    indicator[np.arange(cls.size), cls] = 1.0
-    coupling = indicator @ channel.cross.T  # (d, K): row j = cross[:, c_j]
-    lhs = np.eye(n_cls) + indicator.T @ (coupling / diag[:, None])
-    u = np.linalg.solve(lhs, indicator.T @ (c / diag))
+    u = solve_u @ (c / diag)
     g = (c - coupling @ u) / diag
     n_hat = float(g.sum())
     if not n_hat > 0:
@@ -292,8 +215,58 @@ def describe(
     return out
 
 
+def joint_info(laws: UnaryLaws, hist: Any, alpha: float) -> dict[str, Any]:
+    """The joint test of a tally's histogram of ones (:func:`joint_test`, against
+    :func:`honest_law`) and what the screen can see at its number of reports
+    (:func:`detection_power`), for an estimate's ``info`` and the screen.
+
+    ``suspect_ones``: when the test fired, the counts taken out one at a time, the most excessive
+    first (:func:`joint_test`'s ``worst_ones``), the honest law refitted to the rest, until the
+    rest fits it at level ``alpha``: the fewest counts, greedily, whose reports explain the misfit.
+    """
+    h = np.asarray(hist, dtype=float)
+    keep = ~flag_region(laws, alpha)
+    law, free = honest_law(laws, h, keep)
+    power = detection_power(laws, int(h.sum()), alpha)
+    # df not reduced by the fitted weights: the levels' laws are nearly collinear, so the fit
+    # uses fewer effective parameters than weights; chi-square(bins - 1) is conservative
+    first = joint_test(h, law, alpha, 0, keep)
+    suspect: list[int] = []
+    test = first
+    while test["joint_fired"] and test["worst_ones"] is not None and keep.sum() > 2:
+        suspect.append(test["worst_ones"])  # the most excessive count out, the law refitted to the rest
+        keep[test["worst_ones"]] = False
+        law, _ = honest_law(laws, h, keep)
+        test = joint_test(h, law, alpha, 0, keep)
+    return {
+        "joint_p": first["joint_p"],
+        "joint_fired": first["joint_fired"],
+        "suspect_ones": sorted(suspect),
+        "law_fitted": free > 0,
+        "flag_from": power["flag_from"],
+        "largest_unflagged": power["largest_unflagged"],
+        "power_share": power["min_share"],
+        "has_power": power["has_power"],
+    }
+
+
+def droppable(tally: Any, counts: list[int]) -> list[int]:
+    """The counts among ``counts`` whose reports' per-bit counts the tally holds in full
+    (``tails[s]`` sums to ``s`` times the reports with ``s`` ones)."""
+    tails = tally.tails or {}
+    return [s for s in counts if s in tails and int(np.asarray(tails[s]).sum()) == s * int(tally.ones[s])]
+
+
 def detect_unary(oracle: Any, tally: Any, laws: UnaryLaws, alpha: float = DEFAULT_ALPHA) -> Estimate:
     """The ``"detect"`` estimate of a unary tally (module docstring): flag, drop, invert the kept channel.
+
+    **When the joint test fires** (:func:`joint_test`: the histogram of ones does not fit the
+    honest law at level ``alpha``), the suspect counts (``info["suspect_ones"]``) join the flagged
+    ones: their reports are dropped too and the kept channel inverted with them, where the tally
+    holds their per-bit counts (within :data:`TALLY_BAND`; ``info["dropped_ones"]``); a suspect
+    count in the middle of the law (Cao et al.'s MGA) is kept and named in
+    ``info["suspect_kept"]``. Without fakes the joint test fires with probability at most
+    ``alpha``, and dropping a count costs variance, not bias (the channel accounts for it).
 
     A tally without per-report statistics (drawn at count level, or merged with one) cannot be
     screened: nothing is flagged, ``info["detection"]`` says so, and the estimate is the same
@@ -308,9 +281,15 @@ def detect_unary(oracle: Any, tally: Any, laws: UnaryLaws, alpha: float = DEFAUL
         info["detection"] = "unavailable: the tally holds no per-report statistics (drawn at count level?)"
     else:
         region = flag_region(laws, alpha)
+        info.update(describe(tally.ones, region, flag_region(laws, ALPHA_BAND), alpha, laws.mixture()))
+        info.update(joint_info(laws, tally.ones, alpha))
+        suspect = [s for s in info["suspect_ones"] if not region[s]]
+        dropped_ones = droppable(tally, suspect)
+        info["dropped_ones"] = dropped_ones
+        info["suspect_kept"] = [s for s in suspect if s not in dropped_ones]
+        region[dropped_ones] = True
         dropped = sum((v for s, v in (tally.tails or {}).items() if region[s]), np.zeros(counts.size))
         counts = counts - dropped
-        info.update(describe(tally.ones, region, flag_region(laws, ALPHA_BAND), alpha, laws.mixture()))
     freq, var, n_hat = detect_estimate(KeptChannel.of(laws, region), counts, tally.n)
     info["honest_reports"] = n_hat
     return Estimate(freq, var, tally.n, "detect", oracle.domain, info=info)
@@ -318,9 +297,11 @@ def detect_unary(oracle: Any, tally: Any, laws: UnaryLaws, alpha: float = DEFAUL
 
 def screen(oracle: Any, tally: Any, alpha: float = DEFAULT_ALPHA) -> dict[str, Any] | None:
     """Detection's diagnostics for any oracle's tally, without estimating: ``flagged``,
-    ``flagged_share``, ``flagged_ones``, ``tail_share`` and (when the honest law of the count does
-    not depend on the item) ``ones_excess_share``; None when the oracle's reports are not unary or
-    the tally holds no per-report statistics (a count-level simulation, a grouped tally).
+    ``flagged_share``, ``flagged_ones``, ``tail_share``, (when the honest law of the count does
+    not depend on the item) ``ones_excess_share``, and the joint test with what the screen can see
+    (:func:`joint_info`: ``joint_p``, ``joint_fired``, ``suspect_ones``, ``flag_from``,
+    ``largest_unflagged``, ``power_share``, ``has_power``); None when the oracle's reports are not
+    unary or the tally holds no per-report statistics (a count-level simulation, a grouped tally).
 
     For a collector's dashboard: the share of reports flagged, next to any estimate.
     """
@@ -328,4 +309,5 @@ def screen(oracle: Any, tally: Any, alpha: float = DEFAULT_ALPHA) -> dict[str, A
     hist = getattr(tally, "ones", None)
     if not isinstance(laws, UnaryLaws) or hist is None or not 0 < alpha <= ALPHA_BAND:
         return None
-    return describe(hist, flag_region(laws, alpha), flag_region(laws, ALPHA_BAND), alpha, laws.mixture())
+    out = describe(hist, flag_region(laws, alpha), flag_region(laws, ALPHA_BAND), alpha, laws.mixture())
+    return {**out, **joint_info(laws, hist, alpha)}

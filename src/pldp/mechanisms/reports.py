@@ -21,7 +21,7 @@ import numpy as np
 
 from pldp._validation import as_counts, as_indices, check_index_range
 from pldp.errors import TallyError
-from pldp.estimation.detect import ALPHA_BAND, DEFAULT_ALPHA, UnaryLaws, detect_unary, flag_region
+from pldp.estimation.detect import DEFAULT_ALPHA, UnaryLaws, detect_unary, tally_region
 from pldp.estimation.result import Estimate
 from pldp.mechanisms.base import Mechanism
 from pldp.oracle import STANDARD_METHODS
@@ -184,9 +184,9 @@ class UnaryReports(Mechanism):
 
     @cached_property
     def tail_region(self) -> np.ndarray:
-        """Numbers of ones (``0..d``) in a tail of probability below :data:`~pldp.estimation.detect.ALPHA_BAND`
+        """Numbers of ones (``0..d``) in the tally region (:func:`~pldp.estimation.detect.tally_region`)
         for every item: the tallies keep per-bit counts of these reports."""
-        return flag_region(self.ones_laws, ALPHA_BAND)
+        return tally_region(self.ones_laws)
 
     def report_stats(self, rows: np.ndarray) -> tuple[np.ndarray, dict[int, np.ndarray]]:
         """The histogram of ones of packed reports and their tail counts (:func:`pldp.tally.unary_report_stats`)."""

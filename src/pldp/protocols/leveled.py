@@ -24,7 +24,7 @@ from pldp.channel.exact import epsilon_ceiling
 from pldp.channel.leveled import LeveledNode
 from pldp.domain import Domain
 from pldp.errors import ParameterError
-from pldp.estimation.detect import ALPHA_BAND, UnaryLaws, flag_region
+from pldp.estimation.detect import UnaryLaws, tally_region
 from pldp.fingerprint import canonical_labels
 from pldp.mechanisms.base import Mechanism
 from pldp.mechanisms.direct import KRR
@@ -264,8 +264,8 @@ class HiddenLevels(LeveledProtocol):
 
     @cached_property
     def tail_region(self) -> np.ndarray:
-        """Numbers of ones in a tail of probability below :data:`~pldp.estimation.detect.ALPHA_BAND` at every level."""
-        return flag_region(self.ones_laws, ALPHA_BAND)
+        """Numbers of ones in the tally region (:func:`~pldp.estimation.detect.tally_region`) at every level."""
+        return tally_region(self.ones_laws)
 
     def report_stats(self, rows: np.ndarray) -> tuple[np.ndarray, dict[int, np.ndarray]]:
         """The histogram of ones of packed reports and their tail counts (every level's tail region)."""

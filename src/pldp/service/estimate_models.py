@@ -64,6 +64,30 @@ class Detection(BaseModel):
         le=1.0,
     )
     flagged_ones: list[int] = Field(description="The numbers of ones flagged that some report has.")
+    joint_p: float | None = Field(
+        None,
+        description="The p-value of the joint test of the whole histogram of ones (unflagged counts) against "
+        "the honest law: a binomial scan of every count and a likelihood-ratio test.",
+        ge=0.0,
+        le=1.0,
+    )
+    joint_fired: bool | None = Field(None, description="Whether the joint test rejects the honest law at alpha.")
+    suspect_ones: list[int] = Field(
+        default_factory=list,
+        description='When it fired, the counts with more reports than honest devices give ("detect" drops them).',
+    )
+    flag_from: int | None = Field(None, description="The smallest flagged number of ones; null when none is.")
+    largest_unflagged: int | None = Field(None, description="The most ones a report can have without being flagged.")
+    power_share: float | None = Field(
+        None,
+        description="The smallest share of fakes at the largest unflagged count that the joint test detects "
+        "9 times in 10 at this number of reports.",
+        ge=0.0,
+        le=1.0,
+    )
+    has_power: bool | None = Field(
+        None, description="Whether that share is at most 5 %; false: the screen has no power at this budget and n."
+    )
 
 
 class Estimate(BaseModel):

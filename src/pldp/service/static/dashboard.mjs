@@ -390,6 +390,11 @@ function showScreening(detection) {
   const excess = document.getElementById("excess");
   excess.textContent = said.excess ?? "";
   excess.hidden = !said.excess;
+  for (const id of ["joint", "power"]) {
+    const el = document.getElementById(id);
+    el.textContent = said[id] ?? "";
+    el.hidden = !said[id];
+  }
   box.className = said.suspicious ? "screening message notice" : "screening hint";
   box.dataset.available = String(Boolean(detection?.available));
   box.dataset.flaggedShare = String(detection?.flagged_share ?? "");

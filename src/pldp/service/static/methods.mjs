@@ -71,12 +71,16 @@ export function shareWords(share) {
  * (and whether honest devices alone give that many), the reports piling up on one number of ones,
  * or why there is no screen.
  *
- * @returns {{flagged: string, excess: string|null, suspicious: boolean}}
+ * The joint test of the whole histogram (when it fired) and what the screen can see at this
+ * campaign's budget and number of reports follow in `joint` and `power` (the words of
+ * `pldp.deploy.estimates.detection_words`).
+ *
+ * @returns {{flagged: string, excess: string|null, joint: string|null, power: string|null, suspicious: boolean}}
  */
 export function screeningWords(detection) {
   if (!detection || !detection.available) {
     const why = detection?.reason ?? "the collector did not say";
-    return { flagged: `Screening for fake reports is not available for this campaign: ${why}.`, excess: null, suspicious: false };
+    return { flagged: `Screening for fake reports is not available for this campaign: ${why}.`, excess: null, joint: null, power: null, suspicious: false };
   }
   const honest = 2 * detection.alpha;
   let flagged =
@@ -87,7 +91,29 @@ export function screeningWords(detection) {
     ? `At least ${shareWords(detection.ones_excess_share)} of reports pile up on one number of ones more often than honest ` +
       "devices would; they may be fake reports made to look ordinary."
     : null;
-  return { flagged, excess, suspicious: detection.flagged_share > honest || Boolean(excess) };
+  const joint = detection.joint_fired
+    ? "Taken together, the numbers of ones do not fit honest devices " +
+      `(${detection.joint_p < 0.001 ? "p < 0.001" : `p = ${Number(detection.joint_p).toFixed(3)}`}); too many reports have ` +
+      `${(detection.suspect_ones ?? []).join(", ") || "none in particular"} ones: “Drop unlikely reports” leaves them out.`
+    : null;
+  return { flagged, excess, joint, power: powerWords(detection), suspicious: detection.flagged_share > honest || Boolean(excess) || Boolean(joint) };
+}
+
+/** What the screen can see at the campaign's budget and number of reports (null for an older screen). */
+export function powerWords(detection) {
+  if (detection.has_power == null || detection.largest_unflagged == null) return null;
+  const top = detection.largest_unflagged;
+  const hide = "fakes whose numbers of ones follow the honest ones are not seen by any screen of the counts";
+  const single = detection.flag_from == null
+    ? "no single report is unlikely enough to be flagged, "
+    : `single reports are flagged from ${detection.flag_from} ones, `;
+  if (!detection.has_power) {
+    const need = detection.power_share == null ? "more reports than there are" : `${shareWords(detection.power_share)} of reports`;
+    return `The screen has no power at this campaign's privacy budget and number of reports: ${single}and fakes ` +
+      `with ${top} ones are seen only when they are at least ${need}; ${hide}.`;
+  }
+  return `What the screen can see here: ${single}fakes with ${top} ones (the most not flagged) are seen from ` +
+    `${shareWords(detection.power_share)} of reports (9 times in 10); ${hide}.`;
 }
 
 const label = (method) => `“${(METHOD_LABELS[method] ?? method).replace(/ \(.*\)$/, "")}”`;
