@@ -1,4 +1,6 @@
-"""The worst case of ``"robust"`` and ``"unbiased"`` measured by the optimising attacker (issue 34).
+"""The worst case of ``"huber"`` (the former ``"robust"`` of RCF, APLDP, LLevels) and ``"unbiased"`` measured
+by the optimising attacker (issue 34). The default ``"robust"`` of those protocols is measured by
+``benchmarks/spread_candidates.py``.
 
 Run: ``PYTHONPATH=src python benchmarks/optimal_attack.py [--quick | --pure]`` (about 4 minutes on a shared
 two-core machine; ``--quick``: β = 1 % only, fewer repeats). Setting of docs/attacks.md's numbers:
@@ -50,13 +52,13 @@ def main(quick: bool = False) -> None:
             t0 = time.time()
             uniform = expected_gain(pure, target, m, data.sum(axis=0))
             row = [f"{name} beta={beta} m={m} MGA@0.55={uniform:.4f}"]
-            for defence, spread in (("robust", True), ("robust", False), ("unbiased", True)):
+            for defence, spread in (("huber", True), ("huber", False), ("unbiased", True)):
                 rng = np.random.default_rng([SEED, int(beta * 1000), idx, spread])
                 w = worst_case(
                     proto, target, m, data, rng=rng, defence=defence, repeats=repeats, population=n, spread=spread
                 )
                 extra = ""
-                if defence == "robust":
+                if defence == "huber":
                     # the same fakes under "unbiased", and the bound the estimate reports
                     r2 = np.random.default_rng([SEED, 1, int(beta * 1000), spread])
                     un, bound = [], []
@@ -64,7 +66,7 @@ def main(quick: bool = False) -> None:
                         h = proto.simulate(data, r2)
                         f = proto.tally(split_reports(proto, target, w.search.counts, r2))
                         un.append(gain(proto, h, f, target, "unbiased"))
-                        bound.append(float(proto.estimate(h + f, "robust").info["bound"][target[0]]))
+                        bound.append(float(proto.estimate(h + f, "huber").info["bound"][target[0]]))
                     extra = f" unbiased-same-fakes={np.mean(un):.4f} bound={np.mean(bound):.4f}"
                     if spread:  # the fixed spread strategies, measured alike
                         r3 = np.random.default_rng([SEED, 2, int(beta * 1000), idx])
@@ -75,7 +77,7 @@ def main(quick: bool = False) -> None:
                                     proto.simulate(data, r3),
                                     proto.tally(fake_reports(proto, target, m, rng=r3, strategy=strategy)),
                                     target,
-                                    "robust",
+                                    "huber",
                                 )
                                 for _ in range(repeats)
                             ]

@@ -1,5 +1,9 @@
 """The attacker who knows the estimator (issue 34, items 1 and 2): :mod:`pldp.attacks.optimal`.
 
+The findings against the bounded-influence combination are checked on ``"huber"``, the former
+``"robust"`` of RCF (the default ``"robust"`` is now the equal-influence combination,
+``tests/test_spread.py``).
+
 Setting of the issue's finding: RCF-k-RR over ten levels 0.1..1.0, ``d = 16``, ``n = 10^5`` honest
 users (Zipf(2), even level shares), the rarest item as target, β = 1 %. The searches here are
 coarser than the default (10 chunks, 2 shadow tallies) to keep the file fast; the default search
@@ -41,7 +45,7 @@ def rcf() -> RCF:
 
 @pytest.fixture(scope="module")
 def robust_search(rcf: RCF):  # type: ignore[no-untyped-def]
-    return search(rcf, TARGET, _m(0.01), rng=np.random.default_rng(3401), defence="robust", **FAST)
+    return search(rcf, TARGET, _m(0.01), rng=np.random.default_rng(3401), defence="huber", **FAST)
 
 
 def test_optimal_matches_or_beats_every_fixed_strategy(rcf: RCF, robust_search) -> None:  # type: ignore[no-untyped-def]
@@ -51,10 +55,10 @@ def test_optimal_matches_or_beats_every_fixed_strategy(rcf: RCF, robust_search) 
     assert set(s.fixed) >= {"mga", "knows_defence", "shares", "level 0", "level 9"}
     assert s.objective >= max(s.fixed.values())
     # the one-level attacker on the same shadows (same seed: same shadow and chunk tallies) does no better
-    one = search(rcf, TARGET, _m(0.01), rng=np.random.default_rng(3401), defence="robust", spread=False, **FAST)
+    one = search(rcf, TARGET, _m(0.01), rng=np.random.default_rng(3401), defence="huber", spread=False, **FAST)
     assert np.count_nonzero(one.counts) == 1
     assert one.objective <= s.objective
-    # and the spread split is much better than the best one-level claim against "robust"
+    # and the spread split is much better than the best one-level claim against "huber"
     assert s.objective > 3 * one.objective
     assert np.count_nonzero(s.counts) >= 2
 
@@ -69,17 +73,17 @@ def test_optimal_against_unbiased_claims_the_largest_level(rcf: RCF) -> None:
 
 
 def test_issue_finding_robust_beaten_beyond_its_one_level_bound(rcf: RCF, robust_search) -> None:  # type: ignore[no-untyped-def]
-    """The reported attack: spread over the levels of most weight, the robust gain exceeds
-    info["bound"] many times and exceeds what "unbiased" gains from the same fakes; the estimate
-    says its bound covers one level only."""
+    """The reported attack on ``"huber"`` (the former ``"robust"``): spread over the levels of most
+    weight, the robust gain exceeds info["bound"] many times and exceeds what "unbiased" gains from
+    the same fakes; the estimate says its bound covers one level only."""
     rng = np.random.default_rng(3403)
     robust, unbiased, bound = [], [], []
     for _ in range(6):
         honest = rcf.simulate(_cells(), rng)
         fake = rcf.tally(split_reports(rcf, TARGET, robust_search.counts, rng))
-        robust.append(gain(rcf, honest, fake, TARGET, "robust"))
+        robust.append(gain(rcf, honest, fake, TARGET, "huber"))
         unbiased.append(gain(rcf, honest, fake, TARGET, "unbiased"))
-        info = rcf.estimate(honest + fake, "robust").info
+        info = rcf.estimate(honest + fake, "huber").info
         bound.append(float(info["bound"][TARGET[0]]))
         assert info["bound_model"] == BOUND_MODEL and "one level" in BOUND_MODEL
         assert info["spread_bound"] is None
@@ -97,7 +101,7 @@ def test_one_level_bound_holds_against_the_optimal_one_level_attacker(rcf: RCF, 
         _m(beta),
         _cells(),
         rng=np.random.default_rng([3404, round(beta * 1000)]),
-        defence="robust",
+        defence="huber",
         repeats=8,
         spread=False,
         **FAST,
@@ -107,7 +111,7 @@ def test_one_level_bound_holds_against_the_optimal_one_level_attacker(rcf: RCF, 
     bounds = [
         float(
             rcf.estimate(
-                rcf.simulate(_cells(), rng) + rcf.tally(split_reports(rcf, TARGET, w.search.counts, rng)), "robust"
+                rcf.simulate(_cells(), rng) + rcf.tally(split_reports(rcf, TARGET, w.search.counts, rng)), "huber"
             ).info["bound"][TARGET[0]]
         )
         for _ in range(4)
@@ -116,7 +120,7 @@ def test_one_level_bound_holds_against_the_optimal_one_level_attacker(rcf: RCF, 
 
 
 def test_robust_worst_case_against_unbiased_worst_case(rcf: RCF, robust_search) -> None:  # type: ignore[no-untyped-def]
-    """The margin measured: against the attacker who knows it, "robust" gains at most x1.35 what
+    """The margin measured: against the attacker who knows it, "huber" gains at most x1.35 what
     "unbiased" gains from the same fakes (measured x1.2), and its worst case stays below the worst
     case of "unbiased" (the attacker who knows "unbiased" claims the largest level: 0.30)."""
     rng = np.random.default_rng(3406)
@@ -124,7 +128,7 @@ def test_robust_worst_case_against_unbiased_worst_case(rcf: RCF, robust_search) 
     for _ in range(6):
         honest = rcf.simulate(_cells(), rng)
         fake = rcf.tally(split_reports(rcf, TARGET, robust_search.counts, rng))
-        rob.append(gain(rcf, honest, fake, TARGET, "robust"))
+        rob.append(gain(rcf, honest, fake, TARGET, "huber"))
         unb.append(gain(rcf, honest, fake, TARGET, "unbiased"))
         top = rcf.tally(fake_reports(rcf, TARGET, _m(0.01), rng=rng, strategy="max_level"))
         worst_unb.append(gain(rcf, honest, top, TARGET, "unbiased"))

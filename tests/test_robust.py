@@ -96,7 +96,7 @@ def _run(
             est[method].append(e.frequencies)
             lo, hi = e.ci(0.95)
             cover[method].append((lo <= p) & (p <= hi))
-            if method == "robust":
+            if method in ("robust", "huber"):
                 infos.append(e.info)
     return {k: np.array(v) for k, v in est.items()}, {k: np.array(v) for k, v in cover.items()}, p, infos
 
@@ -119,30 +119,31 @@ def _coverage_ok(hits: np.ndarray, level: float = 0.95) -> None:
     ("levels", "oracle", "n", "d", "low", "high"),
     [(LEVELS10, "krr", 100_000, 16, 0.97, 1.05), ([0.5, 1.0, 2.0], "oue", 20_000, 8, 1.2, 1.7)],
 )
-def test_rcf_robust_cost_without_attack(
+def test_rcf_huber_cost_without_attack(
     levels: list[float], oracle: str, n: int, d: int, low: float, high: float
 ) -> None:
-    """Cost: MSE ratio to "unbiased" 1.00 (measured 1.007) with ten levels 0.1..1.0, where no level
-    holds half the weight; 1.4 with (0.5, 1, 2) under OUE, where level 2 holds 80 % and is capped
-    to half. 95 % intervals cover at their rate."""
+    """``"huber"`` (the former ``"robust"``). Cost: MSE ratio to "unbiased" 1.00 (measured 1.007)
+    with ten levels 0.1..1.0, where no level holds half the weight; 1.4 with (0.5, 1, 2) under
+    OUE, where level 2 holds 80 % and is capped to half. 95 % intervals cover at their rate."""
     proto = RCF(levels, d, oracle=oracle)  # type: ignore[arg-type]
-    est, cover, p, _ = _rcf_run(proto, n, 0.0, 0, 200, 11, ("unbiased", "robust"))
-    ratio = ((est["robust"] - p) ** 2).mean() / ((est["unbiased"] - p) ** 2).mean()
+    est, cover, p, _ = _rcf_run(proto, n, 0.0, 0, 200, 11, ("unbiased", "huber"))
+    ratio = ((est["huber"] - p) ** 2).mean() / ((est["unbiased"] - p) ** 2).mean()
     assert low <= ratio <= high, ratio
-    _coverage_ok(cover["robust"])
+    _coverage_ok(cover["huber"])
 
 
 @pytest.mark.parametrize(("level", "share"), [(9, 0.01), (9, 0.045), (0, 0.045)])
-def test_rcf_robust_bound_under_attack(level: int, share: float) -> None:
-    """Fakes claiming one level (the largest, which RCF's weights favour, or the smallest) and
-    reporting the rarest item: the robust estimate's mean gain stays within the closed-form bound
-    X(beta) <= X* = k sqrt(c/(1-c)) sigma_-g (2 standard errors of the other levels' combination),
-    while "unbiased" gains 0.3 (beta = 1 %) to 1.3 (4.5 %) at the largest level, 0.09 at the smallest."""
+def test_rcf_huber_bound_under_attack(level: int, share: float) -> None:
+    """``"huber"`` (the former ``"robust"``): fakes claiming one level (the largest, which RCF's
+    weights favour, or the smallest) and reporting the rarest item: the robust estimate's mean gain
+    stays within the closed-form bound X(beta) <= X* = k sqrt(c/(1-c)) sigma_-g (2 standard errors
+    of the other levels' combination), while "unbiased" gains 0.3 (beta = 1 %) to 1.3 (4.5 %) at
+    the largest level, 0.09 at the smallest."""
     proto = RCF(LEVELS10, 16, oracle="krr")
     n, d = 100_000, 16
-    est, _, p, infos = _rcf_run(proto, n, share, level, 30, 12, ("unbiased", "robust"))
+    est, _, p, infos = _rcf_run(proto, n, share, level, 30, 12, ("unbiased", "huber"))
     target = d - 1
-    gain = est["robust"][:, target] - p[target]
+    gain = est["huber"][:, target] - p[target]
     # the bound at the true frequencies: each level's model precision, and what the fakes add
     sizes = np.full(proto.t, n / proto.t)
     prec, add = [], 0.0
@@ -158,13 +159,16 @@ def test_rcf_robust_bound_under_attack(level: int, share: float) -> None:
     assert (est["unbiased"][:, target] - p[target]).mean() > 2 * float(worst)
 
 
-def test_apldp_offers_robust_too() -> None:
+def test_apldp_offers_robust_and_huber_too() -> None:
     proto = APLDP(LEVELS10, 16)
     rng = np.random.default_rng(3)
     tally = proto.simulate(_cells(rng, 50_000, 10, zipf_probabilities(16)), rng)
-    e = proto.estimate(tally, "robust")
-    assert "robust" in proto.methods and e.method == "robust" and np.all(np.isfinite(e.variance))
+    e = proto.estimate(tally, "huber")
+    assert "huber" in proto.methods and e.method == "huber" and np.all(np.isfinite(e.variance))
     assert e.info["breakdown_groups"] >= 2 and e.info["cap"] == 0.5
+    r = proto.estimate(tally, "robust")
+    assert r.method == "robust" and np.all(r.frequencies >= 0) and np.all(np.isfinite(r.variance))
+    assert r.info["beta"] == 0.05 and np.all(r.info["bound"] >= r.info["linear_bound"])
 
 
 # ------------------------------------------------------------------------------------ FEBSF

@@ -1,4 +1,8 @@
-"""A bounded-influence combination of group estimates: what ``"robust"`` does across budget levels.
+"""A bounded-influence combination of group estimates: ``"huber"`` across budget levels.
+
+RCF, APLDP and LLevels call it ``"huber"`` (it was their ``"robust"`` until issue 34: spread claims
+beat it, below; their ``"robust"`` is now :mod:`pldp.estimation.spread`); PLDP-FEBSF's
+``"robust"`` still uses it.
 
 Protocols that estimate the item frequencies separately in ``G`` groups of users (budget levels
 sent in the clear: RCF, APLDP; reported levels: PLDP-FEBSF) combine them linearly by default
@@ -71,7 +75,7 @@ from the fakes' and the Huber step clips *them*. The attacker who knows the esti
 (:func:`pldp.attacks.optimal.search`) finds such splits. Measured
 (``benchmarks/optimal_attack.py``, table in ``docs/attacks.md``; RCF-k-RR over ten levels
 0.1..1.0, :math:`d = 16`, :math:`n = 10^5`, the rarest item): at β = 1 % the split
-[0,0,0,0,0,0,0,252,353,405] gains 0.280 under ``"robust"`` (more than the 0.265 ``"unbiased"``
+[0,0,0,0,0,0,0,252,353,405] gains 0.280 under ``"huber"`` (more than the 0.265 ``"unbiased"``
 gains from the same fakes) while ``info["bound"]`` is 0.037; at 4.5 %, 1.176 against a bound of
 0.043. In the one-level model the best claim gains 0.026 (1 %) and 0.028 (4.5 %), below the bound
 (checked in ``tests/test_attacks_optimal.py``).

@@ -75,7 +75,7 @@ class LLevels(RCF):
     [1, 2]
     """
 
-    methods: ClassVar[tuple[str, ...]] = ("unbiased", "norm_sub", "mle", "robust")
+    methods: ClassVar[tuple[str, ...]] = ("unbiased", "norm_sub", "mle", "robust", "huber")
 
     def __init__(self, eps_perm: Any, eps_1: Any, d: int | Domain, chain: Literal["lgrr", "losue"] = "lgrr") -> None:
         if chain not in CHAINS:

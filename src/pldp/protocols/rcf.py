@@ -23,6 +23,7 @@ from pldp.estimation.consistency import norm_sub
 from pldp.estimation.groups import group_estimates, joint_mle, joint_mle_variance
 from pldp.estimation.result import Estimate
 from pldp.estimation.robust import DEFAULT_CAP, DEFAULT_K, robust_combine
+from pldp.estimation.spread import DEFAULT_BETA, equal_influence, lowering_projection
 from pldp.protocols.leveled import LeveledProtocol, check_levels, check_oracle, make_oracle
 from pldp.registry import register
 from pldp.tally import BaseTally, Tally
@@ -146,7 +147,7 @@ class RCF(LeveledProtocol):
     """
 
     tally_type: ClassVar[type[BaseTally]] = GroupedTally
-    methods: ClassVar[tuple[str, ...]] = ("unbiased", "norm_sub", "mle", "robust")
+    methods: ClassVar[tuple[str, ...]] = ("unbiased", "norm_sub", "mle", "robust", "huber")
 
     def __init__(self, levels: Any, d: int | Domain, oracle: Literal["krr", "oue", "rappor"] = "krr") -> None:
         self.oracle = check_oracle(oracle)
@@ -263,7 +264,13 @@ class RCF(LeveledProtocol):
         return var
 
     def estimate(
-        self, tally: GroupedTally, method: str = "unbiased", *, cap: float = DEFAULT_CAP, k: float = DEFAULT_K
+        self,
+        tally: GroupedTally,
+        method: str = "unbiased",
+        *,
+        cap: float = DEFAULT_CAP,
+        k: float = DEFAULT_K,
+        beta: float = DEFAULT_BETA,
     ) -> Estimate:
         """Estimate the item distribution from a grouped tally.
 
@@ -278,24 +285,35 @@ class RCF(LeveledProtocol):
         * ``"mle"``: maximum likelihood of ``p`` from all levels jointly
           (:func:`~pldp.estimation.groups.joint_mle`), with the variance of
           :func:`~pldp.estimation.groups.joint_mle_variance`.
-        * ``"robust"``: the levels' unbiased estimates combined with bounded influence
-          (:func:`~pldp.estimation.robust.robust_combine`: Huber's equation with fixed scales,
-          the weights of ``"unbiased"`` capped at the share ``cap``, clip ``k``), with a
-          delta-method variance. **Bound:** fakes who all claim one level, in any number,
-          move each item's estimate by at most :math:`k\\sqrt{c/(1-c)}` standard errors of the
-          combination of the other levels (``info["bound"]`` holds the largest over the
-          levels; no breakdown by one level). **Cost without attack** (measured,
-          ``tests/test_robust.py::test_rcf_robust_cost_without_attack``): MSE ratio to
-          ``"unbiased"`` 1.00-1.03 for ten levels 0.1..1.0 (no level holds half the weight);
-          1.5 with levels (0.5, 1, 2), where level 2 holds 80 % of the weight and is capped to
-          half. **Threat model of the bound** (``info["bound_model"]``): every fake claims the
-          same level. Fakes spread over several levels are not bounded (``info["spread_bound"]``
-          is None), and the attacker who knows the estimator (``strategy="optimal"`` of
-          :func:`pldp.attacks.fake_reports`) beats the bound by spreading over the levels of most
-          weight: measured worst case at β = 1 % (``benchmarks/optimal_attack.py``, ten levels
-          0.1..1.0, d = 16, n = 10^5): RCF-k-RR 0.280 (bound 0.037; ``"unbiased"`` 0.300 at its
-          worst), RCF-OUE 0.073, LLevels-L-GRR 0.294; measure a campaign's with
-          :func:`pldp.attacks.optimal.worst_case`.
+        * ``"robust"`` (issue 34): the levels' unbiased estimates combined with weights that give
+          every report the same influence, :math:`w_\\tau \\propto N_\\tau r_\\tau`,
+          :math:`r = (p^*-q^*)/(1-q^*)` (:func:`~pldp.estimation.spread.equal_influence`), then
+          Norm-Sub with its threshold kept at zero or above
+          (:func:`~pldp.estimation.spread.lowering_projection`: the projection only lowers, so
+          reports that lower the other items cannot raise the target through it; the estimate
+          sums to less than one when Norm-Sub would have added mass). A fake moves the numerator
+          by at most one report's worth whatever level it claims, so spreading claims buys
+          nothing. **Bound** (``info["bound"]``, model ``info["bound_model"]``): a share ``beta``
+          (default 5 %) of fakes, any split over the levels, any reports, moves item ``x`` by at
+          most ``info["bound"][x]`` (the linear part's ``info["linear_bound"]``, tight, plus the
+          largest move of any item, which bounds the projection's shift). **Measured**
+          (``benchmarks/spread_candidates.py``, ten levels 0.1..1.0, d = 16, n = 10^5, Zipf(2),
+          the rarest item, the optimising attacker that knows it): RCF-k-RR and LLevels 0.185 at
+          β = 1 % (×0.86 MGA against k-RR at 0.55), 0.68 at 4.5 % (×0.70); RCF-OUE 0.049 (×1.03)
+          and 0.214 (×1.01), and unary fakes with the target bit alone 0.052 (×1.10) and 0.228
+          (×1.07): OUE's :math:`r` is concave in the budget, so no combination of the levels
+          reaches MGA at the mean budget (the consistent split gains ×1.06 / ×1.05 against
+          ``"unbiased"``). **Cost without attack**: MSE ×1.31 (k-RR) and ×1.43 (OUE) that of
+          ``"norm_sub"`` (the weights are not the minimum-variance ones); with levels (0.5, 1, 2)
+          ×1.48 and ×1.85 (``--three``). The variance describes
+          the estimate before projection.
+        * ``"huber"``: the former ``"robust"``: Huber's equation with fixed scales over the
+          levels, the weights of ``"unbiased"`` capped at the share ``cap``, clip ``k``
+          (:func:`~pldp.estimation.robust.robust_combine`), with a delta-method variance. Its
+          bound (``info["bound"]``) covers fakes who all claim *one* level; spread over the levels
+          of most weight they beat it (``info["spread_bound"]`` is None): measured worst case at
+          β = 1 % (``benchmarks/optimal_attack.py``): RCF-k-RR 0.280 (×1.31), RCF-OUE 0.073
+          (×1.54), LLevels-L-GRR 0.294 (×1.37). Kept for comparison, not as a defence.
 
         Raises
         ------
@@ -315,11 +333,16 @@ class RCF(LeveledProtocol):
         elif method == "mle":
             freq = joint_mle(self.mechanisms, tally.tallies)
             variance = joint_mle_variance(self.mechanisms, tally.tallies, freq)
-        elif method == "robust":
+        elif method in ("robust", "huber"):
             support = tuple(np.stack([m.support[i] for m in self.mechanisms]) for i in (0, 1))
-            rob = robust_combine(est, var, sizes, (support[0], support[1]), cap=cap, k=k)
-            freq, variance, w = rob.frequencies, rob.variance, rob.weights
-            extra = rob.info()
+            if method == "huber":
+                rob = robust_combine(est, var, sizes, (support[0], support[1]), cap=cap, k=k)
+                freq, variance, w = rob.frequencies, rob.variance, rob.weights
+                extra = rob.info()
+            else:
+                eq = equal_influence(est, var, sizes, (support[0], support[1]), beta=beta)
+                (freq, theta), variance, w = lowering_projection(eq.frequencies), eq.variance, eq.weights
+                extra = {**eq.info(projected=True), "threshold": theta}
         info = {
             "protocol": type(self).__name__,
             "mechanisms": self.choices,

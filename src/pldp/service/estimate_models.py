@@ -28,10 +28,11 @@ class AttributeEstimate(BaseModel):
     )
     fallback_reason: str | None = Field(description="Why the fallback was taken; null without one.")
     info: dict[str, Any] = Field(
-        description='The estimator\'s diagnostics. For "robust" over budget levels, `bound` is the most fakes that '
-        "all claim ONE level can move each share; `bound_model` states that threat model and `spread_bound` is null: "
-        "fakes spread over several levels are not bounded (an attacker who knows the estimator moves the share "
-        "several times `bound`; docs/attacks.md gives the worst case measured)."
+        description='The estimator\'s diagnostics. For "robust" over budget levels, `bound` is the most fakes can '
+        "move each share in the threat model `bound_model` states. RCF, APLDP, LLevels: a share `beta` of fakes in "
+        "any split over the levels (`spread_bound` equals `bound`). PLDP-FEBSF: fakes that all claim ONE level, "
+        "and `spread_bound` is null: fakes spread over several levels are not bounded (docs/attacks.md gives the "
+        "worst case measured)."
     )
 
 

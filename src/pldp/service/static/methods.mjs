@@ -8,6 +8,7 @@ export const METHOD_LABELS = {
   norm_sub: "Clipped to 0–100\u00a0% (Norm-Sub)",
   mle: "Most likely (maximum likelihood)",
   robust: "Robust to fake users claiming one level",
+  huber: "Huber over the levels (the former robust method)",
   detect: "Drop unlikely reports",
   recover: "Subtract suspected fake reports",
   sum: "Levels added (the paper's baseline)",
@@ -20,6 +21,7 @@ export const METHOD_SHORT = {
   norm_sub: "clipped",
   mle: "most likely",
   robust: "robust to fake levels",
+  huber: "Huber over the levels",
   detect: "unlikely reports dropped",
   recover: "suspected fakes subtracted",
   sum: "levels added",
@@ -38,7 +40,13 @@ export const METHOD_WORDS = {
   robust:
     "Robust to fake users claiming one level: the reports of each privacy level give their own shares, and these are " +
     "combined so that no single level can move the result far. Fake users who all claim one level cannot take it over; " +
-    "without fake users the shares are a little noisier than the unbiased ones.",
+    "without fake users the shares are a little noisier than the unbiased ones. Where the level is sent in the clear " +
+    "(RCF, APLDP, LLevels) every report counts the same whatever level it claims, so fake users gain nothing by " +
+    "spreading their claims either.",
+  huber:
+    "Huber over the levels: the former robust method of the protocols that send the level in the clear, kept for " +
+    "comparison. Fake users who all claim one level cannot take it over, but fake users who spread their claims over " +
+    "the levels of most weight move it more than the unbiased shares.",
   detect:
     "Drop unlikely reports: reports with a number of ones that honest devices almost never produce are left out, and " +
     "the shares are corrected for the few honest reports left out with them.",

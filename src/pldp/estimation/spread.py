@@ -1,0 +1,223 @@
+"""Equal influence per report: a combination of budget levels that spread claims cannot game.
+
+Protocols whose users claim their budget level in the clear (RCF, APLDP, LLevels) estimate the
+item frequencies per level and combine them. A fake user chooses its level. Under any
+combination with weights :math:`w_g` a fake claiming level ``g`` and supporting item ``i``
+moves the estimate by about :math:`w_g s_g / N_g`, with :math:`N_g` the users claiming ``g``
+and :math:`s_g = (1 - q^*_g)/(p^*_g - q^*_g)` the most one report moves the level's unbiased
+estimate (in units of :math:`1/N_g`). The attacker who knows the weights puts its fakes where
+that is largest: with the minimum-variance weights, the largest budget; with the bounded-influence
+``"huber"`` combination, the few levels of most weight (issue 34).
+
+**The estimator.** Weights that give every report the same influence,
+
+.. math::
+
+    w_g \\propto N_g\\, r_g, \\qquad r_g = \\frac{p^*_g - q^*_g}{1 - q^*_g} = 1/s_g,
+
+with :math:`N_g` the *claimed* counts (fakes included). Then
+
+.. math::
+
+    \\hat\\mu = \\sum_g w_g \\hat x_g = \\frac{\\sum_g (c_g - N_g q^*_g)/(1 - q^*_g)}{\\sum_g N_g r_g}
+    = \\frac{A}{B},
+
+with :math:`c_g` the reports of level ``g`` that support the item: every report adds
+:math:`(\\mathbb 1[\\text{supports}] - q^*_g)/(1 - q^*_g) \\le 1` to the numerator and
+:math:`r_g > 0` to the denominator, *whatever level it claims*. So the split of the fakes over
+the levels buys nothing on the numerator, and claiming a level only adds to the denominator.
+
+**The bound (any split, any reports).** Honest reports give :math:`A, B`; ``m`` fakes add
+:math:`a \\le m` and :math:`b \\in [m r_{\\min}, m r_{\\max}]`. The gain
+:math:`(A + a)/(B + b) - A/B = (a - \\hat\\mu b)/(B + b) \\le m (1 + r_{\\max}\\max(0, -\\hat\\mu))/B`,
+with :math:`\\hat\\mu = A/B` the estimate without the fakes. With a share :math:`\\beta` of fakes
+among the :math:`N` reports, :math:`m \\le \\beta N` and :math:`B \\ge B_{obs} - \\beta N r_{\\max}`:
+
+.. math::
+
+    X = \\frac{\\beta N (1 + r_{\\max} \\max(0, -\\hat\\mu))}{B_{obs} - \\beta N r_{\\max}},
+
+evaluated at the attacked :math:`\\hat\\mu` (``info["bound"]``; the threat model is
+:data:`BOUND_MODEL`, ``beta`` is an option, default 5 %). It holds for every split over the
+levels and every report, not only for the one-level claims of ``"huber"``'s bound.
+
+**Compared with the uniform mechanism.** MGA against one mechanism at budget :math:`\\bar\\varepsilon`
+gains about :math:`\\beta/r(\\bar\\varepsilon)`; here the most is about :math:`\\beta/\\bar r` with
+:math:`\\bar r = \\sum_g \\rho_g r_g` the level shares' mean of :math:`r`. For k-RR :math:`r` is
+convex in :math:`\\varepsilon` (below :math:`\\ln(d-2)`) so :math:`\\bar r \\ge r(\\bar\\varepsilon)` and
+the gain is at most MGA's at the mean budget. For OUE :math:`r = (1 - e^{-\\varepsilon})/2` is
+concave: :math:`\\bar r < r(\\bar\\varepsilon)` (ten levels 0.1..1.0: ×1.06).
+
+**No combination of the levels does better** (among those that move by :math:`\\Delta` when every
+level's estimate does, as every location estimate does): fakes claiming level ``g`` in proportion
+to :math:`N_g r_g`, each supporting the target, move every level's estimate by the same
+:math:`\\Delta = m / \\sum_g N_g r_g`; the levels then agree with each other as honest data of a
+shifted distribution would, and this estimator gains exactly that (the lower bound,
+:func:`consistent_shift`).
+
+**Measured** (``benchmarks/spread_candidates.py``, table in ``docs/attacks.md``; ten levels
+0.1..1.0 evenly shared, :math:`d = 16`, :math:`n = 10^5`, Zipf(2), the rarest item, the
+optimising attacker that knows the estimate, which RCF, APLDP and LLevels call ``"robust"``: this
+combination then :func:`lowering_projection`). RCF-k-RR and LLevels-L-GRR: 0.185 at β = 1 %
+(×0.86 MGA against k-RR at 0.55), 0.68 at 4.5 % (×0.70), every fake on the smallest level;
+RCF-OUE 0.049 (×1.03) and 0.214 (×1.01), unary fakes with the target bit alone 0.052 (×1.10) and
+0.228 (×1.07), where the lower bound's attack, made explicit, gains ×1.06 and ×1.05 against the
+unbiased combination. MSE over that of Norm-Sub without attack: ×1.31 (k-RR), ×1.43 (OUE).
+
+**Cost.** These weights are not the minimum-variance ones (:math:`\\propto N_g r_g^2\\,(1-q^*)/q^*`):
+for ten levels 0.1..1.0 the variance is about :math:`\\overline{\\varepsilon^2}/\\bar\\varepsilon^2 = 1.27`
+times the minimum (k-RR, small budgets). The estimate is linear and unbiased (the weights
+depend on the counts and the budgets only); its variance is :math:`\\sum_g w_g^2 V_g`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from pldp.errors import EstimationError, ParameterError
+
+__all__ = [
+    "BOUND_MODEL",
+    "DEFAULT_BETA",
+    "SpreadCombination",
+    "consistent_shift",
+    "equal_influence",
+    "influence",
+    "lowering_projection",
+]
+
+#: The share of fakes the reported bound covers by default.
+DEFAULT_BETA = 0.05
+#: The threat model of ``info["bound"]`` of the equal-influence combination.
+BOUND_MODEL = (
+    "a share beta of fake reports among all reports (info['beta']), claiming any levels in any split, "
+    "each report anything: bound[x] is the most they move item x's estimate (before projection)"
+)
+
+
+def influence(support: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """:math:`r = (p^* - q^*)/(1 - q^*)` per group and item: the inverse of the most one report moves
+    its group's unbiased estimate, in units of one over the group's size."""
+    p_star, q_star = (np.asarray(a, dtype=float) for a in support)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(q_star < 1, (p_star - q_star) / (1.0 - q_star), 0.0)
+
+
+def lowering_projection(x: np.ndarray) -> tuple[np.ndarray, float]:
+    """Norm-Sub that only lowers: :math:`\\max(x - \\theta, 0)` with :math:`\\theta` Norm-Sub's
+    threshold (the projection onto the simplex) when it is :math:`\\ge 0`, else 0 (the entries are
+    then only clipped at zero and sum to less than one). Returns the estimate and :math:`\\theta`.
+
+    Plain Norm-Sub couples the items: fakes whose reports lower every other item (unary reports
+    with the target bit alone) lower its threshold and so raise the target by up to that much
+    again (RCF-OUE, β = 1 %, every fake on level 0.1: 0.086 against 0.050 before projection,
+    ``benchmarks/spread_candidates.py --consistent``). With the threshold kept
+    at zero or above, fakes can lower it only down to zero: the target gains at most the honest
+    threshold (≈ 0.003 on average in the setting of ``docs/attacks.md``, at most 0.012) more than
+    before projection, and on honest data nothing changes where the threshold is positive.
+
+    Examples
+    --------
+    >>> lowering_projection(np.array([0.7, 0.5, -0.2]))[0].tolist()
+    [0.6, 0.4, 0.0]
+    >>> lowering_projection(np.array([0.5, 0.2, -0.1]))[0].tolist()
+    [0.5, 0.2, 0.0]
+    """
+    v = np.asarray(x, dtype=float)
+    u = np.sort(v)[::-1]
+    css = np.cumsum(u) - 1.0
+    k = np.arange(1, v.size + 1)
+    rho = int(np.flatnonzero(u - css / k > 0)[-1])
+    theta = max(float(css[rho] / (rho + 1)), 0.0)
+    return np.maximum(v - theta, 0.0), theta
+
+
+def consistent_shift(sizes: np.ndarray, support: tuple[np.ndarray, np.ndarray], m: int) -> np.ndarray:
+    """The lower bound: :math:`m / \\sum_g N_g r_g` per item, what ``m`` fakes claiming levels in
+    proportion to :math:`N_g r_g` move every level's estimate by alike (module docstring)."""
+    r = influence(support)
+    n = np.asarray(sizes, dtype=float).reshape(-1, *([1] * (r.ndim - 1)))
+    return m / np.sum(n * r, axis=0)
+
+
+@dataclass(frozen=True)
+class SpreadCombination:
+    """What :func:`equal_influence` returns (per item, shape (d,), unless noted): the combination,
+    its variance, the weights (G, d), the most a share ``beta`` of fakes moves each item up
+    (``bound``) and down (``down``) in the linear combination."""
+
+    frequencies: np.ndarray
+    variance: np.ndarray
+    weights: np.ndarray
+    bound: np.ndarray
+    down: np.ndarray
+    beta: float
+
+    def projected_bound(self) -> np.ndarray:
+        """The bound after a projection onto the simplex (Norm-Sub): :math:`X_x + \\max_i
+        \\max(X_i, X^-_i)`, since moving every item by at most :math:`\\eta` moves Norm-Sub's
+        threshold by at most :math:`\\eta`."""
+        return self.bound + float(np.max(np.maximum(self.bound, self.down)))
+
+    def info(self, projected: bool = False) -> dict[str, object]:
+        """The diagnostics an :class:`~pldp.Estimate` carries in ``info`` (``projected``: the
+        bound of the estimate after Norm-Sub, and the linear one as ``linear_bound``)."""
+        bound = self.projected_bound() if projected else self.bound
+        return {
+            "weights": self.weights,
+            "bound": bound,
+            "bound_model": BOUND_MODEL
+            if not projected
+            else BOUND_MODEL.replace("(before projection)", "(after the projection onto the simplex)"),
+            "spread_bound": bound,
+            "linear_bound": self.bound,
+            "beta": self.beta,
+        }
+
+
+def equal_influence(
+    estimates: np.ndarray,
+    variances: np.ndarray,
+    sizes: np.ndarray,
+    support: tuple[np.ndarray, np.ndarray],
+    *,
+    beta: float = DEFAULT_BETA,
+) -> SpreadCombination:
+    """Combine group estimates with weights :math:`\\propto N_g r_g` (module docstring).
+
+    Parameters
+    ----------
+    estimates, variances : ndarray, shape (G, d)
+        Each group's unbiased estimate (NaN without users) and its plug-in variance.
+    sizes : ndarray, shape (G,)
+        Reports per group, as claimed.
+    support : (ndarray, ndarray), each broadcastable to (G, d)
+        Each group's :math:`(p^*, q^*)` per item.
+    beta : float
+        The share of fakes the bound covers, in [0, 1).
+    """
+    if not (0.0 <= float(beta) < 1.0):
+        raise ParameterError(f"beta must lie in [0, 1), got {beta!r}")
+    x = np.asarray(estimates, dtype=float)
+    n = np.asarray(sizes, dtype=float)[:, None]
+    r = np.broadcast_to(influence(support), x.shape)
+    has = (n > 0) & np.isfinite(x) & (r > 0)
+    mass = np.where(has, n * r, 0.0)
+    total = mass.sum(axis=0)
+    if np.any(total <= 0):
+        raise EstimationError("no group holds information for some item: nothing to combine")
+    w = mass / total
+    mu = np.sum(np.where(has, w * x, 0.0), axis=0)
+    variance = np.sum(np.where(has, w**2 * np.asarray(variances, dtype=float), 0.0), axis=0)
+    big_n = float(np.sum(np.where(np.any(has, axis=1), n[:, 0], 0.0)))
+    r_max = np.max(np.where(has, r, 0.0), axis=0)
+    fakes = float(beta) * big_n
+    honest = total - fakes * r_max
+    q_star = np.broadcast_to(np.asarray(support[1], dtype=float), x.shape)
+    q_max = np.max(np.where(has, q_star, 0.0), axis=0)
+    with np.errstate(divide="ignore"):
+        bound = np.where(honest > 0, fakes * (1.0 + r_max * np.maximum(0.0, -mu)) / honest, np.inf)
+        down = np.where(honest > 0, fakes * (q_max / (1.0 - q_max) + r_max * np.maximum(0.0, mu)) / honest, np.inf)
+    return SpreadCombination(mu, variance, w, bound, down, float(beta))
