@@ -414,17 +414,19 @@ class MPLDP(Protocol):
           this attribute, in any number, the cap and the clipping of honest levels counted
           (:func:`~pldp.estimation.level_bound.mean_one_level_bound`; ``info["inlier_bound"]``
           is :math:`k\\sqrt{c/(1-c)}\\,\\sigma_{-\\tau}` of
-          :func:`~pldp.estimation.robust.attack_bound`, which assumes no honest level clipped and
-          is exceeded here: the largest level is capped and has the narrowest clip).
+          :func:`~pldp.estimation.robust.attack_bound`, which assumes no honest level clipped or
+          capped, neither true here: the largest level is capped and has the narrowest clip).
           ``info["bound_model"]`` states the model and ``info["spread_bound"]`` is None: fakes
-          spread over several levels are not bounded (worst case measured in
-          ``docs/attacks.md``, ``benchmarks/mpldp_attack.py``). A fake reports on *every*
-          attribute, so the bound holds per attribute: fakes attacking ``a`` attributes move the
-          sum of their targets by up to ``a`` bounds. Variance: the delta-method variance of
-          :func:`~pldp.estimation.robust.robust_combine` plus the level-sampling term with its
-          coefficients. Cost without attack (``tests/test_mpldp_robust.py``): x1.34 the MSE of
-          ``"unbiased"`` (two attributes of 16 values, budget 0.9, :math:`n = 10^5`), since the
-          largest level holds ~74 % of OC's weight and is capped to half.
+          spread over several levels are not bounded, and the attacker who knows the estimator
+          gains *more* than under OC (``benchmarks/mpldp_attack.py``, β = 1 %, budget 0.9, 16
+          values: 0.064 spread over the two small levels, OC's worst 0.060; ``docs/attacks.md``).
+          A fake reports on *every* attribute, so the bound holds per attribute: fakes
+          attacking ``a`` attributes move the sum of their targets by up to ``a`` bounds.
+          Variance: the delta-method variance of :func:`~pldp.estimation.robust.robust_combine`
+          plus the level-sampling term with its coefficients. Cost without attack
+          (``tests/test_mpldp_robust.py``): x1.37 the MSE of ``"unbiased"`` (two attributes of
+          16 values, budget 0.9, :math:`n = 10^5`), since the largest level holds ~74 % of OC's
+          weight and is capped to half.
 
         Variance of ``"unbiased"``, ``"norm_sub"`` and ``"sum"``: :math:`\\sum_\\tau w_\\tau^2 V_\\tau`
         with the exact BRR level variances (eq. 8-11, data-free for basic RAPPOR) plus the
