@@ -21,7 +21,7 @@ from pldp.datasets.synthetic import zipf_probabilities
 from pldp.errors import ParameterError
 from pldp.estimation.robust import BOUND_MODEL
 from pldp.mechanisms import KRR, OUE
-from pldp.protocols import MPLDP, RCF, GroupedReports
+from pldp.protocols import MPLDP, RCF, GroupedReports, PaddingSampling
 
 LEVELS = np.arange(1, 11) / 10
 D, N = 16, 100_000
@@ -174,8 +174,10 @@ def test_refusals(rcf: RCF) -> None:
         fake_reports(rcf, TARGET, 10, rng=rng, strategy="optimal", split=[5] + [0] * 9)
     with pytest.raises(ParameterError, match="not an estimation method"):
         search(rcf, TARGET, 10, rng=rng, defence="nonsense")
-    with pytest.raises(ParameterError, match="MPLDP"):
-        fake_reports(MPLDP([3, 4], [1.0, 2.0]), [2], 10, rng=rng, strategy="optimal")
+    with pytest.raises(ParameterError, match="padding-and-sampling"):
+        fake_reports(PaddingSampling(OUE(1.0, 5), 2), [2], 10, rng=rng, strategy="optimal")
+    # MPLDP is searched over (attribute, level) pairs (tests/test_mpldp_robust.py)
+    assert atoms_of(MPLDP([3, 4], [1.0, 2.0]))[:2] == ("a0 level 0", "a0 level 1")
     with pytest.raises(ParameterError, match="needs split="):
         expected_gain(rcf, TARGET, 10, _cells(), strategy="optimal")
 

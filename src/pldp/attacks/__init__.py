@@ -16,6 +16,7 @@ module         holds
 ``pure``       KRR, URR, IPRR, RAPPOR, OUE, IDUE and padding-and-sampling
 ``leveled``    PLDP-FEBSF, RCF, APLDP, PBP, PPDA, MPLDP: level claims, then reports at the level
 ``optimal``    ``strategy="optimal"``: the attacker who knows the estimator searches its split on shadow tallies
+``across``     the same search for MPLDP: a split over (attribute, level) claims, attribute by attribute
 ``api``        :func:`fake_reports`, :func:`promoted`, :func:`shift`, :func:`gain`, :func:`expected_gain`
 =============  ==================================================================================
 

@@ -8,7 +8,7 @@ import numpy as np
 
 from pldp._validation import check_int
 from pldp.attacks.base import Attack, rule_of
-from pldp.attacks.optimal import atoms_of, search, split_reports
+from pldp.attacks.optimal import atoms_of, fakes_of, search, split_reports
 from pldp.errors import ParameterError
 
 __all__ = ["expected_gain", "fake_reports", "gain", "gain_is_exact", "promoted", "shift"]
@@ -74,7 +74,8 @@ def fake_reports(
         or ``"optimal"`` (an attacker who knows the estimator ``defence`` and searches, on shadow
         tallies it draws from ``rng``, the split of its fakes over the claimed levels, or for a
         single mechanism over the report strategies, that moves the targets most:
-        :mod:`pldp.attacks.optimal`; not MPLDP nor padding-and-sampling).
+        :mod:`pldp.attacks.optimal`; MPLDP: over (attribute, level) claims, every attribute's
+        row holding the ``m`` fakes; not padding-and-sampling).
         :mod:`pldp.attacks.pure` and :mod:`pldp.attacks.leveled` say exactly what each does per
         family.
     level : int, optional
@@ -91,7 +92,7 @@ def fake_reports(
         ``"unbiased"``).
     split : array_like of int, optional
         ``"optimal"`` only: fakes per atom (:func:`pldp.attacks.optimal.atoms_of`), skipping the
-        search.
+        search (MPLDP: the ``(attributes, levels)`` table, flat or not, each row holding ``m``).
     search_options : dict, optional
         ``"optimal"`` only: keyword arguments of :func:`pldp.attacks.optimal.search`
         (``population``, ``options`` of the estimator, ``chunks``, ``shadows``, ``passes``,
@@ -133,8 +134,8 @@ def fake_reports(
             else:
                 opts = {"shares": shares, **(search_options or {})}
                 split = search(oracle, targets, m, rng=rng, defence=defence or "unbiased", **opts).counts
-        if int(np.sum(split)) != m:
-            raise ParameterError(f"split= must hold the {m} fakes, got {int(np.sum(split))}")
+        if fakes_of(oracle, split) != m:
+            raise ParameterError(f"split= must hold the {m} fakes, got {fakes_of(oracle, split)}")
         return split_reports(oracle, targets, np.asarray(split), rng)
     return rule_of(oracle).reports(oracle, attack, m, rng)
 
@@ -224,7 +225,7 @@ def expected_gain(
     m = check_int(m, "m", 0)
     attack = _attack(oracle, targets, strategy, level, shares, defence, split)
     if strategy == "optimal":
-        if split is None or int(np.sum(split)) != m:
+        if split is None or fakes_of(oracle, split) != m:
             raise ParameterError(f"expected_gain of strategy 'optimal' needs split= holding the {m} fakes")
         from pldp.attacks.optimal import split_expected_gain
 

@@ -55,6 +55,7 @@ __all__ = [
     "level_shift",
     "level_support",
     "report_strategy",
+    "split_rows",
 ]
 
 #: The strategy of the fake reports at the claimed level (of the level's mechanism,
@@ -323,7 +324,8 @@ class MPLDPRule(LeveledRule):
 
     ``targets`` is one array of value indices per attribute (an empty one for an attribute not
     attacked: the fakes then report a uniform value honestly there), or one flat array for
-    attribute 0.
+    attribute 0. ``"optimal"`` (:mod:`pldp.attacks.across`) claims the levels of a split table
+    ``(l, levels)`` (:func:`split_rows`): a fake claims a level on every attribute.
     """
 
     strategies = tuple(s for s in HOW if s != "optimal")
@@ -342,9 +344,14 @@ class MPLDPRule(LeveledRule):
         return np.asarray(oracle.level_shares, dtype=float)
 
     def reports(self, oracle: FrequencyOracle, attack: Attack, m: int, rng: np.random.Generator) -> MPLDPReports:
+        """Per attribute, claims and reports as the strategy says; ``"optimal"``: the claims of
+        ``attack.split`` (``(l, levels)``, row ``i`` the fakes per level of attribute ``i``, also for
+        an attribute not attacked), MGA reports at them (honest reports of a uniform value on an
+        attribute not attacked)."""
         mp: Any = oracle
         self.check_level(mp, attack, mp.n_levels)
         shares = self.shares(mp, attack, mp.n_levels)
+        split = split_rows(mp, attack.split, m) if attack.strategy == "optimal" else None
         bits, levels = [], []
         for i, targets in enumerate(attack.targets):
             honest = not targets.size  # an attribute not attacked: an honest report of a uniform value
@@ -353,7 +360,10 @@ class MPLDPRule(LeveledRule):
                 if honest
                 else Attack(targets, attack.strategy, attack.level, defence=attack.defence)
             )
-            lv = claims(mp.mechanisms[i], part, m, shares, rng)
+            if split is not None:
+                lv = claims(mp.mechanisms[i], Attack(part.targets, "optimal", split=split[i]), m, shares, rng)
+            else:
+                lv = claims(mp.mechanisms[i], part, m, shares, rng)
             bits.append(self.in_user_order(self.per_level(mp.mechanisms[i], part, lv, rng), lv))
             levels.append(lv)
         return MPLDPReports(tuple(bits), np.stack(levels, axis=1).reshape(m, mp.n_attributes))
@@ -367,7 +377,8 @@ class MPLDPRule(LeveledRule):
         for i, targets in enumerate(attack.targets):
             if not targets.size:
                 continue
-            part = Attack(targets, attack.strategy, attack.level, defence=attack.defence)
+            row = None if attack.split is None else split_rows(mp, attack.split, m)[i]
+            part = Attack(targets, attack.strategy, attack.level, defence=attack.defence, split=row)
             k, t = mp.k[i], mp.n_levels
             cells = np.bincount(user_levels[:, i] * k + values[:, i], minlength=t * k).reshape(t, k).astype(float)
             n = cells.sum(axis=1)
@@ -386,6 +397,27 @@ class MPLDPRule(LeveledRule):
 
     def total(self, shift: Any, targets: Any) -> float:
         return float(sum(np.sum(s[t]) for s, t in zip(shift, targets, strict=True)))
+
+
+def split_rows(mp: Any, split: Any, m: int | None = None) -> np.ndarray:
+    """An MPLDP split as ``(l, levels)`` fakes per attribute and claimed level (given flat, in the
+    order of :func:`pldp.attacks.optimal.atoms_of`, or as a table): every row holds the same
+    number of fakes (``m`` if given), since a fake user claims a level on every attribute."""
+    s = np.asarray(split)
+    shape = (mp.n_attributes, mp.n_levels)
+    if s.size != shape[0] * shape[1] or s.dtype.kind not in "iu" or np.any(s < 0):
+        raise ParameterError(
+            f"an MPLDP split must be {shape[0]} x {shape[1]} non-negative fake counts (attribute, claimed level)"
+        )
+    rows = s.reshape(shape).astype(np.int64)
+    totals = rows.sum(axis=1)
+    if np.any(totals != totals[0]) or (m is not None and int(totals[0]) != m):
+        want = f"{m}" if m is not None else "the same number of"
+        raise ParameterError(
+            f"every attribute's row of an MPLDP split must hold {want} fakes (a fake claims a level on every "
+            f"attribute), got {totals.tolist()}"
+        )
+    return rows
 
 
 def _standardized(mech: Any, targets: np.ndarray, how: str) -> np.ndarray:

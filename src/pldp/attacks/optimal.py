@@ -11,7 +11,10 @@ LLevels, PBP, PPDA, PLDP-FEBSF) the claimed levels (every fake reports MGA-style
 ``strategy="level"``); for a single mechanism the report strategies ``"mga"``, ``"adaptive"`` and
 ``"knows_defence"`` (for unary reports: every target bit and the honest expected number of ones,
 honest ones counts, or the non-targets near their honest rate; for direct encoding ``"mga"`` and
-``"knows_defence"``). MPLDP and padding-and-sampling are not searched (ParameterError).
+``"knows_defence"``); for MPLDP the (attribute, level) pairs ``"a{i} level {tau}"``: a fake claims a
+level on every attribute, so its split is a table whose every row holds all ``m`` fakes, searched
+attribute by attribute (:mod:`pldp.attacks.across`; ``Search.counts`` is the table, flat).
+Padding-and-sampling is not searched (ParameterError).
 
 **Shadow tallies.** The attacker draws its own honest data from its ``rng``: ``population`` honest
 users (default ``99 m``: :math:`\\beta = 1\\%`), spread over the levels by ``shares`` (default the
@@ -56,6 +59,7 @@ __all__ = [
     "Search",
     "Worst",
     "atoms_of",
+    "fakes_of",
     "search",
     "split_expected_gain",
     "split_reports",
@@ -102,19 +106,36 @@ class Search:
     evaluations: int = 0
 
 
-def _levelled(oracle: Any) -> bool:
-    from pldp.attacks.leveled import LeveledRule, MPLDPRule
+def _attributes(oracle: Any) -> bool:
+    """MPLDP: a split over (attribute, level) pairs."""
+    from pldp.attacks.leveled import MPLDPRule
 
-    rule = rule_of(oracle)
-    if isinstance(rule, MPLDPRule):
-        raise ParameterError("strategy 'optimal' does not search MPLDP (attributes x levels): use a fixed strategy")
-    return isinstance(rule, LeveledRule)
+    return isinstance(rule_of(oracle), MPLDPRule)
+
+
+def _levelled(oracle: Any) -> bool:
+    from pldp.attacks.leveled import LeveledRule
+
+    return isinstance(rule_of(oracle), LeveledRule) and not _attributes(oracle)
+
+
+def fakes_of(oracle: Any, split: Any) -> int:
+    """The number of fakes a split holds (MPLDP: the fakes of each attribute's row, which must agree)."""
+    if _attributes(oracle):
+        from pldp.attacks.leveled import split_rows
+
+        return int(split_rows(oracle, split)[0].sum())
+    return int(np.sum(split))
 
 
 def atoms_of(oracle: Any) -> tuple[str, ...]:
     """The atoms the fakes of ``oracle`` are split over (module docstring)."""
     from pldp.attacks.pure import DirectRule, PaddingRule
 
+    if _attributes(oracle):
+        from pldp.attacks.across import atom_names
+
+        return atom_names(oracle)
     if _levelled(oracle):
         return tuple(f"level {i}" for i in range(oracle.t))
     rule = rule_of(oracle)
@@ -263,7 +284,7 @@ def search(
     Parameters
     ----------
     oracle : FrequencyOracle
-        A single mechanism (not padding-and-sampling) or a levelled protocol (not MPLDP).
+        A single mechanism (not padding-and-sampling), a levelled protocol or MPLDP.
     targets : array_like of int
     m : int
         Fakes (``>= 1``).
@@ -294,8 +315,17 @@ def search(
         raise ParameterError(f"the optimal attacker needs m >= 1 fakes, got {m}")
     if defence not in getattr(oracle, "methods", (defence,)):
         raise ParameterError(f"defence {defence!r} is not an estimation method of {type(oracle).__name__}")
-    sh = _shares(oracle, shares)
     pop = int(population) if population is not None else 99 * m
+    if _attributes(oracle):
+        from pldp.attacks.across import search_attributes
+
+        found = search_attributes(
+            oracle, targets, m, rng=rng, defence=defence, options=dict(options or {}), population=pop,
+            shares=shares, chunks=chunks, shadows=shadows, passes=passes, spread=spread,
+        )  # fmt: skip
+        how = found.how[0] if len(set(found.how)) == 1 else "; ".join(f"a{i} {h}" for i, h in enumerate(found.how))
+        return Search(atoms_of(oracle), found.counts.reshape(-1), found.objective, found.fixed, how, found.evaluations)
+    sh = _shares(oracle, shares)
     obj = _Objective(oracle, targets, m, rng, defence, dict(options or {}), pop, sh, chunks, shadows)
     a, c = len(obj.atoms), obj.sizes.size
     fixed_splits = _fixed(obj, oracle, targets, sh, spread)
@@ -337,6 +367,12 @@ def split_reports(oracle: Any, targets: Any, counts: Any, rng: np.random.Generat
     strategy's rows, shuffled."""
     atoms = atoms_of(oracle)
     c = np.asarray(counts)
+    if _attributes(oracle):
+        from pldp.attacks.leveled import split_rows
+
+        rows = split_rows(oracle, c)
+        chosen = rule_of(oracle).promoted(oracle, targets, "mga")
+        return rule_of(oracle).reports(oracle, Attack(chosen, "optimal", split=rows), int(rows[0].sum()), rng)
     if c.shape != (len(atoms),) or c.dtype.kind not in "iu" or np.any(c < 0):
         raise ParameterError(f"split must be {len(atoms)} non-negative fake counts, one per atom {atoms}")
     rule = rule_of(oracle)
@@ -354,7 +390,7 @@ def split_expected_gain(oracle: Any, attack: Attack, m: int, data: tuple[Any, ..
     of the report strategies (the gain is linear in the fakes' support)."""
     rule: Any = rule_of(oracle)
     split = np.asarray(attack.split, dtype=np.int64)
-    if _levelled(oracle):
+    if _levelled(oracle) or _attributes(oracle):
         return rule.expected_gain(oracle, Attack(attack.targets, "optimal", split=split), m, data)
     if not m:
         return 0.0

@@ -11,7 +11,7 @@ last value of every attribute), and checks that
   honest populations lies within :data:`Z` standard errors of it (PLDP-FEBSF's closed form is
   first-order and PPDA has none: their gain is only required to be finite);
 * the attacker who knows the defence (:mod:`pldp.attacks.optimal`, ``strategy="optimal"``), where
-  it searches the family (not MPLDP nor padding-and-sampling): against the oracle's defence
+  it searches the family (not padding-and-sampling; MPLDP over (attribute, level) pairs): against the oracle's defence
   (:data:`DEFENCES`, the first it has; else ``"norm_sub"``), on its own shadow tallies, its split
   is worth at least every fixed strategy's (MGA, each single claim, ``knows_defence``); its
   reports have ``perturb``'s format and their gain is finite; and an estimate that reports a
@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from pldp.estimation.result import EstimateSet
 from pldp.oracle import FrequencyOracle
 from pldp.testing.case import OracleCase
 from pldp.testing.checks import _check, _expect, _users
@@ -137,9 +138,10 @@ def _check_optimal(oracle: Any, targets: Any, m: int, honest: Any, real: Any, rn
     tally = oracle.tally(fake)
     measured = gain(oracle, honest, tally, targets, defence)
     _expect(np.isfinite(measured), f"the optimal attacker's gain against {defence!r} is {measured!r}")
-    info = oracle.estimate(honest + tally, defence).info
-    if "bound" in info:
-        _expect(
-            isinstance(info.get("bound_model"), str) and "spread_bound" in info,
-            f"{defence!r} reports a bound without its threat model (info['bound_model'], info['spread_bound'])",
-        )
+    result = oracle.estimate(honest + tally, defence)
+    for info in [e.info for e in result] if isinstance(result, EstimateSet) else [result.info]:
+        if "bound" in info:
+            _expect(
+                isinstance(info.get("bound_model"), str) and "spread_bound" in info,
+                f"{defence!r} reports a bound without its threat model (info['bound_model'], info['spread_bound'])",
+            )
