@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from pldp.attacks.base import Attack, rule_of
+from pldp.attacks.climb import climb
 from pldp.attacks.leveled import _largest_remainder, claim_counts
 
 __all__ = ["AttributesSearch", "atom_names", "search_attributes"]
@@ -119,31 +120,10 @@ class _Attribute:
         values = {name: self.of(self.fake(assign)) for name, assign in fixed.items()}
         name = max(values, key=lambda k: values[k])
         best, best_value, how = fixed[name], values[name], name
-        t, c = self.mp.n_levels, len(self.fakes)
+        t = self.mp.n_levels
         if not spread or t < 2:
             return best, best_value, how, values
-        greedy: list[int] = []
-        prefix = None
-        for j in range(c):
-            greedy.append(int(np.argmax([self.plus(prefix, j, tau) for tau in range(t)])))
-            chunk = self.fakes[j][greedy[-1]]
-            prefix = chunk if prefix is None else prefix + chunk
-        value = self.of(prefix)
-        if value > best_value:
-            best, best_value, how = greedy, value, "greedy"
-        current, current_value = list(best), best_value
-        for _ in range(int(passes)):
-            changed = False
-            for j in range(c):
-                rest = self.fake(current, skip=j)
-                vals = [self.plus(rest, j, tau) if tau != current[j] else current_value for tau in range(t)]
-                tau = int(np.argmax(vals))
-                if vals[tau] > current_value + 1e-15:
-                    current[j], current_value, changed = tau, vals[tau], True
-            if not changed:
-                break
-        if current_value > best_value:
-            best, best_value, how = current, current_value, "moves"
+        best, best_value, how = climb(self, t, best, best_value, how, passes)
         return best, best_value, how, values
 
 

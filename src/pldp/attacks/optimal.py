@@ -50,6 +50,7 @@ from typing import Any
 import numpy as np
 
 from pldp.attacks.base import Attack, Rule, rule_of
+from pldp.attacks.climb import climb
 from pldp.errors import ParameterError
 
 __all__ = [
@@ -327,35 +328,13 @@ def search(
         return Search(atoms_of(oracle), found.counts.reshape(-1), found.objective, found.fixed, how, found.evaluations)
     sh = _shares(oracle, shares)
     obj = _Objective(oracle, targets, m, rng, defence, dict(options or {}), pop, sh, chunks, shadows)
-    a, c = len(obj.atoms), obj.sizes.size
+    a = len(obj.atoms)
     fixed_splits = _fixed(obj, oracle, targets, sh, spread)
     fixed = {name: obj.value(assign) for name, assign in fixed_splits.items()}
     best_name = max(fixed, key=lambda k: fixed[k])
     best, best_value, how = fixed_splits[best_name], fixed[best_name], best_name
     if spread and a > 1:
-        greedy: list[int] = []
-        prefix = None
-        for j in range(c):
-            values = [obj.plus(prefix, j, i) for i in range(a)]
-            greedy.append(int(np.argmax(values)))
-            chunk = obj.fakes[j][greedy[-1]]
-            prefix = chunk if prefix is None else prefix + chunk
-        value = obj.of(prefix)
-        if value > best_value:
-            best, best_value, how = greedy, value, "greedy"
-        current, current_value = list(best), best_value
-        for _ in range(int(passes)):
-            changed = False
-            for j in range(c):
-                rest = obj.fake(current, skip=j)
-                values = [obj.plus(rest, j, i) if i != current[j] else current_value for i in range(a)]
-                i = int(np.argmax(values))
-                if values[i] > current_value + 1e-15:
-                    current[j], current_value, changed = i, values[i], True
-            if not changed:
-                break
-        if current_value > best_value:
-            best, best_value, how = current, current_value, "moves"
+        best, best_value, how = climb(obj, a, best, best_value, how, passes)
     counts = obj.counts(best)
     return Search(obj.atoms, counts, best_value, fixed, how, obj.evaluations)
 
