@@ -1,5 +1,5 @@
 """A one-level bound of :func:`~pldp.estimation.robust.robust_combine` that counts the caps and the
-clipping of honest groups: what MPLDP's ``"robust"`` reports as ``info["bound"]``.
+clipping of honest groups: what MPLDP's ``"huber"`` reports as ``info["bound"]``.
 
 :func:`~pldp.estimation.robust.attack_bound` assumes every honest group stays within its clip
 :math:`k s_h` of the result and that no honest group sits at the cap. With few groups of unequal

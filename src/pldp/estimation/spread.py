@@ -1,7 +1,7 @@
 """Equal influence per report: a combination of budget levels that spread claims cannot game.
 
-Protocols whose users claim their budget level in the clear (RCF, APLDP, LLevels) estimate the
-item frequencies per level and combine them. A fake user chooses its level. Under any
+Protocols whose users claim their budget level in the clear (RCF, APLDP, LLevels; MPLDP per
+attribute) estimate the item frequencies per level and combine them. A fake user chooses its level. Under any
 combination with weights :math:`w_g` a fake claiming level ``g`` and supporting item ``i``
 moves the estimate by about :math:`w_g s_g / N_g`, with :math:`N_g` the users claiming ``g``
 and :math:`s_g = (1 - q^*_g)/(p^*_g - q^*_g)` the most one report moves the level's unbiased
@@ -86,6 +86,7 @@ __all__ = [
     "equal_influence",
     "influence",
     "lowering_projection",
+    "spread_robust",
 ]
 
 #: The share of fakes the reported bound covers by default.
@@ -221,3 +222,24 @@ def equal_influence(
         bound = np.where(honest > 0, fakes * (1.0 + r_max * np.maximum(0.0, -mu)) / honest, np.inf)
         down = np.where(honest > 0, fakes * (q_max / (1.0 - q_max) + r_max * np.maximum(0.0, mu)) / honest, np.inf)
     return SpreadCombination(mu, variance, w, bound, down, float(beta))
+
+
+def spread_robust(
+    estimates: np.ndarray,
+    variances: np.ndarray,
+    sizes: np.ndarray,
+    support: tuple[np.ndarray, np.ndarray],
+    *,
+    beta: float = DEFAULT_BETA,
+) -> tuple[np.ndarray, SpreadCombination, dict[str, object]]:
+    """The ``"robust"`` estimate of the protocols whose users claim their level in the clear (RCF,
+    APLDP, LLevels; MPLDP per attribute): :func:`equal_influence`, then :func:`lowering_projection`.
+
+    Returns the estimate, the combination (its ``variance`` describes the estimate before
+    projection, ``weights`` the levels' weights) and the ``info`` entries: the bound after the
+    projection (:meth:`SpreadCombination.info`) and Norm-Sub's ``threshold``. Arguments as
+    :func:`equal_influence`.
+    """
+    eq = equal_influence(estimates, variances, sizes, support, beta=beta)
+    freq, theta = lowering_projection(eq.frequencies)
+    return freq, eq, {**eq.info(projected=True), "threshold": theta}

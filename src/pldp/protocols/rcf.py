@@ -23,7 +23,7 @@ from pldp.estimation.consistency import norm_sub
 from pldp.estimation.groups import group_estimates, joint_mle, joint_mle_variance
 from pldp.estimation.result import Estimate
 from pldp.estimation.robust import DEFAULT_CAP, DEFAULT_K, robust_combine
-from pldp.estimation.spread import DEFAULT_BETA, equal_influence, lowering_projection
+from pldp.estimation.spread import DEFAULT_BETA, spread_robust
 from pldp.protocols.leveled import LeveledProtocol, check_levels, check_oracle, make_oracle
 from pldp.registry import register
 from pldp.tally import BaseTally, Tally
@@ -340,9 +340,8 @@ class RCF(LeveledProtocol):
                 freq, variance, w = rob.frequencies, rob.variance, rob.weights
                 extra = rob.info()
             else:
-                eq = equal_influence(est, var, sizes, (support[0], support[1]), beta=beta)
-                (freq, theta), variance, w = lowering_projection(eq.frequencies), eq.variance, eq.weights
-                extra = {**eq.info(projected=True), "threshold": theta}
+                freq, eq, extra = spread_robust(est, var, sizes, (support[0], support[1]), beta=beta)
+                variance, w = eq.variance, eq.weights
         info = {
             "protocol": type(self).__name__,
             "mechanisms": self.choices,

@@ -29,10 +29,10 @@ class AttributeEstimate(BaseModel):
     fallback_reason: str | None = Field(description="Why the fallback was taken; null without one.")
     info: dict[str, Any] = Field(
         description='The estimator\'s diagnostics. For "robust" over budget levels, `bound` is the most fakes can '
-        "move each share in the threat model `bound_model` states. RCF, APLDP, LLevels: a share `beta` of fakes in "
-        "any split over the levels (`spread_bound` equals `bound`). PLDP-FEBSF: fakes that all claim ONE level, "
-        "and `spread_bound` is null: fakes spread over several levels are not bounded (docs/attacks.md gives the "
-        "worst case measured)."
+        "move each share in the threat model `bound_model` states. RCF, APLDP, LLevels, and MPLDP per attribute: a "
+        "share `beta` of fakes in any split over the levels (`spread_bound` equals `bound`). PLDP-FEBSF: fakes "
+        "that all claim ONE level, and `spread_bound` is null: fakes spread over several levels are not bounded "
+        "(docs/attacks.md gives the worst case measured)."
     )
 
 

@@ -41,8 +41,8 @@ export const METHOD_WORDS = {
     "Robust to fake users claiming one level: the reports of each privacy level give their own shares, and these are " +
     "combined so that no single level can move the result far. Fake users who all claim one level cannot take it over; " +
     "without fake users the shares are a little noisier than the unbiased ones. Where the level is sent in the clear " +
-    "(RCF, APLDP, LLevels) every report counts the same whatever level it claims, so fake users gain nothing by " +
-    "spreading their claims either.",
+    "(RCF, APLDP, LLevels, and MPLDP attribute by attribute) every report counts the same whatever level it claims, " +
+    "so fake users gain nothing by spreading their claims either.",
   huber:
     "Huber over the levels: the former robust method of the protocols that send the level in the clear, kept for " +
     "comparison. Fake users who all claim one level cannot take it over, but fake users who spread their claims over " +
