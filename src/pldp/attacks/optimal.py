@@ -26,7 +26,7 @@ over the shadows of the gain of the targets under ``defence`` (:func:`pldp.attac
 shadow's honest tally and the split's fake tally).
 
 **The search.** (1) Greedy: chunk by chunk, each chunk goes to the atom that raises the objective
-most given the chunks placed so far (the search of issue 34). (2) Local moves: for each chunk in
+most given the chunks placed so far. (2) Local moves: for each chunk in
 turn, move it to the atom that raises the objective of the whole split, until a pass changes
 nothing (at most ``passes``, default 1). (3) The fixed strategies' splits at chunk resolution
 (every fake on one atom; even over the atoms; for the levelled protocols ``knows_defence``'s and

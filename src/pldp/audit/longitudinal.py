@@ -1,4 +1,4 @@
-"""The audit over time: how much do ``r`` reports of one device reveal? (issue 27, item 5)
+"""The audit over time: how much do ``r`` reports of one device reveal?
 
 A device that reports again and again gives the attacker ``r`` reports of one user. The game of
 :func:`audit_rounds` draws ``r`` rounds of real reports for each of two neighbouring *histories*

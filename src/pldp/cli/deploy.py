@@ -196,7 +196,7 @@ def _clients_simulate(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if out.suffix not in (".parquet", ".jsonl", ".json"):
         raise CLIError(f"--out {args.out}: name a .parquet, .jsonl or .json file")
-    if spec.root.memoized:  # one client is one device: its memo would be every row's (issue 27)
+    if spec.root.memoized:  # one client is one device: its memo would be every row's
         raise CLIError("clients simulate makes each row a device of its own; a memoized spec needs a memo per device")
     answers, kw = _read_answers(args.answers, spec)
     batch = Client(spec).reports(answers, **kw)

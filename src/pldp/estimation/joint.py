@@ -23,7 +23,7 @@ __all__ = ["HONEST_LAW_STEPS", "NO_POWER_SHARE", "POWER", "detection_power", "ho
 HONEST_LAW_STEPS = 60
 #: The power :func:`detection_power` states the smallest detected fake share at.
 POWER = 0.9
-#: A fake share above which the screen is said to have no power (the issue's attacks: 1-5 %).
+#: A fake share above which the screen is said to have no power (the attacks measured: 1-5 %).
 NO_POWER_SHARE = 0.05
 
 

@@ -1,6 +1,6 @@
 """A bounded-influence combination of group estimates: ``"huber"`` across budget levels.
 
-RCF, APLDP and LLevels call it ``"huber"`` (it was their ``"robust"`` until issue 34: spread claims
+RCF, APLDP and LLevels call it ``"huber"`` (it was their ``"robust"`` until spread claims
 beat it, below; their ``"robust"`` is now :mod:`pldp.estimation.spread`); PLDP-FEBSF's
 ``"robust"`` still uses it.
 

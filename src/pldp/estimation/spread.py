@@ -7,7 +7,7 @@ moves the estimate by about :math:`w_g s_g / N_g`, with :math:`N_g` the users cl
 and :math:`s_g = (1 - q^*_g)/(p^*_g - q^*_g)` the most one report moves the level's unbiased
 estimate (in units of :math:`1/N_g`). The attacker who knows the weights puts its fakes where
 that is largest: with the minimum-variance weights, the largest budget; with the bounded-influence
-``"huber"`` combination, the few levels of most weight (issue 34).
+``"huber"`` combination, the few levels of most weight.
 
 **The estimator.** Weights that give every report the same influence,
 

@@ -408,7 +408,7 @@ class MPLDP(Protocol):
           (:func:`~pldp.estimation.groups.joint_mle`), with the variance of
           :func:`~pldp.estimation.groups.joint_mle_variance` (i.i.d. users).
         * ``"sum"``: :math:`\\hat H = \\sum_\\tau \\tilde H^\\tau` (the paper's BRR baseline).
-        * ``"robust"`` (issue 34): per attribute, the levels' frequencies combined with weights
+        * ``"robust"``: per attribute, the levels' frequencies combined with weights
           that give every report the same influence, :math:`w_\\tau \\propto n_\\tau r_\\tau`,
           :math:`r = (p-q)/(1-q) = 1 - e^{-\\varepsilon_\\tau/2}`, then Norm-Sub with its threshold
           kept at zero or above (:func:`~pldp.estimation.spread.spread_robust`, the code of RCF's

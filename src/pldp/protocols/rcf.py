@@ -285,7 +285,7 @@ class RCF(LeveledProtocol):
         * ``"mle"``: maximum likelihood of ``p`` from all levels jointly
           (:func:`~pldp.estimation.groups.joint_mle`), with the variance of
           :func:`~pldp.estimation.groups.joint_mle_variance`.
-        * ``"robust"`` (issue 34): the levels' unbiased estimates combined with weights that give
+        * ``"robust"``: the levels' unbiased estimates combined with weights that give
           every report the same influence, :math:`w_\\tau \\propto N_\\tau r_\\tau`,
           :math:`r = (p^*-q^*)/(1-q^*)` (:func:`~pldp.estimation.spread.equal_influence`), then
           Norm-Sub with its threshold kept at zero or above

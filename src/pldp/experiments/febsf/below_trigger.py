@@ -1,7 +1,7 @@
-"""What an attacker who stays below AUEM's fallback rule gains (issue 34, item 4).
+"""What an attacker who stays below AUEM's fallback rule gains.
 
-Setting (the issue's): ``n = 10^5`` honest users, Zipf(2) over ``d = 16`` items, levels 0.1..1.0
-with uniform shares, :math:`\\varepsilon_p = 0.3`, k-RR or OUE items; the target is the rarest item.
+Setting (that of docs/attacks.md): ``n = 10^5`` honest users, Zipf(2) over ``d = 16`` items, levels
+0.1..1.0 with uniform shares, :math:`\\varepsilon_p = 0.3`, k-RR or OUE items; the target is the rarest item.
 ``m = \\beta n / (1 - \\beta)`` fakes send the level report ``level`` as is and an item report
 supporting the target alone (k-RR: the target; OUE: its bit only). For every claimed level and
 :math:`\\beta`, ``repeats`` tallies are drawn by :func:`~pldp.protocols.febsf.auem.simulate_statistics`

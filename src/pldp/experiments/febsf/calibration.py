@@ -1,5 +1,5 @@
 """AUEM's fallback rule and intervals on honest tallies, in every PLDP-FEBSF setting of the docs and
-of the reproduction (issue 34, item 4).
+of the reproduction.
 
 The settings (:func:`settings`): the docs' and the attack experiment's levels 0.1..1.0 with
 :math:`\\varepsilon_p = 0.3`, k-RR and OUE items, Zipf(2) over 16 and 42 items and Zipf(1) over 100,

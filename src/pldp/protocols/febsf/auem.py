@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 __all__ = ["GAP_Z", "RANGE_Z", "auem", "auem_moments", "auem_trouble", "simulate_statistics", "trouble_codes"]
 
 #: AUEM is refused (the caller falls back) when the estimated p* - q* is within this many of its
-#: standard errors of zero: the ratio would divide by noise. (3 until issue 34: honest tallies of
+#: standard errors of zero: the ratio would divide by noise. (It was 3, at which honest tallies of
 #: the reproduction's ten levels at eps_p = 0.1 fell back in 7-27 % of the cases; at 1, 0.43 % at
 #: most, Education, where the honest gap is 3.6 standard errors on average.)
 GAP_Z = 1.0
@@ -45,7 +45,7 @@ def auem(protocol: FEBSF, tally: FEBSFTally) -> Estimate:
     :math:`\\Sigma_j` their per-user covariance under the model (users i.i.d., level choice
     independent of the item), evaluated at the estimates, times :math:`1 + 3 (s_D/D)^2`, with
     :math:`D = \hat p^* - \hat q^*` and :math:`s_D` its standard error: the second-order term of
-    :math:`E[1/D^2]` for a normal denominator (issue 34: without it the 95 % intervals covered 0.94
+    :math:`E[1/D^2]` for a normal denominator (without it the 95 % intervals covered 0.94
     at N = 10^4 with OUE items, 0.95 with it). AUEM is a ratio estimator and has a small
     second-order bias (ERRATA FEBSF-2).
     """
@@ -154,14 +154,14 @@ def auem_trouble(protocol: FEBSF, tally: FEBSFTally) -> tuple[Estimate | None, s
     some item's estimate lies below :math:`-`:data:`RANGE_Z` or above :math:`1 +` :data:`RANGE_Z`
     of AUEM's own standard errors (:func:`auem`'s variance, which includes the noise of the level
     shares). The first catches the division by noise that a minority of fake reports claiming a
-    small level causes (issue 26: 4.5 % claiming level 0.1 of 0.1..1.0 gave :math:`\\hat p^* -
+    small level causes (4.5 % claiming level 0.1 of 0.1..1.0 gave :math:`\\hat p^* -
     \\hat q^* = -0.0084`); the second the explosion just before it (3 % gave item estimates of
     2.5), where the level shares still look valid on their own but do not fit the item reports.
 
-    Calibration (issue 34): on honest tallies of every PLDP-FEBSF setting of the docs and of the
-    reproduction the rule refuses at most 0.43 % of the time (``tests/test_febsf_auem.py``). Until
-    issue 34 the range rule used the standard error of the item reports alone, ignoring the level
-    shares' noise, and refused 17-35 % of honest OUE tallies.
+    Calibration: on honest tallies of every PLDP-FEBSF setting of the docs and of the
+    reproduction the rule refuses at most 0.43 % of the time (``tests/test_febsf_auem.py``). The
+    range rule once used the standard error of the item reports alone, ignoring the level shares'
+    noise, and refused 17-35 % of honest OUE tallies.
     """
     tally = protocol._check_tally(tally)
     code_a, f_a, var_a, den_a, se_a = trouble_codes(protocol, tally.level_counts, tally.support_counts)

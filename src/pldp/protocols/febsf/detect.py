@@ -9,7 +9,7 @@
   user's bit and is kept with :math:`o_i`, another bit with :math:`c_i`. That is the correction
   for the honest reports dropped; ``rho`` and ``p`` are the whole honest population's. Where
   AUEM's rule would refuse it, the joint EM runs on the kept patterns as truncated data
-  (:func:`~pldp.protocols.febsf.em.em` with ``keep``), as before issue 34 (3.4 s at
+  (:func:`~pldp.protocols.febsf.em.em` with ``keep``), as ``"detect"`` did everywhere before (3.4 s at
   :math:`n = 10^5`, against 26 ms for the kept AUEM at :math:`10^6`).
 * **k-RR reports** are never unlikely (every level and item can be reported): nothing is flagged
   and the estimate is AUEM's where it fits the reports, else the joint EM's.

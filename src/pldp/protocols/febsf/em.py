@@ -138,7 +138,7 @@ class _Model:
             return p_new / p_new.sum(), rho_new, Q
         # eq. 12 ignores the reported levels, so rows of one pattern are merged; Pr(level i | pattern u)
         # is rho_i S_iu / D_u with S_iu = q_i + gap_i P1_u affine in P1_u, and so is D_u = A + B P1_u:
-        # every sum over (u, i) but Q's logarithms is a sum over u of a scalar (issue 34: O(U) per step,
+        # every sum over (u, i) but Q's logarithms is a sum over u of a scalar (O(U) per step,
         # not O(U t); the same numbers to rounding, tests/test_febsf.py::test_paper_em_vectorised_...)
         pat, count = self._merged
         P1 = self._ones_weight(p, pat)

@@ -254,8 +254,8 @@ class FEBSF(LeveledProtocol):
           :func:`~pldp.protocols.febsf.auem.auem_trouble`), the ``"robust"`` estimate is returned
           instead, with ``info["fallback"] = "robust"`` and ``info["fallback_reason"]``; a
           minority of reports claiming a small level never makes it raise. Honest tallies fall
-          back in at most 0.43 % of the cases in every setting of the docs and the reproduction
-          (issue 34); below the rule an attacker still gains like against an unbiased estimate
+          back in at most 0.43 % of the cases in every setting of the docs and the reproduction;
+          below the rule an attacker still gains like against an unbiased estimate
           (docs/guide/under-attack.md quotes the worst case measured).
         * ``"norm_sub"``: AUEM (or its fallback) projected onto the simplex (the variance is AUEM's).
         * ``"mle"``: maximum likelihood of ``(p, rho)`` by EM on the joint likelihood of
