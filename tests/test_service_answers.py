@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import subprocess
-import sys
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -24,6 +22,7 @@ import pldp
 from pldp.client import Client
 from pldp.deploy import Spec
 from pldp.service.remote import RemoteError
+from tests.cli_run import pldp_cmd
 from tests.deploy_cases import words
 from tests.service_server import Server
 
@@ -71,15 +70,8 @@ def test_the_campaign_list_shows_the_cap_that_applies(server: Server, tmp_path: 
     # pldp campaign create says which cap applies, and whose it is (the campaign exists: the same answer)
     spec_file = tmp_path / "capped.json"
     spec_file.write_text(capped.to_json())
-    shown = subprocess.run(
-        [
-            *(sys.executable, "-m", "pldp.cli", "campaign", "create", "--server", server.url),
-            *("--token-file", str(server.token_file), "--cap", "7000", str(spec_file)),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    token = ("--token-file", str(server.token_file))
+    shown = pldp_cmd("campaign", "create", "--server", server.url, *token, "--cap", "7000", str(spec_file))
     assert shown.returncode == 0, shown.stderr
     assert "cap:      5,000 reports (the collector's; its own: 7,000)" in shown.stdout.splitlines()
 

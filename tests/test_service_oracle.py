@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -28,6 +26,7 @@ import pldp
 from pldp.client import Client
 from pldp.deploy import Spec
 from pldp.deploy.wire import REPORT_FORMAT
+from tests.cli_run import pldp_cmd
 from tests.deploy_cases import words
 from tests.service_server import Server, stored_and_recount
 
@@ -108,14 +107,8 @@ def test_a_resend_from_an_address_answers_alike_for_every_payload(server: Server
     # pldp campaign create (of the existing campaign) shows the count to the admin
     spec_file = tmp_path / "probed.json"
     spec_file.write_text(spec.to_json())
-    shown = subprocess.run(
-        [
-            *(sys.executable, "-m", "pldp.cli", "campaign", "create", "--server", server.url),
-            *("--token-file", str(server.token_file), str(spec_file)),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
+    shown = pldp_cmd(
+        "campaign", "create", "--server", server.url, "--token-file", str(server.token_file), str(spec_file)
     )
     assert shown.returncode == 0, shown.stderr
     assert f"resends:  {D} of a stored report with another payload (not stored)" in shown.stdout.splitlines()
