@@ -284,7 +284,13 @@ class GuardedHttpTools(HttpToolsProtocol):
         cycle, app = held.pop()
         self.pipeline = held
         self.flow.resume_reading()
-        self._start_asgi_task(cycle, app)
+        start = getattr(self, "_start_asgi_task", None)  # newer uvicorn; older: as its on_response_complete
+        if start is not None:
+            start(cycle, app)
+        else:
+            task = self.loop.create_task(cycle.run_asgi(app))
+            task.add_done_callback(self.tasks.discard)
+            self.tasks.add(task)
 
     def timeout_keep_alive_handler(self) -> None:
         """An idle kept-alive connection is closed; aborted if its client has not read all it was sent."""
