@@ -59,6 +59,7 @@ __all__ = [
     "SHADOWS",
     "Search",
     "Worst",
+    "at_targets",
     "atoms_of",
     "fakes_of",
     "search",
@@ -193,8 +194,9 @@ class _Objective:
         shares: np.ndarray | None,
         chunks: int,
         shadows: int,
+        versus: str | None = None,
     ) -> None:
-        self.oracle, self.method, self.options = oracle, method, options
+        self.oracle, self.method, self.options, self.versus = oracle, method, options, versus
         self.rule: Rule = rule_of(oracle)
         self.targets = self.rule.promoted(oracle, targets, "mga")
         self.atoms = atoms_of(oracle)
@@ -206,8 +208,7 @@ class _Objective:
         self.evaluations = 0
 
     def _at_targets(self, tally: Any) -> float:
-        freq = self.rule.frequencies(self.oracle, tally, self.method, self.options)
-        return self.rule.total(freq, self.targets)
+        return at_targets(self.oracle, self.rule, tally, self.targets, self.method, self.options, self.versus)
 
     def fake(self, assign: list[int], skip: int = -1) -> Any:
         """The fake tally of the chunks ``0..len(assign)-1`` sent to atoms ``assign`` (but ``skip``)."""
@@ -247,6 +248,17 @@ class _Objective:
         return [int(a) for a in np.repeat(np.arange(len(self.atoms)), per)]
 
 
+def at_targets(
+    oracle: Any, rule: Rule, tally: Any, targets: Any, method: str, options: dict[str, Any], versus: str | None
+) -> float:
+    """The targets' total estimate under ``method``, less that under ``versus`` (with the same
+    ``options``, those ``versus`` takes) when one is given: the objective's value of one tally."""
+    value = rule.total(rule.frequencies(oracle, tally, method, options), targets)
+    if versus is not None:
+        value -= rule.total(rule.frequencies(oracle, tally, versus, {}), targets)
+    return value
+
+
 def _fixed(obj: _Objective, oracle: Any, targets: Any, shares: np.ndarray | None, spread: bool) -> dict[str, list[int]]:
     """The fixed strategies' splits at chunk resolution."""
     a = len(obj.atoms)
@@ -278,6 +290,7 @@ def search(
     shadows: int = SHADOWS,
     passes: int = PASSES,
     spread: bool = True,
+    versus: str | None = None,
 ) -> Search:
     """The split of ``m`` fakes over the atoms that moves ``targets`` most under ``defence``
     (module docstring: greedy by chunks, local moves, the fixed strategies compared).
@@ -301,6 +314,11 @@ def search(
         Resolution of the split, shadow tallies, most passes of local moves.
     spread : bool
         False: only splits with every fake on one atom (a one-level threat model).
+    versus : str, optional
+        Another method: the objective is then the gain under ``defence`` *less* the gain under
+        ``versus`` of the same reports (the attacker who makes a defence look worst next to the
+        estimate it replaces; ``info["margin"]`` of :func:`pldp.estimation.spread.spread_robust`).
+        Not searched across MPLDP's attributes (ParameterError).
 
     Examples
     --------
@@ -317,7 +335,11 @@ def search(
     if defence not in getattr(oracle, "methods", (defence,)):
         raise ParameterError(f"defence {defence!r} is not an estimation method of {type(oracle).__name__}")
     pop = int(population) if population is not None else 99 * m
+    if versus is not None and versus not in getattr(oracle, "methods", (versus,)):
+        raise ParameterError(f"versus {versus!r} is not an estimation method of {type(oracle).__name__}")
     if _attributes(oracle):
+        if versus is not None:
+            raise ParameterError("versus= is not searched across MPLDP's attributes: attack one attribute")
         from pldp.attacks.across import search_attributes
 
         found = search_attributes(
@@ -327,7 +349,7 @@ def search(
         how = found.how[0] if len(set(found.how)) == 1 else "; ".join(f"a{i} {h}" for i, h in enumerate(found.how))
         return Search(atoms_of(oracle), found.counts.reshape(-1), found.objective, found.fixed, how, found.evaluations)
     sh = _shares(oracle, shares)
-    obj = _Objective(oracle, targets, m, rng, defence, dict(options or {}), pop, sh, chunks, shadows)
+    obj = _Objective(oracle, targets, m, rng, defence, dict(options or {}), pop, sh, chunks, shadows, versus)
     a = len(obj.atoms)
     fixed_splits = _fixed(obj, oracle, targets, sh, spread)
     fixed = {name: obj.value(assign) for name, assign in fixed_splits.items()}
@@ -412,7 +434,8 @@ def worst_case(
     **search_options: Any,
 ) -> Worst:
     """The worst case of ``defence`` measured by the optimising attacker: :func:`search` on the
-    attacker's shadow tallies (``search_options``), then the gain of the split it found measured
+    attacker's shadow tallies (``search_options``; with ``versus=`` the gain less that of
+    ``versus`` on the same reports), then the gain of the split it found measured
     on ``repeats`` fresh honest tallies of ``data`` (what ``oracle.simulate`` takes), with fresh
     fake reports, all from ``rng``. The gain is an unbiased measurement of that split; the split
     is a lower bound of the best split (a greedy search), so the worst case is at least this.
@@ -429,18 +452,18 @@ def worst_case(
     """
     s = search(oracle, targets, m, rng=rng, defence=defence, **search_options)
     options = dict(search_options.get("options") or {})
-    gains = np.array(
-        [
-            rule_of(oracle).gain(
-                oracle,
-                oracle.simulate(*data, rng),
-                oracle.tally(split_reports(oracle, targets, s.counts, rng)),
-                targets,
-                defence,
-                options,
-            )
-            for _ in range(int(repeats))
-        ]
-    )
-    se = float(gains.std(ddof=1) / np.sqrt(gains.size)) if gains.size > 1 else float("nan")
-    return Worst(s, gains, float(gains.mean()), se)
+    versus = search_options.get("versus")
+    rule = rule_of(oracle)
+    chosen = rule.promoted(oracle, targets, "mga")
+    gains = []
+    for _ in range(int(repeats)):
+        honest = oracle.simulate(*data, rng)
+        fake = oracle.tally(split_reports(oracle, targets, s.counts, rng))
+        if versus is None:
+            gains.append(rule.gain(oracle, honest, fake, targets, defence, options))
+        else:
+            after = at_targets(oracle, rule, honest + fake, chosen, defence, options, versus)
+            gains.append(after - at_targets(oracle, rule, honest, chosen, defence, options, versus))
+    out = np.array(gains)
+    se = float(out.std(ddof=1) / np.sqrt(out.size)) if out.size > 1 else float("nan")
+    return Worst(s, out, float(out.mean()), se)

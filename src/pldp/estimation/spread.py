@@ -81,10 +81,12 @@ from pldp.errors import EstimationError, ParameterError
 __all__ = [
     "BOUND_MODEL",
     "DEFAULT_BETA",
+    "MARGIN_MODEL",
     "SpreadCombination",
     "consistent_shift",
     "equal_influence",
     "influence",
+    "linear_moves",
     "lowering_projection",
     "spread_robust",
 ]
@@ -92,9 +94,15 @@ __all__ = [
 #: The share of fakes the reported bound covers by default.
 DEFAULT_BETA = 0.05
 #: The threat model of ``info["bound"]`` of the equal-influence combination.
+BEFORE, AFTER = "(before projection)", "(after the projection onto the simplex; at most 1: vacuous where it is)"
 BOUND_MODEL = (
     "a share beta of fake reports among all reports (info['beta']), claiming any levels in any split, "
-    "each report anything: bound[x] is the most they move item x's estimate (before projection)"
+    f"each report anything: bound[x] is the most they move item x's estimate {BEFORE}"
+)
+#: What ``info["margin"]`` of :func:`spread_robust` covers.
+MARGIN_MODEL = (
+    "the same fake reports as bound_model: margin[x] is the most by which they raise item x's estimate more "
+    "than they raise the reference combination's (the method 'unbiased', before projection) on the same reports"
 )
 
 
@@ -164,18 +172,93 @@ class SpreadCombination:
 
     def info(self, projected: bool = False) -> dict[str, object]:
         """The diagnostics an :class:`~pldp.Estimate` carries in ``info`` (``projected``: the
-        bound of the estimate after Norm-Sub, and the linear one as ``linear_bound``)."""
-        bound = self.projected_bound() if projected else self.bound
+        bound of the estimate after Norm-Sub, and the linear one as ``linear_bound``).
+
+        ``bound`` is capped at 1: after the projection every item lies in [0, 1], so no move
+        exceeds 1. Where the cap binds (``vacuous``) the share ``beta`` of fakes could put the
+        item anywhere and the bound says nothing: read the worst case measured instead
+        (:func:`pldp.attacks.optimal.worst_case`).
+        """
+        raw = self.projected_bound() if projected else self.bound
+        bound = np.minimum(raw, 1.0) if projected else raw
+        model = BOUND_MODEL if not projected else BOUND_MODEL.replace(BEFORE, AFTER)
         return {
             "weights": self.weights,
             "bound": bound,
-            "bound_model": BOUND_MODEL
-            if not projected
-            else BOUND_MODEL.replace("(before projection)", "(after the projection onto the simplex)"),
+            "bound_model": model,
             "spread_bound": bound,
             "linear_bound": self.bound,
+            "vacuous": raw >= 1.0 if projected else np.zeros(raw.shape, dtype=bool),
             "beta": self.beta,
         }
+
+
+def linear_moves(
+    weights: np.ndarray, sizes: np.ndarray, support: tuple[np.ndarray, np.ndarray], mu: np.ndarray, beta: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """The most a share ``beta`` of fake reports, in any split over the groups and with any reports,
+    moves each item of a linear combination of the groups' unbiased estimates up and down.
+
+    The combination :math:`\\mu = \\sum_g w_g \\hat x_g` must weigh group ``g`` as
+    :math:`w_g = N_g h_g / \\sum_k N_k h_k`, with :math:`N_g` the claimed counts and :math:`h_g`
+    fixed by the group's mechanism (the equal-influence weights, :math:`h = r`; the minimum-variance
+    weights of a data-free variance, RCF's and MPLDP's ``"unbiased"``). Normalised so that
+    :math:`\\sum_g N_g h_g = 1`, a report of group ``g`` adds :math:`h_g (\\mathbb 1[\\text{supports}]
+    - q^*_g)/(p^*_g - q^*_g)` to the numerator and :math:`h_g` to the denominator, and ``m`` fakes
+    move the estimate by exactly :math:`\\sum_i (a_i - \\mu b_i) / B_{honest}` with :math:`\\mu` the
+    attacked estimate and :math:`B_{honest} = 1 - \\sum_i b_i \\ge 1 - m h_{\\max}`. So, with
+    :math:`m \\le \\beta N`,
+
+    .. math::
+
+        X^+ = \\frac{\\beta N\\,(\\max_g h_g (1 - q^*_g)/(p^*_g - q^*_g) + h_{\\max}\\max(0, -\\mu))}
+        {1 - \\beta N h_{\\max}}, \\qquad
+        X^- = \\frac{\\beta N\\,(\\max_g h_g q^*_g/(p^*_g - q^*_g) + h_{\\max}\\max(0, \\mu))}
+        {1 - \\beta N h_{\\max}},
+
+    infinite when the denominator is not positive (the fakes could then be all the weight).
+
+    Parameters
+    ----------
+    weights : ndarray, shape (G, d)
+        The combination's weights (0 for a group it does not use), each column summing to one.
+    sizes : ndarray, shape (G,)
+        Reports per group, as claimed.
+    support : (ndarray, ndarray), each broadcastable to (G, d)
+        Each group's :math:`(p^*, q^*)` per item.
+    mu : ndarray, shape (d,)
+        The combination's estimate (of the attacked reports).
+    beta : float
+        The share of fakes among all reports, in [0, 1).
+
+    Returns
+    -------
+    up, down : ndarray, shape (d,)
+
+    Examples
+    --------
+    >>> w = np.array([[0.5], [0.5]])
+    >>> up, down = linear_moves(w, np.array([100, 100]), (np.array([[0.75]]), np.array([[0.25]])), np.zeros(1), 0.01)
+    >>> round(float(up[0]), 4), round(float(down[0]), 4)
+    (0.0152, 0.0051)
+    """
+    w = np.asarray(weights, dtype=float)
+    n = np.asarray(sizes, dtype=float)[:, None]
+    p_star, q_star = (np.broadcast_to(np.asarray(a, dtype=float), w.shape) for a in support)
+    used = (w > 0) & (n > 0)
+    h = np.where(used, w / np.where(n > 0, n, 1.0), 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gap = np.where(used, p_star - q_star, 1.0)
+        most_up = np.max(np.where(used, h * (1.0 - q_star) / gap, 0.0), axis=0)
+        most_down = np.max(np.where(used, h * q_star / gap, 0.0), axis=0)
+    h_max = np.max(h, axis=0)
+    fakes = float(beta) * float(np.sum(np.where(np.any(used, axis=1), n[:, 0], 0.0)))
+    honest = 1.0 - fakes * h_max
+    m = np.asarray(mu, dtype=float)
+    with np.errstate(divide="ignore"):
+        up = np.where(honest > 0, fakes * (most_up + h_max * np.maximum(0.0, -m)) / honest, np.inf)
+        down = np.where(honest > 0, fakes * (most_down + h_max * np.maximum(0.0, m)) / honest, np.inf)
+    return up, down
 
 
 def equal_influence(
@@ -212,15 +295,7 @@ def equal_influence(
     w = mass / total
     mu = np.sum(np.where(has, w * x, 0.0), axis=0)
     variance = np.sum(np.where(has, w**2 * np.asarray(variances, dtype=float), 0.0), axis=0)
-    big_n = float(np.sum(np.where(np.any(has, axis=1), n[:, 0], 0.0)))
-    r_max = np.max(np.where(has, r, 0.0), axis=0)
-    fakes = float(beta) * big_n
-    honest = total - fakes * r_max
-    q_star = np.broadcast_to(np.asarray(support[1], dtype=float), x.shape)
-    q_max = np.max(np.where(has, q_star, 0.0), axis=0)
-    with np.errstate(divide="ignore"):
-        bound = np.where(honest > 0, fakes * (1.0 + r_max * np.maximum(0.0, -mu)) / honest, np.inf)
-        down = np.where(honest > 0, fakes * (q_max / (1.0 - q_max) + r_max * np.maximum(0.0, mu)) / honest, np.inf)
+    bound, down = linear_moves(np.where(has, w, 0.0), sizes, support, mu, beta)
     return SpreadCombination(mu, variance, w, bound, down, float(beta))
 
 
@@ -231,6 +306,7 @@ def spread_robust(
     support: tuple[np.ndarray, np.ndarray],
     *,
     beta: float = DEFAULT_BETA,
+    reference: np.ndarray | None = None,
 ) -> tuple[np.ndarray, SpreadCombination, dict[str, object]]:
     """The ``"robust"`` estimate of the protocols whose users claim their level in the clear (RCF,
     APLDP, LLevels; MPLDP per attribute): :func:`equal_influence`, then :func:`lowering_projection`.
@@ -238,8 +314,23 @@ def spread_robust(
     Returns the estimate, the combination (its ``variance`` describes the estimate before
     projection, ``weights`` the levels' weights) and the ``info`` entries: the bound after the
     projection (:meth:`SpreadCombination.info`) and Norm-Sub's ``threshold``. Arguments as
-    :func:`equal_influence`.
+    :func:`equal_influence`; ``reference``, shape (G, d): the weights of the protocol's
+    ``"unbiased"`` combination (of the form :func:`linear_moves` needs), for the **margin**.
+
+    On the same reports the two combinations weigh the levels differently, so fakes can raise
+    this estimate more than the unbiased one (every fake on the smallest level: little weight in
+    the minimum-variance combination, as much as any other in this one). The excess is at most
+    this estimate's bound plus the most the fakes lower the unbiased combination
+    (:func:`linear_moves`): ``info["margin"]``, model :data:`MARGIN_MODEL`.
     """
     eq = equal_influence(estimates, variances, sizes, support, beta=beta)
     freq, theta = lowering_projection(eq.frequencies)
-    return freq, eq, {**eq.info(projected=True), "threshold": theta}
+    info = {**eq.info(projected=True), "threshold": theta}
+    if reference is not None:
+        x = np.asarray(estimates, dtype=float)
+        ref = np.broadcast_to(np.asarray(reference, dtype=float).reshape(x.shape[0], -1), x.shape)
+        mu = np.sum(np.where(ref > 0, ref * np.nan_to_num(x), 0.0), axis=0)
+        _, lowered = linear_moves(ref, sizes, support, mu, beta)
+        info["margin"] = np.asarray(info["bound"]) + lowered
+        info["margin_model"] = MARGIN_MODEL
+    return freq, eq, info

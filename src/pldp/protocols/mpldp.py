@@ -463,7 +463,8 @@ class MPLDP(Protocol):
         var_tau = np.array([data_free_variance(m, int(nt)) for m, nt in zip(mechs, n_tau, strict=True)])
         support = tuple(np.stack([m.support[j] for m in mechs]) for j in (0, 1))
         if method == "robust":
-            freq, eq, extra = spread_robust(f_tau, var_tau, n_tau, (support[0], support[1]), beta=beta)
+            oc = oc_weights(n_tau, self.level_eps[i])
+            freq, eq, extra = spread_robust(f_tau, var_tau, n_tau, (support[0], support[1]), beta=beta, reference=oc)
             var = eq.variance + level_sampling_variance(freq, eq.weights, n_tau)
             info = {"n_tau": n_tau, "estimator": "equal influence", "level_estimates": f_tau, **extra}
             info["bound_model"] = f"per attribute: {info['bound_model']}; {ACROSS}"

@@ -340,7 +340,7 @@ class RCF(LeveledProtocol):
                 freq, variance, w = rob.frequencies, rob.variance, rob.weights
                 extra = rob.info()
             else:
-                freq, eq, extra = spread_robust(est, var, sizes, (support[0], support[1]), beta=beta)
+                freq, eq, extra = spread_robust(est, var, sizes, (support[0], support[1]), beta=beta, reference=w)
                 variance, w = eq.variance, eq.weights
         info = {
             "protocol": type(self).__name__,

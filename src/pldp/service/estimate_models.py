@@ -30,7 +30,9 @@ class AttributeEstimate(BaseModel):
     info: dict[str, Any] = Field(
         description='The estimator\'s diagnostics. For "robust" over budget levels, `bound` is the most fakes can '
         "move each share in the threat model `bound_model` states. RCF, APLDP, LLevels, and MPLDP per attribute: a "
-        "share `beta` of fakes in any split over the levels (`spread_bound` equals `bound`). PLDP-FEBSF: fakes "
+        "share `beta` of fakes in any split over the levels (`spread_bound` equals `bound`), at most 1, and "
+        "`vacuous` true where it is 1 (the bound then says nothing); `margin` is the most those fakes raise the "
+        "robust estimate more than the unbiased one on the same reports (`margin_model`). PLDP-FEBSF: fakes "
         "that all claim ONE level, and `spread_bound` is null: fakes spread over several levels are not bounded "
         "(docs/attacks.md gives the worst case measured)."
     )
