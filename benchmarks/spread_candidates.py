@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from pldp.attacks import expected_gain, gain
-from pldp.attacks.leveled import _largest_remainder
+from pldp.attacks.leveled import largest_remainder
 from pldp.attacks.optimal import worst_case
 from pldp.datasets.synthetic import zipf_probabilities
 from pldp.estimation.consistency import norm_sub
@@ -92,7 +92,7 @@ def consistent_fakes(proto: RCF, data: np.ndarray, m: int, rng: np.random.Genera
     support = tuple(np.stack([mm.support[i] for mm in proto.mechanisms]) for i in (0, 1))
     r = influence((support[0], support[1]))[:, target]
     n_g = data.sum(axis=1).astype(float)
-    claims = _largest_remainder(n_g * r, m)
+    claims = largest_remainder(n_g * r, m)
     delta_shift = m / float(np.sum(n_g * r))
     f = data.sum(axis=0) / data.sum()
     parts, levels = [], []

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from pldp.attacks import expected_gain, fake_reports, shift
-from pldp.attacks.optimal import atoms_of, search, split_reports, worst_case
+from pldp.attacks.atoms import atoms_of
+from pldp.attacks.optimal import search, split_reports, worst_case
 from pldp.datasets.synthetic import zipf_probabilities
 from pldp.errors import ParameterError
 from pldp.estimation.level_bound import MEAN_BOUND_MODEL as HUBER_MODEL

@@ -29,7 +29,7 @@ import numpy as np
 
 from pldp.attacks.base import Attack, rule_of
 from pldp.attacks.climb import climb
-from pldp.attacks.leveled import _largest_remainder, claim_counts
+from pldp.attacks.leveled import claim_counts, largest_remainder
 
 __all__ = ["AttributesSearch", "atom_names", "search_attributes"]
 
@@ -63,7 +63,7 @@ def _honest_users(mp: Any, population: int, shares: np.ndarray) -> tuple[np.ndar
     """Values and levels ``(population, l)``: per attribute and level, the values in turn."""
     values = np.empty((population, mp.n_attributes), dtype=np.int64)
     levels = np.empty_like(values)
-    per_level = _largest_remainder(shares, population)
+    per_level = largest_remainder(shares, population)
     for i, k in enumerate(mp.k):
         levels[:, i] = np.repeat(np.arange(mp.n_levels), per_level)
         values[:, i] = np.concatenate([np.arange(int(c)) % k for c in per_level])
@@ -128,7 +128,7 @@ class _Attribute:
 
 
 def _assignment(weights: np.ndarray, chunks: int) -> list[int]:
-    per = _largest_remainder(np.asarray(weights, dtype=float), chunks)
+    per = largest_remainder(np.asarray(weights, dtype=float), chunks)
     return [int(a) for a in np.repeat(np.arange(weights.size), per)]
 
 
@@ -157,7 +157,7 @@ def search_attributes(
     values, levels = _honest_users(mp, population, sh)
     honest = [mp.simulate(values, levels, rng) for _ in range(int(shadows))]
     ctx = {"rng": rng, "method": defence, "options": options}
-    counts = np.stack([_largest_remainder(sh, m) for _ in range(mp.n_attributes)])
+    counts = np.stack([largest_remainder(sh, m) for _ in range(mp.n_attributes)])
     parts = np.zeros(mp.n_attributes)
     fixed_total: dict[str, float] = {}
     hows, evaluations = [], 0

@@ -7,8 +7,9 @@ from typing import Any
 import numpy as np
 
 from pldp._validation import check_int
+from pldp.attacks.atoms import atoms_of, fakes_of
 from pldp.attacks.base import Attack, rule_of
-from pldp.attacks.optimal import atoms_of, fakes_of, search, split_reports
+from pldp.attacks.optimal import search, split_reports
 from pldp.errors import ParameterError
 
 __all__ = ["expected_gain", "fake_reports", "gain", "gain_is_exact", "promoted", "shift"]
@@ -72,7 +73,8 @@ def fake_reports(
         cannot flag; direct-encoding reports that support non-targets at the honest rate, which
         leaves a recovery in the manner of LDPRecover nothing to read the fakes' share from),
         or ``"optimal"`` (an attacker who knows the estimator ``defence`` and searches, on shadow
-        tallies it draws from ``rng``, the split of its fakes over the claimed levels, or for a
+        tallies it draws from ``rng``, the split of its fakes over the claimed levels (and, at a
+        unary level, between MGA-style reports and reports with the target bits alone), or for a
         single mechanism over the report strategies, that moves the targets most:
         :mod:`pldp.attacks.optimal`; MPLDP: over (attribute, level) claims, every attribute's
         row holding the ``m`` fakes; not padding-and-sampling).
@@ -92,7 +94,8 @@ def fake_reports(
         ``"unbiased"``).
     split : array_like of int, optional
         ``"optimal"`` only: fakes per atom (:func:`pldp.attacks.optimal.atoms_of`), skipping the
-        search (MPLDP: the ``(attributes, levels)`` table, flat or not, each row holding ``m``).
+        search (MPLDP: the ``(attributes, levels)`` table, flat or not, each row holding ``m``;
+        a levelled protocol with unary levels also takes ``t`` counts, every fake MGA-style).
     search_options : dict, optional
         ``"optimal"`` only: keyword arguments of :func:`pldp.attacks.optimal.search`
         (``population``, ``options`` of the estimator, ``chunks``, ``shadows``, ``passes``,

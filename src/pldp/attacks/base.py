@@ -59,7 +59,8 @@ class Attack:
         The estimation method the attacker knows of (``"knows_defence"``, ``"optimal"``).
     split : ndarray or None
         Fakes per claimed level (``"optimal"`` on a levelled protocol: the split found by
-        :func:`pldp.attacks.optimal.search`, or given).
+        :func:`pldp.attacks.optimal.search`, or given); shape ``(t,)``, or ``(2, t)`` whose
+        second row counts the fakes of each (unary) level that set the target bits alone.
     """
 
     targets: Any

@@ -34,7 +34,7 @@ import numpy as np
 
 from pldp.attacks.base import Attack, Rule, check_targets, rule_for, rule_of
 from pldp.attacks.pure import HOW as PURE_HOW
-from pldp.attacks.pure import PureRule
+from pldp.attacks.pure import PureRule, UnaryRule, unary_reports, unary_support
 from pldp.errors import ParameterError
 from pldp.oracle import FrequencyOracle
 from pldp.protocols.febsf import FEBSF, FEBSFReports
@@ -49,11 +49,14 @@ __all__ = [
     "HiddenRule",
     "LeveledRule",
     "MPLDPRule",
+    "alone_counts",
     "claim_counts",
     "claims",
+    "largest_remainder",
     "level_reports",
     "level_shift",
     "level_support",
+    "level_supports",
     "report_strategy",
     "split_rows",
 ]
@@ -100,7 +103,7 @@ def level_support(mech: Any, targets: np.ndarray, strategy: str) -> np.ndarray:
     return _mechanism_rule(mech).support(mech, targets, PURE_HOW[strategy])
 
 
-def _largest_remainder(weights: np.ndarray, m: int) -> np.ndarray:
+def largest_remainder(weights: np.ndarray, m: int) -> np.ndarray:
     """``m`` split in proportion to ``weights`` into integers (largest remainders; ties: first levels)."""
     exact = m * weights / weights.sum()
     counts = np.floor(exact).astype(np.int64)
@@ -117,16 +120,48 @@ def claim_counts(mechanisms: Any, attack: Attack, m: int, shares: np.ndarray) ->
     if s in HONEST_LOOKING:
         return m * shares
     if s == "optimal":
-        if attack.split is None or attack.split.shape != (t,) or int(attack.split.sum()) != m:
-            raise ParameterError(f"strategy 'optimal' needs a split of the {m} fakes over the {t} levels")
-        return np.asarray(attack.split, dtype=np.int64)
+        split = None if attack.split is None else np.asarray(attack.split)
+        if split is None or split.shape not in ((t,), (2, t)) or int(split.sum()) != m:
+            raise ParameterError(
+                f"strategy 'optimal' needs a split of the {m} fakes over the {t} levels (shape ({t},), or "
+                f"(2, {t}) with a second row of unary fakes that set the target bits alone)"
+            )
+        return split.reshape(-1, t).sum(axis=0).astype(np.int64)
     if s == "mga":
-        return _largest_remainder(np.ones(t), m)
+        return largest_remainder(np.ones(t), m)
     if s == "knows_defence":
         move = np.array([level_shift(mech, attack.targets, report_strategy(attack)) for mech in mechanisms])
-        return _largest_remainder(shares / np.maximum(move, 1e-12), m)
+        return largest_remainder(shares / np.maximum(move, 1e-12), m)
     out = np.zeros(t, dtype=np.int64)
     out[{"min_level": 0, "max_level": t - 1}.get(s, attack.level or 0)] = m
+    return out
+
+
+def alone_counts(attack: Attack, mechanisms: Any) -> np.ndarray:
+    """Per level, the fakes of an ``"optimal"`` split that set the target bits alone (the second
+    row of a ``(2, t)`` split; zeros otherwise). Only unary levels can (else ParameterError)."""
+    t = len(mechanisms)
+    split = None if attack.strategy != "optimal" or attack.split is None else np.asarray(attack.split)
+    if split is None or split.ndim == 1:
+        return np.zeros(t, dtype=np.int64)
+    alone = split[1].astype(np.int64)
+    unary = np.array([isinstance(_mechanism_rule(mech), UnaryRule) for mech in mechanisms])
+    if np.any(alone[~unary] > 0):
+        raise ParameterError("only fakes of a unary level can set the target bits alone (row 2 of the split)")
+    return alone
+
+
+def level_supports(mechanisms: Any, attack: Attack, counts: np.ndarray) -> list[np.ndarray]:
+    """:math:`s_x` of each level's fake reports: the strategy's, mixed with the target bits alone
+    in the share of the level's fakes :func:`alone_counts` gives."""
+    how = report_strategy(attack)
+    alone = alone_counts(attack, mechanisms)
+    out = []
+    for mech, c, j in zip(mechanisms, counts, alone, strict=True):
+        s = level_support(mech, attack.targets, how)
+        if j:
+            s = ((c - j) * s + j * unary_support(mech, attack.targets, "alone")) / c
+        out.append(s)
     return out
 
 
@@ -176,10 +211,16 @@ class LeveledRule(Rule):
     def per_level(self, mechanisms: Any, attack: Attack, levels: np.ndarray, rng: np.random.Generator) -> list[Any]:
         """The fake reports of each level's claimants, level by level."""
         how = report_strategy(attack)
-        return [
-            level_reports(mech, attack.targets, int(np.count_nonzero(levels == i)), rng, how)
-            for i, mech in enumerate(mechanisms)
-        ]
+        alone = alone_counts(attack, mechanisms)
+        out = []
+        for i, mech in enumerate(mechanisms):
+            k, j = int(np.count_nonzero(levels == i)), int(alone[i])
+            rows = level_reports(mech, attack.targets, k - j, rng, how)
+            if j:
+                rows = np.concatenate([rows, unary_reports(mech, attack.targets, j, rng, "alone")])
+                rows = rows[rng.permutation(k)]
+            out.append(rows)
+        return out
 
     @staticmethod
     def in_user_order(parts: list[Any], levels: np.ndarray) -> np.ndarray:
@@ -198,8 +239,11 @@ class LeveledRule(Rule):
     def level_shifts(self, oracle: LeveledProtocol, attack: Attack) -> np.ndarray:
         """``(t, d)``: the standardized support :math:`(s - q)/(p - q)` of a fake report at each level."""
         rows = []
-        for mech in oracle.mechanisms:
-            s = level_support(mech, attack.targets, report_strategy(attack))[: oracle.d]
+        counts = np.ones(oracle.t)
+        if attack.strategy == "optimal" and attack.split is not None:
+            counts = np.maximum(np.asarray(attack.split).reshape(-1, oracle.t).sum(axis=0), 1)
+        for mech, s in zip(oracle.mechanisms, level_supports(oracle.mechanisms, attack, counts), strict=True):
+            s = s[: oracle.d]
             p, q = (v[: oracle.d] for v in mech.support)
             rows.append((s - q) / (p - q))
         return np.array(rows)
@@ -251,11 +295,9 @@ class HiddenRule(LeveledRule):
             return None
         cells = np.asarray(data[0], dtype=float)
         counts = claim_counts(pbp.mechanisms, attack, m, self.prepare(pbp, attack))
-        how = report_strategy(attack)
         p_star, q_star = pbp.pooled_support
-        support = sum(
-            c / m * level_support(mech, attack.targets, how) for c, mech in zip(counts, pbp.mechanisms, strict=True)
-        )
+        per_level = level_supports(pbp.mechanisms, attack, counts)
+        support = sum(c / m * s for c, s in zip(counts, per_level, strict=True))
         honest = (
             sum(
                 row.sum() * mech.support[1] + row * (mech.support[0] - mech.support[1])
@@ -292,16 +334,11 @@ class FEBSFRule(LeveledRule):
         febsf: Any = oracle
         cells = np.asarray(data[0], dtype=float)
         counts = claim_counts(febsf.mechanisms, attack, m, self.prepare(febsf, attack))
-        how = report_strategy(attack)
         n_level = cells.sum(axis=1)
         gap = febsf.p_star - febsf.q_star
         honest_support = n_level[:, None] * febsf.q_star[:, None] + cells * gap[:, None]
-        fake_support = np.array(
-            [
-                c * level_support(mech, attack.targets, how)[: febsf.d]
-                for c, mech in zip(counts, febsf.mechanisms, strict=True)
-            ]
-        )
+        per_level = level_supports(febsf.mechanisms, attack, counts)
+        fake_support = np.array([c * s[: febsf.d] for c, s in zip(counts, per_level, strict=True)])
         fake_levels = counts @ febsf.pi if attack.strategy in HONEST_LOOKING else counts
         before = self._auem(febsf, n_level @ febsf.pi, honest_support.sum(axis=0))
         after = self._auem(febsf, n_level @ febsf.pi + fake_levels, (honest_support + fake_support).sum(axis=0))

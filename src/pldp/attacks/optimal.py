@@ -7,10 +7,14 @@ weights, the Huber step, the detection threshold are all public), and searches h
 ``m`` fakes so that the named estimator (``defence=``) moves the targets most.
 
 **What it chooses.** Its fakes are split over *atoms*: for the user-level protocols (RCF, APLDP,
-LLevels, PBP, PPDA, PLDP-FEBSF) the claimed levels (every fake reports MGA-style at its level, as
-``strategy="level"``); for a single mechanism the report strategies ``"mga"``, ``"adaptive"`` and
-``"knows_defence"`` (for unary reports: every target bit and the honest expected number of ones,
-honest ones counts, or the non-targets near their honest rate; for direct encoding ``"mga"`` and
+LLevels, PBP, PPDA, PLDP-FEBSF) the claimed levels (``"level i"``: every fake reports MGA-style at
+its level, as ``strategy="level"``, the target bits and the honest expected number of ones) and,
+at each level whose reports are unary, ``"level i alone"``: the target bits and nothing else, the
+fewest ones a report can have (it lowers every other item, which moves a projection's threshold
+and an estimate whose denominator counts ones). For a single mechanism the report strategies
+``"mga"``, ``"adaptive"`` and ``"knows_defence"`` (for unary reports: every target bit and the
+honest expected number of ones, honest ones counts, or the non-targets near their honest rate; for
+direct encoding ``"mga"`` and
 ``"knows_defence"``); for MPLDP the (attribute, level) pairs ``"a{i} level {tau}"``: a fake claims a
 level on every attribute, so its split is a table whose every row holds all ``m`` fakes, searched
 attribute by attribute (:mod:`pldp.attacks.across`; ``Search.counts`` is the table, flat).
@@ -49,6 +53,7 @@ from typing import Any
 
 import numpy as np
 
+from pldp.attacks.atoms import across_attributes, atoms_of, is_levelled, level_split, padded_split
 from pldp.attacks.base import Attack, Rule, rule_of
 from pldp.attacks.climb import climb
 from pldp.errors import ParameterError
@@ -60,8 +65,6 @@ __all__ = [
     "Search",
     "Worst",
     "at_targets",
-    "atoms_of",
-    "fakes_of",
     "search",
     "split_expected_gain",
     "split_reports",
@@ -74,8 +77,6 @@ CHUNKS = 20
 SHADOWS = 4
 #: Most passes of local moves after the greedy split.
 PASSES = 1
-#: The report strategies a single mechanism's fakes may mix (unary; direct encoding: no "adaptive").
-PURE_ATOMS = ("mga", "adaptive", "knows_defence")
 
 
 @dataclass(frozen=True)
@@ -108,46 +109,6 @@ class Search:
     evaluations: int = 0
 
 
-def _attributes(oracle: Any) -> bool:
-    """MPLDP: a split over (attribute, level) pairs."""
-    from pldp.attacks.leveled import MPLDPRule
-
-    return isinstance(rule_of(oracle), MPLDPRule)
-
-
-def _levelled(oracle: Any) -> bool:
-    from pldp.attacks.leveled import LeveledRule
-
-    return isinstance(rule_of(oracle), LeveledRule) and not _attributes(oracle)
-
-
-def fakes_of(oracle: Any, split: Any) -> int:
-    """The number of fakes a split holds (MPLDP: the fakes of each attribute's row, which must agree)."""
-    if _attributes(oracle):
-        from pldp.attacks.leveled import split_rows
-
-        return int(split_rows(oracle, split)[0].sum())
-    return int(np.sum(split))
-
-
-def atoms_of(oracle: Any) -> tuple[str, ...]:
-    """The atoms the fakes of ``oracle`` are split over (module docstring)."""
-    from pldp.attacks.pure import DirectRule, PaddingRule
-
-    if _attributes(oracle):
-        from pldp.attacks.across import atom_names
-
-        return atom_names(oracle)
-    if _levelled(oracle):
-        return tuple(f"level {i}" for i in range(oracle.t))
-    rule = rule_of(oracle)
-    if isinstance(rule, PaddingRule):
-        raise ParameterError("strategy 'optimal' does not search padding-and-sampling: use a fixed strategy")
-    if isinstance(rule, DirectRule):
-        return ("mga", "knows_defence")
-    return PURE_ATOMS
-
-
 def _chunks(m: int, chunks: int) -> np.ndarray:
     c = max(1, min(int(chunks), m)) if m else 1
     return np.full(c, m // c, dtype=np.int64) + (np.arange(c) < m % c)
@@ -156,6 +117,11 @@ def _chunks(m: int, chunks: int) -> np.ndarray:
 def _part(oracle: Any, targets: Any, atom: str, m: int, rng: np.random.Generator) -> Any:
     """``m`` fake reports of one atom."""
     rule = rule_of(oracle)
+    if atom.endswith(" alone"):
+        counts = np.zeros(len(atoms_of(oracle)), dtype=np.int64)
+        counts[atoms_of(oracle).index(atom)] = m
+        chosen = rule.promoted(oracle, targets, "mga")
+        return rule.reports(oracle, Attack(chosen, "optimal", split=level_split(oracle, counts)), m, rng)
     if atom.startswith("level "):
         return rule.fixed_reports(oracle, targets, "level", m, rng, int(atom[6:]))
     return rule.fixed_reports(oracle, targets, atom, m, rng)
@@ -163,17 +129,17 @@ def _part(oracle: Any, targets: Any, atom: str, m: int, rng: np.random.Generator
 
 def _honest_data(oracle: Any, population: int, shares: np.ndarray | None) -> Any:
     """Expected counts of ``population`` users, uniform over the items (and over ``shares``)."""
-    from pldp.attacks.leveled import _largest_remainder
+    from pldp.attacks.leveled import largest_remainder
 
     d = oracle.d
     if shares is None:
-        return _largest_remainder(np.ones(d), population)
-    per_level = _largest_remainder(np.asarray(shares, dtype=float), population)
-    return np.stack([_largest_remainder(np.ones(d), int(n)) for n in per_level])
+        return largest_remainder(np.ones(d), population)
+    per_level = largest_remainder(np.asarray(shares, dtype=float), population)
+    return np.stack([largest_remainder(np.ones(d), int(n)) for n in per_level])
 
 
 def _shares(oracle: Any, shares: Any) -> np.ndarray | None:
-    if not _levelled(oracle):
+    if not is_levelled(oracle):
         return None
     rule: Any = rule_of(oracle)
     return rule.shares(oracle, Attack(np.empty(0, dtype=np.int64), "mga", shares=shares), oracle.t)
@@ -242,9 +208,9 @@ class _Objective:
 
     def assignment(self, weights: np.ndarray) -> list[int]:
         """Chunks given to atoms in proportion to ``weights`` (largest remainders), in atom order."""
-        from pldp.attacks.leveled import _largest_remainder
+        from pldp.attacks.leveled import largest_remainder
 
-        per = _largest_remainder(np.asarray(weights, dtype=float), self.sizes.size)
+        per = largest_remainder(np.asarray(weights, dtype=float), self.sizes.size)
         return [int(a) for a in np.repeat(np.arange(len(self.atoms)), per)]
 
 
@@ -265,14 +231,18 @@ def _fixed(obj: _Objective, oracle: Any, targets: Any, shares: np.ndarray | None
     out = {obj.atoms[i]: obj.assignment(np.eye(a)[i]) for i in range(a)}
     if not spread:
         return out
-    out["mga" if shares is not None else "even"] = obj.assignment(np.ones(a))
-    if shares is not None:
-        from pldp.attacks.leveled import claim_counts
+    if shares is None:
+        out["even"] = obj.assignment(np.ones(a))
+        return out
+    from pldp.attacks.leveled import claim_counts
 
-        out["shares"] = obj.assignment(shares)
-        kd = Attack(obj.targets, "knows_defence", shares=shares)
-        counts = claim_counts(oracle.mechanisms, kd, 1_000_000, shares)
-        out["knows_defence"] = obj.assignment(np.asarray(counts, dtype=float))
+    def levels(weights: np.ndarray) -> list[int]:  # the claimed levels' atoms only (not "alone")
+        return obj.assignment(np.concatenate([np.asarray(weights, dtype=float), np.zeros(a - weights.size)]))
+
+    out["mga"] = levels(np.ones(shares.size))
+    out["shares"] = levels(shares)
+    kd = Attack(obj.targets, "knows_defence", shares=shares)
+    out["knows_defence"] = levels(np.asarray(claim_counts(oracle.mechanisms, kd, 1_000_000, shares), dtype=float))
     return out
 
 
@@ -337,7 +307,7 @@ def search(
     pop = int(population) if population is not None else 99 * m
     if versus is not None and versus not in getattr(oracle, "methods", (versus,)):
         raise ParameterError(f"versus {versus!r} is not an estimation method of {type(oracle).__name__}")
-    if _attributes(oracle):
+    if across_attributes(oracle):
         if versus is not None:
             raise ParameterError("versus= is not searched across MPLDP's attributes: attack one attribute")
         from pldp.attacks.across import search_attributes
@@ -367,8 +337,8 @@ def split_reports(oracle: Any, targets: Any, counts: Any, rng: np.random.Generat
     order (:class:`pldp.attacks.Attack` with ``split``), for a single mechanism each report
     strategy's rows, shuffled."""
     atoms = atoms_of(oracle)
-    c = np.asarray(counts)
-    if _attributes(oracle):
+    c = padded_split(oracle, np.asarray(counts))
+    if across_attributes(oracle):
         from pldp.attacks.leveled import split_rows
 
         rows = split_rows(oracle, c)
@@ -377,9 +347,9 @@ def split_reports(oracle: Any, targets: Any, counts: Any, rng: np.random.Generat
     if c.shape != (len(atoms),) or c.dtype.kind not in "iu" or np.any(c < 0):
         raise ParameterError(f"split must be {len(atoms)} non-negative fake counts, one per atom {atoms}")
     rule = rule_of(oracle)
-    if _levelled(oracle):
+    if is_levelled(oracle):
         chosen = rule.promoted(oracle, targets, "mga")
-        return rule.reports(oracle, Attack(chosen, "optimal", split=c.astype(np.int64)), int(c.sum()), rng)
+        return rule.reports(oracle, Attack(chosen, "optimal", split=level_split(oracle, c)), int(c.sum()), rng)
     parts = [_part(oracle, targets, atom, int(k), rng) for atom, k in zip(atoms, c, strict=True)]
     rows = np.concatenate([np.asarray(p) for p in parts], axis=0)
     return rows[rng.permutation(rows.shape[0])]
@@ -390,8 +360,10 @@ def split_expected_gain(oracle: Any, attack: Attack, m: int, data: tuple[Any, ..
     with those claims (levelled protocols), or for a single mechanism the closed form of the mixture
     of the report strategies (the gain is linear in the fakes' support)."""
     rule: Any = rule_of(oracle)
-    split = np.asarray(attack.split, dtype=np.int64)
-    if _levelled(oracle) or _attributes(oracle):
+    split = padded_split(oracle, np.asarray(attack.split, dtype=np.int64))
+    if is_levelled(oracle) and split.ndim == 1 and split.size == len(atoms_of(oracle)):
+        split = level_split(oracle, split)
+    if is_levelled(oracle) or across_attributes(oracle):
         return rule.expected_gain(oracle, Attack(attack.targets, "optimal", split=split), m, data)
     if not m:
         return 0.0

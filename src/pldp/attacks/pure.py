@@ -222,11 +222,14 @@ class UnaryRule(PureRule):
 def unary_reports(
     mech: UnaryEncoding, targets: np.ndarray, m: int, rng: np.random.Generator, how: str, items: int | None = None
 ) -> np.ndarray:
-    """``m`` fake reports of a unary mechanism by rule ``how`` (``"mga"``, ``"adaptive"`` or
-    ``"input"``; module docstring); honest users hold items in ``[0, items)`` (default: all)."""
+    """``m`` fake reports of a unary mechanism by rule ``how`` (``"mga"``, ``"adaptive"``,
+    ``"input"``, or ``"alone"``: the target bits and nothing else, the fewest ones a report can
+    have; module docstring); honest users hold items in ``[0, items)`` (default: all)."""
     if how == "input":
         return mech.perturb(_choose(targets, m, rng), rng)
-    if how in ("adaptive", "defence"):
+    if how == "alone":
+        ones = np.full(m, targets.size, dtype=np.int64)
+    elif how in ("adaptive", "defence"):
         ones = honest_ones(mech, m, rng, items)
     else:
         ones = np.full(m, max(expected_ones(mech, items), targets.size), dtype=np.int64)
@@ -246,6 +249,8 @@ def unary_support(mech: UnaryEncoding, targets: np.ndarray, how: str, items: int
         count = np.arange(law.size)
         on_targets = float(np.minimum(count, r) @ law) / r
         rest = float(np.maximum(count - r, 0) @ law)
+    elif how == "alone":
+        on_targets, rest = 1.0, 0.0
     else:
         on_targets, rest = 1.0, float(max(expected_ones(mech, items) - r, 0))
     s = np.full(width, rest / (width - r) if width > r else 0.0)

@@ -117,7 +117,8 @@ def _check_optimal(oracle: Any, targets: Any, m: int, honest: Any, real: Any, rn
     """The optimising attacker against the oracle's defence (module docstring), at a coarse
     resolution (4 chunks, 1 shadow tally, no local moves)."""
     from pldp.attacks import gain
-    from pldp.attacks.optimal import atoms_of, search, split_reports
+    from pldp.attacks.atoms import atoms_of
+    from pldp.attacks.optimal import search, split_reports
     from pldp.errors import ParameterError
 
     try:
