@@ -154,7 +154,7 @@ def test_deterministic_given_rng(rcf: RCF) -> None:
 
 def test_single_mechanisms_mix_report_strategies() -> None:
     oue = OUE(1.0, D)
-    assert atoms_of(oue) == ("mga", "adaptive", "knows_defence")
+    assert atoms_of(oue) == ("mga", "adaptive", "knows_defence", "alone")
     assert atoms_of(KRR(1.0, D)) == ("mga", "knows_defence")
     rng = np.random.default_rng(3407)
     s = search(oue, TARGET, 300, rng=rng, defence="unbiased", chunks=6, shadows=2, population=30_000)
@@ -163,8 +163,11 @@ def test_single_mechanisms_mix_report_strategies() -> None:
     assert fake.shape == (300, 2) and oue.unpack(fake)[:, TARGET[0]].all()
     # the closed form of a mixed split is the mixture of the strategies' closed forms
     counts = np.full(D, 2000)
-    mixed = expected_gain(oue, TARGET, 300, counts, strategy="optimal", split=np.array([100, 100, 100]))
-    parts = [expected_gain(oue, TARGET, 300, counts, strategy=a) for a in atoms_of(oue)]
+    mixed = expected_gain(oue, TARGET, 300, counts, strategy="optimal", split=np.array([75, 75, 75, 75]))
+    parts = [
+        expected_gain(oue, TARGET, 300, counts, strategy="optimal", split=300 * row) for row in np.eye(4, dtype=int)
+    ]
+    assert parts[:3] == [expected_gain(oue, TARGET, 300, counts, strategy=a) for a in atoms_of(oue)[:3]]
     assert mixed == pytest.approx(np.mean(parts))
 
 

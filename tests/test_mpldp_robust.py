@@ -289,3 +289,28 @@ def test_robust_honest_mse_against_norm_sub_and_oc(mp: MPLDP) -> None:
             out.append(sum(np.sum((e.frequencies - truth[i]) ** 2) for i, e in enumerate(mp.estimate(tally, method))))
     assert 1.0 < np.mean(err["robust"]) / np.mean(err["norm_sub"]) < 1.45
     assert np.mean(err["robust"]) < np.mean(err["unbiased"])
+
+
+def test_robust_states_its_margin_against_oc_and_when_its_bound_is_vacuous(mp: MPLDP) -> None:
+    """MPLDP's ``"robust"`` carries the same margin as RCF's, against OC: fakes on the smallest level
+    raise it more than OC (little weight there), by less than ``info["margin"]``; a tiny campaign's
+    bound is 1 and marked vacuous."""
+    values, levels = _users(20_000)
+    rng = np.random.default_rng(3431)
+    m = 202
+    targets = [np.array([D - 1]), np.empty(0, dtype=np.int64)]
+    excess = []
+    for _ in range(3):
+        honest = mp.simulate(values, levels, rng)
+        fake = mp.tally(fake_reports(mp, targets, m, rng=rng, strategy="min_level"))
+        beta = m / (honest.n + m)
+        est = {k: (mp.estimate(honest, k, attribute=0), mp.estimate(honest + fake, k, attribute=0, beta=beta))
+               for k in ("robust", "unbiased")}  # fmt: skip
+        gains = {k: float(a.frequencies[D - 1] - b.frequencies[D - 1]) for k, (b, a) in est.items()}
+        excess.append(gains["robust"] - gains["unbiased"])
+        assert excess[-1] <= float(est["robust"][1].info["margin"][D - 1])
+        assert "unbiased" in str(est["robust"][1].info["margin_model"])
+    assert np.mean(excess) > 0.01
+    small_values, small_levels = _users(300)
+    info = mp.estimate(mp.simulate(small_values, small_levels, rng), "robust", attribute=0, beta=0.3).info
+    assert np.all(info["vacuous"]) and np.all(info["bound"] == 1.0)

@@ -27,8 +27,9 @@ __all__ = [
     "unary_levels",
 ]
 
-#: The report strategies a single mechanism's fakes may mix (unary; direct encoding: no "adaptive").
-PURE_ATOMS = ("mga", "adaptive", "knows_defence")
+#: The report strategies a single mechanism's fakes may mix (unary; direct encoding: ``"mga"`` and
+#: ``"knows_defence"``); ``"alone"``: the target bits and nothing else, the fewest ones a report can have.
+PURE_ATOMS = ("mga", "adaptive", "knows_defence", "alone")
 
 
 def across_attributes(oracle: Any) -> bool:

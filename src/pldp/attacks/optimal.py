@@ -12,13 +12,12 @@ its level, as ``strategy="level"``, the target bits and the honest expected numb
 at each level whose reports are unary, ``"level i alone"``: the target bits and nothing else, the
 fewest ones a report can have (it lowers every other item, which moves a projection's threshold
 and an estimate whose denominator counts ones). For a single mechanism the report strategies
-``"mga"``, ``"adaptive"`` and ``"knows_defence"`` (for unary reports: every target bit and the
-honest expected number of ones, honest ones counts, or the non-targets near their honest rate; for
-direct encoding ``"mga"`` and
-``"knows_defence"``); for MPLDP the (attribute, level) pairs ``"a{i} level {tau}"``: a fake claims a
-level on every attribute, so its split is a table whose every row holds all ``m`` fakes, searched
-attribute by attribute (:mod:`pldp.attacks.across`; ``Search.counts`` is the table, flat).
-Padding-and-sampling is not searched (ParameterError).
+``"mga"``, ``"adaptive"``, ``"knows_defence"`` and ``"alone"`` (for unary reports: every target
+bit and the honest expected number of ones, honest ones counts, the non-targets near their honest
+rate, or the target bits alone; for direct encoding ``"mga"`` and ``"knows_defence"``); for MPLDP
+the (attribute, level) pairs ``"a{i} level {tau}"``: a fake claims a level on every attribute, so
+its split is a table whose every row holds all ``m`` fakes, searched attribute by attribute
+(:mod:`pldp.attacks.across`; ``Search.counts`` is the table, flat). Padding-and-sampling is not searched (ParameterError).
 
 **Shadow tallies.** The attacker draws its own honest data from its ``rng``: ``population`` honest
 users (default ``99 m``: :math:`\\beta = 1\\%`), spread over the levels by ``shares`` (default the
@@ -124,6 +123,8 @@ def _part(oracle: Any, targets: Any, atom: str, m: int, rng: np.random.Generator
         return rule.reports(oracle, Attack(chosen, "optimal", split=level_split(oracle, counts)), m, rng)
     if atom.startswith("level "):
         return rule.fixed_reports(oracle, targets, "level", m, rng, int(atom[6:]))
+    if atom == "alone":  # a single unary mechanism: a report rule, not one of the fixed strategies
+        return rule.reports(oracle, Attack(rule.promoted(oracle, targets, "mga"), "alone"), m, rng)
     return rule.fixed_reports(oracle, targets, atom, m, rng)
 
 
@@ -370,7 +371,7 @@ def split_expected_gain(oracle: Any, attack: Attack, m: int, data: tuple[Any, ..
     total = 0.0
     for atom, k in zip(atoms_of(oracle), split, strict=True):
         if k:
-            part = rule.expected_gain(oracle, Attack(attack.targets, atom), m, data)
+            part = rule.expected_gain(oracle, Attack(attack.targets, atom), m, data)  # "alone" too
             total += float(k) / m * float(part)
     return total
 

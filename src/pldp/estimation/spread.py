@@ -39,7 +39,19 @@ among the :math:`N` reports, :math:`m \\le \\beta N` and :math:`B \\ge B_{obs} -
 
 evaluated at the attacked :math:`\\hat\\mu` (``info["bound"]``; the threat model is
 :data:`BOUND_MODEL`, ``beta`` is an option, default 5 %). It holds for every split over the
-levels and every report, not only for the one-level claims of ``"huber"``'s bound.
+levels and every report, not only for the one-level claims of ``"huber"``'s bound. After the
+projection it is capped at 1 (``info["vacuous"]`` where the cap binds: the bound then says nothing).
+
+**The margin.** On the same reports this combination can move more than the protocol's
+``"unbiased"`` one (fakes on the smallest level, which the minimum-variance weights neglect); the
+excess is at most this bound plus the most the fakes can lower the unbiased combination
+(:func:`linear_moves`, ``info["margin"]``, :data:`MARGIN_MODEL`).
+
+**Why these weights and no others.** A linear combination in which no level's reports move the
+estimate more than another's must weigh level ``g`` in proportion to :math:`N_g r_g`: any other
+weights give some level a larger influence per report, and the attacker puts every fake there.
+So the variance these weights cost over the minimum-variance ones (below) is the price of
+"spreading buys nothing", not a tuning choice.
 
 **Compared with the uniform mechanism.** MGA against one mechanism at budget :math:`\\bar\\varepsilon`
 gains about :math:`\\beta/r(\\bar\\varepsilon)`; here the most is about :math:`\\beta/\\bar r` with

@@ -415,7 +415,9 @@ class MPLDP(Protocol):
           ``"robust"``). **Bound** (``info["bound"]``, model ``info["bound_model"]``): a share
           ``beta`` (default 5 %) of fakes, in any split over the levels of the attribute and with
           any reports, moves value ``x`` by at most ``info["bound"][x]``; a fake reports on every
-          attribute, so fakes attacking ``a`` attributes move each by up to its bound.
+          attribute, so fakes attacking ``a`` attributes move each by up to its bound. At most
+          1, ``info["vacuous"]`` where it is 1; ``info["margin"]`` bounds how much more they
+          raise it than OC on the same reports.
           **Measured** (``benchmarks/mpldp_attack.py``, two attributes of 16 values, budget 0.9,
           :math:`n = 10^5`, the optimising attacker): β = 1 %: 0.039 per attacked attribute,
           x0.83 MGA against OUE at the mean budget 0.55 (x0.81 with both attacked), OC 0.060,

@@ -296,7 +296,11 @@ class RCF(LeveledProtocol):
           nothing. **Bound** (``info["bound"]``, model ``info["bound_model"]``): a share ``beta``
           (default 5 %) of fakes, any split over the levels, any reports, moves item ``x`` by at
           most ``info["bound"][x]`` (the linear part's ``info["linear_bound"]``, tight, plus the
-          largest move of any item, which bounds the projection's shift). **Measured**
+          largest move of any item, which bounds the projection's shift; at most 1, and
+          ``info["vacuous"]`` where it is 1: it then says nothing). **Margin**
+          (``info["margin"]``): how much more those fakes can raise this estimate than
+          ``"unbiased"`` on the same reports (:func:`~pldp.estimation.spread.linear_moves`).
+          **Measured**
           (``benchmarks/spread_candidates.py``, ten levels 0.1..1.0, d = 16, n = 10^5, Zipf(2),
           the rarest item, the optimising attacker that knows it): RCF-k-RR and LLevels 0.185 at
           β = 1 % (×0.86 MGA against k-RR at 0.55), 0.68 at 4.5 % (×0.70); RCF-OUE 0.049 (×1.03)
