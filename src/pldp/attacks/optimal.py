@@ -17,7 +17,8 @@ bit and the honest expected number of ones, honest ones counts, the non-targets 
 rate, or the target bits alone; for direct encoding ``"mga"`` and ``"knows_defence"``); for MPLDP
 the (attribute, level) pairs ``"a{i} level {tau}"``: a fake claims a level on every attribute, so
 its split is a table whose every row holds all ``m`` fakes, searched attribute by attribute
-(:mod:`pldp.attacks.across`; ``Search.counts`` is the table, flat). Padding-and-sampling is not searched (ParameterError).
+(:mod:`pldp.attacks.across`; ``Search.counts`` is the table, flat). Padding-and-sampling is not
+searched (ParameterError).
 
 **Shadow tallies.** The attacker draws its own honest data from its ``rng``: ``population`` honest
 users (default ``99 m``: :math:`\\beta = 1\\%`), spread over the levels by ``shares`` (default the
