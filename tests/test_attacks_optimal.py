@@ -16,11 +16,8 @@ import numpy as np
 import pytest
 
 from pldp.attacks import expected_gain, fake_reports, gain, gain_is_exact, promoted
-from pldp.attacks.atoms import atoms_of, level_split
-from pldp.attacks.base import Attack
-from pldp.attacks.leveled import level_supports
+from pldp.attacks.atoms import atoms_of
 from pldp.attacks.optimal import search, split_reports, worst_case
-from pldp.attacks.pure import expected_ones
 from pldp.datasets.synthetic import zipf_probabilities
 from pldp.errors import ParameterError
 from pldp.estimation.robust import BOUND_MODEL
