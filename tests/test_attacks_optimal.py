@@ -16,8 +16,11 @@ import numpy as np
 import pytest
 
 from pldp.attacks import expected_gain, fake_reports, gain, gain_is_exact, promoted
-from pldp.attacks.atoms import atoms_of
+from pldp.attacks.atoms import atoms_of, level_split
+from pldp.attacks.base import Attack
+from pldp.attacks.leveled import level_supports
 from pldp.attacks.optimal import search, split_reports, worst_case
+from pldp.attacks.pure import expected_ones
 from pldp.datasets.synthetic import zipf_probabilities
 from pldp.errors import ParameterError
 from pldp.estimation.robust import BOUND_MODEL
@@ -219,3 +222,46 @@ def test_pbp_robust_bound_holds_against_the_optimal_attacker() -> None:
             if counts is alone:
                 detect.append(gain(pbp, honest, fake, TARGET, "detect"))
     assert np.mean(detect) > linear + 3 * np.std(detect, ddof=1) / 2
+
+
+def test_unary_levels_may_set_the_target_bits_alone() -> None:
+    """At a unary level the attacker also chooses the number of ones: MGA-style (the honest expected
+    count) or the target bits alone. Fakes of an ``"... alone"`` atom set exactly the target bit; the
+    closed form of a mixed split agrees with the simulated mean gain; a split given per level
+    only is MGA-style; against ``"robust"`` the search compares the alone atoms too."""
+    rcf = RCF(LEVELS, D, "oue")
+    atoms = atoms_of(rcf)
+    assert atoms[:10] == tuple(f"level {i}" for i in range(10))
+    assert atoms[10:] == tuple(f"level {i} alone" for i in range(10))
+    assert atoms_of(RCF(LEVELS, D)) == atoms[:10]  # k-RR levels: one report is one item
+    rng = np.random.default_rng(3430)
+    split = np.zeros(20, dtype=np.int64)
+    split[[0, 9, 10, 19]] = [50, 50, 100, 100]
+    fake = fake_reports(rcf, TARGET, 300, rng=rng, strategy="optimal", split=split)
+    for level in (0, 9):
+        bits = rcf.mechanisms[level].unpack(fake.data[level])  # type: ignore[attr-defined]
+        ones = bits.sum(axis=1)
+        assert bits[:, TARGET[0]].all() and np.count_nonzero(ones == 1) == 100 and np.all(ones[ones > 1] > 2)
+    # the support of a mixed level: the target always, another bit only by the MGA-style share
+    attack = Attack(np.array(TARGET), "optimal", split=level_split(rcf, split))
+    support = level_supports(rcf.mechanisms, attack, np.array([150] + [0] * 8 + [150]))
+    mga = expected_ones(rcf.mechanisms[0])
+    assert support[0][TARGET[0]] == 1.0
+    assert support[0][0] == pytest.approx(50 / 150 * (mga - 1) / (D - 1))
+    cells = _cells(20_000)
+    closed = expected_gain(rcf, TARGET, 300, cells, strategy="optimal", split=split)
+    gains = []
+    for _ in range(60):
+        honest = rcf.simulate(cells, rng)
+        attack = rcf.tally(fake_reports(rcf, TARGET, 300, rng=rng, strategy="optimal", split=split))
+        gains.append(gain(rcf, honest, attack, TARGET, "unbiased"))
+    se = np.std(gains, ddof=1) / np.sqrt(len(gains))
+    assert abs(np.mean(gains) - closed) <= 4 * se
+    per_level = np.zeros(10, dtype=np.int64)
+    per_level[9] = 300
+    assert expected_gain(rcf, TARGET, 300, cells, strategy="optimal", split=per_level) == pytest.approx(
+        expected_gain(rcf, TARGET, 300, cells, strategy="max_level")
+    )
+    s = search(rcf, TARGET, 300, rng=rng, defence="robust", chunks=6, shadows=2, population=20_000)
+    assert {"level 0 alone", "level 9 alone"} <= set(s.fixed)
+    assert s.objective >= max(s.fixed.values())
