@@ -2,7 +2,7 @@
 by the optimising attacker (issue 34). The default ``"robust"`` of those protocols is measured by
 ``benchmarks/spread_candidates.py``.
 
-Run: ``PYTHONPATH=src python benchmarks/optimal_attack.py [--quick | --pure]`` (about 4 minutes on a shared
+Run: ``PYTHONPATH=src python benchmarks/optimal_attack.py [--quick | --pure | --febsf]`` (about 4 minutes on a shared
 two-core machine; ``--quick``: β = 1 % only, fewer repeats). Setting of docs/attacks.md's numbers:
 ``n = 10^5`` honest users, Zipf(2) over ``d = 16`` items, spread evenly over ten levels 0.1..1.0
 (LLevels-L-GRR: ``eps_1`` = those, ``eps_perm`` twice them), the rarest item as target, ``m`` fakes
@@ -23,7 +23,7 @@ from pldp.attacks import expected_gain, fake_reports, gain
 from pldp.attacks.optimal import split_reports, worst_case
 from pldp.datasets.synthetic import zipf_probabilities
 from pldp.mechanisms import KRR, OUE
-from pldp.protocols import RCF, LLevels
+from pldp.protocols import FEBSF, RCF, LLevels
 
 LEVELS = np.arange(1, 11) / 10
 N, D, SEED = 100_000, 16, 34
@@ -89,6 +89,50 @@ def main(quick: bool = False) -> None:
             print("\n".join(row), f"[{time.time() - t0:.0f} s]", flush=True)
 
 
+def febsf(repeats: int = REPEATS) -> None:
+    """``--febsf``: PLDP-FEBSF (levels 0.1..1.0, eps_p 0.3), its ``"robust"`` (bounded influence over
+    the reported levels, a bound for fakes that all claim one level) against the attacker who knows
+    it, spread or on one level, with the bound it reports, and ``"unbiased"`` (AUEM)."""
+    data = cells()
+    n = int(data.sum())
+    target = [D - 1]
+    for beta in (0.01, 0.045):
+        m = round(beta * n / (1 - beta))
+        for idx, (oracle, pure_mech) in enumerate((("krr", KRR(0.55, D)), ("oue", OUE(0.55, D)))):
+            proto = FEBSF(LEVELS, 0.3, D, oracle=oracle)
+            uniform = expected_gain(pure_mech, target, m, data.sum(axis=0))
+            t0 = time.time()
+            row = [f"febsf-{oracle} beta={beta} m={m} MGA@0.55={uniform:.4f}"]
+            for defence, spread in (("robust", True), ("robust", False), ("unbiased", True)):
+                rng = np.random.default_rng([SEED, 3, int(beta * 1000), idx, spread])
+                w = worst_case(
+                    proto, target, m, data, rng=rng, defence=defence, repeats=repeats, population=n, spread=spread,
+                    chunks=10, shadows=2,
+                )  # fmt: skip
+                found = {a: int(c) for a, c in zip(w.search.atoms, w.search.counts, strict=True) if c}
+                extra = ""
+                if defence == "robust":
+                    r2 = np.random.default_rng([SEED, 4, int(beta * 1000), idx, spread])
+                    bound = [
+                        float(
+                            np.asarray(
+                                proto.estimate(
+                                    proto.simulate(data, r2)
+                                    + proto.tally(split_reports(proto, target, w.search.counts, r2)),
+                                    "robust",
+                                ).info["bound"]
+                            )[target[0]]
+                        )
+                        for _ in range(3)
+                    ]
+                    extra = f" bound={np.mean(bound):.4f}"
+                row.append(
+                    f"  {defence}{'' if spread else ' one-level'}: split={found} gain={w.gain:.4f}±{w.se:.4f} "
+                    f"(x{w.gain / uniform:.2f}){extra}"
+                )
+            print("\n".join(row), f"[{time.time() - t0:.0f} s]", flush=True)
+
+
 def pure(repeats: int = REPEATS) -> None:
     """``--pure``: the single mechanisms at 0.55 and PBP (published even shares) at β = 1 %: the
     optimal attacker against each defence, and MGA measured alike."""
@@ -126,7 +170,9 @@ def pure(repeats: int = REPEATS) -> None:
 
 
 if __name__ == "__main__":
-    if "--pure" in sys.argv:
+    if "--febsf" in sys.argv:
+        febsf(4 if "--quick" in sys.argv else REPEATS)
+    elif "--pure" in sys.argv:
         pure()
     else:
         main("--quick" in sys.argv)

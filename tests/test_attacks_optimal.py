@@ -265,3 +265,27 @@ def test_unary_levels_may_set_the_target_bits_alone() -> None:
     s = search(rcf, TARGET, 300, rng=rng, defence="robust", chunks=6, shadows=2, population=20_000)
     assert {"level 0 alone", "level 9 alone"} <= set(s.fixed)
     assert s.objective >= max(s.fixed.values())
+
+
+def test_febsf_one_level_bound_holds_against_the_optimal_one_level_attacker() -> None:
+    """PLDP-FEBSF's ``"robust"`` states a bound for fakes that all claim one level (``spread_bound`` is
+    None): the attacker who knows it, on one level, MGA-style or with the target bit alone, stays
+    below it; spread over the levels it does not (the worst case measured is in docs/attacks.md)."""
+    from pldp.protocols import FEBSF
+
+    febsf = FEBSF(np.round(LEVELS, 1), 0.3, D, oracle="oue")
+    data = _cells(20_000)
+    n = int(data.sum())
+    m = _m(0.01, n)
+    s = search(
+        febsf, TARGET, m, rng=np.random.default_rng(3450), defence="robust", spread=False,
+        chunks=5, shadows=1, population=n,
+    )  # fmt: skip
+    assert np.count_nonzero(s.counts) == 1 and any(a.endswith("alone") for a in s.fixed)
+    rng = np.random.default_rng(3451)
+    for _ in range(4):
+        honest = febsf.simulate(data, rng)
+        fake = febsf.tally(split_reports(febsf, TARGET, s.counts, rng))
+        info = febsf.estimate(honest + fake, "robust").info
+        assert info["spread_bound"] is None
+        assert gain(febsf, honest, fake, TARGET, "robust") <= float(np.asarray(info["bound"])[TARGET[0]])
