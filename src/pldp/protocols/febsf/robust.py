@@ -28,6 +28,12 @@ combined by :func:`pldp.estimation.robust.robust_combine`. What the mixture is:
 :math:`k\\sqrt{c/(1-c)}` standard errors of the other reported levels' combination
 (``info["bound"]``). With k-RR data they also enter :math:`\\hat\\rho`, which rescales every group
 alike; that part is not bounded by the combination (measured in ``tests/test_robust.py``).
+Spread over several reported levels, fakes are not bounded: the attacker who knows this estimate
+(:mod:`pldp.attacks.optimal`) gains ×0.90 / ×1.25 MGA at the mean budget with k-RR (β = 1 % /
+4.5 %, ten levels, :math:`n = 10^5`) and ×1.60 / ×2.21 with OUE, where its reports set the target
+bit alone: they lower the group's mean number of ones, which the unary calibration above reads
+as a smaller :math:`\\bar p_l - \\bar q_l` (docs/attacks.md, ``benchmarks/optimal_attack.py
+--febsf``).
 """
 
 from __future__ import annotations
