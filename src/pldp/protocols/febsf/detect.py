@@ -4,7 +4,7 @@
   (below ``alpha``; :mod:`pldp.estimation.detect`) is flagged, and when the joint test of the
   histogram of ones fires (against the levels' mixture fitted to it), the reports at its suspect
   counts too. The pattern tally holds every report's bits, so they are simply left out and AUEM
-  runs on the rest with each level's kept channel (:func:`kept_estimate`): an honest report of
+  runs on the rest with each level's kept channel (:func:`kept_estimate`, then Norm-Sub): an honest report of
   level ``i`` is kept with probability :math:`\\kappa_i`, the same for every item, sets its
   user's bit and is kept with :math:`o_i`, another bit with :math:`c_i`. That is the correction
   for the honest reports dropped; ``rho`` and ``p`` are the whole honest population's. Where
@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pldp.errors import EstimationError
+from pldp.estimation.consistency import norm_sub
 from pldp.estimation.detect import (
     ALPHA_BAND,
     DEFAULT_ALPHA,
@@ -154,7 +155,10 @@ def detect(
     (:func:`kept_channel`), the kept reports' level shares give :math:`w_i \propto \rho_i` by
     AUEM's inversion divided by :math:`\kappa_i`, and :math:`\hat p_j = (c'_j - \sum_i w_i
     c_i) / \sum_i w_i (o_i - c_i)` (AUEM itself when nothing is dropped), with its delta-method
-    variance. It is not projected on the simplex. Where AUEM's own rule would refuse it (the kept
+    variance, projected onto the simplex by Norm-Sub (as ``"norm_sub"`` projects AUEM; the
+    variance stays the kept AUEM's, ``info["kept_auem_sum"]`` is the sum before the projection):
+    like every ``"detect"``, an estimate of a distribution (the joint EM's is one too), where the
+    unprojected ratio can sum far from 1 on a small tally. Where AUEM's own rule would refuse it (the kept
     gap within :data:`~pldp.protocols.febsf.auem.GAP_Z` standard errors of 0, or an item outside
     [0, 1] by more than :data:`~pldp.protocols.febsf.auem.RANGE_Z`: few reports, fakes claiming a
     small level), the joint EM runs on the kept patterns as truncated data instead
@@ -196,5 +200,7 @@ def detect(
                 "estimator": "detect: flagged reports dropped, joint EM on the rest (truncated data)"}  # fmt: skip
         return Estimate(fit.frequencies, fit.variance, tally.n, "detect", protocol.domain, fit.iterations,
                         fit.converged, info, fit.on_simplex)  # fmt: skip
-    info = {**info, **more, "estimator": "detect: flagged reports dropped, AUEM on the rest with the kept channel"}
-    return Estimate(f, var, tally.n, "detect", protocol.domain, info=info)
+    freq, rounds = norm_sub(f)  # as "norm_sub" projects AUEM: the variance stays the kept AUEM's
+    used = "detect: flagged reports dropped, AUEM on the rest with the kept channel + Norm-Sub"
+    info = {**info, **more, "kept_auem_sum": float(f.sum()), "estimator": used}
+    return Estimate(freq, var, tally.n, "detect", protocol.domain, rounds, True, info, on_simplex=True)
