@@ -110,10 +110,19 @@ def auem_moments(
 
     a_den = np.sqrt(np.maximum(lam @ (gap / (pp - qp)) ** 2 - (lam @ (gap / (pp - qp))) ** 2, 0.0) / n)
     a_hat = np.nan_to_num(f)
-    # V(a) = Var(c_j - q* - a D) is quadratic in a: V(f + h) = V(f) + 2 h b + h^2 s^2 (s^2 = Var D)
-    v_f, v_up, v_down = lin_var(a_hat), lin_var(a_hat + 1.0), lin_var(a_hat - 1.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        var = fieller_variance(den[..., None], v_f, (v_up - v_down) / 4.0, np.maximum((v_up + v_down) / 2.0 - v_f, 0.0))
+    # lin_var's V(a) as a quadratic in a: the gradient in lam is g0 + a g1, so V(a) = (m (1 - m) +
+    # 2 (cov_sl g0 + a cov_sl g1) + g0' cov_ll g0 + 2 a g0' cov_ll g1 + a^2 g1' cov_ll g1) / n
+    g0, g1 = -protocol.q_star / (pp - qp), -gap / (pp - qp)
+    ll_g1 = cov_ll @ g1  # (..., t)
+    q01, q11 = ll_g1 @ g0, ll_g1 @ g1  # (...): g0' cov_ll g1 and g1' cov_ll g1 (= N Var D)
+    q00 = (cov_ll @ g0) @ g0
+    lin0, lin1 = cov_sl @ g0, cov_sl @ g1  # (..., d)
+    nn = n[..., None]
+    v_f = (
+        m * (1 - m) + 2 * (lin0 + a_hat * lin1) + q00[..., None] + a_hat * (2 * q01[..., None] + a_hat * q11[..., None])
+    ) / nn
+    slope = (lin1 + q01[..., None] + a_hat * q11[..., None]) / nn  # V(f + h) = V(f) + 2 h slope + h^2 Var D
+    var = fieller_variance(den[..., None], v_f, slope, np.maximum(q11[..., None], 0.0) / nn)
     extra = tuple(np.maximum(lin_var(np.full_like(f, a)), 0.0) for a in at)
     return (f, np.maximum(var, 0.0), den, a_den, *extra)
 
