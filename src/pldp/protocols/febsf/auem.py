@@ -1,4 +1,4 @@
-"""AUEM: the approximately unbiased estimator of PLDP-FEBSF (eq. 4-5) with a delta-method variance."""
+"""AUEM: the approximately unbiased estimator of PLDP-FEBSF (eq. 4-5) with a delta-method variance made Fieller-type."""
 
 from __future__ import annotations
 
