@@ -193,8 +193,8 @@ def test_pbp_robust_bound_holds_against_the_optimal_attacker() -> None:
     """PBP's unary "robust" (the pooled unbiased estimate, Norm-Sub with its threshold kept >= 0) states
     a bound for any reports of a share beta of fakes: the attacker who knows it, free to set the
     target bit alone, stays below it in every tally, and near the linear part's beta (1 - q*)/(p* -
-    q*). "detect", whose normalisation by the estimated number of honest reports these fakes game,
-    is beaten beyond that (measured at n = 10^5: 0.072 against 0.048; it states no bound)."""
+    q*). "detect" no longer normalises by a total those fakes shrink (it did: 0.072 against 0.048 at
+    n = 10^5): with the target bit alone they gain what the linear estimate gives them."""
     from pldp.protocols import PBP
 
     pbp = PBP(LEVELS, np.full(10, 0.1), D, "oue")
@@ -221,7 +221,7 @@ def test_pbp_robust_bound_holds_against_the_optimal_attacker() -> None:
             assert gain(pbp, honest, fake, TARGET, "robust") <= float(info["bound"][TARGET[0]])
             if counts is alone:
                 detect.append(gain(pbp, honest, fake, TARGET, "detect"))
-    assert np.mean(detect) > linear + 3 * np.std(detect, ddof=1) / 2
+    assert np.mean(detect) <= linear + 3 * np.std(detect, ddof=1) / 2
 
 
 def test_unary_levels_may_set_the_target_bits_alone() -> None:

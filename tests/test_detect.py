@@ -219,6 +219,23 @@ def test_febsf_detect_drops_unlikely_reports_and_tests_the_level_reports() -> No
     assert krr.estimate(honest, "detect").info["level_excess"] == 0
 
 
+@pytest.mark.parametrize("name", ["febsf-oue", "febsf-rappor"])
+def test_febsf_detect_is_a_distribution_on_a_small_tally(name: str) -> None:
+    """The 300-report tallies of the pinned cases: the kept AUEM divides by a noisy gap, and
+    unprojected it summed to 9 (OUE); ``"detect"`` projects it with Norm-Sub's threshold kept at
+    zero or above (only lowering: 9 becomes 1, and a sum below 1 keeps its mass, negatives cut),
+    with the kept AUEM's variance."""
+    from tests.deploy_cases import oracle_cases
+    from tests.test_pinned import _reports
+
+    spec, _, tally = _reports(name, oracle_cases()[name])
+    est = spec.mechanism().estimate(tally, "detect")
+    assert np.all(est.frequencies >= 0) and est.frequencies.sum() <= 1 + 1e-12
+    if est.info["kept_auem_sum"] > 1:
+        assert est.on_simplex and est.frequencies.sum() == pytest.approx(1.0, abs=1e-12)
+    assert np.all(np.isfinite(est.variance)) and abs(est.info["kept_auem_sum"] - 1) > 0.1  # the projection mattered
+
+
 # ---------------------------------------------------------------------------------- recover
 @pytest.mark.parametrize(("mech", "share", "before", "after"), [(pldp.KRR(1.0, 16), 0.05, 0.45, 0.25)])
 def test_recover_with_known_targets_removes_most_of_the_gain(

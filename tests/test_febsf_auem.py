@@ -47,23 +47,25 @@ def test_auem_falls_back_on_at_most_1_percent_of_honest_tallies(name: str, proto
     assert np.count_nonzero(code) <= MAX_FALLBACKS, (name, np.bincount(code, minlength=3))
 
 
-#: Where the normal interval of the ratio is known to fall short: ten levels at eps_p = 0.1, where
-#: p* - q* is only about 4 of its standard errors from 0 (measured 0.931-0.937 at 4,000 tallies).
-SHORT = {f"rappor {ds} uniform t=10 eps_p=0.1" for ds in ("job", "education", "country")}
-
-
 @pytest.mark.parametrize(("name", "proto", "cells"), SETTINGS, ids=[s[0] for s in SETTINGS])
 def test_auem_95_percent_intervals_cover(name: str, proto: FEBSF, cells: np.ndarray) -> None:
-    """Coverage of the 95 % intervals, pooled over items; the tolerance is 4 binomial standard
-    errors of REPEATS tallies (conservative: items of one tally are counted as one draw)."""
+    """Coverage of the 95 % intervals, pooled over items, at least 0.95 less 3 standard errors in
+    every setting. The items of one tally share its level shares' noise, so their hits are
+    correlated: the standard error is the tallies' (of each tally's share of items covered), at
+    least the binomial one of REPEATS x items (the tallies' is up to 9 times that with OUE items).
+    The delta-method intervals (times 1 + 3 (s_D/D)^2) failed it at ten levels with eps_p = 0.1
+    (Job: 0.903, 3.5 standard errors short; 0.931-0.937 at 4,000 tallies); AUEM's Fieller-type
+    variance covers there (``python -m pldp.experiments.febsf.calibration``)."""
     code, f, var = _draw(name)[:3]
     truth = cells.sum(axis=0) / cells.sum()
     ok = code == 0
-    cover = float(np.mean(np.abs(f[ok] - truth) <= 1.959964 * np.sqrt(var[ok])))
+    hits = np.abs(f[ok] - truth) <= 1.959964 * np.sqrt(var[ok])
+    cover = float(hits.mean())
+    per_tally = hits.mean(axis=1)
+    se = max(float(per_tally.std(ddof=1)) / np.sqrt(per_tally.size), np.sqrt(0.95 * 0.05 / hits.size))
+    assert cover >= 0.95 - 3 * se, (name, cover, se)
     tol = 4 * np.sqrt(0.95 * 0.05 / ok.sum())
-    target = 0.931 if name in SHORT else 0.95
-    assert cover >= target - tol, (name, cover)
-    assert cover <= 0.95 + tol + 0.035, (name, cover)  # k-RR at n = 10^4 covers up to 0.98
+    assert cover <= 0.95 + tol + 0.035, (name, cover)  # k-RR at n = 10^4 covers up to 0.99
 
 
 @pytest.mark.parametrize(

@@ -60,6 +60,7 @@ the mixture of their matrices.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -177,18 +178,26 @@ def detect_estimate(
     """
     diag, coupling, solve_u = channel.solver
     c = np.asarray(kept_counts, dtype=float)
-    u = solve_u @ (c / diag)
+    u = solve_u.dot(c / diag)  # .dot: matmul's bits, without its dispatch cost at these sizes
     if n_kept is not None:
-        expected = float(channel.kept @ u)
+        expected = float(channel.kept.dot(u))
         if not expected > 0:
             raise EstimationError("the kept reports give no positive total: too few reports remain")
         u = u * (float(n_kept) / expected)
-    g = (c - coupling @ u) / diag
+    g = (c - coupling.dot(u)) / diag
     n_hat = float(u.sum()) if n_kept is not None else float(g.sum())
     if not n_hat > 0:
         raise EstimationError("the kept reports give no positive total: too few reports remain")
-    var = np.clip(c, 0, None) * np.clip(1 - c / max(n_reports, 1), 0, None) / (diag * n_hat) ** 2
+    var = np.maximum(c, 0.0) * np.maximum(1 - c / max(n_reports, 1), 0.0) / (diag * n_hat) ** 2
     return g / n_hat, var, n_hat
+
+
+@functools.lru_cache(maxsize=64)
+def _excess_z(cells: int) -> float:
+    """:math:`\\Phi^{-1}(1 - 0.05/\\text{cells})`, :func:`ones_excess`'s margin in standard errors."""
+    from scipy.special import ndtri  # scipy is imported where it is used: `import pldp` and the clients load without it
+
+    return float(ndtri(1 - 0.05 / cells))
 
 
 def ones_excess(ones: np.ndarray, law: np.ndarray) -> float:
@@ -203,9 +212,7 @@ def ones_excess(ones: np.ndarray, law: np.ndarray) -> float:
     n = hist.sum()
     if n <= 0:
         return 0.0
-    from scipy.special import ndtri  # scipy is imported where it is used: `import pldp` and the clients load without it
-
-    z = float(ndtri(1 - 0.05 / hist.size))
+    z = _excess_z(hist.size)
     p = np.asarray(law, dtype=float)[: hist.size]
     return float(np.maximum(hist / n - p - z * np.sqrt(p * (1 - p) / n), 0.0).sum())
 
@@ -216,12 +223,15 @@ def describe(
     """The diagnostics of detection for an estimate's ``info``: the flagged reports, and the excess
     of the histogram of ones over ``law`` (the honest law, when it does not depend on the items)."""
     hist = np.asarray(ones)
+    in_alpha = region_alpha[: hist.size]
+    total = int(hist.sum())
+    flagged = int(hist[in_alpha].sum())
     out = {
         "alpha": alpha,
-        "flagged": int(hist[region_alpha[: hist.size]].sum()),
-        "flagged_share": flagged_share(hist, region_alpha),
-        "flagged_ones": np.flatnonzero(region_alpha[: hist.size] & (hist > 0)).tolist(),
-        "tail_share": flagged_share(hist, region_band),
+        "flagged": flagged,
+        "flagged_share": flagged / total if total else 0.0,  # flagged_share(hist, region_alpha)
+        "flagged_ones": np.flatnonzero(in_alpha & (hist > 0)).tolist(),
+        "tail_share": int(hist[region_band[: hist.size]].sum()) / total if total else 0.0,  # flagged_share
     }
     if law is not None:
         out["ones_excess_share"] = ones_excess(hist, law)
@@ -287,7 +297,7 @@ def detect_unary(oracle: Any, tally: Any, laws: UnaryLaws, alpha: float = DEFAUL
     """
     if not 0 < alpha <= ALPHA_BAND:
         raise EstimationError(f"alpha must lie in (0, {ALPHA_BAND:g}] (the tallies keep tail counts at {ALPHA_BAND:g})")
-    counts = np.asarray(tally.counts, dtype=float)
+    counts = np.array(tally.counts, dtype=float)  # a copy: the dropped counts come off it in place
     info: dict[str, Any] = {"estimator": "detect: flagged reports dropped, kept channel inverted"}
     if tally.ones is None:
         region = np.zeros(laws.d + 1, dtype=bool)
@@ -301,8 +311,9 @@ def detect_unary(oracle: Any, tally: Any, laws: UnaryLaws, alpha: float = DEFAUL
         info["dropped_ones"] = dropped_ones
         info["suspect_kept"] = [s for s in suspect if s not in dropped_ones]
         region[dropped_ones] = True
-        dropped = sum((v for s, v in (tally.tails or {}).items() if region[s]), np.zeros(counts.size))
-        counts = counts - dropped
+        for s, v in (tally.tails or {}).items():  # integer counts: exact in any order
+            if region[s]:
+                counts -= v
     n_kept = tally.n - (float(np.asarray(tally.ones)[region].sum()) if tally.ones is not None else 0.0)
     freq, var, n_hat = detect_estimate(KeptChannel.of(laws, region), counts, tally.n, n_kept)
     info["honest_reports"] = n_hat

@@ -10,6 +10,9 @@ see at a campaign's ``n``.
 
 from __future__ import annotations
 
+import functools
+import math
+import operator
 from typing import Any
 
 import numpy as np
@@ -42,37 +45,101 @@ def honest_law(laws: UnaryLaws, hist: np.ndarray, keep: np.ndarray | None = None
         return mix, 0
     comps = laws.laws()
     size = comps.shape[1]
-    inside = np.ones(size, dtype=bool) if keep is None else np.asarray(keep, dtype=bool)[:size]
-    h = np.where(inside, np.asarray(hist, dtype=float)[:size], 0.0)
-    part = comps[:, inside]
-    mass = np.maximum(part.sum(axis=1), 1e-300)
-    obs = h[inside]
+    inside, part, mass, start = _truncated(laws, keep, size)
+    obs = np.asarray(hist, dtype=float)[:size][inside]
     total = max(float(obs.sum()), 1.0)
 
-    def loglik(w: np.ndarray) -> float:
-        return float(obs @ np.log(np.maximum(w @ part, 1e-300))) - total * float(np.log(max(float(w @ mass), 1e-300)))
+    # Each weight vector's honest probabilities w @ part (floored) are computed once: its
+    # log-likelihood and, for the cycle's start, its EM step share them. ``.dot`` rather than
+    # ``@``: the same BLAS call on these contiguous arrays (the same bits), without matmul's
+    # dispatch, which costs more than the product at these sizes. The weights themselves (one per
+    # component and class, a handful) are Python floats: numpy's ufunc calls cost more than their
+    # arithmetic, which is the same IEEE arithmetic in the same order (:func:`_total`, :func:`_dot`).
+    mass_w = mass.tolist()
 
-    def step(w: np.ndarray) -> np.ndarray:  # EM for truncated data: each component's mass outside put back
-        new = w * (part @ (obs / np.maximum(w @ part, 1e-300))) / mass
-        return np.asarray(new / new.sum())
+    def fitted(w: list[float]) -> np.ndarray:
+        return np.maximum(np.array(w).dot(part), 1e-300)
 
-    w = np.full(comps.shape[0], 1.0 / comps.shape[0])
-    last = loglik(w)
+    def loglik(w: list[float], probs: np.ndarray) -> float:
+        return float(obs.dot(np.log(probs))) - total * math.log(max(_dot(w, mass_w), 1e-300))
+
+    def step(
+        w: list[float], probs: np.ndarray
+    ) -> list[float]:  # EM for truncated data: each component's mass outside put back
+        new = [x * y / z for x, y, z in zip(w, part.dot(obs / probs).tolist(), mass_w, strict=True)]
+        norm = _total(new)
+        return [x / norm for x in new]
+
+    w0, probs, log_probs, log_mass = start  # equal weights, and what loglik needs of them
+    w = w0.tolist()
+    last = float(obs.dot(log_probs)) - total * log_mass
     for _ in range(HONEST_LAW_STEPS):  # SQUAREM cycles (Varadhan and Roland), each checked to increase
-        w1 = step(w)
-        w2 = step(w1)
-        r, v = w1 - w, w2 - 2 * w1 + w
-        a = -float(np.linalg.norm(r) / max(float(np.linalg.norm(v)), 1e-300))
-        jump = np.clip(w - 2 * a * r + a * a * v, 0.0, None)
-        jump = step(jump / jump.sum()) if jump.sum() > 0 else w2
-        value = loglik(jump)
-        if not value >= loglik(w2):
-            jump, value = w2, loglik(w2)
+        w1 = step(w, probs)
+        w2 = step(w1, fitted(w1))
+        r = [y - x for x, y in zip(w, w1, strict=True)]
+        v = [z - 2 * y + x for x, y, z in zip(w, w1, w2, strict=True)]
+        a = -float(math.sqrt(_dot(r, r)) / max(math.sqrt(_dot(v, v)), 1e-300))
+        twice, square = 2 * a, a * a
+        jump = [max(x - twice * y + square * z, 0.0) for x, y, z in zip(w, r, v, strict=True)]
+        mass_jump = _total(jump)
+        if mass_jump > 0:
+            jump = [x / mass_jump for x in jump]
+            jump = step(jump, fitted(jump))
+        else:
+            jump = w2
+        probs = fitted(jump)
+        value = loglik(jump, probs)
+        probs2 = fitted(w2)
+        if not value >= (fallback := loglik(w2, probs2)):
+            jump, value, probs = w2, fallback, probs2
         w, done = jump, value - last < 1e-3  # G = 2 log-likelihood ratio: 1e-3 is nothing on chi-square's scale
         last = value
         if done:
             break
-    return np.asarray(w @ comps), comps.shape[0] - 1
+    return np.asarray(np.array(w) @ comps), comps.shape[0] - 1
+
+
+def _total(values: list[float]) -> float:
+    """``np.sum`` of a list of floats, bit for bit: numpy adds fewer than 8 in order (the base case
+    of its pairwise summation), so does this; more go to numpy."""
+    if len(values) < 8:
+        return functools.reduce(operator.add, values)
+    return float(np.add.reduce(np.array(values)))
+
+
+def _dot(x: list[float], y: list[float]) -> float:
+    """``np.dot`` of two lists of floats: fewer than 8 products added in order, as OpenBLAS's ``ddot``
+    does (bit for bit on the machines measured; elsewhere within rounding); more go to numpy."""
+    if len(x) < 8:
+        return functools.reduce(operator.add, [a * b for a, b in zip(x, y, strict=True)])
+    return float(np.array(x).dot(np.array(y)))
+
+
+#: How many truncations (sets of kept counts) :func:`_truncated` keeps per law: the flag region's
+#: at each level asked for, and those with the joint test's suspect counts out.
+_TRUNCATIONS = 64
+
+
+def _truncated(
+    laws: UnaryLaws, keep: np.ndarray | None, size: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray, float]]:
+    """What :func:`honest_law`'s fit on the counts ``keep`` needs that does not depend on the
+    tally, cached on ``laws``: ``(inside, part, mass, start)``, the laws on the kept counts, their
+    masses there (floored at 1e-300) and, at the equal weights ``w`` the fit starts from, ``(w,
+    w @ part, log(w @ part), log(w @ mass))`` (floored at 1e-300 as the fit floors them)."""
+    inside = np.ones(size, dtype=bool) if keep is None else np.asarray(keep, dtype=bool)[:size]
+    key = ("truncated", inside.tobytes())
+    cached = laws._cache.get(key)
+    if cached is None:
+        part = laws.laws()[:, inside]
+        mass = np.maximum(part.sum(axis=1), 1e-300)
+        w = np.full(part.shape[0], 1.0 / part.shape[0])
+        probs = np.maximum(w.dot(part), 1e-300)
+        start = (w, probs, np.log(probs), math.log(max(float(w.dot(mass)), 1e-300)))
+        cached = (inside.copy(), part, mass, start)
+        if sum(1 for k in laws._cache if isinstance(k, tuple) and k[:1] == ("truncated",)) < _TRUNCATIONS:
+            laws._cache[key] = cached
+    return cached
 
 
 def _binom_ppf(q: float, n: int, p: float) -> int:
@@ -97,6 +164,15 @@ def _critical(n: int, p: float, level: float) -> int:
     return _binom_ppf(1.0 - level, n, p) + 1
 
 
+@functools.cache
+def _tails() -> tuple[Any, Any]:
+    """scipy's ``bdtrc`` and ``chdtrc``, imported once on first use (``import pldp`` and the
+    clients load without scipy; a ``from`` import per call costs more than the test's arithmetic)."""
+    from scipy.special import bdtrc, chdtrc
+
+    return bdtrc, chdtrc
+
+
 def joint_test(
     hist: np.ndarray, law: np.ndarray, alpha: float, free: int = 0, keep: np.ndarray | None = None
 ) -> dict[str, Any]:
@@ -112,17 +188,18 @@ def joint_test(
     combined p-value, ``2 min``), ``joint_fired`` and ``worst_ones``: the count above its honest
     expectation with the smallest binomial tail (None when no count is above it).
     """
-    from scipy.special import bdtrc, chdtrc
-
+    bdtrc, chdtrc = _tails()
     h = np.array(hist, dtype=float)
     size = h.size
     p = np.zeros(size)
     m = min(size, law.size)
     p[:m] = law[:m]
     if keep is not None:
-        inside = np.zeros(size, dtype=bool)
-        k = min(size, len(keep))
-        inside[:k] = keep[:k]
+        if len(keep) >= size:
+            inside = np.asarray(keep[:size], dtype=bool)
+        else:
+            inside = np.zeros(size, dtype=bool)
+            inside[: len(keep)] = keep
         h *= inside
         p *= inside
     mass = p.sum()
@@ -132,10 +209,13 @@ def joint_test(
     if n == 0:
         return {"joint_p": 1.0, "joint_fired": False, "worst_ones": None}
     expected = n * p
-    present = np.flatnonzero(h)
-    tail = bdtrc(h[present] - 1, n, p[present])  # Pr[Bin(n, P_s) >= h_s]
-    p_scan = min(1.0, float(tail.min()) * size)
-    big = np.flatnonzero(expected >= 5)
+    # Pr[Bin(n, P_s) >= h_s] at the counts above their expectation only: at the others (h_s <=
+    # floor(n P_s), the binomial's median or below) it is at least 1/2, so it neither makes the
+    # scan's Bonferroni p-value (size / 2 >= 1) nor is the worst count.
+    (over,) = (h > expected).nonzero()
+    tail = bdtrc(h[over] - 1, n, p[over])
+    p_scan = min(1.0, float(tail.min()) * size) if over.size else 1.0
+    (big,) = (expected >= 5).nonzero()
     p_g = 1.0
     if big.size >= 2:  # the tails of expectation below 5 pooled into the end cells
         lo, hi = int(big[0]), int(big[-1])
@@ -143,15 +223,15 @@ def joint_test(
         exp = expected[lo : hi + 1].copy()
         obs[0], obs[-1] = h[: lo + 1].sum(), h[hi:].sum()
         exp[0], exp[-1] = expected[: lo + 1].sum(), expected[hi:].sum()
-        seen = obs > 0
-        if np.any(exp[seen] <= 0):
+        seen = obs > 0  # some: the n > 0 reports are in these cells
+        obs_seen, exp_seen = (obs, exp) if seen.all() else (obs[seen], exp[seen])  # all, at a campaign's n
+        if (exp_seen <= 0).any():
             p_g = 0.0
         elif obs.size - 1 - free >= 1:
-            p_g = float(chdtrc(obs.size - 1 - free, 2.0 * float(obs[seen] @ np.log(obs[seen] / exp[seen]))))
+            p_g = float(chdtrc(obs.size - 1 - free, 2.0 * float(obs_seen.dot(np.log(obs_seen / exp_seen)))))
     joint_p = min(1.0, 2.0 * min(p_scan, p_g))
     fired = joint_p < alpha
-    over = h[present] > expected[present]
-    worst = int(present[over][np.argmin(tail[over])]) if over.any() else None
+    worst = int(over[tail.argmin()]) if over.size else None
     return {"joint_p": joint_p, "joint_fired": bool(fired), "worst_ones": worst}
 
 

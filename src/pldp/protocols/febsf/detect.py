@@ -4,7 +4,8 @@
   (below ``alpha``; :mod:`pldp.estimation.detect`) is flagged, and when the joint test of the
   histogram of ones fires (against the levels' mixture fitted to it), the reports at its suspect
   counts too. The pattern tally holds every report's bits, so they are simply left out and AUEM
-  runs on the rest with each level's kept channel (:func:`kept_estimate`): an honest report of
+  runs on the rest with each level's kept channel (:func:`kept_estimate`, then a projection that
+  only lowers): an honest report of
   level ``i`` is kept with probability :math:`\\kappa_i`, the same for every item, sets its
   user's bit and is kept with :math:`o_i`, another bit with :math:`c_i`. That is the correction
   for the honest reports dropped; ``rho`` and ``p`` are the whole honest population's. Where
@@ -37,6 +38,7 @@ from pldp.estimation.detect import (
     joint_info,
 )
 from pldp.estimation.result import Estimate
+from pldp.estimation.spread import lowering_projection
 from pldp.protocols.febsf.auem import GAP_Z, RANGE_Z, auem_trouble
 from pldp.protocols.febsf.em import em
 from pldp.protocols.febsf.tally import pattern_tally
@@ -154,7 +156,12 @@ def detect(
     (:func:`kept_channel`), the kept reports' level shares give :math:`w_i \propto \rho_i` by
     AUEM's inversion divided by :math:`\kappa_i`, and :math:`\hat p_j = (c'_j - \sum_i w_i
     c_i) / \sum_i w_i (o_i - c_i)` (AUEM itself when nothing is dropped), with its delta-method
-    variance. It is not projected on the simplex. Where AUEM's own rule would refuse it (the kept
+    variance, then Norm-Sub with its threshold kept at zero or above
+    (:func:`~pldp.estimation.spread.lowering_projection`; the variance stays the kept AUEM's,
+    ``info["kept_auem_sum"]`` is the sum before the projection): the unprojected ratio can sum far
+    from 1 on a small tally (9 on a 300-report OUE tally), and a projection that only lowers gives
+    no lift to fakes that lower every other item (reports with the target bit alone). Where AUEM's
+    own rule would refuse it (the kept
     gap within :data:`~pldp.protocols.febsf.auem.GAP_Z` standard errors of 0, or an item outside
     [0, 1] by more than :data:`~pldp.protocols.febsf.auem.RANGE_Z`: few reports, fakes claiming a
     small level), the joint EM runs on the kept patterns as truncated data instead
@@ -196,5 +203,7 @@ def detect(
                 "estimator": "detect: flagged reports dropped, joint EM on the rest (truncated data)"}  # fmt: skip
         return Estimate(fit.frequencies, fit.variance, tally.n, "detect", protocol.domain, fit.iterations,
                         fit.converged, info, fit.on_simplex)  # fmt: skip
-    info = {**info, **more, "estimator": "detect: flagged reports dropped, AUEM on the rest with the kept channel"}
-    return Estimate(f, var, tally.n, "detect", protocol.domain, info=info)
+    freq, theta = lowering_projection(f)  # the variance stays the kept AUEM's
+    used = "detect: flagged reports dropped, AUEM on the rest with the kept channel, projected (lowering only)"
+    info = {**info, **more, "kept_auem_sum": float(f.sum()), "threshold": theta, "estimator": used}
+    return Estimate(freq, var, tally.n, "detect", protocol.domain, 0, True, info, on_simplex=theta > 0)
