@@ -2,8 +2,9 @@
 bodies and the helpers of the browser tests (tests/test_service_browser.py,
 tests/test_service_pages.py).
 
-Each test module makes its own module-scoped fixtures of :func:`serve` and :func:`launch` (one
-server and one browser per module), and its per-test ``browser`` of :func:`blank`:
+Each test module makes its own module-scoped fixture of :func:`serve` (one server per module) and
+its per-test ``browser`` of :func:`blank`; the browser itself, :func:`launch`, is the session-scoped
+``chromium`` fixture of tests/conftest.py (one per test process):
 
     server = pytest.fixture(scope="module")(browser.serve)
 
@@ -70,7 +71,7 @@ def serve(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 
 def launch() -> Iterator[Any]:
-    """Headless Chromium, its console and network logged (a module's ``chromium`` fixture)."""
+    """Headless Chromium, its console and network logged (the ``chromium`` fixture of tests/conftest.py)."""
     require(missing())
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("SE_OFFLINE", "true")  # selenium must not look for (or download) a driver

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 import pytest
@@ -16,6 +18,17 @@ from tests.tolerances import FLOAT_RTOL
 def node() -> str:
     """The path of Node.js >= 20: the test skips without it, or fails under ``PLDP_NODE_TESTS=required``."""
     return need_node()
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Iterator[Any]:
+    """Headless Chromium (:func:`tests.browser.launch`), one per test process for every browser
+    test file: starting it costs seconds, and each test begins on a blank page with its logs
+    drained (:func:`tests.browser.blank`). Each file's collector listens on its own port, so what
+    one file's pages keep in the browser (localStorage, IndexedDB: per origin) no other file sees."""
+    from tests import browser
+
+    yield from browser.launch()
 
 
 @pytest.fixture

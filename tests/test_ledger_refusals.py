@@ -254,7 +254,6 @@ def test_node_refusals_are_pythons(tmp_path: Path, python_runs: dict[str, dict[s
 # ------------------------------------------------------------------------------------ the browser
 
 server = pytest.fixture(scope="module")(chrome.serve)
-chromium = pytest.fixture(scope="module")(chrome.launch)
 browser = pytest.fixture(chrome.blank)
 
 #: One scenario's histories in the page: the ledger in localStorage (Ledger.browser, a key per

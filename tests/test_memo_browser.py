@@ -20,7 +20,6 @@ from tests import browser as chrome
 from tests.service_server import Server
 
 server = pytest.fixture(scope="module")(chrome.serve)
-chromium = pytest.fixture(scope="module")(chrome.launch)
 browser = pytest.fixture(chrome.blank)
 
 #: Report one answer with the default store; the memo's text and the values new to it.

@@ -52,7 +52,6 @@ LABELS = ["a", "b", "c", "d", "e"]
 
 # one collector process and one browser for the module; a blank page before each test
 server = pytest.fixture(scope="module")(chrome.serve)
-chromium = pytest.fixture(scope="module")(chrome.launch)
 browser = pytest.fixture(chrome.blank)
 
 

@@ -32,8 +32,6 @@ from tests import browser as chrome
 from tests.deploy_cases import words
 from tests.service_server import Server, stored_and_recount, wait_until
 
-chromium = pytest.fixture(scope="module")(chrome.launch)
-
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory):

@@ -48,7 +48,6 @@ from tests.browser import chart_is, errors, js, use_token, viewport, wait
 from tests.deploy_cases import LEVELS, words
 from tests.service_server import Server
 
-chromium = pytest.fixture(scope="module")(chrome.launch)
 browser = pytest.fixture(chrome.blank)
 
 HONEST, FAKE = 4_000, 200

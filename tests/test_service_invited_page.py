@@ -18,7 +18,6 @@ from tests.browser import errors, js, requests, shown, stored, wait
 from tests.service_server import Server
 
 server = pytest.fixture(scope="module")(chrome.serve)
-chromium = pytest.fixture(scope="module")(chrome.launch)
 
 #: A browser that refuses the page localStorage (a policy, a full disk): sessionStorage still works.
 NO_LOCAL_STORAGE = """

@@ -49,7 +49,6 @@ from tests.deploy_cases import oracle_cases, spec_of
 from tests.service_server import Server
 
 server = pytest.fixture(scope="module")(chrome.serve)
-chromium = pytest.fixture(scope="module")(chrome.launch)
 browser = pytest.fixture(chrome.blank)
 
 FIG1 = pldp.ItemBudgets.from_array([0.1, 0.5, 1.0, float("inf"), float("inf")])

@@ -32,7 +32,6 @@ from tests.protection_cases import CAPPED, CAPPED_PROTECTION, LGRR
 from tests.service_server import Server
 
 server = pytest.fixture(scope="module")(chrome.serve)
-chromium = pytest.fixture(scope="module")(chrome.launch)
 browser = pytest.fixture(chrome.blank)
 
 B = pldp.ItemBudgets.from_array

@@ -18,7 +18,6 @@ from tests.browser import answer, campaign, errors, js, new_device, ready, reque
 from tests.service_server import Server
 
 server = pytest.fixture(scope="module")(chrome.serve)
-chromium = pytest.fixture(scope="module")(chrome.launch)
 browser = pytest.fixture(chrome.blank)
 
 

@@ -396,7 +396,6 @@ def test_a_store_of_the_schema_before_rounds_opens_with_nothing_lost(tmp_path: P
 
 # ------------------------------------------------------------------------------------ the dashboard
 
-chromium = pytest.fixture(scope="module")(chrome.launch)
 browser = pytest.fixture(chrome.blank)
 
 
