@@ -185,4 +185,5 @@ class PBP(HiddenLevels):
         info = {**extra, "protocol": "PBP", "p_star": self.p_star, "q_star": self.q_star,
                 "estimator": "pooled unbiased, Norm-Sub with its threshold kept at zero or above"}  # fmt: skip
         info.pop("weights")
-        return Estimate(freq, base.variance, tally.n, "robust", self.domain, 0, True, info, extra["threshold"] > 0)
+        on_simplex = bool(np.asarray(extra["threshold"]) > 0)  # Norm-Sub's threshold was positive: sums to one
+        return Estimate(freq, base.variance, tally.n, "robust", self.domain, 0, True, info, on_simplex)
