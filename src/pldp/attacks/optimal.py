@@ -118,8 +118,9 @@ def _part(oracle: Any, targets: Any, atom: str, m: int, rng: np.random.Generator
     """``m`` fake reports of one atom."""
     rule = rule_of(oracle)
     if atom.endswith(" alone"):
-        counts = np.zeros(len(atoms_of(oracle)), dtype=np.int64)
-        counts[atoms_of(oracle).index(atom)] = m
+        atoms = atoms_of(oracle)
+        counts = np.zeros(len(atoms), dtype=np.int64)
+        counts[atoms.index(atom)] = m
         chosen = rule.promoted(oracle, targets, "mga")
         return rule.reports(oracle, Attack(chosen, "optimal", split=level_split(oracle, counts)), m, rng)
     if atom.startswith("level "):

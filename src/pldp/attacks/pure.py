@@ -65,6 +65,8 @@ HOW = {"mga": "mga", "sensitive": "mga", "adaptive": "adaptive", "knows_defence"
 #: The per-report rules the optimising attacker may also use (not strategies of its own: ``"alone"``
 #: sets the target bits and nothing else, :func:`unary_reports`).
 RULES_ONLY = {"alone": "alone"}
+#: Every per-report rule by name: the strategies' and :data:`RULES_ONLY`.
+ALL_RULES = {**HOW, **RULES_ONLY}
 
 
 def _choose(targets: np.ndarray, m: int, rng: np.random.Generator) -> np.ndarray:
@@ -166,7 +168,7 @@ class PureRule(Rule):
         counts = np.asarray(data[0], dtype=float)
         n = counts.sum()
         mech: Any = oracle
-        s = self.support(mech, attack.targets, {**HOW, **RULES_ONLY}[attack.strategy])
+        s = self.support(mech, attack.targets, ALL_RULES[attack.strategy])
         p, q = mech.support
         return support_gain(p, q, s, attack.targets, m / (n + m), counts[attack.targets].sum() / n)
 
@@ -216,7 +218,7 @@ class UnaryRule(PureRule):
 
     def reports(self, oracle: FrequencyOracle, attack: Attack, m: int, rng: np.random.Generator) -> np.ndarray:
         mech: Any = oracle
-        return unary_reports(mech, attack.targets, m, rng, {**HOW, **RULES_ONLY}[attack.strategy])
+        return unary_reports(mech, attack.targets, m, rng, ALL_RULES[attack.strategy])
 
     def support(self, mech: Any, targets: np.ndarray, how: str) -> np.ndarray:
         return unary_support(mech, targets, how)
