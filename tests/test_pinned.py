@@ -39,8 +39,9 @@ EPS = float(np.finfo(float).eps)
 # How closely an estimate is compared depends on how it was computed (:func:`computed_by`), not on
 # its method's name: PLDP-FEBSF's "unbiased" and "norm_sub" fall back to "robust" when AUEM divides
 # by noise (``info["fallback"]``; so at n = 300 with k-RR; with OUE no longer since issue 34's
-# calibrated rule: p* - q* is 2.8 of its standard errors from 0 there), its k-RR "robust" rests on the
-# joint EM's level shares while its unary "robust" and the grouped protocols' are closed forms, and
+# calibrated rule: p* - q* is 2.8 of its standard errors from 0 there), its "robust" rests on level
+# shares fitted by EM (k-RR: the joint EM's; unary: the (level, ones) table's) while its unary "huber"
+# and the grouped protocols' "robust" are closed forms, and
 # the direct family's "mle" is a water-filling (exact) where PPDA's is a scalar search.
 
 #: A closed form (an inversion, Norm-Sub, the direct family's water-filling MLE, the unary MLE's
@@ -175,12 +176,14 @@ def test_spec_reports_tally_and_estimates_are_unchanged(name: str, pinned: dict[
 def test_an_estimate_that_fell_back_is_compared_as_its_fallback(name: str) -> None:
     """PLDP-FEBSF's AUEM falls back to "robust" on the k-RR tally, whose "robust" rests on the joint
     EM and is compared as an EM estimate (issue 31: the k-RR fallback was compared as a closed form,
-    and another CPU's rounding moved it by 8.9e-9); the OUE one's "robust" is a closed form, and since
-    issue 34 its honest tally keeps AUEM (a closed form too)."""
+    and another CPU's rounding moved it by 8.9e-9); the OUE one's "robust" rests on the level shares
+    an EM fits to the (level, ones) table, and since issue 34 its honest tally keeps AUEM (a closed
+    form)."""
     spec, _, tally = _reports(name, CASES[name])
     mech = spec.mechanism()
     robust = computed_by(mech.estimate(tally, "robust"))
-    assert robust == ("em" if name == "febsf-krr" else "closed")
+    assert robust == "em"
+    assert computed_by(mech.estimate(tally, "huber")) == ("em" if name == "febsf-krr" else "closed")
     for method in ("unbiased", "norm_sub"):
         est = mech.estimate(tally, method)
         if name == "febsf-krr":

@@ -204,14 +204,14 @@ def test_the_estimate_says_when_the_estimator_fell_back(attacked: dict[str, Any]
     assert screen["flagged_share"] is None and screen["flagged_ones"] == [] and screen["suspect_ones"] == []
     assert screen["has_power"] is None and screen["power_share"] is None
     assert out["methods"] == list(pldp.protocols.FEBSF.methods)
-    for method in ("robust", "detect"):
+    for method in ("robust", "huber", "detect"):
         out = analyst.estimate(spec.id, method)
         assert out["method"] == method and out["attributes"][0]["fallback"] is None
         models.Estimate.model_validate(out)
     with pytest.raises(RemoteError) as refused:
         analyst.estimate(spec.id, "recover")
     assert refused.value.status == 400
-    assert "offers unbiased, norm_sub, mle, paper, robust, detect" in refused.value.reason
+    assert "offers unbiased, norm_sub, mle, paper, robust, huber, detect" in refused.value.reason
 
 
 def test_pldp_campaign_estimate_prints_the_screen_and_the_fallback(attacked: dict[str, Any], tmp_path: Path) -> None:
@@ -319,7 +319,7 @@ def test_the_dashboard_offers_the_robust_methods_and_says_what_was_flagged(
     assert fallback.is_displayed() and fallback.get_attribute("data-fallback") == "robust"
     assert fallback.text.startswith(
         "“Unbiased” could not be used on these reports: they do not fit it, which fake users can cause. "
-        "The shares shown come from “Robust to fake users claiming one level” instead."
+        "The shares shown come from “Robust to fake users claiming levels” instead."
     )
     assert "Details: the level reports give p* - q* =" in fallback.text
     assert not browser.find_element(By.ID, "screening").is_displayed()  # no screen ran, none was asked for: no words
@@ -328,8 +328,8 @@ def test_the_dashboard_offers_the_robust_methods_and_says_what_was_flagged(
             _fits(browser, width)
             js(browser, "window.scrollTo(0, 0)")
             assert browser.save_screenshot(str(shots / f"robust-fallback-{width}x{height}.png"))
-    pick("Robust to fake users claiming one level", "robust", n_febsf)
-    assert "Fake users who all claim one level cannot take it over" in text("method-help")
+    pick("Robust to fake users claiming levels", "robust", n_febsf)
+    assert "fake users gain nothing by choosing or spreading their claims" in text("method-help")
     assert not browser.find_element(By.CSS_SELECTOR, "figure.attribute .fallback").is_displayed()
     for width, height in ((1280, 900), (390, 844)):
         with viewport(browser, width, height):

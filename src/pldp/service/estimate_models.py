@@ -32,9 +32,10 @@ class AttributeEstimate(BaseModel):
         "move each share in the threat model `bound_model` states. RCF, APLDP, LLevels, and MPLDP per attribute: a "
         "share `beta` of fakes in any split over the levels (`spread_bound` equals `bound`), at most 1, and "
         "`vacuous` true where it is 1 (the bound then says nothing); `margin` is the most those fakes raise the "
-        "robust estimate more than the unbiased one on the same reports (`margin_model`). PLDP-FEBSF: fakes "
-        "that all claim ONE level, and `spread_bound` is null: fakes spread over several levels are not bounded "
-        "(docs/attacks.md gives the worst case measured)."
+        "robust estimate more than the unbiased one on the same reports (`margin_model`). PLDP-FEBSF: a share `beta` "
+        "of fakes in any split over the report groups (reported level; and number of ones for unary reports), "
+        "with the level shares the reports give; no `margin` (its unbiased estimate, AUEM, is not a combination "
+        'of those groups). Its "huber": fakes that all claim ONE level, and `spread_bound` is null.'
     )
 
 

@@ -8,7 +8,10 @@
   eq. 4-5 with a delta-method variance (ERRATA FEBSF-1: Theorem 5.3 is wrong);
 * :func:`em` (:mod:`~pldp.protocols.febsf.em`): maximum likelihood of ``(p, rho)`` by EM on the
   *joint* likelihood of (reported level, item report) (ERRATA FEBSF-4), or ``variant="paper"``,
-  Section 6 as printed, kept only to reproduce the paper.
+  Section 6 as printed, kept only to reproduce the paper;
+* :func:`~pldp.protocols.febsf.robust.robust` and :func:`~pldp.protocols.febsf.huber.huber`: the
+  estimates under attack (equal influence over report groups; bounded influence over reported
+  levels), :mod:`~pldp.protocols.febsf.detect` the ones-count screen.
 """
 
 from pldp.protocols.febsf.auem import auem

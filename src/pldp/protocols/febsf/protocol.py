@@ -27,12 +27,14 @@ from pldp.estimation.consistency import norm_sub
 from pldp.estimation.detect import DEFAULT_ALPHA, UnaryLaws
 from pldp.estimation.result import Estimate
 from pldp.estimation.robust import DEFAULT_CAP, DEFAULT_K
+from pldp.estimation.spread import DEFAULT_BETA
 from pldp.mechanisms.direct import KRR, DirectEncoding
 from pldp.mechanisms.unary import UnaryEncoding
 from pldp.privacy import FEBSFPrivacy, PrivacyCheck, level_protection
 from pldp.protocols.febsf.auem import auem_trouble
 from pldp.protocols.febsf.detect import detect, laws
 from pldp.protocols.febsf.em import em
+from pldp.protocols.febsf.huber import huber
 from pldp.protocols.febsf.robust import robust
 from pldp.protocols.febsf.tally import FEBSFReports, FEBSFTally, pattern_tally
 from pldp.protocols.leveled import LeveledProtocol, cell_users, check_oracle, make_oracle, perturb_by_level
@@ -65,7 +67,7 @@ class FEBSF(LeveledProtocol):
         Pure direct-encoding mechanism over the ``t`` level indices; default ``KRR(eps_p, t)``.
     """
 
-    methods: ClassVar[tuple[str, ...]] = ("unbiased", "norm_sub", "mle", "paper", "robust", "detect")
+    methods: ClassVar[tuple[str, ...]] = ("unbiased", "norm_sub", "mle", "paper", "robust", "huber", "detect")
     tally_type: ClassVar[type[BaseTally]] = FEBSFTally
 
     def __init__(
@@ -241,6 +243,7 @@ class FEBSF(LeveledProtocol):
         max_iter: int = 20_000,
         start: tuple[np.ndarray, np.ndarray] | None = None,
         on_cap: Literal["raise", "return"] | None = None,
+        beta: float = DEFAULT_BETA,
         cap: float = DEFAULT_CAP,
         k: float = DEFAULT_K,
         alpha: float = DEFAULT_ALPHA,
@@ -262,16 +265,21 @@ class FEBSF(LeveledProtocol):
           (reported level, item report) (:func:`~pldp.protocols.febsf.em`).
         * ``"paper"``: the EM of Section 6 as printed (ERRATA FEBSF-4; no variance).
 
-        * ``"robust"``: the reported levels' estimates combined with bounded influence
-          (:func:`~pldp.protocols.febsf.robust.robust`).
+        * ``"robust"``: the reports grouped by reported level (and, unary, number of ones), each
+          group a pure oracle given the level shares, combined with equal influence and projected
+          by Norm-Sub with its threshold kept at zero or above; ``info["bound"]`` bounds a share
+          ``beta`` of fakes in any split (:func:`~pldp.protocols.febsf.robust.robust`).
+        * ``"huber"``: the former ``"robust"``: the reported levels' estimates combined with
+          bounded influence; bounded for fakes that all claim one level, beaten by spread claims
+          (:func:`~pldp.protocols.febsf.huber.huber`).
         * ``"detect"``: unary reports whose number of ones is unlikely at every level dropped,
           the joint EM run on the rest as truncated data; the level reports tested against the
           level model (:func:`~pldp.protocols.febsf.detect.detect`).
 
-        ``tol``, ``max_iter``, ``start`` and ``on_cap`` are the EM's options, ``cap`` and ``k``
-        the robust combination's, ``alpha`` detection's. ``info["estimator"]`` names the
-        estimator; ``"robust"`` and ``"detect"`` also carry the level reports' test
-        (``info["level_excess"]``).
+        ``tol``, ``max_iter``, ``start`` and ``on_cap`` are the EM's options, ``beta`` the share
+        of fakes ``"robust"``'s bound covers, ``cap`` and ``k`` ``"huber"``'s, ``alpha``
+        detection's. ``info["estimator"]`` names the estimator; ``"robust"``, ``"huber"`` and
+        ``"detect"`` also carry the level reports' test (``info["level_excess"]``).
         """
         self._check_method(method)
         tally = self._check_tally(tally)
@@ -279,7 +287,7 @@ class FEBSF(LeveledProtocol):
             a, trouble = auem_trouble(self, tally)
             name = "AUEM"
             if a is None:  # the stated fallback (auem_trouble's rule): the robust combination
-                a = robust(self, tally, cap=cap, k=k, tol=tol, max_iter=max_iter)
+                a = robust(self, tally, beta=beta, tol=tol, max_iter=max_iter)
                 a = Estimate(
                     a.frequencies,
                     a.variance,
@@ -297,7 +305,9 @@ class FEBSF(LeveledProtocol):
             info = {**a.info, "estimator": f"{name} + Norm-Sub"}
             return Estimate(freq, a.variance, a.n, method, self.domain, rounds, True, info, on_simplex=True)
         if method == "robust":
-            return robust(self, tally, cap=cap, k=k, tol=tol, max_iter=max_iter)
+            return robust(self, tally, beta=beta, tol=tol, max_iter=max_iter)
+        if method == "huber":
+            return huber(self, tally, cap=cap, k=k, tol=tol, max_iter=max_iter)
         if method == "detect":
             return detect(self, tally, alpha=alpha, tol=tol, max_iter=max_iter)
         variant: Literal["joint", "paper"] = "joint" if method == "mle" else "paper"

@@ -1,39 +1,43 @@
-"""PLDP-FEBSF's ``"robust"`` estimate: reported levels as groups, combined with bounded influence.
+"""PLDP-FEBSF's ``"robust"`` estimate: groups whose channel the item cannot move, combined with equal influence.
 
-A fake user sends her level report unperturbed, so fakes choose the reported level they appear
-at. Grouping the reports by reported level ``l`` gives ``t`` groups of independent reports
-(given their sizes), each a mixture of the true levels: a report of group ``l`` supports each
-item as a pure oracle with :math:`(\\bar p_l, \\bar q_l)`, the mixture's support probabilities,
-and :math:`\\hat f_l = (C_l/n_l - \\bar q_l)/(\\bar p_l - \\bar q_l)`. The ``t`` group estimates are
-combined by :func:`pldp.estimation.robust.robust_combine`. What the mixture is:
+A fake user sends her level report and item report as she likes. The estimate groups the reports
+by what the server sees that, for an honest user, does not depend on her item: the **reported
+level** :math:`l` and, for unary reports (OUE, RAPPOR), the **number of ones** :math:`s` as well.
+Given the true-level shares :math:`\\rho`, every group :math:`g` is a pure oracle for the items with
+a channel :math:`(p_g, q_g)` of its own, and the groups are combined by the equal-influence
+combination of the levelled protocols (:func:`pldp.estimation.spread.spread_robust`: weights
+:math:`\\propto N_g r_g`, :math:`r = (p - q)/(1 - q)`, then Norm-Sub with its threshold kept at
+zero or above), in which a report adds at most one to the numerator whatever group it lands in,
+so choosing the group buys a fake nothing.
 
-* **Unary data (OUE, RAPPOR): calibrated by the group's own ones.** Both oracles have
-  :math:`a = \\alpha + \\beta b` at every budget (:data:`~pldp.protocols.leveled.UNARY_AFFINE`),
-  so a report's expected number of ones is :math:`\\alpha + (d - 1 + \\beta)\\, b` and the group's
-  mean number of ones :math:`\\bar S_l` gives :math:`\\bar q_l = (\\bar S_l - \\alpha)/(d - 1 +
-  \\beta)`, :math:`\\bar p_l = \\alpha + \\beta \\bar q_l` (PPDA's pooled calibration, per group):
-  no level shares are needed, so fakes in one group cannot rescale the others. Variance: the
-  delta method with the group's empirical covariance of each bit and the number of ones
-  (the pattern tally holds them).
-* **k-RR data: the joint EM's level shares.** A k-RR group's counts fix only
-  :math:`\\bar p_l - \\bar q_l` up to the item distribution's scale, so :math:`\\hat\\rho` comes
-  from the joint EM (:func:`~pldp.protocols.febsf.em.em`; it uses the item reports and stays on
-  the simplex, where AUEM's inversion of the level counts is what one group of fakes breaks):
-  :math:`W_{il} = \\hat\\rho_i \\pi(l|i)/\\lambda_l`, :math:`\\bar p_l = \\sum_i W_{il}
-  p_{\\varepsilon_i}`, :math:`\\bar q_l` likewise. Variance: the combination's delta-method
-  variance given :math:`\\hat\\rho` plus :math:`g^\\top \\mathrm{Cov}(\\hat\\rho)\\, g`, :math:`g =
-  \\partial\\mu/\\partial\\rho`, with the joint EM's covariance (their covariance neglected).
+* **k-RR data:** :math:`g = l`, with :math:`W_{il} = \\rho_i \\pi(l|i)/\\lambda_l`,
+  :math:`p_l = \\sum_i W_{il} p^*_i` and :math:`q_l` likewise; :math:`\\hat\\rho` is the joint
+  EM's (:func:`~pldp.protocols.febsf.em.em`, which stays on the simplex). Variance: the
+  combination's given :math:`\\hat\\rho`, plus :math:`g^\\top \\mathrm{Cov}(\\hat\\rho)\\, g` with
+  the joint EM's covariance.
+* **Unary data:** :math:`g = (l, s)`. At true level :math:`i` a report sets its item's bit with
+  probability :math:`p^*_i` and each other bit with :math:`q^*_i`, so its number of ones has the
+  law :math:`P(s|i) = p^*_i B_i(s-1) + (1 - p^*_i) B_i(s)`, :math:`B_i = \\mathrm{Bin}(d - 1,
+  q^*_i)`, whatever the item; given :math:`s` and :math:`i` the item's bit is set with
+  probability :math:`\\pi_i(s) = p^*_i B_i(s-1)/P(s|i)` and the other :math:`s - \\pi_i(s)` ones
+  fall evenly on the other :math:`d - 1` bits. Hence :math:`p_g = \\sum_i P(i|g)\\, \\pi_i(s)`,
+  :math:`q_g = (s - p_g)/(d - 1)`, :math:`P(i|g) \\propto \\rho_i \\pi(l|i) P(s|i)`, and
+  :math:`\\hat\\rho` is the maximum-likelihood estimate from the ``(l, s)`` table alone
+  (:func:`ones_shares`, an EM over :math:`t (d + 1)` cells). A group's estimate sums to one for any
+  :math:`\\rho`: the level shares set only its scale around :math:`1/d`, never its level, so the
+  estimate cannot be raised by shifting the calibration (the previous ``"robust"`` calibrated each
+  reported level by its mean number of ones, which reports with the target bit alone lowered: ×1.60
+  MGA at β = 1 %). Variance: the combination's given :math:`\\hat\\rho` (the level shares enter
+  only through that scale; their share of the variance is below 2 % in the setting below).
 
-**Bound.** Fakes who all claim one reported level move each estimate by at most
-:math:`k\\sqrt{c/(1-c)}` standard errors of the other reported levels' combination
-(``info["bound"]``). With k-RR data they also enter :math:`\\hat\\rho`, which rescales every group
-alike; that part is not bounded by the combination (measured in ``tests/test_robust.py``).
-Spread over several reported levels, fakes are not bounded: the attacker who knows this estimate
-(:mod:`pldp.attacks.optimal`) gains ×0.90 / ×1.25 MGA at the mean budget with k-RR (β = 1 % /
-4.5 %, ten levels, :math:`n = 10^5`) and ×1.60 / ×2.21 with OUE, where its reports set the target
-bit alone: they lower the group's mean number of ones, which the unary calibration above reads
-as a smaller :math:`\\bar p_l - \\bar q_l` (docs/attacks.md, ``benchmarks/optimal_attack.py
---febsf``).
+**Bound.** ``info["bound"]`` is the equal-influence bound of a share ``beta`` of fakes in any
+split over the groups and any reports (model ``info["bound_model"]``), with the channels the
+reports give; the fakes also move :math:`\\hat\\rho`, which only rescales the groups, and the
+attacker who knows this estimate (:mod:`pldp.attacks.optimal`, atoms MGA-style or the target bit
+alone on each reported level) stays below it (``tests/test_attacks_optimal.py``). Its worst case
+measured: ×0.96 / ×0.98 MGA at the mean budget with OUE and ×0.84 / ×0.69 with k-RR (β = 1 % /
+4.5 %, ten levels 0.1..1.0, :math:`\\varepsilon_p = 0.3`, :math:`n = 10^5`, docs/attacks.md,
+``benchmarks/optimal_attack.py --febsf``).
 """
 
 from __future__ import annotations
@@ -41,97 +45,152 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from scipy.stats import binom
 
+from pldp.bitcount import group_bit_counts
+from pldp.estimation.em import EMResult, run_em
 from pldp.estimation.result import Estimate
-from pldp.estimation.robust import DEFAULT_CAP, DEFAULT_K, robust_combine
+from pldp.estimation.spread import AFTER, BEFORE, DEFAULT_BETA, spread_robust
+from pldp.estimation.spread import BOUND_MODEL as SPREAD_MODEL
 from pldp.protocols.febsf.detect import level_excess
 from pldp.protocols.febsf.em import em
-from pldp.protocols.leveled import UNARY_AFFINE
 
 if TYPE_CHECKING:
     from pldp.protocols.febsf.protocol import FEBSF
     from pldp.protocols.febsf.tally import FEBSFTally
 
-__all__ = ["robust"]
+__all__ = ["ones_laws", "ones_shares", "robust"]
+
+#: Groups whose :math:`q_g` reaches this are left out (module docstring).
+Q_MAX = 0.7
+#: The threat model of ``info["bound"]``: the equal-influence combination's, over the report groups.
+BOUND_MODEL = SPREAD_MODEL.replace(BEFORE, AFTER).replace(
+    "claiming any levels in any split",
+    "in any split over the groups (reported level; and number of ones for unary reports), the groups' "
+    "channels resting on the level shares the reports give (fakes move those too, which rescales the groups)",
+)
 
 
-def _unary_groups(protocol: FEBSF, tally: FEBSFTally) -> tuple[np.ndarray, ...]:
-    """Per reported level: estimates, delta-method variances, ``p_bar``, ``q_bar`` (self-calibrated)."""
-    alpha, beta = UNARY_AFFINE[protocol.oracle]
+def ones_laws(protocol: FEBSF) -> tuple[np.ndarray, np.ndarray]:
+    """Unary: ``P(s|i)`` and ``pi_i(s)``, each of shape ``(t, d + 1)`` (module docstring)."""
     d = protocol.d
-    count = tally.rows[2].astype(float)
-    ones = tally.pattern_ones.astype(float)
-    sizes = np.maximum(tally.level_counts.astype(float), 1.0)
-    level = tally.rows[1]
-    s1 = np.bincount(level, weights=count * ones, minlength=protocol.t) / sizes
-    s2 = np.bincount(level, weights=count * ones**2, minlength=protocol.t) / sizes
-    c = tally.level_support_counts / sizes[:, None]
-    cs = tally.level_ones_support / sizes[:, None]
-    length = d - 1 + beta
-    q = np.clip((s1 - alpha) / length, 1e-9, 1 - 1e-9)
-    gap = alpha + (beta - 1.0) * q
-    est = (c - q[:, None]) / gap[:, None]
-    kappa = -(1.0 + (beta - 1.0) * est) / (gap[:, None] * length)
-    per_user = (
-        c * (1 - c) / gap[:, None] ** 2
-        + 2 * kappa / gap[:, None] * (cs - c * s1[:, None])
-        + kappa**2 * (s2 - s1**2)[:, None]
-    )
-    return est, np.maximum(per_user, 0.0) / sizes[:, None], alpha + beta * q, q
+    s = np.arange(d + 1)[None, :]
+    p, q = protocol.p_star[:, None], protocol.q_star[:, None]
+    with_bit = p * binom.pmf(s - 1, d - 1, q)
+    law = with_bit + (1 - p) * binom.pmf(s, d - 1, q)
+    return law, np.divide(with_bit, law, out=np.zeros_like(law), where=law > 0)
+
+
+def ones_shares(protocol: FEBSF, table: np.ndarray, *, tol: float = 1e-10, max_iter: int = 20_000) -> EMResult:
+    """The maximum-likelihood true-level shares (``theta`` of the result) from the ``(t, d + 1)``
+    table of reports by reported level and number of ones: :math:`P(l, s) = \\sum_i \\rho_i
+    \\pi(l|i) P(s|i)`, by EM (:func:`~pldp.estimation.em.run_em`, accelerated)."""
+    law, _ = ones_laws(protocol)
+    cell = (protocol.pi[:, :, None] * law[:, None, :]).reshape(protocol.t, -1)  # (i, (l, s))
+    seen = table.reshape(-1) > 0
+    cell, counts = cell[:, seen], table.reshape(-1)[seen].astype(float)
+    n = float(counts.sum())
+
+    def step(rho: np.ndarray) -> tuple[np.ndarray, float]:
+        mix = rho @ cell
+        return rho * (cell @ (counts / mix)) / n, float(counts @ np.log(mix))
+
+    return run_em(step, np.full(protocol.t, 1.0 / protocol.t), [protocol.t], tol, max_iter)
+
+
+def _unary_groups(protocol: FEBSF, tally: FEBSFTally, tol: float, max_iter: int) -> dict[str, Any]:
+    """Unary groups ``(l, s)``: sizes, support counts, channels and ``rho`` (module docstring)."""
+    d, t = protocol.d, protocol.t
+    patterns, level, count = tally.rows
+    group = level.astype(np.intp) * (d + 1) + tally.pattern_ones
+    sizes = np.bincount(group, weights=count, minlength=t * (d + 1))
+    support = group_bit_counts(patterns, group, t * (d + 1), count.astype(float))[:, :d]
+    fit = ones_shares(protocol, sizes.reshape(t, d + 1), tol=tol, max_iter=max_iter)
+    rho = fit.theta
+    law, with_bit = ones_laws(protocol)
+    joint = rho[:, None, None] * protocol.pi[:, :, None] * law[:, None, :]  # (i, l, s)
+    total = joint.sum(axis=0)
+    p = (np.einsum("ils,is->ls", joint, with_bit) / np.where(total > 0, total, 1.0)).reshape(-1)
+    s = np.tile(np.arange(d + 1), t).astype(float)
+    return {"sizes": sizes, "support": support, "p": p, "q": (s - p) / (d - 1), "rho": rho, "steps": fit.steps}
+
+
+def _direct_groups(protocol: FEBSF, tally: FEBSFTally, tol: float, max_iter: int) -> dict[str, Any]:
+    """k-RR groups ``l``: sizes, support counts, channels, the joint EM's ``rho`` and its fit."""
+    fit = em(protocol, tally, tol=tol, max_iter=max_iter)
+    rho = fit.info["rho"]
+    lam = rho @ protocol.pi
+    post = rho[:, None] * protocol.pi / np.where(lam > 0, lam, 1.0)[None, :]  # W[i, l]
+    return {
+        "sizes": tally.level_counts.astype(float),
+        "support": tally.cells.astype(float),
+        "p": post.T @ protocol.p_star,
+        "q": post.T @ protocol.q_star,
+        "rho": rho,
+        "fit": fit,
+        "lam": lam,
+        "steps": fit.iterations,
+    }
+
+
+def _rho_variance(protocol: FEBSF, groups: dict[str, Any], est: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """k-RR: :math:`g^\\top \\mathrm{Cov}(\\hat\\rho)\\, g` per item, ``g`` the combination's slope in ``rho``:
+    ``d est_l / d rho_i = -(pi(l|i) / lam_l) [(q_i - q_l) + est_l (gap_i - gap_l)] / gap_l``."""
+    p, q, lam = groups["p"], groups["q"], groups["lam"]
+    gap, own = p - q, protocol.p_star - protocol.q_star
+    slope = (
+        -(protocol.pi.T / np.where(lam > 0, lam, 1.0)[:, None])[:, None, :]
+        * (
+            (protocol.q_star[None, None, :] - q[:, None, None])
+            + np.nan_to_num(est)[:, :, None] * (own[None, None, :] - gap[:, None, None])
+        )
+        / gap[:, None, None]
+    )  # (l, j, i)
+    g = np.einsum("lj,lji->ji", weights, slope)
+    return np.maximum(np.einsum("ji,ik,jk->j", g, groups["fit"].info["rho_covariance"], g), 0.0)
 
 
 def robust(
     protocol: FEBSF,
     tally: FEBSFTally,
     *,
-    cap: float = DEFAULT_CAP,
-    k: float = DEFAULT_K,
+    beta: float = DEFAULT_BETA,
     tol: float = 1e-10,
     max_iter: int = 20_000,
 ) -> Estimate:
-    """The reported levels' estimates combined with bounded influence (module docstring).
+    """The groups' estimates combined with equal influence (module docstring).
 
-    ``info`` holds each reported level's ``level_estimates``, its mixture's ``level_support``
-    ``(p_bar, q_bar)``, the joint EM's ``rho`` (k-RR data) and the combination's diagnostics
-    (``weights``, ``bound``, ``breakdown_groups``, ``cap``, ``k``).
+    ``info`` holds the equal-influence combination's entries (``weights``, ``bound``,
+    ``linear_bound``, ``vacuous``, ``beta``, ``threshold``; ``bound_model``), ``rho`` (the level
+    shares the channels rest on), ``groups`` (what a group is) and, for k-RR data, each reported
+    level's ``level_estimates`` and ``level_support`` ``(p_l, q_l)``.
     """
     tally = protocol._check_tally(tally)
-    sizes = tally.level_counts
-    has = sizes > 0
-    info: dict[str, Any] = {"estimator": "robust combination of reported levels"}
-    steps = 0
-    if protocol.kind == "unary":
-        est, var, p_bar, q_bar = _unary_groups(protocol, tally)
-        info["calibration"] = "each reported level's mean number of ones"
-    else:
-        fit = em(protocol, tally, tol=tol, max_iter=max_iter)
-        steps = fit.iterations
-        rho = fit.info["rho"]
-        pi = protocol.pi  # (true i, reported l)
-        lam = rho @ pi
-        post = rho[:, None] * pi / np.where(lam > 0, lam, 1.0)[None, :]  # W[i, l]
-        p_bar, q_bar = post.T @ protocol.p_star, post.T @ protocol.q_star
-        m = tally.cells / np.maximum(sizes, 1)[:, None]
-        est = (m - q_bar[:, None]) / (p_bar - q_bar)[:, None]
-        var = m * (1 - m) / (np.maximum(sizes, 1)[:, None] * (p_bar - q_bar)[:, None] ** 2)
-        info.update(calibration="the joint EM's level shares", rho=rho, em_steps=steps)
-    est = np.where(has[:, None], est, np.nan)
+    unary = protocol.kind == "unary"
+    groups = (_unary_groups if unary else _direct_groups)(protocol, tally, tol, max_iter)
+    sizes, p, q = groups["sizes"], groups["p"], groups["q"]
+    gap = p - q
+    has = (sizes > 0) & (gap > 1e-12) & (q < Q_MAX)
+    c = groups["support"] / np.maximum(sizes, 1.0)[:, None]
+    safe = np.where(has, gap, 1.0)[:, None]
+    est = np.where(has[:, None], (c - q[:, None]) / safe, np.nan)
+    var = np.where(has[:, None], c * (1 - c) / (np.maximum(sizes, 1.0)[:, None] * safe**2), 0.0)
     shape = est.shape
-    support = (np.broadcast_to(p_bar[:, None], shape), np.broadcast_to(q_bar[:, None], shape))
-    rob = robust_combine(est, np.where(has[:, None], var, np.inf), sizes, support, cap=cap, k=k)
-    variance = rob.variance
-    if protocol.kind == "direct":
-        # d est_l / d rho_i = -(pi(l|i) / lam_l) [(q_i - q_bar_l) + est_l (gap_i - gap_l)] / gap_l
-        gap, own = p_bar - q_bar, protocol.p_star - protocol.q_star
-        slope = (
-            -(pi.T / np.where(lam > 0, lam, 1.0)[:, None])[:, None, :]
-            * (
-                (protocol.q_star[None, None, :] - q_bar[:, None, None])
-                + np.nan_to_num(est)[:, :, None] * (own[None, None, :] - gap[:, None, None])
-            )
-            / gap[:, None, None]
-        )  # (l, j, i)
-        g = np.einsum("lj,lji->ji", rob.coefficients, slope)
-        variance = variance + np.maximum(np.einsum("ji,ik,jk->j", g, fit.info["rho_covariance"], g), 0.0)
-    info.update(level_estimates=est, level_support=(p_bar, q_bar), **rob.info(), **level_excess(protocol, tally))
-    return Estimate(rob.frequencies, variance, tally.n, "robust", protocol.domain, steps, True, info)
+    support = (np.broadcast_to(p[:, None], shape), np.broadcast_to(q[:, None], shape))
+    freq, eq, extra = spread_robust(est, var, np.where(has, sizes, 0.0), support, beta=beta)
+    variance = eq.variance
+    info: dict[str, Any] = {
+        "estimator": "equal-influence combination of report groups, Norm-Sub with its threshold kept at zero or above",
+        "groups": "(reported level, number of ones)" if unary else "reported level",
+        "rho": groups["rho"],
+        **extra,
+        "bound_model": BOUND_MODEL,
+    }
+    steps = int(groups["steps"])
+    info["em_steps"] = steps
+    if not unary:
+        variance = variance + _rho_variance(protocol, groups, est, np.nan_to_num(eq.weights))
+        info.update(level_estimates=est, level_support=(p, q))
+    info.update(level_excess(protocol, tally))
+    on_simplex = bool(np.asarray(extra["threshold"]) > 0)
+    return Estimate(freq, variance, tally.n, "robust", protocol.domain, steps, True, info, on_simplex)

@@ -7,7 +7,7 @@ export const METHOD_LABELS = {
   unbiased: "Unbiased (can fall below 0\u00a0%)",
   norm_sub: "Clipped to 0–100\u00a0% (Norm-Sub)",
   mle: "Most likely (maximum likelihood)",
-  robust: "Robust to fake users claiming one level",
+  robust: "Robust to fake users claiming levels",
   huber: "Huber over the levels (the former robust method)",
   detect: "Drop unlikely reports",
   recover: "Subtract suspected fake reports",
@@ -38,15 +38,15 @@ export const METHOD_WORDS = {
     "by one common amount so that they add up to 100\u00a0%.",
   mle: "Most likely (maximum likelihood): the shares, each between 0\u00a0% and 100\u00a0% and adding up to 100\u00a0%, under which the reports received are the most probable.",
   robust:
-    "Robust to fake users claiming one level: the reports of each privacy level give their own shares, and these are " +
-    "combined so that no single level can move the result far. Fake users who all claim one level cannot take it over; " +
-    "without fake users the shares are a little noisier than the unbiased ones. Where the level is sent in the clear " +
-    "(RCF, APLDP, LLevels, and MPLDP attribute by attribute) every report counts the same whatever level it claims, " +
-    "so fake users gain nothing by spreading their claims either.",
+    "Robust to fake users claiming levels: the reports of each privacy level (in PLDP-FEBSF, of each reported level " +
+    "and number of ones) give their own shares, and these are combined so that every report counts the same whatever " +
+    "level it claims: fake users gain nothing by choosing or spreading their claims, and move a share no more than " +
+    "fake users move a survey where everyone has the average budget. Without fake users the shares are a little " +
+    "noisier than the unbiased ones (PLDP-FEBSF with unary reports: less noisy).",
   huber:
-    "Huber over the levels: the former robust method of the protocols that send the level in the clear, kept for " +
-    "comparison. Fake users who all claim one level cannot take it over, but fake users who spread their claims over " +
-    "the levels of most weight move it more than the unbiased shares.",
+    "Huber over the levels: the former robust method, kept for comparison. Fake users who all claim one level " +
+    "cannot take it over, but fake users who spread their claims over the levels of most weight move it more than " +
+    "the unbiased shares.",
   detect:
     "Drop unlikely reports: reports with a number of ones that honest devices almost never produce are left out, and " +
     "the shares are corrected for the few honest reports left out with them.",
