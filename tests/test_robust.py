@@ -212,6 +212,35 @@ def test_febsf_huber_bound_under_attack(oracle: str, level: int, share: float, o
     assert (est[other][:, 15] - p[15]).mean() > 2 * bound
 
 
+@pytest.mark.parametrize("oracle", ["oue", "rappor"])
+def test_febsf_unary_groups_are_the_exact_channel_given_the_number_of_ones(oracle: str) -> None:
+    """The unary groups' channel, by enumerating every pattern of d = 5 bits at each level: the law
+    of the number of ones s is the same for every item, and given s the item's bit is set with
+    probability pi_i(s) and every other bit with (s - pi_i(s)) / (d - 1) (so a group's estimate
+    sums to one for any level shares)."""
+    from itertools import product
+
+    from pldp.protocols.febsf.robust import ones_laws
+
+    d = 5
+    proto = FEBSF([0.3, 1.0, 2.5], 0.5, d, oracle=oracle)  # type: ignore[arg-type]
+    law, with_bit = ones_laws(proto)
+    patterns = np.array(list(product((0, 1), repeat=d)))
+    s = patterns.sum(axis=1)
+    for i in range(proto.t):
+        p, q = proto.p_star[i], proto.q_star[i]
+        for item in range(d):
+            own = patterns[:, item] == 1
+            prob = np.where(own, p, 1 - p) * np.prod(np.where(np.delete(patterns, item, axis=1) == 1, q, 1 - q), axis=1)
+            ones = np.bincount(s, weights=prob, minlength=d + 1)
+            np.testing.assert_allclose(ones, law[i], rtol=1e-12, atol=1e-15)
+            bit = np.bincount(s, weights=prob * own, minlength=d + 1) / ones
+            np.testing.assert_allclose(bit, with_bit[i], rtol=1e-12, atol=1e-15)
+            other = (item + 1) % d
+            rest = np.bincount(s, weights=prob * (patterns[:, other] == 1), minlength=d + 1) / ones
+            np.testing.assert_allclose(rest, (np.arange(d + 1) - with_bit[i]) / (d - 1), rtol=1e-12, atol=1e-15)
+
+
 # ------------------------------------------------------------------------- AUEM's fallback
 def _issue_tally(share: float, seed: int) -> tuple[FEBSF, object, np.ndarray]:
     """The issue's setting: n = 100,000 honest users, Zipf(2) over d = 16, levels 0.1..1.0, eps_p = 0.3,
