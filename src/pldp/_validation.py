@@ -61,6 +61,9 @@ def as_counts(counts: Any, name: str = "counts", length: int | None = None) -> n
     fractional entries raise :class:`~pldp.errors.TallyError` naming the first offenders.
     """
     arr = np.asarray(counts)
+    if arr.dtype == np.int64 and arr.ndim == 1 and (length is None or arr.shape[0] == length):
+        if not arr.size or arr.min() >= 0:  # the common case, checked by one reduction
+            return arr
     if arr.ndim != 1:
         raise TallyError(f"{name} must be one-dimensional, got shape {arr.shape}")
     if length is not None and arr.shape[0] != length:

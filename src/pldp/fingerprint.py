@@ -76,9 +76,10 @@ def canonical_labels(labels: Sequence[Hashable]) -> Any:
     Labels that are not strings, numbers, booleans, ``None`` or tuples of those are written as
     ``{"repr": repr(label)}``.
     """
-    if tuple(labels) == tuple(range(len(labels))) and all(type(x) is int for x in labels):
+    kinds = set(map(type, labels))
+    if kinds <= {int} and tuple(labels) == tuple(range(len(labels))):
         return {"range": len(labels)}
-    if all(type(x) is str for x in labels):
+    if kinds <= _PLAIN:  # strings and integers are their own canonical form: converted whole
         return list(labels)
     out = []
     for lab in labels:

@@ -245,6 +245,21 @@ class Tally(BaseTally):
         object.__setattr__(self, "counts", counts)
         self._check_report_stats()
 
+    @classmethod
+    def _drawn(cls, n: int, counts: np.ndarray, kind: str, fingerprint: str) -> Tally:
+        """The tally of ``counts`` a mechanism has just drawn (``simulate``): a new 1-D int64 array of
+        ``n`` users, valid by construction, taken as it is (read-only) without the checks and copy of
+        the constructor, which cost a Monte Carlo run more than the draw itself."""
+        if counts.dtype != np.int64 or counts.ndim != 1 or counts.base is not None:
+            return cls(n, counts, kind, fingerprint)
+        counts.setflags(write=False)
+        tally = object.__new__(cls)
+        for name, value in (("n", n), ("counts", counts), ("kind", kind), ("fingerprint", fingerprint)):
+            object.__setattr__(tally, name, value)
+        for name in ("ones", "tails"):
+            object.__setattr__(tally, name, None)
+        return tally
+
     def _check_report_stats(self) -> None:
         if self.ones is None:
             if self.tails is not None:

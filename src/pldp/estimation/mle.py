@@ -112,6 +112,8 @@ def _unary_m(lam: np.ndarray, c: np.ndarray, n: float) -> np.ndarray:
     """The ``m`` in [0, 1] with ``c/m - (n-c)/(1-m) = lam`` (root of ``lam m^2 - (lam+n) m + c``)."""
     s = np.sqrt((lam + n - 2 * c) ** 2 + 4 * c * (n - c))  # sqrt of the discriminant, >= 0
     den = lam + n + s
+    if (den > 0).all():  # the stable root everywhere (the usual case; the same numbers as below)
+        return np.minimum(np.maximum(2 * c / den, 0.0), 1.0)  # np.clip's numbers, without its wrapper
     with np.errstate(divide="ignore", invalid="ignore"):
         stable = np.where(den > 0, 2 * c / np.where(den > 0, den, 1.0), 0.0)
         other = np.where(lam != 0, (lam + n - s) / (2 * np.where(lam != 0, lam, 1.0)), c / n)
@@ -157,7 +159,7 @@ def mle_unary(counts: np.ndarray, n: int, a: np.ndarray, b: np.ndarray, tol: flo
     nf = float(n)
 
     def p_of(mu: float) -> np.ndarray:
-        m = _unary_m(np.full(c.shape, mu) / gap, c, nf)
+        m = _unary_m(mu / gap, c, nf)
         return np.maximum(m - b, 0.0) / gap
 
     # at mu_hi every p is 0: the derivative at p = 0 is below mu_hi everywhere

@@ -72,21 +72,22 @@ def op_weights_with_ground_truth(
         inv_hat = 1.0 / np.abs(hat)  # inf where an entry is 0: its step is no bound
     target = H.copy()
     weights, errors, estimates = [], [], []
-    for it in range(iterations + 1):
-        w = target @ to_weights
-        est = target @ hat
-        r = H - est
-        weights.append(w)
-        estimates.append(est)
-        ar = np.abs(r)
-        k = int(np.argmax(ar))
-        errors.append(float(ar[k]))
-        if it == iterations:
-            break
-        with np.errstate(invalid="ignore"):  # 0 * inf: an item as far off as the worst, where hat is 0
+    with np.errstate(invalid="ignore"):  # 0 * inf: an item as far off as the worst, where hat is 0
+        for it in range(iterations + 1):
+            w = target @ to_weights
+            est = target @ hat
+            r = H - est
+            weights.append(w)
+            estimates.append(est)
+            ar = np.abs(r)
+            k = int(np.argmax(ar))
+            errors.append(float(ar[k]))
+            if it == iterations:
+                break
             m = (ar[k] - ar) * inv_hat[k]
-        m[k] = ar[k] * inv_hat[k, k]
-        m = m[np.isfinite(m) & (m >= 0)]
-        delta = step * float(m.min()) if m.size else 0.0
-        target[k] += delta if r[k] > 0 else -delta
+            m[k] = ar[k] * inv_hat[k, k]
+            # the smallest finite bound >= 0 (none: no step); NaN and inf are no bound
+            m_min = float(np.where(np.isfinite(m) & (m >= 0), m, np.inf).min())
+            delta = step * m_min if m_min < np.inf else 0.0
+            target[k] += delta if r[k] > 0 else -delta
     return OPResult(np.array(weights), np.array(errors), np.array(estimates))

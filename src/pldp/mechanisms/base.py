@@ -116,6 +116,13 @@ class Mechanism(FrequencyOracle):
         """A tally of this mechanism (its family and fingerprint)."""
         return Tally(n, counts, self.family, self.fingerprint)
 
+    def _drawn_tally(self, n: int, counts: np.ndarray) -> Tally:
+        """:meth:`_tally` of counts :meth:`simulate` has just drawn (new, valid by construction); a
+        subclass that makes its own tallies (its own :meth:`_tally`) gets them from it."""
+        if type(self)._tally is not Mechanism._tally:
+            return self._tally(n, counts)
+        return Tally._drawn(n, counts, self.family, self.fingerprint)
+
     def estimate(
         self,
         tally: Tally,

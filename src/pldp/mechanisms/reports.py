@@ -144,7 +144,7 @@ class DirectReports(Mechanism):
         n = int(c.sum())
         rest = n - int(honest.sum())
         dishonest = rng.multinomial(rest, self._q / self._q.sum())
-        return self._tally(n, honest + dishonest)
+        return self._drawn_tally(n, honest + dishonest)
 
 
 class UnaryReports(Mechanism):
@@ -211,4 +211,4 @@ class UnaryReports(Mechanism):
         t = as_counts(true_counts, "true_counts", self.d)
         n = int(t.sum())
         p_star, q_star = self.support
-        return self._tally(n, rng.binomial(t, p_star) + rng.binomial(n - t, q_star))
+        return self._drawn_tally(n, rng.binomial(t, p_star) + rng.binomial(n - t, q_star))

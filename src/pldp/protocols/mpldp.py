@@ -463,7 +463,8 @@ class MPLDP(Protocol):
         H, _ = self.level_estimates(tally, i)
         f_tau = H / np.where(n_tau > 0, n_tau, 1)[:, None]
         var_tau = np.array([data_free_variance(m, int(nt)) for m, nt in zip(mechs, n_tau, strict=True)])
-        support = tuple(np.stack([m.support[j] for m in mechs]) for j in (0, 1))
+        if method in ("robust", "huber"):  # the levels' support probabilities, (levels, k) each
+            support = tuple(np.stack([m.support[j] for m in mechs]) for j in (0, 1))
         if method == "robust":
             oc = oc_weights(n_tau, self.level_eps[i])
             freq, eq, extra = spread_robust(f_tau, var_tau, n_tau, (support[0], support[1]), beta=beta, reference=oc)

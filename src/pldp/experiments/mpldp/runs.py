@@ -66,13 +66,14 @@ def run_nse(setting: dict[str, Any], rng: np.random.Generator, *, with_op: bool 
     levels = proto.assign_levels(n, rng)
     tally = observe(proto, values, levels, rng=rng, path=path_of(setting))
     true_all = np.concatenate(hist)
+    # each attribute's true counts within each level (the same for every method)
+    withins = [np.bincount(levels[:, i] * k + values[:, i], minlength=3 * k).reshape(3, k) for i, k in enumerate(K)]
     rows: list[dict[str, Any]] = []
     for label, method in ((SUM, "sum"), (OC, "unbiased")):
         ests = proto.estimate(tally, method)
         est_all = np.concatenate([e.counts for e in ests])
         targets = []
-        for i, (k, e) in enumerate(zip(K, ests, strict=True)):
-            within = np.bincount(levels[:, i] * k + values[:, i], minlength=3 * k).reshape(3, k)
+        for within, e in zip(withins, ests, strict=True):
             c = n * e.info["weights"] / e.info["n_tau"]
             targets.append(c @ within)
         rows.append(

@@ -8,7 +8,8 @@ the joint EM's variance from the observed information.
 
 from __future__ import annotations
 
-from functools import cached_property
+from collections.abc import Callable
+from functools import cache, cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -26,6 +27,28 @@ if TYPE_CHECKING:
 __all__ = ["em"]
 
 _BIT_TABLE = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).astype(float)  # (256, 8)
+
+
+@cache
+def _chebyshev_nodes(k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k + 1`` Chebyshev points of the first kind and their Chebyshev-Vandermonde matrix of
+    degree ``k``: what ``numpy.polynomial.chebyshev.chebinterpolate`` computes on every call, made
+    once per degree (an EM step interpolates a new function at the same points)."""
+    x = np.polynomial.chebyshev.chebpts1(k + 1)
+    m = np.polynomial.chebyshev.chebvander(x, k)
+    x.setflags(write=False)
+    m.setflags(write=False)
+    return x, m
+
+
+def _chebinterpolate(h: Callable[[np.ndarray], np.ndarray], k: int) -> np.ndarray:
+    """``numpy.polynomial.chebyshev.chebinterpolate(h, k)``, the same numbers, with the points and
+    the matrix of :func:`_chebyshev_nodes`."""
+    x, m = _chebyshev_nodes(k)
+    c = np.dot(m.T, h(x))
+    c[0] /= k + 1
+    c[1:] /= 0.5 * (k + 1)
+    return c
 
 
 class _Model:
@@ -186,7 +209,7 @@ class _Model:
                 with np.errstate(divide="ignore", invalid="ignore"):
                     return np.asarray(np.where(S > 0, S * np.log(S), 0.0) @ np.where(live, rho, 0.0))
 
-            coef = np.polynomial.chebyshev.chebinterpolate(h, k)  # type: ignore[type-var]
+            coef = _chebinterpolate(h, k)
             return float(w @ np.polynomial.chebyshev.chebval(2.0 * x - 1.0, coef))
         S, logS = self._buffers
         np.multiply.outer(x, gap, out=S)
