@@ -217,7 +217,7 @@ def test_febsf_unary_groups_are_the_exact_channel_given_the_number_of_ones(oracl
     """The unary groups' channel, by enumerating every pattern of d = 5 bits at each level: the law
     of the number of ones s is the same for every item, and given s the item's bit is set with
     probability pi_i(s) and every other bit with (s - pi_i(s)) / (d - 1) (so a group's estimate
-    sums to one for any level shares)."""
+    sums to one for any level shares). The laws are the protocol's cached ones (``FEBSF.ones_laws``)."""
     from itertools import product
 
     from pldp.protocols.febsf.robust import ones_laws
@@ -225,6 +225,10 @@ def test_febsf_unary_groups_are_the_exact_channel_given_the_number_of_ones(oracl
     d = 5
     proto = FEBSF([0.3, 1.0, 2.5], 0.5, d, oracle=oracle)  # type: ignore[arg-type]
     law, with_bit = ones_laws(proto)
+    # Both sides are closed forms of sums and products of probabilities (here: at most 2^d = 32
+    # terms of d factors; there: convolutions of d - 1 Bernoulli laws, then one division), no
+    # solver: each rounds by at most (2^d + d) eps relatively; twice that for the comparison.
+    rtol = 2 * (2**d + d) * np.finfo(float).eps
     patterns = np.array(list(product((0, 1), repeat=d)))
     s = patterns.sum(axis=1)
     for i in range(proto.t):
@@ -233,12 +237,12 @@ def test_febsf_unary_groups_are_the_exact_channel_given_the_number_of_ones(oracl
             own = patterns[:, item] == 1
             prob = np.where(own, p, 1 - p) * np.prod(np.where(np.delete(patterns, item, axis=1) == 1, q, 1 - q), axis=1)
             ones = np.bincount(s, weights=prob, minlength=d + 1)
-            np.testing.assert_allclose(ones, law[i], rtol=1e-12, atol=1e-15)
+            np.testing.assert_allclose(ones, law[i], rtol=rtol, atol=0)
             bit = np.bincount(s, weights=prob * own, minlength=d + 1) / ones
-            np.testing.assert_allclose(bit, with_bit[i], rtol=1e-12, atol=1e-15)
+            np.testing.assert_allclose(bit, with_bit[i], rtol=rtol, atol=0)
             other = (item + 1) % d
             rest = np.bincount(s, weights=prob * (patterns[:, other] == 1), minlength=d + 1) / ones
-            np.testing.assert_allclose(rest, (np.arange(d + 1) - with_bit[i]) / (d - 1), rtol=1e-12, atol=1e-15)
+            np.testing.assert_allclose(rest, (np.arange(d + 1) - with_bit[i]) / (d - 1), rtol=rtol, atol=rtol)
 
 
 # ------------------------------------------------------------------------- AUEM's fallback

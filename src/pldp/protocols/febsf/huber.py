@@ -45,7 +45,7 @@ import numpy as np
 from pldp.estimation.result import Estimate
 from pldp.estimation.robust import DEFAULT_CAP, DEFAULT_K, robust_combine
 from pldp.protocols.febsf.detect import level_excess
-from pldp.protocols.febsf.em import em
+from pldp.protocols.febsf.robust import direct_groups, rho_variance
 from pldp.protocols.leveled import UNARY_AFFINE
 
 if TYPE_CHECKING:
@@ -104,14 +104,9 @@ def huber(
         est, var, p_bar, q_bar = _unary_groups(protocol, tally)
         info["calibration"] = "each reported level's mean number of ones"
     else:
-        fit = em(protocol, tally, tol=tol, max_iter=max_iter)
-        steps = fit.iterations
-        rho = fit.info["rho"]
-        pi = protocol.pi  # (true i, reported l)
-        lam = rho @ pi
-        post = rho[:, None] * pi / np.where(lam > 0, lam, 1.0)[None, :]  # W[i, l]
-        p_bar, q_bar = post.T @ protocol.p_star, post.T @ protocol.q_star
-        m = tally.cells / np.maximum(sizes, 1)[:, None]
+        groups = direct_groups(protocol, tally, tol, max_iter)
+        steps, rho, p_bar, q_bar = groups["steps"], groups["rho"], groups["p"], groups["q"]
+        m = groups["support"] / np.maximum(sizes, 1)[:, None]
         est = (m - q_bar[:, None]) / (p_bar - q_bar)[:, None]
         var = m * (1 - m) / (np.maximum(sizes, 1)[:, None] * (p_bar - q_bar)[:, None] ** 2)
         info.update(calibration="the joint EM's level shares", rho=rho, em_steps=steps)
@@ -121,17 +116,6 @@ def huber(
     rob = robust_combine(est, np.where(has[:, None], var, np.inf), sizes, support, cap=cap, k=k)
     variance = rob.variance
     if protocol.kind == "direct":
-        # d est_l / d rho_i = -(pi(l|i) / lam_l) [(q_i - q_bar_l) + est_l (gap_i - gap_l)] / gap_l
-        gap, own = p_bar - q_bar, protocol.p_star - protocol.q_star
-        slope = (
-            -(pi.T / np.where(lam > 0, lam, 1.0)[:, None])[:, None, :]
-            * (
-                (protocol.q_star[None, None, :] - q_bar[:, None, None])
-                + np.nan_to_num(est)[:, :, None] * (own[None, None, :] - gap[:, None, None])
-            )
-            / gap[:, None, None]
-        )  # (l, j, i)
-        g = np.einsum("lj,lji->ji", rob.coefficients, slope)
-        variance = variance + np.maximum(np.einsum("ji,ik,jk->j", g, fit.info["rho_covariance"], g), 0.0)
+        variance = variance + rho_variance(protocol, groups, est, rob.coefficients)
     info.update(level_estimates=est, level_support=(p_bar, q_bar), **rob.info(), **level_excess(protocol, tally))
     return Estimate(rob.frequencies, variance, tally.n, "huber", protocol.domain, steps, True, info)

@@ -49,7 +49,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from scipy.stats import binom
 
 from pldp.bitcount import group_bit_counts
 from pldp.estimation.em import EMResult, run_em
@@ -63,7 +62,7 @@ if TYPE_CHECKING:
     from pldp.protocols.febsf.protocol import FEBSF
     from pldp.protocols.febsf.tally import FEBSFTally
 
-__all__ = ["ones_laws", "ones_shares", "robust"]
+__all__ = ["direct_groups", "ones_laws", "ones_shares", "rho_variance", "robust"]
 
 #: Groups whose :math:`q_g` reaches this are left out (module docstring).
 Q_MAX = 0.7
@@ -76,12 +75,12 @@ BOUND_MODEL = SPREAD_MODEL.replace(BEFORE, AFTER).replace(
 
 
 def ones_laws(protocol: FEBSF) -> tuple[np.ndarray, np.ndarray]:
-    """Unary: ``P(s|i)`` and ``pi_i(s)``, each of shape ``(t, d + 1)`` (module docstring)."""
-    d = protocol.d
-    s = np.arange(d + 1)[None, :]
-    p, q = protocol.p_star[:, None], protocol.q_star[:, None]
-    with_bit = p * binom.pmf(s - 1, d - 1, q)
-    law = with_bit + (1 - p) * binom.pmf(s, d - 1, q)
+    """Unary: ``P(s|i)`` and ``pi_i(s)``, each of shape ``(t, d + 1)`` (module docstring), from the
+    protocol's cached laws of the number of ones (:attr:`FEBSF.ones_laws`)."""
+    laws = protocol.ones_laws
+    law = laws.laws()  # one class of items: (t, d + 1), level by level
+    rest = np.stack([laws.others(i, (0,)) for i in range(protocol.t)])  # Bin(d - 1, q_i): (t, d)
+    with_bit = protocol.p_star[:, None] * np.pad(rest, ((0, 0), (1, 0)))
     return law, np.divide(with_bit, law, out=np.zeros_like(law), where=law > 0)
 
 
@@ -119,8 +118,9 @@ def _unary_groups(protocol: FEBSF, tally: FEBSFTally, tol: float, max_iter: int)
     return {"sizes": sizes, "support": support, "p": p, "q": (s - p) / (d - 1), "rho": rho, "steps": fit.steps}
 
 
-def _direct_groups(protocol: FEBSF, tally: FEBSFTally, tol: float, max_iter: int) -> dict[str, Any]:
-    """k-RR groups ``l``: sizes, support counts, channels, the joint EM's ``rho`` and its fit."""
+def direct_groups(protocol: FEBSF, tally: FEBSFTally, tol: float, max_iter: int) -> dict[str, Any]:
+    """k-RR groups ``l`` (also ``"huber"``'s): sizes, support counts, channels ``p``, ``q``, the joint
+    EM's ``rho``, its ``fit``, ``lam`` (the reported levels' shares) and ``steps``."""
     fit = em(protocol, tally, tol=tol, max_iter=max_iter)
     rho = fit.info["rho"]
     lam = rho @ protocol.pi
@@ -137,8 +137,9 @@ def _direct_groups(protocol: FEBSF, tally: FEBSFTally, tol: float, max_iter: int
     }
 
 
-def _rho_variance(protocol: FEBSF, groups: dict[str, Any], est: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """k-RR: :math:`g^\\top \\mathrm{Cov}(\\hat\\rho)\\, g` per item, ``g`` the combination's slope in ``rho``:
+def rho_variance(protocol: FEBSF, groups: dict[str, Any], est: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """k-RR: :math:`g^\\top \\mathrm{Cov}(\\hat\\rho)\\, g` per item, ``g`` the slope in ``rho`` of the
+    combination of the groups' estimates ``est`` with coefficients ``weights`` (``(l, d)``):
     ``d est_l / d rho_i = -(pi(l|i) / lam_l) [(q_i - q_l) + est_l (gap_i - gap_l)] / gap_l``."""
     p, q, lam = groups["p"], groups["q"], groups["lam"]
     gap, own = p - q, protocol.p_star - protocol.q_star
@@ -171,7 +172,7 @@ def robust(
     """
     tally = protocol._check_tally(tally)
     unary = protocol.kind == "unary"
-    groups = (_unary_groups if unary else _direct_groups)(protocol, tally, tol, max_iter)
+    groups = (_unary_groups if unary else direct_groups)(protocol, tally, tol, max_iter)
     sizes, p, q = groups["sizes"], groups["p"], groups["q"]
     gap = p - q
     has = (sizes > 0) & (gap > 1e-12) & (q < Q_MAX)
@@ -193,7 +194,7 @@ def robust(
     steps = int(groups["steps"])
     info["em_steps"] = steps
     if not unary:
-        variance = variance + _rho_variance(protocol, groups, est, np.nan_to_num(eq.weights))
+        variance = variance + rho_variance(protocol, groups, est, np.nan_to_num(eq.weights))
         info.update(level_estimates=est, level_support=(p, q))
     info.update(level_excess(protocol, tally))
     on_simplex = bool(np.asarray(extra["threshold"]) > 0)
