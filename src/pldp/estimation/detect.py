@@ -137,9 +137,8 @@ class KeptChannel:
     def of(cls, laws: UnaryLaws, region: np.ndarray) -> KeptChannel:
         """The kept channel of ``laws`` with the reports at the counts of ``region`` dropped (cached per region)."""
         key = ("kept", np.asarray(region, dtype=bool).tobytes())
-        if key not in laws._cache:
-            laws._cache[key] = cls._of(laws, region)
-        return laws._cache[key]
+        kept: KeptChannel = laws.memo(key, lambda: cls._of(laws, region))
+        return kept
 
     @classmethod
     def _of(cls, laws: UnaryLaws, region: np.ndarray) -> KeptChannel:

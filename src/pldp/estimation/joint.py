@@ -128,17 +128,17 @@ def _truncated(
     masses there (floored at 1e-300) and, at the equal weights ``w`` the fit starts from, ``(w,
     w @ part, log(w @ part), log(w @ mass))`` (floored at 1e-300 as the fit floors them)."""
     inside = np.ones(size, dtype=bool) if keep is None else np.asarray(keep, dtype=bool)[:size]
-    key = ("truncated", inside.tobytes())
-    cached = laws._cache.get(key)
-    if cached is None:
+
+    def build() -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray, float]]:
         part = laws.laws()[:, inside]
         mass = np.maximum(part.sum(axis=1), 1e-300)
         w = np.full(part.shape[0], 1.0 / part.shape[0])
         probs = np.maximum(w.dot(part), 1e-300)
         start = (w, probs, np.log(probs), math.log(max(float(w.dot(mass)), 1e-300)))
-        cached = (inside.copy(), part, mass, start)
-        if sum(1 for k in laws._cache if isinstance(k, tuple) and k[:1] == ("truncated",)) < _TRUNCATIONS:
-            laws._cache[key] = cached
+        return (inside.copy(), part, mass, start)
+
+    cached: tuple[np.ndarray, np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray, float]]
+    cached = laws.memo(("truncated", inside.tobytes()), build, most=_TRUNCATIONS)
     return cached
 
 
@@ -251,12 +251,8 @@ def detection_power(laws: UnaryLaws, n: int, alpha: float = DEFAULT_ALPHA, power
     mechanism's budget and ``d``).
     """
     key = ("power", n, float(alpha), float(power))
-    last = laws._cache.get("power-last")
-    if last is not None and last[0] == key:  # the last one asked for (a campaign's n changes slowly)
-        return dict(last[1])
-    out = _detection_power(laws, n, alpha, power)
-    laws._cache["power-last"] = (key, out)
-    return dict(out)
+    # the last one asked for is kept (a campaign's n changes slowly)
+    return dict(laws.last("power", key, lambda: _detection_power(laws, n, alpha, power)))
 
 
 def _detection_power(laws: UnaryLaws, n: int, alpha: float, power: float) -> dict[str, Any]:

@@ -10,6 +10,7 @@ Detection (:mod:`pldp.estimation.detect`) and its joint test (:mod:`pldp.estimat
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -119,6 +120,27 @@ class UnaryLaws:
                 counts[c] -= 1
             self._cache[key] = poisson_binomial(self.b[comp], counts)
         return np.asarray(self._cache[key])
+
+    def memo(self, key: tuple[Any, ...], build: Callable[[], Any], *, most: int | None = None) -> Any:
+        """The value cached under ``key`` (a tuple whose first entry names its family), ``build()`` on
+        first use. With ``most``, at most that many keys of the family are kept: past it, the value is
+        built and returned without being kept (what the callers of these laws cache on them)."""
+        if key in self._cache:
+            return self._cache[key]
+        value = build()
+        if most is None or sum(1 for k in self._cache if isinstance(k, tuple) and k[:1] == key[:1]) < most:
+            self._cache[key] = value
+        return value
+
+    def last(self, slot: str, key: Any, build: Callable[[], Any]) -> Any:
+        """``build()``, or the value of the last call for ``slot`` when it was for the same ``key`` (one
+        value kept per slot)."""
+        held = self._cache.get(("last", slot))
+        if held is not None and held[0] == key:
+            return held[1]
+        value = build()
+        self._cache[("last", slot)] = (key, value)
+        return value
 
     def mixture(self) -> np.ndarray | None:
         """The honest law of the number of ones when it does not depend on the item (one class) and

@@ -88,16 +88,16 @@ def kept_channel(protocol: FEBSF, region: np.ndarray) -> tuple[np.ndarray, np.nd
     """Per level ``i``: ``(own_i, cross_i, kappa_i)``, the probabilities that a report of level ``i``
     sets its user's bit and is kept, sets another given bit and is kept, and is kept
     (:class:`~pldp.estimation.detect.KeptChannel` of the level alone; cached per region)."""
-    the_laws = laws(protocol)
-    key = ("febsf-kept", region.tobytes())
-    if key not in the_laws._cache:
+
+    def build() -> np.ndarray:
         parts = []
         for a, b in zip(protocol.p_star, protocol.q_star, strict=True):
             one = UnaryLaws.of([(1.0, np.full(protocol.d, a), np.full(protocol.d, b))])
             ch = KeptChannel.of(one, region)
             parts.append((ch.own[0], ch.cross[0, 0], ch.kept[0]))
-        the_laws._cache[key] = np.array(parts).T
-    own, cross, kept = the_laws._cache[key]
+        return np.array(parts).T
+
+    own, cross, kept = laws(protocol).memo(("febsf-kept", region.tobytes()), build)
     return own, cross, kept
 
 
