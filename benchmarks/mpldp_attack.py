@@ -72,7 +72,7 @@ def main(quick: bool = False, beta: float = BETA) -> None:
             extra = f" bound={np.mean(bound):.4f} (exceeded {above}/{repeats})" if bound else ""
             print(
                 f"  {attacked} attacked, {defence}: "
-                f"split={s.counts.reshape(mp.n_attributes, mp.n_levels).tolist()} total={total.mean():.4f}±{se:.4f} "
+                f"split={s.counts.reshape(mp.n_attributes, 2, mp.n_levels).tolist()} total={total.mean():.4f}±{se:.4f} "
                 f"(x{total.mean() / (attacked * uniform):.2f} of {attacked} x MGA) per attribute: {parts}; "
                 f"unbiased-same-fakes={np.mean(unb):.4f}{extra} fixed-best={max(s.fixed.values()):.4f} "
                 f"[{time.time() - t0:.0f} s]",

@@ -2,22 +2,24 @@
 for :class:`~pldp.protocols.MPLDP`).
 
 A fake MPLDP user sends a claimed level and a basic-RAPPOR report on *every* attribute, so its
-split is a table: ``counts[i, tau]`` fakes claim level ``tau`` on attribute ``i`` (the atoms
-``"a{i} level {tau}"``), every row holding all ``m`` fakes. The estimators of MPLDP estimate each
+split is a table: ``counts[i, 0, tau]`` fakes claim level ``tau`` on attribute ``i`` with an
+MGA-style report there (the target bits and the honest expected number of other ones; atoms
+``"a{i} level {tau}"``), ``counts[i, 1, tau]`` with the target bits alone (the fewest ones a report
+can have: they raise no other value's count, which a normalised estimate rewards; atoms ``"a{i}
+level {tau} alone"``), every attribute holding all ``m`` fakes. The estimators of MPLDP estimate each
 attribute from that attribute's level counts alone, so the gain of a split is the sum over the
 attacked attributes of a gain that depends on that attribute's row only: the best table is the
 best row of each attribute, searched one attribute at a time (exactly, no loss from separating
 them). Per attacked attribute the search is that of :mod:`pldp.attacks.optimal`: ``m`` cut into
-``chunks`` parts, greedy chunk by chunk over the levels, ``passes`` of single-chunk moves, and the
+``chunks`` parts, greedy chunk by chunk over the atoms, ``passes`` of single-chunk moves, and the
 fixed strategies' rows (each single level, even, the shares, ``knows_defence``) compared on the
 same shadow tallies. An attribute not attacked (empty targets) gets the claims of the honest
 shares (largest remainders) and honest reports of a uniform value.
 
 **Shadow tallies.** ``population`` honest users, per attribute spread over the levels by the
 shares (largest remainders, independent of the value) and uniformly over the values, simulated
-``shadows`` times at count level; per chunk, attacked attribute and level one tally of that
-chunk's fakes claiming the level there (the fakes' other attributes do not enter that
-attribute's estimate).
+``shadows`` times at count level; per chunk, attacked attribute and atom one tally of that
+chunk's fakes there (the fakes' other attributes do not enter that attribute's estimate).
 """
 
 from __future__ import annotations
@@ -35,16 +37,22 @@ __all__ = ["AttributesSearch", "atom_names", "search_attributes"]
 
 
 def atom_names(mp: Any) -> tuple[str, ...]:
-    """``"a{i} level {tau}"`` for every attribute and level, attribute by attribute."""
-    return tuple(f"a{i} level {t}" for i in range(mp.n_attributes) for t in range(mp.n_levels))
+    """Attribute by attribute: ``"a{i} level {tau}"`` for every level, then ``"a{i} level {tau} alone"``
+    (the order of :func:`pldp.attacks.leveled.split_rows`'s table, flat)."""
+    levels = range(mp.n_levels)
+    return tuple(
+        name
+        for i in range(mp.n_attributes)
+        for name in [f"a{i} level {t}" for t in levels] + [f"a{i} level {t} alone" for t in levels]
+    )
 
 
 @dataclass(frozen=True)
 class AttributesSearch:
     """What :func:`search_attributes` found (wrapped in :class:`pldp.attacks.optimal.Search`).
 
-    ``counts`` is the ``(l, levels)`` table; ``parts[i]`` attribute ``i``'s share of
-    ``objective`` (0 for an attribute not attacked); ``how`` per attribute."""
+    ``counts`` is the ``(l, 2, levels)`` table (:func:`pldp.attacks.leveled.split_rows`);
+    ``parts[i]`` attribute ``i``'s share of ``objective`` (0 for an attribute not attacked); ``how`` per attribute."""
 
     counts: np.ndarray
     objective: float
@@ -87,7 +95,7 @@ class _Attribute:
         only = tuple(t if j == i else np.empty(0, dtype=np.int64) for j, t in enumerate(targets))
         rule, rng = rule_of(mp), ctx["rng"]
         self.fakes = [
-            [mp.tally(rule.reports(mp, Attack(only, "level", tau), int(c), rng)) for tau in range(mp.n_levels)]
+            [mp.tally(rule.reports(mp, _atom(mp, only, i, a, int(c)), int(c), rng)) for a in range(2 * mp.n_levels)]
             for c in sizes
         ]
         self.before = np.array([self._at_targets(h) for h in honest])
@@ -120,11 +128,19 @@ class _Attribute:
         values = {name: self.of(self.fake(assign)) for name, assign in fixed.items()}
         name = max(values, key=lambda k: values[k])
         best, best_value, how = fixed[name], values[name], name
-        t = self.mp.n_levels
-        if not spread or t < 2:
+        if not spread:
             return best, best_value, how, values
-        best, best_value, how = climb(self, t, best, best_value, how, passes)
+        best, best_value, how = climb(self, 2 * self.mp.n_levels, best, best_value, how, passes)
         return best, best_value, how, values
+
+
+def _atom(mp: Any, targets: tuple[np.ndarray, ...], i: int, atom: int, c: int) -> Attack:
+    """``c`` fakes on attribute ``i``'s atom ``atom`` (a level, then the levels alone), level 0 elsewhere."""
+    table = np.zeros((mp.n_attributes, 2, mp.n_levels), dtype=np.int64)
+    table[:, 0, 0] = c
+    table[i, 0, 0] = 0
+    table[i, atom // mp.n_levels, atom % mp.n_levels] = c
+    return Attack(targets, "optimal", split=table)
 
 
 def _assignment(weights: np.ndarray, chunks: int) -> list[int]:
@@ -157,7 +173,8 @@ def search_attributes(
     values, levels = _honest_users(mp, population, sh)
     honest = [mp.simulate(values, levels, rng) for _ in range(int(shadows))]
     ctx = {"rng": rng, "method": defence, "options": options}
-    counts = np.stack([largest_remainder(sh, m) for _ in range(mp.n_attributes)])
+    counts = np.zeros((mp.n_attributes, 2, t), dtype=np.int64)
+    counts[:, 0] = largest_remainder(sh, m)
     parts = np.zeros(mp.n_attributes)
     fixed_total: dict[str, float] = {}
     hows, evaluations = [], 0
@@ -175,7 +192,7 @@ def search_attributes(
         best, value, how, scored = attr.search(fixed, spread, passes)
         for name, v in scored.items():
             fixed_total[name] = fixed_total.get(name, 0.0) + v
-        counts[i] = np.bincount(np.asarray(best, dtype=np.int64), weights=sizes, minlength=t).astype(np.int64)
+        counts[i] = np.bincount(np.asarray(best, dtype=np.int64), weights=sizes, minlength=2 * t).reshape(2, t)
         parts[i], evaluations = value, evaluations + attr.evaluations
         hows.append(how)
     return AttributesSearch(counts, float(parts.sum()), parts, fixed_total, tuple(hows), evaluations)

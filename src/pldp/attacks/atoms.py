@@ -3,8 +3,9 @@
 
 For a levelled protocol (RCF, APLDP, LLevels, PBP, PPDA, PLDP-FEBSF) the atoms are the claimed
 levels, ``"level i"``, then ``"level i alone"`` for each level whose reports are unary; a split over
-them becomes ``Attack.split`` by :func:`level_split`. For MPLDP the (attribute, level) pairs
-(:mod:`pldp.attacks.across`); for a single mechanism the report strategies (:data:`PURE_ATOMS`).
+them becomes ``Attack.split`` by :func:`level_split`. For MPLDP the (attribute, level) pairs, each
+also with the target bits alone (:mod:`pldp.attacks.across`); for a single mechanism the report
+strategies (:data:`PURE_ATOMS`).
 """
 
 from __future__ import annotations

@@ -362,7 +362,8 @@ class MPLDPRule(LeveledRule):
     ``targets`` is one array of value indices per attribute (an empty one for an attribute not
     attacked: the fakes then report a uniform value honestly there), or one flat array for
     attribute 0. ``"optimal"`` (:mod:`pldp.attacks.across`) claims the levels of a split table
-    ``(l, levels)`` (:func:`split_rows`): a fake claims a level on every attribute.
+    ``(l, 2, levels)`` (:func:`split_rows`; an attribute's second row its fakes that set the target
+    bits alone): a fake claims a level on every attribute.
     """
 
     strategies = tuple(s for s in HOW if s != "optimal")
@@ -382,9 +383,9 @@ class MPLDPRule(LeveledRule):
 
     def reports(self, oracle: FrequencyOracle, attack: Attack, m: int, rng: np.random.Generator) -> MPLDPReports:
         """Per attribute, claims and reports as the strategy says; ``"optimal"``: the claims of
-        ``attack.split`` (``(l, levels)``, row ``i`` the fakes per level of attribute ``i``, also for
-        an attribute not attacked), MGA reports at them (honest reports of a uniform value on an
-        attribute not attacked)."""
+        ``attack.split`` (:func:`split_rows`, ``[i]`` the fakes per level of attribute ``i``, also for
+        an attribute not attacked), MGA reports at them or the target bits alone as the split says
+        (honest reports of a uniform value on an attribute not attacked)."""
         mp: Any = oracle
         self.check_level(mp, attack, mp.n_levels)
         shares = self.shares(mp, attack, mp.n_levels)
@@ -399,6 +400,7 @@ class MPLDPRule(LeveledRule):
             )
             if split is not None:
                 lv = claims(mp.mechanisms[i], Attack(part.targets, "optimal", split=split[i]), m, shares, rng)
+                part = part if honest else Attack(targets, "optimal", split=split[i])  # with its fakes "alone"
             else:
                 lv = claims(mp.mechanisms[i], part, m, shares, rng)
             bits.append(self.in_user_order(self.per_level(mp.mechanisms[i], part, lv, rng), lv))
@@ -437,17 +439,22 @@ class MPLDPRule(LeveledRule):
 
 
 def split_rows(mp: Any, split: Any, m: int | None = None) -> np.ndarray:
-    """An MPLDP split as ``(l, levels)`` fakes per attribute and claimed level (given flat, in the
-    order of :func:`pldp.attacks.optimal.atoms_of`, or as a table): every row holds the same
-    number of fakes (``m`` if given), since a fake user claims a level on every attribute."""
+    """An MPLDP split as ``(l, 2, levels)`` fakes per attribute, report rule and claimed level: row
+    ``[i, 0]`` MGA-style reports, row ``[i, 1]`` reports that set the target bits alone. Given flat
+    in the order of :func:`pldp.attacks.optimal.atoms_of`, or as a table ``(l, 2, levels)``, or as
+    ``(l, levels)`` (MGA-style only). Every attribute holds the same number of fakes (``m`` if
+    given), since a fake user claims a level on every attribute."""
     s = np.asarray(split)
-    shape = (mp.n_attributes, mp.n_levels)
-    if s.size != shape[0] * shape[1] or s.dtype.kind not in "iu" or np.any(s < 0):
+    a, t = mp.n_attributes, mp.n_levels
+    if s.size not in (a * t, 2 * a * t) or s.dtype.kind not in "iu" or np.any(s < 0):
         raise ParameterError(
-            f"an MPLDP split must be {shape[0]} x {shape[1]} non-negative fake counts (attribute, claimed level)"
+            f"an MPLDP split must be {a} x {t} (or {a} x 2 x {t}, the second row of each attribute the fakes "
+            "that set the target bits alone) non-negative fake counts (attribute, claimed level)"
         )
-    rows = s.reshape(shape).astype(np.int64)
-    totals = rows.sum(axis=1)
+    rows = s.reshape(a, -1, t).astype(np.int64)
+    if rows.shape[1] == 1:
+        rows = np.concatenate([rows, np.zeros_like(rows)], axis=1)
+    totals = rows.sum(axis=(1, 2))
     if np.any(totals != totals[0]) or (m is not None and int(totals[0]) != m):
         want = f"{m}" if m is not None else "the same number of"
         raise ParameterError(

@@ -419,12 +419,12 @@ class MPLDP(Protocol):
           1, ``info["vacuous"]`` where it is 1; ``info["margin"]`` bounds how much more they
           raise it than OC on the same reports.
           **Measured** (``benchmarks/mpldp_attack.py``, two attributes of 16 values, budget 0.9,
-          :math:`n = 10^5`, the optimising attacker): β = 1 %: 0.039 per attacked attribute,
-          x0.83 MGA against OUE at the mean budget 0.55 (x0.81 with both attacked), OC 0.060,
+          :math:`n = 10^5`, the optimising attacker): β = 1 %: 0.041 per attacked attribute,
+          x0.87 MGA against OUE at the mean budget 0.55 (x0.90 with both attacked), OC 0.060,
           ``"huber"`` 0.062; β = 4.5 %: 0.191 (x0.90), OC 0.260. Every fake claims the smallest
-          level. **Cost without attack** (``--mse``): MSE x1.21 that of ``"norm_sub"``, x0.78
-          that of ``"unbiased"``. Variance: :math:`\\sum_\\tau w_\\tau^2 V_\\tau` plus the
-          level-sampling term, before projection.
+          level, at 1 % some of them with the target bit alone. **Cost without attack**
+          (``--mse``): MSE x1.21 that of ``"norm_sub"``, x0.78 that of ``"unbiased"``. Variance:
+          :math:`\\sum_\\tau w_\\tau^2 V_\\tau` plus the level-sampling term, before projection.
         * ``"huber"``: the former ``"robust"``, kept for comparison: Huber's equation over the
           levels (:func:`~pldp.estimation.robust.robust_combine`; OC's weights capped at the
           share ``cap``, clip ``k``), with the bound of fakes that all claim *one* level

@@ -45,7 +45,7 @@ import numpy as np
 from pldp.estimation.result import Estimate
 from pldp.estimation.robust import DEFAULT_CAP, DEFAULT_K, robust_combine
 from pldp.protocols.febsf.detect import level_excess
-from pldp.protocols.febsf.robust import direct_groups, rho_variance
+from pldp.protocols.febsf.robust import SHARES_TOL, direct_groups, rho_variance
 from pldp.protocols.leveled import UNARY_AFFINE
 
 if TYPE_CHECKING:
@@ -86,7 +86,7 @@ def huber(
     *,
     cap: float = DEFAULT_CAP,
     k: float = DEFAULT_K,
-    tol: float = 1e-10,
+    tol: float = SHARES_TOL,
     max_iter: int = 20_000,
 ) -> Estimate:
     """The reported levels' estimates combined with bounded influence (module docstring).

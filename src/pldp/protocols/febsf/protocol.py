@@ -35,7 +35,7 @@ from pldp.protocols.febsf.auem import auem_trouble
 from pldp.protocols.febsf.detect import detect, laws
 from pldp.protocols.febsf.em import em
 from pldp.protocols.febsf.huber import huber
-from pldp.protocols.febsf.robust import robust
+from pldp.protocols.febsf.robust import SHARES_TOL, robust
 from pldp.protocols.febsf.tally import FEBSFReports, FEBSFTally, pattern_tally
 from pldp.protocols.leveled import LeveledProtocol, cell_users, check_oracle, make_oracle, perturb_by_level
 from pldp.registry import oracle_from_params, register
@@ -239,7 +239,7 @@ class FEBSF(LeveledProtocol):
         tally: FEBSFTally,
         method: str = "unbiased",
         *,
-        tol: float = 1e-10,
+        tol: float | None = None,
         max_iter: int = 20_000,
         start: tuple[np.ndarray, np.ndarray] | None = None,
         on_cap: Literal["raise", "return"] | None = None,
@@ -276,18 +276,23 @@ class FEBSF(LeveledProtocol):
           the joint EM run on the rest as truncated data; the level reports tested against the
           level model (:func:`~pldp.protocols.febsf.detect.detect`).
 
-        ``tol``, ``max_iter``, ``start`` and ``on_cap`` are the EM's options, ``beta`` the share
+        ``tol``, ``max_iter``, ``start`` and ``on_cap`` are the EM's options (``tol`` by default
+        1e-10 for ``"mle"``, ``"paper"`` and ``"detect"``, and
+        :data:`~pldp.protocols.febsf.robust.SHARES_TOL` for the level shares of ``"robust"`` and
+        ``"huber"``, which set only their groups' channels), ``beta`` the share
         of fakes ``"robust"``'s bound covers, ``cap`` and ``k`` ``"huber"``'s, ``alpha``
         detection's. ``info["estimator"]`` names the estimator; ``"robust"``, ``"huber"`` and
         ``"detect"`` also carry the level reports' test (``info["level_excess"]``).
         """
         self._check_method(method)
         tally = self._check_tally(tally)
+        shares_tol = SHARES_TOL if tol is None else tol
+        tol = 1e-10 if tol is None else tol
         if method in ("unbiased", "norm_sub"):
             a, trouble = auem_trouble(self, tally)
             name = "AUEM"
             if a is None:  # the stated fallback (auem_trouble's rule): the robust combination
-                a = robust(self, tally, beta=beta, tol=tol, max_iter=max_iter)
+                a = robust(self, tally, beta=beta, tol=shares_tol, max_iter=max_iter)
                 a = Estimate(
                     a.frequencies,
                     a.variance,
@@ -305,9 +310,9 @@ class FEBSF(LeveledProtocol):
             info = {**a.info, "estimator": f"{name} + Norm-Sub"}
             return Estimate(freq, a.variance, a.n, method, self.domain, rounds, True, info, on_simplex=True)
         if method == "robust":
-            return robust(self, tally, beta=beta, tol=tol, max_iter=max_iter)
+            return robust(self, tally, beta=beta, tol=shares_tol, max_iter=max_iter)
         if method == "huber":
-            return huber(self, tally, cap=cap, k=k, tol=tol, max_iter=max_iter)
+            return huber(self, tally, cap=cap, k=k, tol=shares_tol, max_iter=max_iter)
         if method == "detect":
             return detect(self, tally, alpha=alpha, tol=tol, max_iter=max_iter)
         variant: Literal["joint", "paper"] = "joint" if method == "mle" else "paper"

@@ -62,10 +62,16 @@ if TYPE_CHECKING:
     from pldp.protocols.febsf.protocol import FEBSF
     from pldp.protocols.febsf.tally import FEBSFTally
 
-__all__ = ["direct_groups", "ones_laws", "ones_shares", "rho_variance", "robust"]
+__all__ = ["SHARES_TOL", "direct_groups", "ones_laws", "ones_shares", "rho_variance", "robust"]
 
 #: Groups whose :math:`q_g` reaches this are left out (module docstring).
 Q_MAX = 0.7
+#: The EM tolerance of the level shares (:func:`ones_shares`; the joint EM for k-RR data, also
+#: ``"huber"``'s). The shares set only the groups' channels: at this tolerance the estimate is within
+#: a hundredth of a standard error of the fully converged one (measured at most 0.006 at
+#: :math:`n = 10^6`, ``tests/test_robust.py``), in about a quarter of the joint EM's steps at
+#: ``tol = 1e-10`` (71 against 254 on honest Zipf(2) k-RR reports, ten levels 0.1..1.0).
+SHARES_TOL = 1e-8
 #: The threat model of ``info["bound"]``: the equal-influence combination's, over the report groups.
 BOUND_MODEL = SPREAD_MODEL.replace(BEFORE, AFTER).replace(
     "claiming any levels in any split",
@@ -84,7 +90,7 @@ def ones_laws(protocol: FEBSF) -> tuple[np.ndarray, np.ndarray]:
     return law, np.divide(with_bit, law, out=np.zeros_like(law), where=law > 0)
 
 
-def ones_shares(protocol: FEBSF, table: np.ndarray, *, tol: float = 1e-10, max_iter: int = 20_000) -> EMResult:
+def ones_shares(protocol: FEBSF, table: np.ndarray, *, tol: float = SHARES_TOL, max_iter: int = 20_000) -> EMResult:
     """The maximum-likelihood true-level shares (``theta`` of the result) from the ``(t, d + 1)``
     table of reports by reported level and number of ones: :math:`P(l, s) = \\sum_i \\rho_i
     \\pi(l|i) P(s|i)`, by EM (:func:`~pldp.estimation.em.run_em`, accelerated)."""
@@ -160,7 +166,7 @@ def robust(
     tally: FEBSFTally,
     *,
     beta: float = DEFAULT_BETA,
-    tol: float = 1e-10,
+    tol: float = SHARES_TOL,
     max_iter: int = 20_000,
 ) -> Estimate:
     """The groups' estimates combined with equal influence (module docstring).
