@@ -309,8 +309,18 @@ class Tally(BaseTally):
         )
 
     def with_report_stats(self, ones: np.ndarray, tails: dict[int, np.ndarray]) -> Tally:
-        """This tally (of its class) with the histogram of ones and the tail counts of its reports."""
-        return dataclasses.replace(self, ones=ones, tails=tails)
+        """This tally (of its class) with the histogram of ones and the tail counts of its reports.
+
+        Only the new statistics are checked (this tally's other fields already were, and are
+        read-only): the constructor's checks and copy again would cost a small tally more than
+        counting its reports."""
+        tally = object.__new__(type(self))
+        for f in dataclasses.fields(self):
+            object.__setattr__(tally, f.name, getattr(self, f.name))
+        object.__setattr__(tally, "ones", ones)
+        object.__setattr__(tally, "tails", tails)
+        tally._check_report_stats()
+        return tally
 
     def __eq__(self, other: object) -> bool:
         return (
