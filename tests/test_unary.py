@@ -107,13 +107,17 @@ def test_per_bit_probabilities_match_a_and_b() -> None:
 def test_simulate_matches_the_per_user_path() -> None:
     """Each bit count has the same law on both paths (chi-square homogeneity, rejected below
     ALPHA = 1e-3), counts of different bits are uncorrelated on both paths (K SE of a
-    correlation, 1/sqrt(trials)); power check: the simulator of OUE at another budget is rejected."""
+    correlation, 1/sqrt(trials)); power check: the simulator of OUE at another budget is rejected.
+    The per-user path runs once for the users of all trials (they are independent), each trial's
+    bit counts summed from its reports and their total checked against the tally of them all."""
     alpha = 1e-3
     mech = pldp.OUE(1.0, 3)
     rng = np.random.default_rng(2)
     x = np.array([0, 0, 0, 1, 1, 2])
     trials = 20_000
-    per_user = np.array([mech.tally(mech.perturb(x, rng)).counts for _ in range(trials)])
+    reports = mech.perturb(np.tile(x, trials), rng)
+    per_user = mech.unpack(reports).reshape(trials, x.size, 3).sum(axis=1)
+    assert np.array_equal(per_user.sum(axis=0), mech.tally(reports).counts)
     sim = np.array([mech.simulate(np.bincount(x, minlength=3), rng).counts for _ in range(trials)])
     other = pldp.OUE(1.3, 3)
     wrong = np.array([other.simulate(np.bincount(x, minlength=3), rng).counts for _ in range(trials)])
