@@ -253,11 +253,15 @@ class Tally(BaseTally):
         if counts.dtype != np.int64 or counts.ndim != 1 or counts.base is not None:
             return cls(n, counts, kind, fingerprint)
         counts.setflags(write=False)
+        return cls._unchecked(n=n, counts=counts, kind=kind, fingerprint=fingerprint, ones=None, tails=None)
+
+    @classmethod
+    def _unchecked(cls, **fields: Any) -> Tally:
+        """A tally of every field given, set as it is: no check, no copy (the callers' fields are
+        valid by construction; :meth:`_drawn`, :meth:`with_report_stats`)."""
         tally = object.__new__(cls)
-        for name, value in (("n", n), ("counts", counts), ("kind", kind), ("fingerprint", fingerprint)):
+        for name, value in fields.items():
             object.__setattr__(tally, name, value)
-        for name in ("ones", "tails"):
-            object.__setattr__(tally, name, None)
         return tally
 
     def _check_report_stats(self) -> None:
@@ -314,11 +318,8 @@ class Tally(BaseTally):
         Only the new statistics are checked (this tally's other fields already were, and are
         read-only): the constructor's checks and copy again would cost a small tally more than
         counting its reports."""
-        tally = object.__new__(type(self))
-        for f in dataclasses.fields(self):
-            object.__setattr__(tally, f.name, getattr(self, f.name))
-        object.__setattr__(tally, "ones", ones)
-        object.__setattr__(tally, "tails", tails)
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        tally = type(self)._unchecked(**{**fields, "ones": ones, "tails": tails})
         tally._check_report_stats()
         return tally
 
