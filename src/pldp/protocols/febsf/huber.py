@@ -105,8 +105,8 @@ def huber(
         info["calibration"] = "each reported level's mean number of ones"
     else:
         groups = direct_groups(protocol, tally, tol, max_iter)
-        steps, rho, p_bar, q_bar = groups["steps"], groups["rho"], groups["p"], groups["q"]
-        m = groups["support"] / np.maximum(sizes, 1)[:, None]
+        steps, rho, p_bar, q_bar = groups.steps, groups.rho, groups.p, groups.q
+        m = groups.support / np.maximum(sizes, 1)[:, None]
         est = (m - q_bar[:, None]) / (p_bar - q_bar)[:, None]
         var = m * (1 - m) / (np.maximum(sizes, 1)[:, None] * (p_bar - q_bar)[:, None] ** 2)
         info.update(calibration="the joint EM's level shares", rho=rho, em_steps=steps)

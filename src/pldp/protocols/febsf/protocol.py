@@ -35,7 +35,7 @@ from pldp.protocols.febsf.auem import auem_trouble
 from pldp.protocols.febsf.detect import detect, laws
 from pldp.protocols.febsf.em import em
 from pldp.protocols.febsf.huber import huber
-from pldp.protocols.febsf.robust import SHARES_TOL, robust
+from pldp.protocols.febsf.robust import robust
 from pldp.protocols.febsf.tally import FEBSFReports, FEBSFTally, pattern_tally
 from pldp.protocols.leveled import LeveledProtocol, cell_users, check_oracle, make_oracle, perturb_by_level
 from pldp.registry import oracle_from_params, register
@@ -286,13 +286,12 @@ class FEBSF(LeveledProtocol):
         """
         self._check_method(method)
         tally = self._check_tally(tally)
-        shares_tol = SHARES_TOL if tol is None else tol
-        tol = 1e-10 if tol is None else tol
+        given: dict[str, Any] = {} if tol is None else {"tol": tol}  # else each estimator's own default
         if method in ("unbiased", "norm_sub"):
             a, trouble = auem_trouble(self, tally)
             name = "AUEM"
             if a is None:  # the stated fallback (auem_trouble's rule): the robust combination
-                a = robust(self, tally, beta=beta, tol=shares_tol, max_iter=max_iter)
+                a = robust(self, tally, beta=beta, max_iter=max_iter, **given)
                 a = Estimate(
                     a.frequencies,
                     a.variance,
@@ -310,13 +309,13 @@ class FEBSF(LeveledProtocol):
             info = {**a.info, "estimator": f"{name} + Norm-Sub"}
             return Estimate(freq, a.variance, a.n, method, self.domain, rounds, True, info, on_simplex=True)
         if method == "robust":
-            return robust(self, tally, beta=beta, tol=shares_tol, max_iter=max_iter)
+            return robust(self, tally, beta=beta, max_iter=max_iter, **given)
         if method == "huber":
-            return huber(self, tally, cap=cap, k=k, tol=shares_tol, max_iter=max_iter)
+            return huber(self, tally, cap=cap, k=k, max_iter=max_iter, **given)
         if method == "detect":
-            return detect(self, tally, alpha=alpha, tol=tol, max_iter=max_iter)
+            return detect(self, tally, alpha=alpha, max_iter=max_iter, **given)
         variant: Literal["joint", "paper"] = "joint" if method == "mle" else "paper"
-        return em(self, tally, variant=variant, tol=tol, max_iter=max_iter, start=start, on_cap=on_cap)
+        return em(self, tally, variant=variant, max_iter=max_iter, start=start, on_cap=on_cap, **given)
 
     def _check_tally(self, tally: Any) -> FEBSFTally:
         tally = super()._check_tally(tally)

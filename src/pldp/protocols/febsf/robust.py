@@ -46,11 +46,13 @@ measured: ×0.93 / ×0.97 MGA at the mean budget with OUE and ×0.85 / ×0.69 wi
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from pldp.bitcount import group_bit_counts
+from pldp.errors import EstimationError
 from pldp.estimation.em import EMResult, run_em
 from pldp.estimation.result import Estimate
 from pldp.estimation.spread import AFTER, BEFORE, DEFAULT_BETA, spread_robust
@@ -62,7 +64,7 @@ if TYPE_CHECKING:
     from pldp.protocols.febsf.protocol import FEBSF
     from pldp.protocols.febsf.tally import FEBSFTally
 
-__all__ = ["SHARES_TOL", "direct_groups", "ones_laws", "ones_shares", "rho_variance", "robust"]
+__all__ = ["SHARES_TOL", "ReportGroups", "direct_groups", "ones_laws", "ones_shares", "rho_variance", "robust"]
 
 #: Groups whose :math:`q_g` reaches this are left out (module docstring).
 Q_MAX = 0.7
@@ -78,6 +80,35 @@ BOUND_MODEL = SPREAD_MODEL.replace(BEFORE, AFTER).replace(
     "in any split over the groups (reported level; and number of ones for unary reports), the groups' "
     "channels resting on the level shares the reports give (fakes move those too, which rescales the groups)",
 )
+
+
+@dataclass(frozen=True)
+class ReportGroups:
+    """The report groups of ``"robust"`` (module docstring; k-RR ones also ``"huber"``'s).
+
+    Attributes
+    ----------
+    sizes : ndarray, shape (groups,)
+        Reports per group.
+    support : ndarray, shape (groups, d)
+        Per group, the reports supporting each item.
+    p, q : ndarray, shape (groups,)
+        Each group's channel.
+    rho : ndarray, shape (t,)
+        The level shares the channels rest on.
+    steps : int
+        EM steps spent on ``rho``.
+    rho_covariance : ndarray or None
+        k-RR: the joint EM's covariance of ``rho`` (:func:`rho_variance`).
+    """
+
+    sizes: np.ndarray
+    support: np.ndarray
+    p: np.ndarray
+    q: np.ndarray
+    rho: np.ndarray
+    steps: int
+    rho_covariance: np.ndarray | None = None
 
 
 def ones_laws(protocol: FEBSF) -> tuple[np.ndarray, np.ndarray]:
@@ -107,7 +138,7 @@ def ones_shares(protocol: FEBSF, table: np.ndarray, *, tol: float = SHARES_TOL, 
     return run_em(step, np.full(protocol.t, 1.0 / protocol.t), [protocol.t], tol, max_iter)
 
 
-def _unary_groups(protocol: FEBSF, tally: FEBSFTally, tol: float, max_iter: int) -> dict[str, Any]:
+def _unary_groups(protocol: FEBSF, tally: FEBSFTally, tol: float, max_iter: int) -> ReportGroups:
     """Unary groups ``(l, s)``: sizes, support counts, channels and ``rho`` (module docstring)."""
     d, t = protocol.d, protocol.t
     patterns, level, count = tally.rows
@@ -121,33 +152,33 @@ def _unary_groups(protocol: FEBSF, tally: FEBSFTally, tol: float, max_iter: int)
     total = joint.sum(axis=0)
     p = (np.einsum("ils,is->ls", joint, with_bit) / np.where(total > 0, total, 1.0)).reshape(-1)
     s = np.tile(np.arange(d + 1), t).astype(float)
-    return {"sizes": sizes, "support": support, "p": p, "q": (s - p) / (d - 1), "rho": rho, "steps": fit.steps}
+    return ReportGroups(sizes, support, p, (s - p) / (d - 1), rho, fit.steps)
 
 
-def direct_groups(protocol: FEBSF, tally: FEBSFTally, tol: float, max_iter: int) -> dict[str, Any]:
-    """k-RR groups ``l`` (also ``"huber"``'s): sizes, support counts, channels ``p``, ``q``, the joint
-    EM's ``rho``, its ``fit``, ``lam`` (the reported levels' shares) and ``steps``."""
+def direct_groups(protocol: FEBSF, tally: FEBSFTally, tol: float, max_iter: int) -> ReportGroups:
+    """k-RR groups ``l`` (also ``"huber"``'s), on the joint EM's level shares and their covariance."""
     fit = em(protocol, tally, tol=tol, max_iter=max_iter)
     rho = fit.info["rho"]
     lam = rho @ protocol.pi
     post = rho[:, None] * protocol.pi / np.where(lam > 0, lam, 1.0)[None, :]  # W[i, l]
-    return {
-        "sizes": tally.level_counts.astype(float),
-        "support": tally.cells.astype(float),
-        "p": post.T @ protocol.p_star,
-        "q": post.T @ protocol.q_star,
-        "rho": rho,
-        "fit": fit,
-        "lam": lam,
-        "steps": fit.iterations,
-    }
+    return ReportGroups(
+        tally.level_counts.astype(float),
+        tally.cells.astype(float),
+        post.T @ protocol.p_star,
+        post.T @ protocol.q_star,
+        rho,
+        fit.iterations,
+        fit.info["rho_covariance"],
+    )
 
 
-def rho_variance(protocol: FEBSF, groups: dict[str, Any], est: np.ndarray, weights: np.ndarray) -> np.ndarray:
+def rho_variance(protocol: FEBSF, groups: ReportGroups, est: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """k-RR: :math:`g^\\top \\mathrm{Cov}(\\hat\\rho)\\, g` per item, ``g`` the slope in ``rho`` of the
     combination of the groups' estimates ``est`` with coefficients ``weights`` (``(l, d)``):
     ``d est_l / d rho_i = -(pi(l|i) / lam_l) [(q_i - q_l) + est_l (gap_i - gap_l)] / gap_l``."""
-    p, q, lam = groups["p"], groups["q"], groups["lam"]
+    if groups.rho_covariance is None:
+        raise EstimationError("rho_variance needs the k-RR groups of direct_groups (the joint EM's covariance)")
+    p, q, lam = groups.p, groups.q, groups.rho @ protocol.pi
     gap, own = p - q, protocol.p_star - protocol.q_star
     slope = (
         -(protocol.pi.T / np.where(lam > 0, lam, 1.0)[:, None])[:, None, :]
@@ -158,7 +189,7 @@ def rho_variance(protocol: FEBSF, groups: dict[str, Any], est: np.ndarray, weigh
         / gap[:, None, None]
     )  # (l, j, i)
     g = np.einsum("lj,lji->ji", weights, slope)
-    return np.maximum(np.einsum("ji,ik,jk->j", g, groups["fit"].info["rho_covariance"], g), 0.0)
+    return np.maximum(np.einsum("ji,ik,jk->j", g, groups.rho_covariance, g), 0.0)
 
 
 def robust(
@@ -179,10 +210,10 @@ def robust(
     tally = protocol._check_tally(tally)
     unary = protocol.kind == "unary"
     groups = (_unary_groups if unary else direct_groups)(protocol, tally, tol, max_iter)
-    sizes, p, q = groups["sizes"], groups["p"], groups["q"]
+    sizes, p, q = groups.sizes, groups.p, groups.q
     gap = p - q
     has = (sizes > 0) & (gap > 1e-12) & (q < Q_MAX)
-    c = groups["support"] / np.maximum(sizes, 1.0)[:, None]
+    c = groups.support / np.maximum(sizes, 1.0)[:, None]
     safe = np.where(has, gap, 1.0)[:, None]
     est = np.where(has[:, None], (c - q[:, None]) / safe, np.nan)
     var = np.where(has[:, None], c * (1 - c) / (np.maximum(sizes, 1.0)[:, None] * safe**2), 0.0)
@@ -193,11 +224,11 @@ def robust(
     info: dict[str, Any] = {
         "estimator": "equal-influence combination of report groups, Norm-Sub with its threshold kept at zero or above",
         "groups": "(reported level, number of ones)" if unary else "reported level",
-        "rho": groups["rho"],
+        "rho": groups.rho,
         **extra,
         "bound_model": BOUND_MODEL,
     }
-    steps = int(groups["steps"])
+    steps = groups.steps
     info["em_steps"] = steps
     if not unary:
         variance = variance + rho_variance(protocol, groups, est, np.nan_to_num(eq.weights))
