@@ -95,6 +95,7 @@ __all__ = [
     "DEFAULT_BETA",
     "MARGIN_MODEL",
     "SpreadCombination",
+    "bound_model",
     "consistent_shift",
     "equal_influence",
     "influence",
@@ -105,12 +106,22 @@ __all__ = [
 
 #: The share of fakes the reported bound covers by default.
 DEFAULT_BETA = 0.05
-#: The threat model of ``info["bound"]`` of the equal-influence combination.
+#: Where ``info["bound"]`` is taken: before, or after the projection (:func:`bound_model`).
 BEFORE, AFTER = "(before projection)", "(after the projection onto the simplex; at most 1: vacuous where it is)"
-BOUND_MODEL = (
-    "a share beta of fake reports among all reports (info['beta']), claiming any levels in any split, "
-    f"each report anything: bound[x] is the most they move item x's estimate {BEFORE}"
-)
+
+
+def bound_model(split: str = "claiming any levels in any split", when: str = BEFORE) -> str:
+    """The threat model of ``info["bound"]`` of the equal-influence combination: a share of fakes
+    ``split`` over what the estimate combines, the bound taken ``when`` (:data:`BEFORE` or
+    :data:`AFTER` the projection)."""
+    return (
+        f"a share beta of fake reports among all reports (info['beta']), {split}, "
+        f"each report anything: bound[x] is the most they move item x's estimate {when}"
+    )
+
+
+#: The threat model of ``info["bound"]`` of the equal-influence combination, before projection.
+BOUND_MODEL = bound_model()
 #: What ``info["margin"]`` of :func:`spread_robust` covers.
 MARGIN_MODEL = (
     "the same fake reports as bound_model: margin[x] is the most by which they raise item x's estimate more "
@@ -193,7 +204,7 @@ class SpreadCombination:
         """
         raw = self.projected_bound() if projected else self.bound
         bound = np.minimum(raw, 1.0) if projected else raw
-        model = BOUND_MODEL if not projected else BOUND_MODEL.replace(BEFORE, AFTER)
+        model = bound_model(when=AFTER if projected else BEFORE)
         return {
             "weights": self.weights,
             "bound": bound,

@@ -55,8 +55,7 @@ from pldp.bitcount import group_bit_counts
 from pldp.errors import EstimationError
 from pldp.estimation.em import EMResult, run_em
 from pldp.estimation.result import Estimate
-from pldp.estimation.spread import AFTER, BEFORE, DEFAULT_BETA, spread_robust
-from pldp.estimation.spread import BOUND_MODEL as SPREAD_MODEL
+from pldp.estimation.spread import AFTER, DEFAULT_BETA, bound_model, spread_robust
 from pldp.protocols.febsf.detect import level_excess
 from pldp.protocols.febsf.em import em
 
@@ -75,10 +74,10 @@ Q_MAX = 0.7
 #: ``tol = 1e-10`` (71 against 254 on honest Zipf(2) k-RR reports, ten levels 0.1..1.0).
 SHARES_TOL = 1e-8
 #: The threat model of ``info["bound"]``: the equal-influence combination's, over the report groups.
-BOUND_MODEL = SPREAD_MODEL.replace(BEFORE, AFTER).replace(
-    "claiming any levels in any split",
+BOUND_MODEL = bound_model(
     "in any split over the groups (reported level; and number of ones for unary reports), the groups' "
     "channels resting on the level shares the reports give (fakes move those too, which rescales the groups)",
+    AFTER,
 )
 
 
