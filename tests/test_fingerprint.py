@@ -1,5 +1,6 @@
 """Canonical parameters: the whole-list and whole-array conversions of :func:`pldp.fingerprint.canonical`
-give exactly what the element-by-element rule gives, so no fingerprint changes with them."""
+give exactly what the element-by-element rule gives, and :func:`pldp.fingerprint.canonical_json`'s
+arrays written once per content give the text ``json.dumps`` gives, so no fingerprint changes with them."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from pldp.fingerprint import canonical, canonical_labels
+from pldp import fingerprint as fp
+from pldp.fingerprint import canonical, canonical_json, canonical_labels
 
 
 def _by_element(value: Any) -> Any:
@@ -84,3 +86,37 @@ def test_labels_of_strings_are_kept_and_others_converted() -> None:
     assert canonical_labels(["x", "y"]) == ["x", "y"]
     assert canonical_labels(range(3)) == {"range": 3}
     assert canonical_labels(["x", 1, object]) == ["x", 1, {"repr": repr(object)}]
+
+
+def _dumped(params: dict[str, Any]) -> str:
+    return json.dumps(canonical(params), sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def test_arrays_written_once_per_content_give_the_text_of_the_whole() -> None:
+    """Large arrays (ints, floats, bools, 2-d, strided, infinite entries, in lists and nested
+    dicts) and small ones: the same text as ``json.dumps`` of :func:`canonical`, written afresh
+    and again from the kept texts; arrays of the same bytes but another dtype or shape differ."""
+    big = rng.random(fp._LARGE * 3)
+    params = {
+        "z": big,
+        "a": [rng.integers(0, 2**40, size=(fp._LARGE, 2)), {"x": big.reshape(3, -1), "y": rng.random(5)}],
+        "m": rng.random(fp._LARGE * 2) > 0.5,
+        "s": rng.random((4, fp._LARGE))[:, ::2],
+        "t": big.astype(np.float32),
+        "u": np.where(np.arange(fp._LARGE) % 3 == 0, np.inf, big[: fp._LARGE]),
+        "v": "a string",
+    }
+    want = _dumped(params)
+    fp._written.clear()
+    assert canonical_json(params) == want  # written afresh
+    assert len(fp._written) == 6  # big (1-d and 2-d), the ints, bools, strided slice, float32; not "u" (inf)
+    assert canonical_json(params) == want  # from the kept texts
+    same_bytes = {"z": big.view(np.int64), "a": big.reshape(3, -1)}
+    assert canonical_json(same_bytes) == _dumped(same_bytes) != canonical_json({"z": big, "a": big.reshape(3, -1)})
+
+
+def test_the_kept_texts_are_bounded() -> None:
+    fp._written.clear()
+    for i in range(fp._KEPT + 5):
+        assert canonical_json({"a": np.full(fp._LARGE, i)}) == _dumped({"a": np.full(fp._LARGE, i)})
+    assert len(fp._written) == fp._KEPT

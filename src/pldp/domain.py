@@ -45,16 +45,13 @@ class Domain:
         labels = tuple(labels.tolist() if isinstance(labels, np.ndarray) else labels)
         if not labels:
             raise DomainError("a domain needs at least one label")
-        index: dict[Hashable, int] = {}
-        dupes = []
-        for i, lab in enumerate(labels):
-            try:
-                if lab in index:
-                    dupes.append(lab)
-                index[lab] = index.get(lab, i)
-            except TypeError:
-                raise DomainError(f"domain labels must be hashable, got {lab!r}") from None
-        if dupes:
+        try:
+            index: dict[Hashable, int] = dict(zip(labels, range(len(labels)), strict=True))
+        except TypeError:
+            bad = next(lab for lab in labels if not _hashable(lab))
+            raise DomainError(f"domain labels must be hashable, got {bad!r}") from None
+        if len(index) < len(labels):  # each label's index is its last place: earlier places are duplicates
+            dupes = [lab for i, lab in enumerate(labels) if index[lab] != i]
             raise DomainError(f"domain labels must be distinct; duplicated: {_show(dupes)}")
         self._labels = labels
         self._index = index

@@ -21,7 +21,10 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Hashable, Sequence
+import secrets
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 import numpy as np
@@ -45,17 +48,25 @@ def canonical(value: Any) -> Any:
     thresholds), so lists of strings and integers, and arrays of numbers, are converted whole;
     the result is the one the element-by-element rule gives (``tests/test_fingerprint.py``).
     """
+    return _canonical(value, None)
+
+
+def _canonical(value: Any, stand_in: Callable[[np.ndarray], str] | None) -> Any:
+    """:func:`canonical`; with ``stand_in``, a large array of numbers (its canonical form a list of
+    Python numbers) becomes the string ``stand_in`` returns for it (see :func:`canonical_json`)."""
     if isinstance(value, dict):
-        return {str(k): canonical(v) for k, v in value.items()}
+        return {str(k): _canonical(v, stand_in) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         kinds = set(map(type, value))
         if kinds <= _PLAIN or (kinds == {float} and all(map(math.isfinite, value))):
             return list(value)
-        return [canonical(v) for v in value]
+        return [_canonical(v, stand_in) for v in value]
     if isinstance(value, np.ndarray):
         if value.dtype.kind in "biu" or (value.dtype.kind == "f" and np.isfinite(value).all()):
+            if stand_in is not None and value.size >= _LARGE:
+                return stand_in(value)
             return value.tolist()  # Python bools, ints or finite floats, nested as the array is
-        return canonical(value.tolist())
+        return _canonical(value.tolist(), stand_in)
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
     if isinstance(value, (int, np.integer)):
@@ -91,8 +102,53 @@ def canonical_labels(labels: Sequence[Hashable]) -> Any:
 
 
 def canonical_json(params: dict[str, Any]) -> str:
-    """The canonical JSON text of a parameter dict (see the module docstring)."""
-    return json.dumps(canonical(params), sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    """The canonical JSON text of a parameter dict (see the module docstring).
+
+    Writing a large array's numbers is most of the work (some 20 ms for the three arrays of an
+    IDUE over 17,000 items), and the same arrays recur: an oracle and the protocols built on it,
+    the padding lengths of one base. So each array of at least ``_LARGE`` numbers is written once
+    per content (its bytes' hash, dtype and shape) and kept among the last ``_KEPT`` written; in
+    the text of the whole it stands in as a string no parameter holds (this process's random
+    marker and a serial number), replaced by the array's text at the end. The text is the one
+    ``json.dumps`` of :func:`canonical` gives (``tests/test_fingerprint.py``).
+    """
+    arrays: list[str] = []
+
+    def stand_in(array: np.ndarray) -> str:
+        arrays.append(_array_text(array))
+        return f"{_MARKER}{len(arrays) - 1}"
+
+    text = json.dumps(_canonical(params, stand_in), **_JSON)
+    for i, array_text in enumerate(arrays):  # each marker is one JSON string: '"' marker i '"'
+        text = text.replace(f'"{_MARKER}{i}"', array_text, 1)
+    return text
+
+
+#: Arrays of at least this many numbers are written once per content by :func:`canonical_json`.
+_LARGE = 256
+#: How many written arrays :func:`canonical_json` keeps.
+_KEPT = 32
+_JSON: dict[str, Any] = {"sort_keys": True, "separators": (",", ":"), "ensure_ascii": False, "allow_nan": False}
+#: What stands in for an array in :func:`canonical_json`'s text: random, so no parameter holds it.
+_MARKER = f"pldp-array-{secrets.token_hex(16)}-"
+_written: OrderedDict[tuple[str, tuple[int, ...], bytes], str] = OrderedDict()
+_written_lock = threading.Lock()
+
+
+def _array_text(array: np.ndarray) -> str:
+    """The JSON text of a numeric array's canonical form (a nested list), from the last ``_KEPT``."""
+    key = (array.dtype.str, array.shape, hashlib.blake2b(np.ascontiguousarray(array).data, digest_size=16).digest())
+    with _written_lock:
+        text = _written.get(key)
+        if text is not None:
+            _written.move_to_end(key)
+            return text
+    text = json.dumps(array.tolist(), **_JSON)
+    with _written_lock:
+        _written[key] = text
+        if len(_written) > _KEPT:
+            _written.popitem(last=False)
+    return text
 
 
 def fingerprint(params: dict[str, Any]) -> str:
