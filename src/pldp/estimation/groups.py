@@ -64,9 +64,16 @@ def joint_mle(mechanisms: Sequence[Mechanism], tallies: Sequence[Tally]) -> np.n
     rest = np.where(unary, n - c, 0.0)  # n - C_k, unary only
     hit, miss = gap * c, gap * rest
 
+    mixed, any_unary = bool(unary.any() and not unary.all()), bool(unary.any())
+
     def slope(p: np.ndarray) -> np.ndarray:
         m = q_star + gap * p
-        return (hit / m - np.where(unary, miss / (1.0 - m), 0.0)).sum(axis=0)
+        out = hit / m
+        if mixed:
+            out -= np.where(unary, miss / (1.0 - m), 0.0)
+        elif any_unary:  # every group unary: the same values with fewer of numpy's calls
+            out -= miss / (1.0 - m)
+        return out.sum(axis=0)
 
     with np.errstate(divide="ignore", invalid="ignore"):  # at p's bounds: once here, not per slope
         return maximize_on_simplex(slope, d)

@@ -26,6 +26,7 @@ def maximize_on_simplex(slope: Callable[[np.ndarray], np.ndarray], d: int, iters
     ``sum p = 1`` by regula falsi (Illinois), with a bisection where it is slower than one.
     """
     zeros, ones = np.zeros(d), np.ones(d)
+    wide_gap = np.empty(d)
     s0, s1 = slope(zeros), slope(ones)
     finite = np.concatenate([s0[np.isfinite(s0)], s1[np.isfinite(s1)]])
     big = 1.0 + (np.max(np.abs(finite)) if finite.size else 1.0)
@@ -35,13 +36,20 @@ def maximize_on_simplex(slope: Callable[[np.ndarray], np.ndarray], d: int, iters
         holds it, and is at most ``[0, 1]``) until each is no wider than :data:`WIDTH` or than the
         floats allow (its ends adjacent): at most 60 halvings, as many as the widest needs."""
         lo, hi = lo.copy(), hi.copy()
-        for _ in range(60):
-            mid = 0.5 * (lo + hi)
-            if not np.any((hi - lo > WIDTH) & (lo < mid) & (mid < hi)):
+        mid, wide, up = np.empty(d), np.empty(d, dtype=bool), np.empty(d, dtype=bool)
+        for _ in range(60):  # in place: d is small and numpy's calls, not their work, take the time
+            np.add(lo, hi, out=mid)
+            mid *= 0.5
+            np.subtract(hi, lo, out=wide_gap)
+            np.greater(wide_gap, WIDTH, out=wide)
+            wide &= lo < mid
+            wide &= mid < hi
+            if not wide.any():
                 break
-            up = slope(mid) > mu
-            lo = np.where(up, mid, lo)
-            hi = np.where(up, hi, mid)
+            np.greater(slope(mid), mu, out=up)
+            np.copyto(lo, mid, where=up)
+            np.logical_not(up, out=up)
+            np.copyto(hi, mid, where=up)
         return lo, hi
 
     # p_i(mu) does not increase with mu: between mu_lo and mu_hi it lies in [lo(mu_hi), hi(mu_lo)],
