@@ -26,7 +26,6 @@ def maximize_on_simplex(slope: Callable[[np.ndarray], np.ndarray], d: int, iters
     ``sum p = 1`` by regula falsi (Illinois), with a bisection where it is slower than one.
     """
     zeros, ones = np.zeros(d), np.ones(d)
-    wide_gap = np.empty(d)
     s0, s1 = slope(zeros), slope(ones)
     finite = np.concatenate([s0[np.isfinite(s0)], s1[np.isfinite(s1)]])
     big = 1.0 + (np.max(np.abs(finite)) if finite.size else 1.0)
@@ -36,12 +35,13 @@ def maximize_on_simplex(slope: Callable[[np.ndarray], np.ndarray], d: int, iters
         holds it, and is at most ``[0, 1]``) until each is no wider than :data:`WIDTH` or than the
         floats allow (its ends adjacent): at most 60 halvings, as many as the widest needs."""
         lo, hi = lo.copy(), hi.copy()
-        mid, wide, up = np.empty(d), np.empty(d, dtype=bool), np.empty(d, dtype=bool)
-        for _ in range(60):  # in place: d is small and numpy's calls, not their work, take the time
+        # halved in place: d is small, so numpy's calls, not their work, take the time
+        mid, width, wide, up = np.empty(d), np.empty(d), np.empty(d, dtype=bool), np.empty(d, dtype=bool)
+        for _ in range(60):
             np.add(lo, hi, out=mid)
             mid *= 0.5
-            np.subtract(hi, lo, out=wide_gap)
-            np.greater(wide_gap, WIDTH, out=wide)
+            np.subtract(hi, lo, out=width)
+            np.greater(width, WIDTH, out=wide)
             wide &= lo < mid
             wide &= mid < hi
             if not wide.any():
