@@ -9,7 +9,8 @@ oracle to the standard cases gives it every check:
 * construction validates bad parameters (a ``PLDPError`` naming the problem);
 * parameters identify the oracle (fingerprint), and rebuild it with the same sampler;
 * ``privacy()`` returns a :class:`pldp.PrivacyCheck` (``holds``, ``slack``, ``ldp_epsilon``,
-  ``summary()``) and holds;
+  ``summary()``) and holds, and states nothing the exact claims of ``sampler()`` do not prove
+  (:mod:`pldp.testing.privacy_map`);
 * the audit of ``perturb`` is within the exact channel and tight, and flags a sampler running the
   variant's budgets (power check);
 * the per-user path (``perturb`` + ``tally``) and ``simulate`` agree in distribution (Welch

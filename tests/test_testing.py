@@ -25,6 +25,7 @@ from pldp.testing import (
     check_oracle,
     check_per_user_matches_simulate,
     check_privacy,
+    check_privacy_map,
     default_data,
     flatten,
     parametrize_with_checks,
@@ -99,6 +100,78 @@ def test_a_krr_that_samples_at_epsilon_2_while_claiming_1_fails() -> None:
         check_audit_tight(cheat)
     with pytest.raises(AssertionError, match=r"p = \S+ < 0\.001: the per-user path and simulate differ"):
         check_per_user_matches_simulate(OracleCase(cheat, data=(np.array([400, 250, 150, 100, 100]),), quick=True))
+
+
+class ClaimsHalfOfItsSampler(pldp.KRR):
+    """Samples at its epsilon (parameters, sampler, perturb), but privacy() states half of it."""
+
+    def privacy(self) -> pldp.PrivacyCheck:
+        return pldp.KRR(self.epsilon / 2, self.d).privacy()
+
+
+def test_a_privacy_map_stronger_than_the_sampler_fails() -> None:
+    """privacy() holds by its own numbers, so check_privacy passes; the map of the exact claims of the
+    sampler (budget 1 on every output, realised ln((W + K) / W) just below it) does not prove 0.5."""
+    cheat = ClaimsHalfOfItsSampler(1.0, 5)
+    with pytest.raises(AssertionError) as info:
+        check_oracle(cheat, checks=[check_privacy, check_privacy_map])
+    assert _failed(info) == ["check_privacy_map"]
+    text = str(info.value)
+    assert text.startswith("1 of 2 checks failed for KRR(epsilon=1, d=5):")
+    assert "check_privacy_map failed for KRR(epsilon=1, d=5): privacy() states what the exact check" in text
+    assert "root: output 0 states epsilon 0.5 where the sampler claims 1 (stronger than the exact claim)" in text
+    assert "root: output 0 (+4): epsilon 0.5 is not proven exactly (the exact log-ratio is 0.99999999" in text
+    assert "root: output 0: realised epsilon 0.49999999" in text
+    assert "is below the exact log-ratio 0.99999999" in text and "by more than rounding" in text
+
+
+class UnderstatesItsLeak(pldp.OUE):
+    """States OUE's budgets, but realised epsilons 1e-9 below the sampler's."""
+
+    def privacy(self) -> pldp.PrivacyCheck:
+        rep = super().privacy()
+        return dataclasses.replace(rep, realised=rep.realised - 1e-9)
+
+
+class ComposesAttributesByMax(pldp.protocols.MPLDP):
+    """Each user runs every attribute, yet privacy() composes them as if she ran one."""
+
+    def privacy(self) -> pldp.PrivacyCheck:
+        rep = super().privacy()
+        return pldp.privacy.ComposedPrivacy(rep.notion, dict(rep.parts), "max")
+
+
+class HidesItsLevelBetter(pldp.protocols.FEBSF):
+    """PLDP-FEBSF whose privacy() states the level's worst case 1e-9 below the whole report's."""
+
+    def privacy(self) -> Any:
+        rep = super().privacy()
+        return dataclasses.replace(rep, level=dataclasses.replace(rep.level, worst_case=rep.level.worst_case - 1e-9))
+
+
+class NoSampler(pldp.KRR):
+    def sampler(self) -> Any:
+        raise NotImplementedError("no sampler")
+
+
+def test_the_privacy_map_check_catches_a_small_understatement_and_a_wrong_composition() -> None:
+    """1e-9 below the exact log-ratio is far more than the float map's rounding (2**-40), for a pair of
+    items and for PLDP-FEBSF's level; a sum composed by max understates the whole report's epsilon;
+    without a sampler there is nothing to compare."""
+    with pytest.raises(
+        AssertionError,
+        match=r"items 0 vs 1: realised epsilon 0\.99994\d+ is below the exact log-ratio 0\.99994\d+ by more",
+    ):
+        check_privacy_map(UnderstatesItsLeak(1.0, 5))
+    with pytest.raises(
+        AssertionError, match=r"root: privacy\(\) composes its parts by 'max'; the sampler's parts compose by 'sum'"
+    ):
+        check_privacy_map(ComposesAttributesByMax([3, 4], [2.0, 3.0]))
+    check_privacy_map(CASES["mpldp"])
+    with pytest.raises(AssertionError, match=r"root: the level's worst case \S+ is below the exact log-ratio"):
+        check_privacy_map(HidesItsLevelBetter([0.5, 1.0, 2.0], 0.5, 5, oracle="oue"))
+    with pytest.raises(unittest.SkipTest, match="no sampler description of NoSampler"):
+        check_privacy_map(NoSampler(1.0, 5))
 
 
 class OffCentre(pldp.Estimate):

@@ -22,6 +22,7 @@ module             holds
 ``case``           :class:`OracleCase`: the oracle, its data, a variant, bad
                    constructions, the seed; the default data of each kind of oracle
 ``checks``         the checks, one function each, and their effort
+``privacy_map``    whether ``privacy()`` states only what the exact claims of ``sampler()`` prove
 ``attack``         :func:`check_attack`: fake users' reports and their gain (:mod:`pldp.attacks`)
 ``distribution``   tallies as vectors and the two-sample test of their law
 ``run``            :func:`check_oracle` and :func:`parametrize_with_checks`
@@ -43,6 +44,7 @@ from pldp.testing.checks import (
     check_params_round_trip,
     check_per_user_matches_simulate,
     check_privacy,
+    check_privacy_map,
     check_refusals,
     check_refuses_foreign_tally,
     check_seeded,
@@ -64,6 +66,7 @@ __all__ = [
     "check_params_round_trip",
     "check_per_user_matches_simulate",
     "check_privacy",
+    "check_privacy_map",
     "check_refusals",
     "check_refuses_foreign_tally",
     "check_seeded",

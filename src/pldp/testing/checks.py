@@ -49,6 +49,7 @@ from pldp.privacy import PrivacyCheck
 from pldp.testing._deploy import from_params, sampler_node
 from pldp.testing.case import OracleCase, as_case
 from pldp.testing.distribution import ALPHA, can_flatten, flatten, same_law_pvalue
+from pldp.testing.privacy_map import privacy_map_disagreements
 
 __all__ = [
     "CHECKS",
@@ -62,6 +63,7 @@ __all__ = [
     "check_params_round_trip",
     "check_per_user_matches_simulate",
     "check_privacy",
+    "check_privacy_map",
     "check_refusals",
     "check_refuses_foreign_tally",
     "check_seeded",
@@ -211,6 +213,19 @@ def check_privacy(case: OracleCase) -> None:
     _expect(rep.notion != "LDP" or rep.ldp_epsilon < math.inf, "an LDP claim with an infinite ldp_epsilon")
     text = rep.summary()
     _expect(isinstance(text, str) and "holds" in text and repr(rep), "summary() does not say whether it holds")
+
+
+@_check
+def check_privacy_map(case: OracleCase) -> None:
+    """``privacy()`` states nothing the exact check of ``sampler()`` does not prove: the same notion
+    at every channel, no budget below the sampler's, every budget and realised epsilon it states
+    proven on the sampler's integers (:mod:`pldp.testing.privacy_map`)."""
+    node = sampler_node(case.oracle)
+    if node is None:
+        raise unittest.SkipTest(f"no sampler description of {type(case.oracle).__name__}: no exact claims to compare")
+    problems = privacy_map_disagreements(case.oracle.privacy(), node)
+    shown = "\n".join(problems[:8]) + (f"\n... and {len(problems) - 8} more" if len(problems) > 8 else "")
+    _expect(not problems, f"privacy() states what the exact check of sampler() does not prove:\n{shown}")
 
 
 # ------------------------------------------------------------------------------------ audit

@@ -30,11 +30,12 @@ def check_oracle(
     """Run every check of the battery that applies to ``oracle``; fail naming the checks that fail.
 
     In the manner of scikit-learn's ``check_estimator``: construction refusals, the fingerprint,
-    the parameters' round trip, the privacy claim, the audit (tight and faithful; flags a sampler
-    running the variant), the per-user path against ``simulate`` in distribution (with its power
-    check against the variant), every estimation method and its intervals, tally merge and JSON,
-    refusal of another oracle's tally, same seed same bytes (:mod:`pldp.testing.checks`), and fake
-    users' reports and their gain (:mod:`pldp.testing.attack`).
+    the parameters' round trip, the privacy claim and its agreement with the sampler's exact
+    claims, the audit (tight and faithful; flags a sampler running the variant), the per-user path
+    against ``simulate`` in distribution (with its power check against the variant), every
+    estimation method and its intervals, tally merge and JSON, refusal of another oracle's tally,
+    same seed same bytes (:mod:`pldp.testing.checks`), and fake users' reports and their gain
+    (:mod:`pldp.testing.attack`).
     Every check runs, also after a failure, so the message lists all of them.
 
     Parameters
