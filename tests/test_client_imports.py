@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import pickle
+import pkgutil
 import subprocess
 import sys
 from pathlib import Path
@@ -29,9 +30,16 @@ from pldp.registry import BUILTIN, registered
 from tests.deploy_cases import answers_of, oracle_cases, spec_of, words
 
 #: What a device never runs: scipy, the oracle interface and registry, the mechanisms and protocols,
-#: the estimators, and the parts built on them.
-ORACLE_AND_ESTIMATION = (
+#: the estimators and the parts built on them, and the privacy reports (its ledger composes with
+#: :mod:`pldp.privacy.base` only).
+NOT_ON_A_DEVICE = (
     "scipy",
+    "pldp.privacy.channel",
+    "pldp.privacy.itemsets",
+    "pldp.privacy.levels",
+    "pldp.privacy.longitudinal",
+    "pldp.privacy.pairs",
+    "pldp.privacy.rounds",
     "pldp.oracle",
     "pldp.registry",
     "pldp.mechanisms",
@@ -73,7 +81,7 @@ def _run(code: str, *args: str, stdin: bytes | None = None) -> Any:
 
 
 def _heavy(modules: list[str]) -> list[str]:
-    return [m for m in modules if any(m == h or m.startswith(h + ".") for h in ORACLE_AND_ESTIMATION)]
+    return [m for m in modules if any(m == h or m.startswith(h + ".") for h in NOT_ON_A_DEVICE)]
 
 
 def _jsonable(value: Any) -> Any:
@@ -88,7 +96,7 @@ def _jsonable(value: Any) -> Any:
 def test_a_fresh_client_reports_by_every_kind_of_spec_without_the_oracles(tmp_path: Path) -> None:
     """Every mechanism and protocol (and a memoized chain): the specs are written here by
     ``Spec.from_mechanism``, the child reads their JSON and reports, the same bytes as this
-    interpreter's client with the same words, and has loaded none of :data:`ORACLE_AND_ESTIMATION`."""
+    interpreter's client with the same words, and has loaded none of :data:`NOT_ON_A_DEVICE`."""
     cases: dict[str, FrequencyOracle] = {**oracle_cases(), "lgrr-memo": pldp.LGRR(2.0, 1.0, 3)}
     rng = np.random.default_rng(20261130)
     inputs, want = {}, {}
@@ -114,6 +122,28 @@ def test_import_pldp_and_pldp_client_load_no_scipy() -> None:
         modules = _run(code + "\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))")
         assert [m for m in modules if m.split(".")[0] == "scipy"] == [], code
         assert _heavy(modules) == [], code
+
+
+def test_every_public_name_of_the_lazy_packages_resolves_in_a_fresh_interpreter() -> None:
+    """``pldp`` and :mod:`pldp.privacy` load names on first use: each name of
+    their ``__all__`` resolves (and is listed by ``dir``) where nothing has loaded it before."""
+    code = """
+import importlib, json
+out = {}
+for package in ("pldp", "pldp.privacy"):
+    module = importlib.import_module(package)
+    out[package] = [n for n in module.__all__ if getattr(module, n, None) is None or n not in dir(module)]
+print(json.dumps(out))
+"""
+    assert _run(code) == {"pldp": [], "pldp.privacy": []}
+
+
+@pytest.mark.parametrize("package", [pldp, pldp.privacy], ids=lambda p: p.__name__)
+def test_no_lazy_name_is_also_a_submodule(package: Any) -> None:
+    """Importing a submodule sets the package's attribute of its name to the module, which the lazy
+    ``__getattr__`` never sees (``pldp.deploy.decode`` is both: it is imported eagerly)."""
+    submodules = {info.name for info in pkgutil.iter_modules(package.__path__)}
+    assert set(package._LAZY) & submodules == set()
 
 
 def test_a_device_spec_checks_its_oracle_on_first_use() -> None:
