@@ -32,7 +32,7 @@ import pldp
 from pldp.cli import build_parser, main
 from pldp.client import Client
 from pldp.deploy import Spec
-from pldp.service.remote import Collector, RemoteError, UnreachableError
+from pldp.deploy.remote import Collector, RemoteError, UnreachableError
 from tests.cli_run import main_error, one_line_error, pldp_cmd
 from tests.service_server import Server, free_port
 

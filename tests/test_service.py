@@ -22,8 +22,8 @@ pytest.importorskip("uvicorn")
 import pldp
 from pldp.client import Client
 from pldp.deploy import Spec, decode
+from pldp.deploy.remote import Collector, RemoteError
 from pldp.service import store
-from pldp.service.remote import Collector, RemoteError
 from tests.service_server import Server, stored_and_recount
 from tests.tolerances import SUM_RTOL
 

@@ -33,8 +33,8 @@ pytest.importorskip("uvicorn")
 import pldp
 from pldp.client import Client
 from pldp.deploy import Spec
+from pldp.deploy.remote import Collector, RemoteError
 from pldp.service import store
-from pldp.service.remote import Collector, RemoteError
 from tests.deploy_cases import words
 from tests.service_server import Server, stored_and_recount, wait_until
 

@@ -21,7 +21,7 @@ pytest.importorskip("uvicorn")
 import pldp
 from pldp.client import Client
 from pldp.deploy import Spec
-from pldp.service.remote import RemoteError
+from pldp.deploy.remote import RemoteError
 from tests.cli_run import pldp_cmd
 from tests.deploy_cases import words
 from tests.service_server import Server

@@ -40,9 +40,9 @@ import pldp
 from pldp.attacks import fake_reports
 from pldp.client import Client
 from pldp.deploy import Spec
+from pldp.deploy.remote import RemoteError
 from pldp.deploy.wire import ReportBatch
 from pldp.service import models
-from pldp.service.remote import RemoteError
 from tests import browser as chrome
 from tests.browser import chart_is, errors, js, use_token, viewport, wait
 from tests.deploy_cases import LEVELS, words

@@ -32,7 +32,7 @@ pytest.importorskip("uvicorn")
 import pldp
 from pldp.client import Client
 from pldp.deploy import Spec, decode
-from pldp.service.remote import RemoteError
+from pldp.deploy.remote import RemoteError
 from tests.service_server import Server, stored_and_recount, wait_until
 
 CLIENTS = 4

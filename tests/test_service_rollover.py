@@ -29,9 +29,9 @@ from pldp.deploy import ReportBatch, Spec, decode
 from pldp.deploy import files as report_files
 from pldp.deploy.dedupe import read_unique
 from pldp.deploy.origin import Origin
+from pldp.deploy.remote import RemoteError
 from pldp.service import collect, seen, store
 from pldp.service.dayfiles import day_file_name, export_days
-from pldp.service.remote import RemoteError
 from pldp.service.rollover import PAUSE_ENV, Exporter, ExportError, Rollover, delete_exported, file_name
 from pldp.service.writer import Writer
 from tests.service_server import Server, wait_until

@@ -29,8 +29,8 @@ from pldp.client import Client
 from pldp.deploy import Spec, decode
 from pldp.deploy.estimates import campaign_estimate
 from pldp.deploy.files import parse_day
+from pldp.deploy.remote import Collector, RemoteError
 from pldp.service import auth, codes, store
-from pldp.service.remote import Collector, RemoteError
 from tests import browser as chrome
 from tests.deploy_cases import words
 from tests.service_server import Server, stored_and_recount, wait_until

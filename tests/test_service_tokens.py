@@ -20,9 +20,9 @@ pytest.importorskip("uvicorn")
 
 import pldp
 from pldp.deploy import Spec
+from pldp.deploy.remote import RemoteError
 from pldp.service import auth, store
 from pldp.service.auth import new_token
-from pldp.service.remote import RemoteError
 from tests.service_server import Server
 
 

@@ -64,7 +64,7 @@ def test_import_pldp_loads_only_the_errors() -> None:
     code = "import pldp"
     probe = code + "\nimport json, sys\nprint(json.dumps(sorted(m for m in sys.modules if m.startswith('pldp'))))"
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True)
-    assert json.loads(out.stdout) == ["pldp", "pldp.errors"]
+    assert json.loads(out.stdout) == ["pldp", "pldp._lazy", "pldp.errors"]
 
 
 @pytest.mark.parametrize("name", sorted(pldp.__all__))

@@ -46,13 +46,13 @@ MODULES = [
     "pldp.datasets",
     "pldp.client",
     "pldp.deploy",
+    "pldp.deploy.remote",
     "pldp.aggregate",
     "pldp.audit",
     "pldp.testing",
     "pldp.service",
     "pldp.service.app",
     "pldp.service.server",
-    "pldp.service.remote",
     "pldp.service.rollover",
     "pldp.service.dayfiles",
     "pldp.cli.options",
@@ -62,7 +62,6 @@ EXTRA = {
     "pldp.service": [
         "pldp.service.app",
         "pldp.service.server",
-        "pldp.service.remote",
         "pldp.service.rollover",
         "pldp.service.dayfiles",
     ]

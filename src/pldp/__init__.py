@@ -16,10 +16,9 @@ Every mechanism (:class:`KRR`, :class:`URR`, :class:`IPRR`, :class:`RAPPOR`, :cl
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from pldp._lazy import lazy_names
 from pldp.errors import (
     BudgetError,
     DomainError,
@@ -68,8 +67,9 @@ _MECHANISMS = (
     "DirectEncoding", "Longitudinal", "LongitudinalDirect", "LongitudinalUnary", "Mechanism", "Memo", "UnaryEncoding",
 )  # fmt: skip
 #: Where each public name is defined. ``import pldp`` loads none of them: the first use of a name
-#: imports its module (PEP 562), so ``import pldp.client`` or ``pldp --help`` costs what it uses,
-#: not the estimators of every family and scipy.
+#: imports its module (PEP 562, :mod:`pldp._lazy`), so ``import pldp.client`` or ``pldp --help``
+#: costs what it uses, not the estimators of every family and scipy. A subpackage
+#: (``pldp.theory``) is imported on first use too.
 _LAZY: dict[str, str] = {
     **{name: "pldp.budgets" for name in ("ItemBudgets", "PrivacyLevel")},
     "Domain": "pldp.domain",
@@ -81,22 +81,6 @@ _LAZY: dict[str, str] = {
     **{name: "pldp.protocols" for name in ("PaddingSampling", "Protocol")},
     "Tally": "pldp.tally",
 }
-
-
-def __getattr__(name: str) -> Any:
-    """A public name (or a subpackage, ``pldp.theory``), imported on first use (PEP 562)."""
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-    elif not name.startswith("_") and importlib.util.find_spec(f"{__name__}.{name}") is not None:
-        value = importlib.import_module(f"{__name__}.{name}")
-    else:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    globals()[name] = value  # later uses are plain attribute reads
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
 
 
 #: The version of pldp.
@@ -151,3 +135,5 @@ __all__ = [
     "protocols",
     "theory",
 ]
+
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, __all__, subpackages=True)

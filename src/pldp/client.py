@@ -140,7 +140,9 @@ class Client:
     ----------
     spec : Spec, dict or str
         The campaign spec (its JSON is read with :meth:`Spec.from_json`: a malformed or altered
-        spec, or one whose privacy claim fails, raises :class:`~pldp.errors.SpecError`).
+        spec, or one whose privacy claim fails, raises :class:`~pldp.errors.SpecError`). The
+        spec's oracle, the collector's estimator, is not rebuilt (``check_oracle=False``): the
+        client runs only the sampler, so it loads no mechanism, estimator or scipy.
     random : callable, optional
         ``random(n)`` returns ``n`` uniform ``uint32`` words. Default: the OS CSPRNG
         (:func:`pldp.channel.sampling.os_words`). Inject a source only for tests.
@@ -185,7 +187,7 @@ class Client:
         ledger: Ledger | str | os.PathLike[str] | None = None,
         caps: Caps | None = None,
     ) -> None:
-        self.spec = spec if isinstance(spec, Spec) else Spec.from_json(spec)
+        self.spec = spec if isinstance(spec, Spec) else Spec.from_json(spec, check_oracle=False)
         if ledger is None and self.spec.caps is not None:  # the spec's caps must outlive this process
             ledger = default_ledger_path()
         if caps is not None and not (ledger is not None and not isinstance(ledger, Ledger)):

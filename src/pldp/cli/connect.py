@@ -49,7 +49,7 @@ def iso_time(seconds: float | None) -> str:
 
 
 def collector_from_args(args: argparse.Namespace) -> Any:
-    """The :class:`~pldp.service.remote.Collector` of a ``campaign`` command's options.
+    """The :class:`~pldp.deploy.remote.Collector` of a ``campaign`` command's options.
 
     With ``--wait S`` it first waits up to S seconds for the collector to answer (a collector
     started a moment ago); then it reads ``--token-file``.
@@ -60,8 +60,8 @@ def collector_from_args(args: argparse.Namespace) -> Any:
         A URL that is not ``http(s)://host[:port]``, a collector that does not answer within
         ``--wait``, or a token file that is missing or holds no token.
     """
+    from pldp.deploy.remote import Collector, UnreachableError
     from pldp.service.auth import read_token_file
-    from pldp.service.remote import Collector, UnreachableError
 
     url, source = server_url(args)
     try:
@@ -115,14 +115,14 @@ def token_advice(exc: Exception, args: argparse.Namespace) -> str:
 def remote_command(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
     """``fn``, a ``campaign`` command, with the collector's failures as one line each.
 
-    A refusal (:class:`~pldp.service.remote.RemoteError`) prints the status and reason (and what a
+    A refusal (:class:`~pldp.deploy.remote.RemoteError`) prints the status and reason (and what a
     token would change, :func:`token_advice`) and exits with 1; a collector that cannot be reached
     raises a :class:`CLIError` (exit 2) naming the URL tried, where it came from, and how to set
     another.
     """
 
     def wrapped(args: argparse.Namespace) -> int:
-        from pldp.service.remote import RemoteError, UnreachableError
+        from pldp.deploy.remote import RemoteError, UnreachableError
 
         try:
             return int(fn(args) or 0)

@@ -4,7 +4,7 @@ The file is one that ``pldp clients simulate`` writes (or any client following
 ``docs/wire-format.md``): ``.json`` (a ``pldp.batch/1`` batch, a list of reports, or one report),
 ``.jsonl`` (one report per line) or ``.parquet`` (a report file). Before anything is sent, the
 spec the file's reports name is compared with the spec the campaign publishes. The reports then go
-in requests of ``--batch`` reports (:meth:`pldp.service.remote.Collector.submit_all`): a request
+in requests of ``--batch`` reports (:meth:`pldp.deploy.remote.Collector.submit_all`): a request
 over the collector's limits (413) is halved, and one that failed to connect or got a 503 is sent
 again after a wait that doubles (a 429, too many reports from this address, after the wait the
 collector asks for; analyst and admin tokens are exempt from that limit). A resend counts once: the

@@ -8,8 +8,9 @@ Report files (:mod:`pldp.deploy.files`) name the collector's store and its numbe
 reports they hold (:mod:`pldp.deploy.origin`), so :func:`pldp.aggregate.aggregate` counts a
 report that two files of one collector hold once; files from several collectors are merged with
 each report id counted once by :mod:`pldp.deploy.dedupe` (or ``aggregate(..., unique_ids=True)``).
-The device side is :class:`pldp.client.Client` (and ``clients/js/pldp-client.mjs``); the format
-is documented in ``docs/wire-format.md``.
+The device side is :class:`pldp.client.Client` (and ``clients/js/pldp-client.mjs``), which sends
+its reports to a collector with :class:`pldp.deploy.remote.Collector` (HTTP, the standard library
+only); the format is documented in ``docs/wire-format.md``.
 """
 
 from pldp.deploy.decode import decode

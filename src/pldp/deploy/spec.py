@@ -5,6 +5,11 @@ estimator) and the sampler (the client program, every probability an integer thr
 ``2**32``; :mod:`pldp.channel`). Its :attr:`Spec.id` is the SHA-256 of its JCS text
 (:mod:`pldp.deploy.jcs`), so any change is a new id, and every tally decoded from its reports
 carries that id as its fingerprint. The format is documented in ``docs/wire-format.md``.
+
+Reading a spec needs only the channel (:mod:`pldp.channel`: the sampler and its claims); the
+oracle, the collector's estimator, is rebuilt from the registry when it is first asked for
+(:meth:`Spec.mechanism`), so a device that reads a spec with ``check_oracle=False`` loads neither
+the mechanisms nor the estimators.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ import hashlib
 import json
 import math
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pldp.channel.claims import check_claims
 from pldp.channel.node import Node
@@ -22,8 +27,9 @@ from pldp.channel.sampling import GRID_BITS
 from pldp.deploy.jcs import jcs
 from pldp.errors import SpecError
 from pldp.fingerprint import FINGERPRINT_LENGTH, canonical, is_fingerprint
-from pldp.oracle import FrequencyOracle
-from pldp.registry import oracle_from_params
+
+if TYPE_CHECKING:
+    from pldp.oracle import FrequencyOracle
 
 __all__ = ["FORMAT", "Spec", "memo_key_default", "read_spec", "relabel", "spec_id"]
 
@@ -255,6 +261,9 @@ class Spec:
             sends (a positive integer); one or more. Part of the content (the id), not of the
             default memo key.
         """
+        from pldp.oracle import FrequencyOracle  # loaded already: the caller built the oracle
+        from pldp.registry import oracle_from_params
+
         if not isinstance(oracle, FrequencyOracle):
             raise SpecError(f"expected a pldp mechanism or protocol, got {type(oracle).__name__}")
         params = canonical(oracle.params())
@@ -288,15 +297,29 @@ class Spec:
         return cls._load(data)
 
     @classmethod
-    def from_json(cls, text: str | bytes | dict[str, Any]) -> Spec:
+    def from_json(cls, text: str | bytes | dict[str, Any], *, check_oracle: bool = True) -> Spec:
         """Read a spec; :class:`~pldp.errors.SpecError` when it is malformed, altered (id), not
-        pldp's own oracle with its own thresholds, or when a privacy claim fails."""
+        pldp's own oracle with its own thresholds, or when a privacy claim fails.
+
+        Parameters
+        ----------
+        text : str, bytes or dict
+            The spec's JSON text, or its parsed object.
+        check_oracle : bool, default True
+            Rebuild the oracle now and check that the sampler's thresholds are its own. A device
+            client passes False (:class:`pldp.client.Client`, like ``pldp-client.mjs``): it runs
+            the sampler, whose privacy claims are checked either way, never the oracle (the
+            collector's estimator), so it loads no mechanism or estimator; the oracle is then
+            rebuilt and checked on the first :meth:`mechanism`, which raises the same
+            :class:`~pldp.errors.SpecError`.
+        """
         data = _json_object(text)
-        return cls._load(json.loads(jcs(data)) if _jsonable(data) else data)
+        return cls._load(json.loads(jcs(data)) if _jsonable(data) else data, check_oracle=check_oracle)
 
     @classmethod
-    def _load(cls, data: dict[str, Any]) -> Spec:
-        """The spec of checked JSON: format, id, structure, every privacy claim, and the oracle."""
+    def _load(cls, data: dict[str, Any], *, check_oracle: bool = True) -> Spec:
+        """The spec of checked JSON: format, id, structure, every privacy claim, and (``check_oracle``)
+        the oracle."""
         root, spec_id = read_spec(data)
         spec = cls(data, root)
         result = check_claims(root, spec_id)
@@ -306,9 +329,8 @@ class Spec:
                 f"the spec's privacy claim fails: {bad.part}, {bad.subject}: realised epsilon "
                 f"{bad.realised:.9g} > claimed {bad.claimed:.9g} ({len(result.failures)} failing check(s))"
             )
-        rebuilt = spec.mechanism()
-        if rebuilt.sampler() != root:
-            raise SpecError("the sampler's thresholds are not those of the spec's oracle")
+        if check_oracle:
+            spec.mechanism()
         return spec
 
     # ------------------------------------------------------------------ accessors
@@ -359,12 +381,20 @@ class Spec:
 
     @cached_property
     def _oracle(self) -> FrequencyOracle:
+        from pldp.registry import oracle_from_params  # imports the module of the oracle's class
+
         oracle = oracle_from_params(self._data["oracle"])
         oracle.bind_fingerprint(self.id)
+        if oracle.sampler() != self._root:
+            raise SpecError("the sampler's thresholds are not those of the spec's oracle")
         return oracle
 
     def mechanism(self) -> FrequencyOracle:
-        """The oracle this spec runs, identified by the spec's id: its tallies carry :attr:`id`."""
+        """The oracle this spec runs, identified by the spec's id: its tallies carry :attr:`id`.
+
+        Rebuilt from :attr:`oracle_params` on the first call (importing its class's module), and
+        checked: :class:`~pldp.errors.SpecError` if the sampler's thresholds are not its own.
+        """
         return self._oracle
 
     def to_dict(self) -> dict[str, Any]:

@@ -12,15 +12,33 @@
 * :func:`level_protection`, :class:`LevelProtection`: how well a hidden budget level is protected
   by the whole report (PLDP-FEBSF, PBP, PPDA; ERRATA FEBSF-6), and :class:`FEBSFPrivacy`,
   PLDP-FEBSF's report, which carries it.
+
+The names beyond :mod:`pldp.privacy.base` are imported on first use (:mod:`pldp._lazy`): a device's
+ledger needs the base's composition only.
 """
 
+from typing import TYPE_CHECKING
+
+from pldp._lazy import lazy_names
 from pldp.privacy.base import TOLERANCE, ComposedPrivacy, PrivacyCheck
-from pldp.privacy.channel import PrivacyReport, check_channel, report_from_columns
-from pldp.privacy.itemsets import ItemSetPrivacyReport
-from pldp.privacy.levels import FEBSFPrivacy, LevelProtection, level_protection
-from pldp.privacy.longitudinal import LongitudinalPrivacy
-from pldp.privacy.pairs import PairPrivacyReport, pair_budgets
-from pldp.privacy.rounds import RoundsPrivacy, history_bound, over_rounds, pair_loss
+
+if TYPE_CHECKING:
+    from pldp.privacy.channel import PrivacyReport, check_channel, report_from_columns
+    from pldp.privacy.itemsets import ItemSetPrivacyReport
+    from pldp.privacy.levels import FEBSFPrivacy, LevelProtection, level_protection
+    from pldp.privacy.longitudinal import LongitudinalPrivacy
+    from pldp.privacy.pairs import PairPrivacyReport, pair_budgets
+    from pldp.privacy.rounds import RoundsPrivacy, history_bound, over_rounds, pair_loss
+
+#: Where each name beyond the base is defined.
+_LAZY = {
+    **{name: "pldp.privacy.channel" for name in ("PrivacyReport", "check_channel", "report_from_columns")},
+    "ItemSetPrivacyReport": "pldp.privacy.itemsets",
+    **{name: "pldp.privacy.levels" for name in ("FEBSFPrivacy", "LevelProtection", "level_protection")},
+    "LongitudinalPrivacy": "pldp.privacy.longitudinal",
+    **{name: "pldp.privacy.pairs" for name in ("PairPrivacyReport", "pair_budgets")},
+    **{name: "pldp.privacy.rounds" for name in ("RoundsPrivacy", "history_bound", "over_rounds", "pair_loss")},
+}
 
 __all__ = [
     "TOLERANCE",
@@ -41,3 +59,5 @@ __all__ = [
     "pair_loss",
     "report_from_columns",
 ]
+
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, __all__)

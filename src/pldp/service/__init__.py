@@ -23,7 +23,8 @@ How a report travels, and which module holds each step::
   body), :mod:`pldp.service.errors` (the JSON refusals), :mod:`pldp.service.openapi` (the schema)
   and :mod:`pldp.service.ingest` (report submission and its fast path).
 * :mod:`pldp.service.server`: running it (the commands ``pldp serve`` and ``pldp campaign ...``
-  live in :mod:`pldp.cli.service`); :mod:`pldp.service.remote`: a standard-library client of the API.
+  live in :mod:`pldp.cli.service`); a standard-library client of the API is
+  :mod:`pldp.deploy.remote` (outside this package: it needs none of the ``service`` extra).
 * The bounds on clients (``docs/threat-model.md``): :mod:`pldp.service.ratelimit` (reports per
   client address), :mod:`pldp.service.crossorigin` (JSON bodies only, from allowed origins),
   :mod:`pldp.service.jsonlimits` (depth, digits and values of a body, before parsing),

@@ -27,8 +27,8 @@ from pathlib import Path
 from pldp.deploy import ReportBatch
 from pldp.deploy import files as report_files
 from pldp.deploy.origin import Origin
+from pldp.deploy.remote import Collector
 from pldp.errors import ReportError
-from pldp.service.remote import Collector
 
 __all__ = ["day_file_name", "export_days"]
 

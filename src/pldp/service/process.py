@@ -14,8 +14,8 @@ import sys
 import time
 from pathlib import Path
 
+from pldp.deploy.remote import Collector, RemoteError
 from pldp.service.auth import new_token
-from pldp.service.remote import Collector, RemoteError
 
 __all__ = ["CollectorProcess", "free_port"]
 

@@ -1,11 +1,13 @@
 """A client of a running collector's API, on the standard library (``http.client``).
 
 Used by ``pldp campaign ...``, the demo and the tests; anything that speaks HTTP and JSON can do
-the same (the API is in the collector's ``/openapi.json``).
+the same (the API is in the collector's ``/openapi.json``). It lives with the deployable campaigns,
+not in :mod:`pldp.service`: a device or a command that sends reports needs none of the collector's
+``service`` extra.
 
 Examples
 --------
->>> from pldp.service.remote import Collector
+>>> from pldp.deploy.remote import Collector
 >>> c = Collector("http://127.0.0.1:8000", token="...")   # doctest: +SKIP
 >>> c.submit(campaign_id, Client(spec).reports(answers))    # doctest: +SKIP
 {'accepted': 1000, 'duplicates': 0}
