@@ -58,7 +58,9 @@
 // what was spent. A pldp.ledger/1 ledger (whose epsilon was the per-value spend) is read by
 // migrating it conservatively (migrateFamily) and written as pldp.ledger/2 at the next charge.
 
-import { canonicalJSON, loadFileLocks, verify, withFileLockSync } from "./pldp-client.mjs";
+import { loadFileLocks, withFileLockSync } from "./client-locks.mjs";
+import { verify } from "./client-spec.mjs";
+import { canonicalJSON } from "./client-wire.mjs";
 
 /** The version tag of the ledger's format. */
 export const LEDGER_FORMAT = "pldp.ledger/2";

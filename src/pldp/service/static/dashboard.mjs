@@ -1,7 +1,7 @@
 // The analyst's dashboard (/dashboard/{id}): the campaign's estimate as SVG bar charts with
 // confidence-interval whiskers, refreshed every 2 s, beside the exact privacy table of its spec.
 
-import { loadSpec, verify } from "/static/pldp-client.mjs";
+import { loadSpec, verify } from "/static/client-spec.mjs";
 import { apiError, canVerify, el, fetchSpecText, fetchWithin, formatEps, plural, svg } from "/static/common.mjs";
 import { METHOD_LABELS, METHOD_SHORT, METHOD_WORDS, fallbackWords, screeningWords } from "/static/methods.mjs";
 import { claimWords, expWords, listWords, protection, roundsSentences } from "/static/protection.mjs";

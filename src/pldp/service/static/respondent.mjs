@@ -8,7 +8,8 @@
 // drawing a new one; the next round draws a new one. Each report is charged to the browser's
 // privacy ledger (pldp-ledger.mjs), which the page shows in plain words.
 
-import { Client, loadSpec } from "/static/pldp-client.mjs";
+import { Client } from "/static/client-reports.mjs";
+import { loadSpec } from "/static/client-spec.mjs";
 import { Ledger, specCost } from "/static/pldp-ledger.mjs";
 import { countedNote, keepReport, keptKey, keptReport, sentWithLinks, sharedParagraphs } from "/static/shared.mjs";
 import { apiError, budget, canVerify, el, fetchSpecText, fetchWithin, formatEps } from "/static/common.mjs";
