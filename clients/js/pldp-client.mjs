@@ -1,6 +1,6 @@
 // pldp-client.mjs: the browser/Node client of pldp campaigns (docs/wire-format.md).
 //
-// One dependency-free ES module, no build step. It loads a campaign spec (`pldp.spec/1`),
+// Dependency-free ES modules, no build step. The client loads a campaign spec (`pldp.spec/1`),
 // checks its content id and every privacy claim with exact arithmetic, and randomizes answers
 // into reports (`pldp.report/1`) with integer comparisons of uniform 32-bit words drawn from the
 // platform CSPRNG (crypto.getRandomValues). Given the same word stream it writes byte-identical
