@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import pickle
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -128,11 +129,23 @@ def test_oue_bits_fit_their_exact_probabilities(clients: Any) -> None:
         assert stats.binomtest(int(ones[k]), n, prob).pvalue > ALPHA / d, (k, ones[k] / n, prob)  # Bonferroni
 
 
-def test_the_chi_square_test_rejects_a_client_that_keeps_too_often(tmp_path: Path) -> None:
-    text = MODULE.read_text(encoding="utf-8")
+def keeps_too_often(folder: Path) -> Path:
+    """A copy of the JS client in ``folder`` whose direct node keeps the true item 10 % too often.
+
+    The client's modules (``pldp-client.mjs`` and the ``client-*.mjs`` it imports) are copied, links
+    followed, and the keep line of ``client-direct.mjs`` altered; the copy's entry module is returned.
+    """
+    for path in [MODULE, *MODULE.parent.glob("client-*.mjs")]:
+        shutil.copyfile(path, folder / path.name)
+    direct = folder / "client-direct.mjs"
+    text = direct.read_text(encoding="utf-8")
     assert text.count(KEEP_LINE) == 1
-    variant = tmp_path / "pldp-client.mjs"
-    variant.write_text(text.replace(KEEP_LINE, "if (w < node.keep * 1.1) return x;"), encoding="utf-8")
+    direct.write_text(text.replace(KEEP_LINE, "if (w < node.keep * 1.1) return x;"), encoding="utf-8")
+    return folder / MODULE.name
+
+
+def test_the_chi_square_test_rejects_a_client_that_keeps_too_often(tmp_path: Path) -> None:
+    variant = keeps_too_often(tmp_path)
     spec = spec_of(pldp.KRR(1.0, 4), "krr")
     # Words in [keep, 1.1 keep) were item 0's (the first tenth of its weight): the variant moves
     # that mass from item 0 to x, so its reports of x = 0 are distributed as before.
@@ -238,8 +251,7 @@ def test_the_audit_flags_a_js_client_whose_keep_threshold_is_off(tmp_path: Path)
     """Power, at the default 10^6 reports per input: the JS client keeping 10 % too often."""
     from pldp.audit import audit
 
-    variant = tmp_path / "pldp-client.mjs"
-    variant.write_text(MODULE.read_text(encoding="utf-8").replace(KEEP_LINE, "if (w < node.keep * 1.1) return x;"))
+    variant = keeps_too_often(tmp_path)
     spec = Spec.from_mechanism(pldp.KRR(1.0, 4), question="q")
     with JSClient(spec, module=variant) as js:
         res = audit(js, rng=np.random.default_rng(2))

@@ -152,3 +152,23 @@ def test_every_visitor_names_the_kinds_it_does_not_cover(kind: str) -> None:
     assert complete <= set(visitors), sorted(complete - set(visitors))
     for name in complete - PENDING.get(kind, set()):
         assert getattr(visitors[name], kind) is not getattr(NodeVisitor, kind), f"{name} has no rule for {kind}"
+
+
+def test_no_js_module_is_over_500_lines_and_the_static_modules_import_no_circle() -> None:
+    """The JS the collector serves (``pldp/service/static/*.mjs``, the client's modules linked from
+    ``clients/js``): small modules, every ``./x.mjs`` or ``/static/x.mjs`` import one of them, no
+    import circle among them."""
+    import re
+
+    static = ROOT / "pldp" / "service" / "static"
+    files = {p.name: p for p in sorted(ROOT.rglob("*.mjs"))}
+    big = {name: n for name, p in files.items() if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    assert not big, f"JS modules over {MAX_LINES} lines: {big}"
+    imports = re.compile(r"""^\s*(?:import|export)\b[^;'"]*?\bfrom\s*["'](?:\./|/static/)([^"']+\.mjs)["']""", re.M)
+    edges = {
+        p.name: set(imports.findall(p.read_text(encoding="utf-8"))) - {p.name} for p in sorted(static.glob("*.mjs"))
+    }
+    missing = {name: sorted(targets - set(edges)) for name, targets in edges.items() if targets - set(edges)}
+    assert not missing, f"static modules import modules that are not served: {missing}"
+    found = circles(edges)
+    assert not found, "JS import circles:\n" + "\n".join(" <-> ".join(c) for c in found)

@@ -54,7 +54,8 @@ from pldp.service.errors import error, responses
 
 __all__ = ["CONTENT_SECURITY_POLICY", "NOT_FOUND", "STATIC_DIR", "add_pages", "static_files", "wants_html"]
 
-#: Where the pages' files live (``pldp-client.mjs`` is a link to ``clients/js/pldp-client.mjs``).
+#: Where the pages' files live (the JS client's modules, ``pldp-client.mjs``, ``client-*.mjs``,
+#: ``pldp-ledger.mjs`` and ``ledger-storage.mjs``, are links to those of ``clients/js``).
 STATIC_DIR = Path(__file__).with_name("static")
 
 #: The policy of every page and static file: this origin only, no inline code or style.
@@ -122,8 +123,8 @@ def static_files(directory: Path = STATIC_DIR) -> dict[str, Path]:
     -------
     dict of str to Path
         File name to path. Only these names are ever served, so no request can reach a file
-        outside the folder (``pldp-client.mjs`` is a link whose target lies outside; it is served
-        because its name is listed here).
+        outside the folder (the JS client's modules are links whose targets lie outside; they
+        are served because their names are listed here).
     """
     if not directory.is_dir():
         return {}

@@ -1,12 +1,14 @@
 // The analyst's dashboard (/dashboard/{id}): the campaign's estimate as SVG bar charts with
 // confidence-interval whiskers, refreshed every 2 s, beside the exact privacy table of its spec.
 
-import { loadSpec, verify } from "/static/pldp-client.mjs";
-import { apiError, canVerify, el, fetchSpecText, fetchWithin, formatEps, plural, svg } from "/static/common.mjs";
+import { loadSpec, verify } from "/static/client-spec.mjs";
+import { apiError, canVerify, el, fetchSpecText, fetchWithin, formatEps, plural } from "/static/common.mjs";
 import { METHOD_LABELS, METHOD_SHORT, METHOD_WORDS, fallbackWords, screeningWords } from "/static/methods.mjs";
-import { claimWords, expWords, listWords, protection, roundsSentences } from "/static/protection.mjs";
+import { expWords, protection, roundsSentences } from "/static/protection.mjs";
+import { privacyRows, protectionList } from "/static/privacy-table.mjs";
 import { drawSeries } from "/static/series.mjs";
-import { finite, percent, shareAxis, shareScale } from "/static/axes.mjs";
+import { finite, percent } from "/static/axes.mjs";
+import { chart, estimateTable } from "/static/estimate-chart.mjs";
 
 const main = document.getElementById("dashboard");
 const campaignId = main.dataset.campaign;
@@ -228,141 +230,6 @@ function showFailure(err) {
 
 // ------------------------------------------------------------------ the charts
 
-/**
- * Decimals of a share in percent: one digit below the leading digit of the smallest standard
- * error (noise makes finer digits meaningless), from 0 to 3.
- */
-function percentDecimals(stdErrors) {
-  const se = finite(stdErrors).filter((x) => x > 0);
-  if (!se.length) return 1;
-  return Math.min(3, Math.max(0, 1 - Math.floor(Math.log10(Math.min(...se) * 100))));
-}
-
-function clip(label, n) {
-  return label.length > n ? label.slice(0, n - 1) + "…" : label;
-}
-
-/**
- * One attribute's bar chart, `width` px wide (its container's width, at least 14 px per answer): a
- * bar per answer (its estimated frequency in `data-value`), a whisker per confidence interval
- * (`data-ci-low`, `data-ci-high`), a labelled share axis with ticks in percent.
- */
-function chart(attr, meta, titleId, width) {
-  const d = attr.labels.length;
-  const f = attr.frequencies;
-  const lo = attr.ci_low;
-  const hi = attr.ci_high;
-  const left = 62;
-  const right = 8;
-  const top = 12;
-  const slot = Math.max(14, (width - left - right) / d);
-  width = Math.max(width, left + right + slot * d);
-  const rotate = attr.labels.some((l) => l.length * 7 > slot - 4);
-  const plotH = width < 480 ? 200 : 230;
-  const longest = Math.min(14, Math.max(...attr.labels.map((l) => l.length)));
-  const bottom = rotate ? 22 + longest * 5 : 30;
-  const height = top + plotH + bottom;
-  const scale = shareScale([...f, ...lo], [...f, ...hi], top, plotH);
-  const y = scale.y;
-  const pct = Math.round(meta.level * 1000) / 10;
-  const decimals = percentDecimals(attr.std_error);
-
-  const root = svg("svg", {
-    class: "chart",
-    width,
-    height,
-    viewBox: `0 0 ${width} ${height}`,
-    role: "img",
-    "aria-labelledby": titleId,
-    "data-method": meta.method,
-    "data-level": meta.level,
-    "data-n": meta.n,
-  });
-  root.append(shareAxis(scale, left, right, width));
-
-  const bars = svg("g", { class: "bars" });
-  for (let i = 0; i < d; i++) {
-    const x = left + i * slot;
-    const bw = Math.max(6, slot * 0.62);
-    const cx = x + slot / 2;
-    const top0 = Math.min(y(f[i]), y(0));
-    const label = attr.labels[i];
-    const tip = `${label}: ${percent(f[i], decimals)} (${pct}\u00a0% interval ${percent(lo[i], decimals)} to ${percent(hi[i], decimals)})`;
-    bars.append(
-      svg(
-        "rect",
-        {
-          class: f[i] < 0 ? "bar negative" : "bar",
-          x: cx - bw / 2,
-          y: top0,
-          width: bw,
-          height: Math.max(Math.abs(y(f[i]) - y(0)), 0.5),
-          "data-index": i,
-          "data-label": label,
-          "data-value": String(f[i]),
-          "data-ci-low": String(lo[i]),
-          "data-ci-high": String(hi[i]),
-        },
-        svg("title", {}, tip),
-      ),
-    );
-    if (Number.isFinite(lo[i]) && Number.isFinite(hi[i])) {
-      const cap = Math.min(8, bw / 2);
-      bars.append(
-        svg(
-          "g",
-          { class: "whisker", "data-index": i },
-          svg("line", { x1: cx, x2: cx, y1: y(lo[i]), y2: y(hi[i]) }),
-          svg("line", { x1: cx - cap, x2: cx + cap, y1: y(lo[i]), y2: y(lo[i]) }),
-          svg("line", { x1: cx - cap, x2: cx + cap, y1: y(hi[i]), y2: y(hi[i]) }),
-        ),
-      );
-    }
-    const ly = top + plotH + 16;
-    bars.append(
-      svg(
-        "text",
-        rotate
-          ? { class: "label", x: cx + 4, y: ly, "text-anchor": "end", transform: `rotate(-40 ${cx + 4} ${ly})` }
-          : { class: "label", x: cx, y: ly, "text-anchor": "middle" },
-        clip(label, 14),
-        svg("title", {}, label),
-      ),
-    );
-  }
-  root.append(bars);
-  return root;
-}
-
-function estimateTable(attr, level) {
-  const pct = Math.round(level * 1000) / 10;
-  const decimals = percentDecimals(attr.std_error);
-  return el(
-    "table",
-    { class: "numbers" },
-    el("caption", {}, `Estimated shares with ${pct}\u00a0% confidence intervals`),
-    el(
-      "thead",
-      {},
-      el("tr", {}, ...["Answer", "Share", "Standard error", `${pct}\u00a0% interval`].map((h) => el("th", { scope: "col" }, h))),
-    ),
-    el(
-      "tbody",
-      {},
-      ...attr.labels.map((label, i) =>
-        el(
-          "tr",
-          {},
-          el("th", { scope: "row" }, label),
-          el("td", {}, percent(attr.frequencies[i], decimals)),
-          el("td", {}, percent(attr.std_error[i], decimals)),
-          el("td", {}, `${percent(attr.ci_low[i], decimals)} to ${percent(attr.ci_high[i], decimals)}`),
-        ),
-      ),
-    ),
-  );
-}
-
 /** The method menu offers the campaign's methods (the estimate's `methods`), the choice kept. */
 function offerMethods(methods) {
   if (!Array.isArray(methods) || !methods.length) return;
@@ -499,68 +366,6 @@ window.addEventListener("resize", () => {
 });
 
 // ------------------------------------------------------------------ the privacy table
-
-function privacyRows(spec, result) {
-  const table = document.getElementById("privacy-table");
-  const described = result.rows.map((row) => [row, spec ? claimWords(spec, row) : { where: row.part, what: row.subject }]);
-  table.classList.toggle("one-place", new Set(described.map(([, words]) => words.where)).size === 1);
-  table.querySelector("tbody").replaceChildren(
-    ...described.map(([row, words]) => {
-      return el(
-        "tr",
-        { class: row.holds ? "holds" : "fails", "data-part": row.part, "data-subject": row.subject },
-        el("td", {}, words.where),
-        el("td", {}, words.what),
-        el("td", { class: "num", "data-epsilon": row.claimed }, formatEpsShort(row.claimed)),
-        el("td", { class: "num", "data-epsilon": row.realised, title: formatEpsExact(row.realised) }, formatEpsShort(row.realised)),
-        el("td", { class: "verdict" }, row.holds ? "✓ holds" : "✗ fails"),
-      );
-    }),
-  );
-  table.hidden = false;
-}
-
-/** Four significant digits (the exact value is the cell's title). */
-const formatEpsShort = (e) => (e === Infinity ? "∞" : Number.isFinite(e) ? String(Number(e.toPrecision(4))) : String(e));
-/** Ten significant digits: enough to see a realised ε just below its claim. */
-const formatEpsExact = (e) => (e === Infinity ? "∞" : Number.isFinite(e) ? String(Number(e.toPrecision(10))) : String(e));
-
-/**
- * Per question, each answer's protection: "“a”: ε = 0.1", "“d”, “e”: not protected"; a memoized
- * campaign's: ε∞, all the reports of an answer together, each time it is new.
- */
-function protectionList(spec) {
-  const all = protection(spec);
-  const sym = all[0].kind === "memo" ? "ε∞" : "ε";
-  const items = all.map((q) => {
-    const head = all.length > 1 ? `“${q.question}”: ` : "";
-    if (q.kind === "leveled") {
-      const levels = q.levels.map((e) => formatEps(e)).join(", ");
-      const level =
-        q.levelReport === "clear" ? "the level is sent with the report" : `the level is protected at ε = ${formatEps(q.levelEpsilon)}`;
-      const open = q.labels.filter((_, x) => q.byLevel.some((at) => at[x] === Infinity)).map((l) => `“${l}”`);
-      const except = open.length ? ` (${listWords(open)} not protected at some level)` : "";
-      return [el("li", {}, `${head}every answer${except} at the ε of the respondent's level (${levels}); ${level}.`)];
-    }
-    const groups = new Map();
-    q.answers.forEach((e, x) => groups.set(e, [...(groups.get(e) ?? []), `“${q.labels[x]}”`]));
-    if (groups.size === 1 && !groups.has(Infinity)) return [el("li", {}, `${head}every answer at ${sym} = ${formatEps(q.answers[0])}`)];
-    return [...groups].map(([e, names]) =>
-      el(
-        "li",
-        {},
-        head +
-          (e === Infinity
-            ? `${listWords(names)}: not protected (a report may reveal ${names.length > 1 ? "them" : "it"})`
-            : `${listWords(names)}: ${sym} = ${formatEps(e)}`),
-      ),
-    );
-  });
-  const list = document.getElementById("privacy-answers");
-  const head = sym === "ε∞" ? "Each answer is protected, each time it is new (all its reports together), at:" : "Each answer is protected at:";
-  list.replaceChildren(el("li", { class: "head" }, head), ...items.flat());
-  list.hidden = false;
-}
 
 /**
  * A memoized campaign's two guarantees over a device's rounds (roundsSentences), from the

@@ -8,19 +8,13 @@
 // drawing a new one; the next round draws a new one. Each report is charged to the browser's
 // privacy ledger (pldp-ledger.mjs), which the page shows in plain words.
 
-import { Client, loadSpec } from "/static/pldp-client.mjs";
+import { Client } from "/static/client-reports.mjs";
+import { loadSpec } from "/static/client-spec.mjs";
 import { Ledger, specCost } from "/static/pldp-ledger.mjs";
 import { countedNote, keepReport, keptKey, keptReport, sentWithLinks, sharedParagraphs } from "/static/shared.mjs";
-import { apiError, budget, canVerify, el, fetchSpecText, fetchWithin, formatEps } from "/static/common.mjs";
-import {
-  answerNotes,
-  epsilonMeaning,
-  protection,
-  questionSentences,
-  roundsSentences,
-  smallestEpsilon,
-  symbolOf,
-} from "/static/protection.mjs";
+import { apiError, canVerify, el, fetchSpecText, fetchWithin, formatEps } from "/static/common.mjs";
+import { epsilonMeaning, protection, questionSentences, roundsSentences, smallestEpsilon } from "/static/protection.mjs";
+import { questionFieldset, readAnswers } from "/static/survey-form.mjs";
 
 const main = document.getElementById("survey");
 const campaignId = main.dataset.campaign;
@@ -35,12 +29,6 @@ const sentKey = (round) => `pldp-sent:${campaignId}:${round}`; // this tab's not
 
 /** Delays (ms) before the automatic retries of a batch after a network or server error. */
 const RETRY_DELAYS = [500, 1000, 2000, 4000];
-
-const LEVEL_NOTES = {
-  perturbed: "The level you pick is itself randomized before it is sent, and your report hides it only partly.",
-  clear: "The level you pick is sent as it is, beside your randomized answer.",
-  hidden: "The level you pick is not sent.",
-};
 
 let client = null;
 let parts = []; // one {kind, node} per question
@@ -144,92 +132,6 @@ function showNotice(id) {
 // ------------------------------------------------------------------ the form
 
 /**
- * The answers of a question, each with its note (or null); `eps` (the one-sided protection per
- * answer, protection.mjs) goes into each choice's `data-epsilon` ("inf": not protected).
- */
-function choiceList(name, type, labels, eps, notes, describedBy) {
-  return el(
-    "div",
-    { class: "choices" },
-    ...labels.map((label, i) => {
-      const id = `${name}-${i}`;
-      const noteId = notes[i] ? `${id}-note` : null;
-      return el(
-        "div",
-        { class: "choice", "data-epsilon": eps ? (eps[i] === Infinity ? "inf" : String(eps[i])) : null },
-        el("input", { type, id, name, value: i, "aria-describedby": [noteId, describedBy].filter(Boolean).join(" ") || null }),
-        el("label", { for: id }, label, notes[i] ? el("span", { class: "hint", id: noteId }, ` (${notes[i]})`) : null),
-      );
-    }),
-  );
-}
-
-function levelFieldset(index, node, context) {
-  const levels = node.levels.map(budget);
-  const order = [...levels].sort((a, b) => a - b);
-  const name = `level-${index}`;
-  const helpId = `${name}-help`;
-  const describe = (e) => {
-    if (levels.length === 1) return "";
-    if (e === order[0]) return "most private: your answer is randomized the most";
-    if (e === order[order.length - 1]) return "least private: your answer is randomized the least and helps the survey most";
-    return "in between";
-  };
-  return el(
-    "fieldset",
-    { class: "levels" },
-    el("legend", {}, context ? `Your privacy level for “${context}”` : "Your privacy level"),
-    el(
-      "p",
-      { class: "hint", id: helpId },
-      "ε (epsilon) bounds how much your report can tell about your answer: the smaller it is, the more private your answer, " +
-        "and the less your report helps the survey. ",
-      LEVEL_NOTES[node.level_report] ?? "",
-    ),
-    el(
-      "div",
-      { class: "choices" },
-      ...levels.map((e, t) => {
-        const id = `${name}-${t}`;
-        const note = describe(e);
-        return el(
-          "div",
-          { class: "choice" },
-          el("input", { type: "radio", id, name, value: t, "aria-describedby": helpId }),
-          el("label", { for: id }, `Level ${t + 1}: ε = ${formatEps(e)}`, note ? el("span", { class: "hint" }, ` (${note})`) : null),
-        );
-      }),
-    ),
-  );
-}
-
-/** One question's fieldset: `q` is its entry of protection(spec), `node` its sampler node. */
-function questionFieldset(index, q, node, several) {
-  const name = `answer-${index}`;
-  const { question, labels, kind } = q;
-  const pieces = [el("legend", {}, question)];
-  if (kind === "padding") {
-    pieces.push(el("p", { class: "hint", id: `${name}-help` }, "Choose all that apply, or none."));
-    pieces.push(choiceList(name, "checkbox", labels, q.answers, answerNotes(q.answers), `${name}-help`));
-  } else if (kind === "leveled") {
-    // protected at the chosen level's ε; an answer a level does not protect says so
-    const notes = labels.map((_, x) => {
-      const open = q.byLevel.flatMap((level, t) => (level[x] === Infinity ? [t + 1] : []));
-      if (!open.length) return null;
-      return open.length === q.levels.length
-        ? "not protected: your report may reveal this answer"
-        : `not protected at level ${open.join(", ")}: your report may reveal this answer there`;
-    });
-    pieces.push(choiceList(name, "radio", labels, null, notes, null));
-  } else {
-    pieces.push(choiceList(name, "radio", labels, q.answers, answerNotes(q.answers, symbolOf(q)), null));
-  }
-  const block = el("div", { class: "question" }, el("fieldset", {}, ...pieces));
-  if (kind === "leveled") block.append(levelFieldset(index, node, several ? question : null));
-  return { block, part: { kind, name, level: kind === "leveled" ? `level-${index}` : null, question } };
-}
-
-/**
  * "How private is your answer?": per question what its answers' reports reveal (a memoized survey:
  * its answer each time it is new, and whether and when it changes over the rounds, as the collector
  * computed it: roundInfo.protection), and what ε means.
@@ -271,29 +173,7 @@ function buildForm(spec) {
 }
 
 /** The answers of the form: throws an Error naming the first question left unanswered. */
-function readForm() {
-  const checked = (name) => form.querySelector(`input[name="${name}"]:checked`);
-  const answers = [];
-  const levels = [];
-  parts.forEach((part, i) => {
-    const label = parts.length > 1 ? `question ${i + 1} (${part.question})` : "the question";
-    if (part.kind === "padding") {
-      answers.push([...form.querySelectorAll(`input[name="${part.name}"]:checked`)].map((x) => Number(x.value)));
-    } else {
-      const input = checked(part.name);
-      if (!input) throw Object.assign(new Error(`Please choose an answer to ${label}.`), { field: part.name });
-      answers.push(Number(input.value));
-    }
-    if (part.level) {
-      const input = checked(part.level);
-      if (!input) throw Object.assign(new Error(`Please choose your privacy level for ${label}.`), { field: part.level });
-      levels.push(Number(input.value));
-    } else {
-      levels.push(null);
-    }
-  });
-  return { answers, levels };
-}
+const readForm = () => readAnswers(form, parts);
 
 /** Randomize the form's answers into a batch of one report (the answers are not kept); a Promise of it for a memoized spec. */
 function randomize({ answers, levels }) {

@@ -3,7 +3,7 @@
 // sends the same report again instead of drawing a new one.
 
 import { el, formatEps, plural } from "/static/common.mjs";
-import { sha256Hex } from "/static/pldp-client.mjs";
+import { sha256Hex } from "/static/client-wire.mjs";
 import { symbolOf } from "/static/protection.mjs";
 
 /** "1", "1 and 2", "1, 2 and 3". */

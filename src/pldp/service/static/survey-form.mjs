@@ -1,0 +1,122 @@
+// The survey page's form (respondent.mjs): one fieldset per question, its answers with what each
+// one's report reveals, the privacy level to choose for a leveled question, and the answers read back.
+
+import { budget, el, formatEps } from "/static/common.mjs";
+import { answerNotes, symbolOf } from "/static/protection.mjs";
+
+const LEVEL_NOTES = {
+  perturbed: "The level you pick is itself randomized before it is sent, and your report hides it only partly.",
+  clear: "The level you pick is sent as it is, beside your randomized answer.",
+  hidden: "The level you pick is not sent.",
+};
+
+/**
+ * The answers of a question, each with its note (or null); `eps` (the one-sided protection per
+ * answer, protection.mjs) goes into each choice's `data-epsilon` ("inf": not protected).
+ */
+function choiceList(name, type, labels, eps, notes, describedBy) {
+  return el(
+    "div",
+    { class: "choices" },
+    ...labels.map((label, i) => {
+      const id = `${name}-${i}`;
+      const noteId = notes[i] ? `${id}-note` : null;
+      return el(
+        "div",
+        { class: "choice", "data-epsilon": eps ? (eps[i] === Infinity ? "inf" : String(eps[i])) : null },
+        el("input", { type, id, name, value: i, "aria-describedby": [noteId, describedBy].filter(Boolean).join(" ") || null }),
+        el("label", { for: id }, label, notes[i] ? el("span", { class: "hint", id: noteId }, ` (${notes[i]})`) : null),
+      );
+    }),
+  );
+}
+
+function levelFieldset(index, node, context) {
+  const levels = node.levels.map(budget);
+  const order = [...levels].sort((a, b) => a - b);
+  const name = `level-${index}`;
+  const helpId = `${name}-help`;
+  const describe = (e) => {
+    if (levels.length === 1) return "";
+    if (e === order[0]) return "most private: your answer is randomized the most";
+    if (e === order[order.length - 1]) return "least private: your answer is randomized the least and helps the survey most";
+    return "in between";
+  };
+  return el(
+    "fieldset",
+    { class: "levels" },
+    el("legend", {}, context ? `Your privacy level for “${context}”` : "Your privacy level"),
+    el(
+      "p",
+      { class: "hint", id: helpId },
+      "ε (epsilon) bounds how much your report can tell about your answer: the smaller it is, the more private your answer, " +
+        "and the less your report helps the survey. ",
+      LEVEL_NOTES[node.level_report] ?? "",
+    ),
+    el(
+      "div",
+      { class: "choices" },
+      ...levels.map((e, t) => {
+        const id = `${name}-${t}`;
+        const note = describe(e);
+        return el(
+          "div",
+          { class: "choice" },
+          el("input", { type: "radio", id, name, value: t, "aria-describedby": helpId }),
+          el("label", { for: id }, `Level ${t + 1}: ε = ${formatEps(e)}`, note ? el("span", { class: "hint" }, ` (${note})`) : null),
+        );
+      }),
+    ),
+  );
+}
+
+/** One question's fieldset: `q` is its entry of protection(spec), `node` its sampler node. */
+export function questionFieldset(index, q, node, several) {
+  const name = `answer-${index}`;
+  const { question, labels, kind } = q;
+  const pieces = [el("legend", {}, question)];
+  if (kind === "padding") {
+    pieces.push(el("p", { class: "hint", id: `${name}-help` }, "Choose all that apply, or none."));
+    pieces.push(choiceList(name, "checkbox", labels, q.answers, answerNotes(q.answers), `${name}-help`));
+  } else if (kind === "leveled") {
+    // protected at the chosen level's ε; an answer a level does not protect says so
+    const notes = labels.map((_, x) => {
+      const open = q.byLevel.flatMap((level, t) => (level[x] === Infinity ? [t + 1] : []));
+      if (!open.length) return null;
+      return open.length === q.levels.length
+        ? "not protected: your report may reveal this answer"
+        : `not protected at level ${open.join(", ")}: your report may reveal this answer there`;
+    });
+    pieces.push(choiceList(name, "radio", labels, null, notes, null));
+  } else {
+    pieces.push(choiceList(name, "radio", labels, q.answers, answerNotes(q.answers, symbolOf(q)), null));
+  }
+  const block = el("div", { class: "question" }, el("fieldset", {}, ...pieces));
+  if (kind === "leveled") block.append(levelFieldset(index, node, several ? question : null));
+  return { block, part: { kind, name, level: kind === "leveled" ? `level-${index}` : null, question } };
+}
+
+/** The answers of `form` to its questions `parts` (from questionFieldset): throws an Error naming the first question left unanswered. */
+export function readAnswers(form, parts) {
+  const checked = (name) => form.querySelector(`input[name="${name}"]:checked`);
+  const answers = [];
+  const levels = [];
+  parts.forEach((part, i) => {
+    const label = parts.length > 1 ? `question ${i + 1} (${part.question})` : "the question";
+    if (part.kind === "padding") {
+      answers.push([...form.querySelectorAll(`input[name="${part.name}"]:checked`)].map((x) => Number(x.value)));
+    } else {
+      const input = checked(part.name);
+      if (!input) throw Object.assign(new Error(`Please choose an answer to ${label}.`), { field: part.name });
+      answers.push(Number(input.value));
+    }
+    if (part.level) {
+      const input = checked(part.level);
+      if (!input) throw Object.assign(new Error(`Please choose your privacy level for ${label}.`), { field: part.level });
+      levels.push(Number(input.value));
+    } else {
+      levels.push(null);
+    }
+  });
+  return { answers, levels };
+}
