@@ -18,14 +18,12 @@ pytest.importorskip("fastapi")
 import pydantic
 
 import pldp
-from pldp.channel.direct import DIRECT_NOTIONS
-from pldp.channel.leveled import LEVEL_REPORTS
-from pldp.channel.sampling import GRID, GRID_BITS
-from pldp.channel.unary import UNARY_NOTIONS
+from pldp.channel import NODE_KINDS
+from pldp.channel.sampling import GRID_BITS
 from pldp.client import Client
 from pldp.deploy import Spec, decode
 from pldp.deploy.estimates import campaign_estimate
-from pldp.deploy.spec import FORMAT
+from pldp.deploy.spec import CAP_MEMBERS, FORMAT, MEMO_KEY_MAX
 from pldp.deploy.wire import BATCH_FORMAT, REPORT_FORMAT
 from pldp.service import auth, codes, collect, models
 from pldp.service.app import Limits, create_app
@@ -495,7 +493,7 @@ def test_every_post_body_is_typed_and_every_reference_resolves(schema: dict[str,
         assert ref.removeprefix("#/components/schemas/") in components, ref
     # every node kind of a sampler, and a payload of every shape
     node = components["SamplerNode"]["discriminator"]["mapping"]
-    assert set(node) == {"direct", "unary", "padding", "leveled", "attributes"}
+    assert set(node) == set(NODE_KINDS) == {"direct", "unary", "padding", "leveled", "attributes", "memo"}
     payload = json.dumps(components["Payload"])
     assert all(s in payload for s in ('"integer"', '"string"', "LeveledPayload", '"array"'))
     assert components["Sampler"]["properties"]["grid_bits"]["const"] == 32
@@ -674,11 +672,10 @@ def test_the_wire_models_name_pldps_own_constants() -> None:
     assert literal(models.CampaignSpec, "format") == (FORMAT,)
     assert literal(models.Batch, "format") == (BATCH_FORMAT,)
     assert literal(models.Report, "format") == (REPORT_FORMAT,)
-    assert literal(models.DirectNode, "notion") == DIRECT_NOTIONS
-    assert literal(models.UnaryNode, "notion") == UNARY_NOTIONS
-    assert literal(models.LeveledNode, "level_report") == LEVEL_REPORTS
     assert literal(models.Sampler, "grid_bits") == (GRID_BITS,)
-    assert models.GRID == GRID
+    assert tuple(models.Caps.__annotations__) == CAP_MEMBERS
+    assert models.Memo.model_fields["key"].metadata[-1].max_length == MEMO_KEY_MAX
+    # the sampler node's schema is each kind's own (pldp.channel.node_schemas; tests/test_channel_schema.py)
 
 
 @pytest.mark.parametrize("name", sorted(oracle_cases()))

@@ -21,6 +21,7 @@ module          holds
 ``attributes``  :class:`AttributesNode` (MPLDP)
 ``memo``        :class:`MemoNode` (memoized chains: L-GRR, L-IPRR, L-OUE, ...), :class:`MemoInput`
 ``parse``       :func:`parse_node`
+``schema``      :func:`node_schemas`, :func:`node_schema`: the JSON Schema of each kind's JSON form
 ``claims``      :func:`check_claims` and its :class:`Verification`
 ==============  ======================================================================
 """
@@ -34,6 +35,7 @@ from pldp.channel.node import Column, Node, NodeVisitor, Row
 from pldp.channel.padding import PaddingNode
 from pldp.channel.parse import NODE_KINDS, parse_node
 from pldp.channel.sampling import GRID, GRID_BITS
+from pldp.channel.schema import SAMPLER_NODE, node_schema, node_schemas
 from pldp.channel.unary import UnaryNode
 
 __all__ = [
@@ -41,6 +43,7 @@ __all__ = [
     "GRID",
     "GRID_BITS",
     "NODE_KINDS",
+    "SAMPLER_NODE",
     "AttributesNode",
     "Column",
     "DirectIRR",
@@ -56,5 +59,7 @@ __all__ = [
     "UnaryNode",
     "Verification",
     "check_claims",
+    "node_schema",
+    "node_schemas",
     "parse_node",
 ]

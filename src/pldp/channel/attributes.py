@@ -13,11 +13,26 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from pldp.channel.node import Column, Node, NodeVisitor, ParseNode, R, Row, read_keys
+from pldp.channel.node import (
+    Column,
+    Node,
+    NodeVisitor,
+    ParseNode,
+    R,
+    Row,
+    SchemaRef,
+    list_schema,
+    node_object,
+    one_of,
+    read_keys,
+)
 from pldp.channel.words import Cursor, WordStream
 from pldp.errors import SpecError
 
 __all__ = ["AttributesNode"]
+
+#: The kinds of node an attribute's part may be.
+PART_KINDS = ("direct", "unary", "leveled")
 
 
 @dataclass(frozen=True)
@@ -39,9 +54,18 @@ class AttributesNode(Node):
         if not isinstance(parts, list) or not parts:
             raise SpecError(f"{path}.parts must be a non-empty list of nodes")
         nodes = tuple(parse_node(o, f"{path}.parts[{i}]") for i, o in enumerate(parts))
-        if any(n.kind in ("attributes", "padding", "memo") for n in nodes):
+        if any(n.kind not in PART_KINDS for n in nodes):
             raise SpecError(f"{path}.parts must be direct, unary or leveled nodes")
         return cls(nodes)
+
+    @classmethod
+    def json_schema(cls, ref: SchemaRef) -> dict[str, Any]:
+        part = one_of([ref(kind) for kind in PART_KINDS])
+        return node_object(
+            "attributes",
+            {"parts": list_schema(part, 1, "One part per attribute.")},
+            description="Several attributes (MPLDP), each reported by its own part.",
+        )
 
     def accept(self, visitor: NodeVisitor[R], *args: Any) -> R:
         return visitor.attributes(self, *args)

@@ -24,8 +24,14 @@ from pldp.channel.node import (
     ParseNode,
     R,
     Row,
+    SchemaRef,
     budget_json,
+    enum_schema,
+    epsilons_schema,
     groups,
+    int_schema,
+    list_schema,
+    node_object,
     read_budgets,
     read_int,
     read_ints,
@@ -40,6 +46,8 @@ __all__ = ["DIRECT_NOTIONS", "DirectNode", "output_rows"]
 
 #: The notions a direct node may claim.
 DIRECT_NOTIONS = ("LDP", "ULDP", "IPLDP")
+#: The range of a direct node's number of items ``d``.
+DIRECT_D = (2, 2**31)
 
 
 def output_rows(keep: int, weights: tuple[int, ...], epsilons: tuple[float, ...], part: str) -> list[Row]:
@@ -65,6 +73,14 @@ def read_keep_weights(obj: dict[str, Any], path: str, d: int) -> tuple[int, tupl
     if keep + sum(weights) != GRID:
         raise SpecError(f"{path}: keep + sum(weights) = {keep + sum(weights)} must be 2**{GRID_BITS} = {GRID}")
     return keep, weights
+
+
+def keep_weights_schema() -> dict[str, dict[str, Any]]:
+    """The JSON Schema of the members :func:`read_keep_weights` reads."""
+    return {
+        "keep": int_schema(1, GRID, "Over 2**32: keep + sum(weights) = 2**32."),
+        "weights": list_schema(int_schema(0, GRID), DIRECT_D[0], "One per item, over 2**32."),
+    }
 
 
 @dataclass(frozen=True)
@@ -98,12 +114,25 @@ class DirectNode(Node):
         """Read and validate the JSON form (:class:`~pldp.errors.SpecError` naming ``path``); a
         leaf holds no other node, so ``parse_node`` is not used."""
         read_keys(obj, path, {"kind", "d", "keep", "weights", "notion", "epsilons"})
-        d = read_int(obj["d"], f"{path}.d", 2, 2**31)
+        d = read_int(obj["d"], f"{path}.d", *DIRECT_D)
         keep, weights = read_keep_weights(obj, path, d)
         if obj["notion"] not in DIRECT_NOTIONS:
             raise SpecError(f"{path}.notion must be one of {DIRECT_NOTIONS}, got {obj['notion']!r}")
         eps = read_budgets(obj["epsilons"], f"{path}.epsilons", d, allow_inf=True)
         return cls(d, keep, weights, obj["notion"], eps)
+
+    @classmethod
+    def json_schema(cls, ref: SchemaRef) -> dict[str, Any]:
+        return node_object(
+            "direct",
+            {
+                "d": int_schema(*DIRECT_D, "Number of items."),
+                **keep_weights_schema(),
+                "notion": enum_schema(DIRECT_NOTIONS),
+                "epsilons": epsilons_schema(allow_inf=True, min_items=DIRECT_D[0]),
+            },
+            description="Direct encoding (KRR, URR, IPRR): Pr(y | x) = (weights[y] + keep [x = y]) / 2**32.",
+        )
 
     def accept(self, visitor: NodeVisitor[R], *args: Any) -> R:
         return visitor.direct(self, *args)

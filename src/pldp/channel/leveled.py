@@ -33,7 +33,14 @@ from pldp.channel.node import (
     ParseNode,
     R,
     Row,
+    SchemaRef,
     budget_json,
+    budget_schema,
+    enum_schema,
+    int_schema,
+    list_schema,
+    node_object,
+    one_of,
     read_budget,
     read_budgets,
     read_int,
@@ -44,10 +51,18 @@ from pldp.channel.unary import UnaryNode
 from pldp.channel.words import Cursor
 from pldp.errors import SpecError
 
-__all__ = ["LEVEL_REPORTS", "MEMO_LEVELS_REFUSAL", "LeveledNode"]
+__all__ = ["ITEM_KINDS", "LEVEL_MEMBERS", "LEVEL_REPORTS", "MEMO_LEVELS_REFUSAL", "LeveledNode"]
 
+#: How a leveled node may report the level, and the optional members each needs (and the others refuse).
+LEVEL_MEMBERS: dict[str, tuple[str, ...]] = {
+    "perturbed": ("level_sampler", "level_epsilon"),
+    "clear": (),
+    "hidden": ("level_epsilon",),
+}
 #: How a leveled node reports the level.
-LEVEL_REPORTS = ("perturbed", "clear", "hidden")
+LEVEL_REPORTS = tuple(LEVEL_MEMBERS)
+#: The kinds of node a level's item node may be.
+ITEM_KINDS = ("direct", "unary")
 #: Why a spec may not hold a leveled node of memoized chains (:class:`pldp.protocols.LLevels`).
 MEMO_LEVELS_REFUSAL = (
     "a memoized leveled sampler cannot be deployed yet: the clients' memo keeps one permanent response per "
@@ -136,6 +151,31 @@ class LeveledNode(Node):
             if any(b != e for b in node.epsilons if b != math.inf):
                 raise SpecError(f"{path}.items[{i}] must claim the level's budget {e} for every item")
         return cls(d, lv, items, mode, sampler, level_eps)
+
+    @classmethod
+    def json_schema(cls, ref: SchemaRef) -> dict[str, Any]:
+        optional = ("level_sampler", "level_epsilon")
+        out = node_object(
+            "leveled",
+            {
+                "d": int_schema(2, description="Number of items (at most each level node's d)."),
+                "levels": list_schema(budget_schema(False), 1, "The budgets a user chooses from."),
+                "items": list_schema(one_of([ref(k) for k in ITEM_KINDS]), 1, "One node per level."),
+                "level_report": enum_schema(LEVEL_REPORTS, "How the level is sent."),
+                "level_sampler": {**ref("direct"), "description": 'A direct node over the levels ("perturbed" only).'},
+                "level_epsilon": budget_schema(True, 'The level\'s protection (not for "clear").'),
+            },
+            optional,
+            "Budget levels (PLDP-FEBSF, RCF, APLDP, PBP, PPDA): the item through items[level], then the level.",
+        )
+        rules = []
+        for mode, needs in LEVEL_MEMBERS.items():
+            then: dict[str, Any] = {"required": list(needs)} if needs else {}
+            refused = [{"required": [m]} for m in optional if m not in needs]
+            if refused:
+                then["not"] = one_of(refused) if len(refused) == 1 else {"anyOf": refused}
+            rules.append({"if": {"properties": {"level_report": {"const": mode}}}, "then": then})
+        return {**out, "allOf": rules}
 
     def accept(self, visitor: NodeVisitor[R], *args: Any) -> R:
         return visitor.leveled(self, *args)

@@ -31,7 +31,14 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from pldp.channel.direct import DIRECT_NOTIONS, DirectNode, output_rows, read_keep_weights
+from pldp.channel.direct import (
+    DIRECT_D,
+    DIRECT_NOTIONS,
+    DirectNode,
+    keep_weights_schema,
+    output_rows,
+    read_keep_weights,
+)
 from pldp.channel.node import (
     Column,
     Node,
@@ -39,13 +46,27 @@ from pldp.channel.node import (
     ParseNode,
     R,
     Row,
+    SchemaRef,
     budget_json,
+    enum_schema,
+    epsilons_schema,
+    int_schema,
+    node_object,
+    object_schema,
+    one_of,
     read_budgets,
     read_int,
     read_keys,
 )
 from pldp.channel.sampling import GRID, DirectTable, direct_draw, direct_table, irr_bits, unary_bits
-from pldp.channel.unary import UNARY_NOTIONS, UnaryNode, pair_rows, read_bit_thresholds
+from pldp.channel.unary import (
+    UNARY_D,
+    UNARY_NOTIONS,
+    UnaryNode,
+    bit_thresholds_schema,
+    pair_rows,
+    read_bit_thresholds,
+)
 from pldp.channel.words import Cursor
 from pldp.errors import SpecError
 
@@ -70,6 +91,11 @@ class DirectIRR:
 
     def to_json(self) -> dict[str, Any]:
         return {"keep": self.keep, "weights": list(self.weights)}
+
+    @classmethod
+    def json_schema(cls) -> dict[str, Any]:
+        """The JSON Schema of :meth:`to_json`."""
+        return object_schema(keep_weights_schema(), description="A direct channel applied to z (over 2**32).")
 
     @classmethod
     def parse(cls, obj: Any, path: str, d: int) -> DirectIRR:
@@ -104,6 +130,11 @@ class UnaryIRR:
 
     def to_json(self) -> dict[str, Any]:
         return {"a": list(self.a), "b": list(self.b)}
+
+    @classmethod
+    def json_schema(cls) -> dict[str, Any]:
+        """The JSON Schema of :meth:`to_json`."""
+        return object_schema(bit_thresholds_schema(), description="Bit k of z kept w.p. a[k], raised w.p. b[k].")
 
     @classmethod
     def parse(cls, obj: Any, path: str, d: int) -> UnaryIRR:
@@ -196,6 +227,50 @@ class MemoNode(Node):
             raise SpecError(f"{path}.notion must be one of {notions}, got {obj['notion']!r}")
         eps = read_budgets(obj["epsilons"], f"{path}.epsilons", d, allow_inf=allow_inf)
         return cls(d, permanent, irr, obj["notion"], eps)
+
+    @classmethod
+    def json_schema(cls, ref: SchemaRef) -> dict[str, Any]:
+        """Every member, and one variant per kind of permanent node, which the instantaneous response,
+        the notions, the budgets and the range of ``d`` follow."""
+        chains = (
+            ("direct", DIRECT_D, DirectIRR, DIRECT_NOTIONS, True),
+            ("unary", UNARY_D, UnaryIRR, UNARY_NOTIONS, False),
+        )
+
+        def members(
+            kinds: list[dict[str, Any]],
+            d: tuple[int, int],
+            irrs: list[dict[str, Any]],
+            notions: tuple[str, ...],
+            inf: bool,
+        ) -> dict[str, Any]:
+            return {
+                "d": int_schema(*d, "Number of items: the permanent node's d."),
+                "permanent": one_of(kinds, "The permanent response, drawn once per value: a direct or unary node."),
+                "instantaneous": one_of(irrs, "The instantaneous response, drawn per report from the permanent one."),
+                "notion": enum_schema(notions, "The notion of the one-report claim."),
+                "epsilons": epsilons_schema(inf, d[0]),
+            }
+
+        variants = [
+            {
+                "properties": members([ref(kind)], d, [irr.json_schema()], notions, inf),
+                "description": f"A {kind} chain.",
+            }
+            for kind, d, irr, notions, inf in chains
+        ]
+        every = members(
+            [ref(kind) for kind, *_ in chains],
+            (min(c[1][0] for c in chains), max(c[1][1] for c in chains)),
+            [c[2].json_schema() for c in chains],
+            tuple(dict.fromkeys(n for c in chains for n in c[3])),
+            any(c[4] for c in chains),
+        )
+        description = (
+            "A memoized chain (L-GRR, L-IPRR, L-OUE, ...): a permanent response drawn once per value, an "
+            "instantaneous one per report."
+        )
+        return {**node_object("memo", every, description=description), "oneOf": variants}
 
     def accept(self, visitor: NodeVisitor[R], *args: Any) -> R:
         return visitor.memo(self, *args)

@@ -7,7 +7,8 @@ threshold. Each kind of node is a frozen dataclass in a module of its own
 :mod:`~pldp.channel.leveled`, :mod:`~pldp.channel.attributes`) that implements :class:`Node`:
 
 * its JSON form (``to_json`` and ``parse``, refusing malformed input with a
-  :class:`~pldp.errors.SpecError` that names the offending path);
+  :class:`~pldp.errors.SpecError` that names the offending path) and the JSON Schema of that form
+  (``json_schema``; :mod:`pldp.channel.schema` puts the kinds' together);
 * the payload columns of its reports (:meth:`Node.columns`, ``docs/wire-format.md`` §4-5);
 * the exact check of the privacy claims it carries (:meth:`Node.claims`, §3);
 * the program that runs it on uniform words (:meth:`Node.words`, :meth:`Node.draw`), which the
@@ -40,11 +41,14 @@ if TYPE_CHECKING:
     from pldp.channel.padding import PaddingNode
     from pldp.channel.unary import UnaryNode
 
-__all__ = ["Column", "Node", "NodeVisitor", "ParseNode", "Row"]
+__all__ = ["Column", "Node", "NodeVisitor", "ParseNode", "Row", "SchemaRef"]
 
 R = TypeVar("R")
 #: ``parse_node(obj, path)``: how a composite node reads the nodes it holds (:func:`pldp.channel.parse_node`).
 ParseNode = Callable[[Any, str], "Node"]
+#: ``ref(kind)``: the JSON Schema of a node of that kind, as a composite node's schema holds it (a
+#: ``$ref``, or the kind's schema itself; :func:`pldp.channel.node_schemas`).
+SchemaRef = Callable[[str], dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -141,6 +145,13 @@ class Node(ABC):
     def parse(cls, obj: Any, path: str, parse_node: ParseNode | None = None) -> Node:
         """Read and validate the JSON form (:class:`~pldp.errors.SpecError` naming ``path``);
         a composite node reads the nodes it holds with ``parse_node``."""
+
+    @classmethod
+    @abstractmethod
+    def json_schema(cls, ref: SchemaRef) -> dict[str, Any]:
+        """The JSON Schema of the JSON form that :meth:`parse` reads: every member, its type and
+        range (what one member decides; not the relations between members, e.g. a list's length
+        ``d``); a composite node holds the kinds it may hold as ``ref(kind)``."""
 
     @abstractmethod
     def accept(self, visitor: NodeVisitor[R], *args: Any) -> R:
@@ -261,6 +272,71 @@ def read_keys(obj: Any, path: str, required: set[str], optional: frozenset[str] 
     if extra:
         raise SpecError(f"{path} has unknown members {sorted(extra)}")
     return obj
+
+
+# --------------------------------------------------------------------------- JSON Schema helpers
+def int_schema(lo: int, hi: int | None = None, description: str = "") -> dict[str, Any]:
+    """The schema of :func:`read_int`: an integer in ``[lo, hi]`` (no upper bound when ``hi`` is None)."""
+    out: dict[str, Any] = {"type": "integer", "minimum": lo}
+    if hi is not None:
+        out["maximum"] = hi
+    return _described(out, description)
+
+
+def budget_schema(allow_inf: bool, description: str = "") -> dict[str, Any]:
+    """The schema of :func:`read_budget`: a number ``> 0`` (or ``"inf"`` when ``allow_inf``)."""
+    positive = {"type": "number", "exclusiveMinimum": 0}
+    return _described({"anyOf": [positive, {"const": "inf"}]} if allow_inf else positive, description)
+
+
+def epsilons_schema(allow_inf: bool, min_items: int = 1) -> dict[str, Any]:
+    """The schema of a node's ``epsilons`` (:func:`read_budgets`): one budget per item."""
+    what = 'one per item (or "inf": not sensitive)' if allow_inf else "one per item"
+    return list_schema(budget_schema(allow_inf), min_items, f"The budgets claimed, {what}.")
+
+
+def list_schema(items: dict[str, Any], min_items: int = 0, description: str = "") -> dict[str, Any]:
+    """A list of ``items``, at least ``min_items`` of them."""
+    out: dict[str, Any] = {"type": "array", "items": items}
+    if min_items:
+        out["minItems"] = min_items
+    return _described(out, description)
+
+
+def enum_schema(values: tuple[str, ...], description: str = "") -> dict[str, Any]:
+    """One of ``values``."""
+    return _described({"type": "string", "enum": list(values)}, description)
+
+
+def one_of(schemas: list[dict[str, Any]], description: str = "") -> dict[str, Any]:
+    """Exactly one of ``schemas`` (the schema itself when there is one)."""
+    return _described(dict(schemas[0]) if len(schemas) == 1 else {"oneOf": schemas}, description)
+
+
+def object_schema(
+    members: dict[str, dict[str, Any]], optional: tuple[str, ...] = (), description: str = ""
+) -> dict[str, Any]:
+    """The schema of :func:`read_keys`: an object with ``members`` (all required but ``optional``) and no others."""
+    return _described(
+        {
+            "type": "object",
+            "properties": members,
+            "required": [m for m in members if m not in optional],
+            "additionalProperties": False,
+        },
+        description,
+    )
+
+
+def node_object(
+    kind: str, members: dict[str, dict[str, Any]], optional: tuple[str, ...] = (), description: str = ""
+) -> dict[str, Any]:
+    """:func:`object_schema` of a node: its ``kind`` tag, then ``members``."""
+    return object_schema({"kind": {"type": "string", "const": kind}, **members}, optional, description)
+
+
+def _described(schema: dict[str, Any], description: str) -> dict[str, Any]:
+    return {**schema, "description": description} if description else schema
 
 
 def groups(keys: list[Any]) -> dict[Any, list[int]]:

@@ -15,13 +15,28 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from pldp.channel.node import Column, Node, NodeVisitor, ParseNode, R, Row, read_int, read_keys
+from pldp.channel.node import (
+    Column,
+    Node,
+    NodeVisitor,
+    ParseNode,
+    R,
+    Row,
+    SchemaRef,
+    int_schema,
+    node_object,
+    read_int,
+    read_keys,
+)
 from pldp.channel.sampling import uniform_below
 from pldp.channel.unary import UnaryNode
 from pldp.channel.words import Cursor, RejectedError, WordStream
 from pldp.errors import SpecError
 
 __all__ = ["PaddingNode"]
+
+#: The range of a padding node's number of items ``d`` and of its padding length ``ell``.
+PADDING_SIZE = (1, 2**24)
 
 
 @dataclass(frozen=True)
@@ -41,12 +56,24 @@ class PaddingNode(Node):
         """Read and validate the JSON form; ``parse_node`` reads the inner node."""
         assert parse_node is not None
         read_keys(obj, path, {"kind", "d", "ell", "inner"})
-        d = read_int(obj["d"], f"{path}.d", 1, 2**24)
-        ell = read_int(obj["ell"], f"{path}.ell", 1, 2**24)
+        d = read_int(obj["d"], f"{path}.d", *PADDING_SIZE)
+        ell = read_int(obj["ell"], f"{path}.ell", *PADDING_SIZE)
         inner = parse_node(obj["inner"], f"{path}.inner")
         if not isinstance(inner, UnaryNode) or inner.d != d + ell:
             raise SpecError(f"{path}.inner must be a unary node over d + ell = {d + ell} items")
         return cls(d, ell, inner)
+
+    @classmethod
+    def json_schema(cls, ref: SchemaRef) -> dict[str, Any]:
+        return node_object(
+            "padding",
+            {
+                "d": int_schema(*PADDING_SIZE, "Number of items."),
+                "ell": int_schema(*PADDING_SIZE, "The padding length."),
+                "inner": {**ref("unary"), "description": "A unary node over d + ell items."},
+            },
+            description="Padding-and-sampling: a set of items padded to ell, one sampled, sent by inner.",
+        )
 
     def accept(self, visitor: NodeVisitor[R], *args: Any) -> R:
         return visitor.padding(self, *args)

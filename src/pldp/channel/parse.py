@@ -24,7 +24,7 @@ NODE_KINDS: dict[str, type[Node]] = {
 def parse_node(obj: Any, path: str = "sampler.root") -> Node:
     """Read a node from its JSON form, validating it (:class:`~pldp.errors.SpecError` on any defect,
     naming the offending ``path``)."""
-    if not isinstance(obj, dict) or obj.get("kind") not in NODE_KINDS:
-        kind = obj.get("kind") if isinstance(obj, dict) else None
+    kind = obj.get("kind") if isinstance(obj, dict) else None
+    if not isinstance(kind, str) or kind not in NODE_KINDS:  # a str: a list or an object is no key
         raise SpecError(f"{path} must be a node with kind one of {sorted(NODE_KINDS)}, got {kind!r}")
     return NODE_KINDS[obj["kind"]].parse(obj, path, parse_node)

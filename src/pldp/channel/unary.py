@@ -25,7 +25,13 @@ from pldp.channel.node import (
     ParseNode,
     R,
     Row,
+    SchemaRef,
+    enum_schema,
+    epsilons_schema,
     groups,
+    int_schema,
+    list_schema,
+    node_object,
     read_budgets,
     read_int,
     read_ints,
@@ -40,6 +46,8 @@ __all__ = ["UNARY_NOTIONS", "UnaryNode", "pair_rows"]
 
 #: The notions a unary node may claim.
 UNARY_NOTIONS = ("LDP", "MinID-LDP", "AvgID-LDP")
+#: The range of a unary node's number of bits ``d``.
+UNARY_D = (2, 2**24)
 
 
 def _pair_claim(notion: str, ei: float, ej: float, eps_min: float) -> float:
@@ -90,6 +98,15 @@ def read_bit_thresholds(obj: dict[str, Any], path: str, d: int) -> tuple[tuple[i
     return a, b
 
 
+def bit_thresholds_schema() -> dict[str, dict[str, Any]]:
+    """The JSON Schema of the members :func:`read_bit_thresholds` reads."""
+    inner = int_schema(1, GRID - 1)
+    return {
+        "a": list_schema(inner, UNARY_D[0], "One per bit, over 2**32: bit k is 1 w.p. a[k] if k = x; b[k] < a[k]."),
+        "b": list_schema(inner, UNARY_D[0], "One per bit, over 2**32: bit k is 1 w.p. b[k] if k != x."),
+    }
+
+
 @dataclass(frozen=True)
 class UnaryNode(Node):
     """A unary-encoding sampler: bit ``k`` is 1 w.p. ``a[k] / 2**32`` if ``k = x``, else ``b[k] / 2**32``."""
@@ -126,12 +143,25 @@ class UnaryNode(Node):
         """Read and validate the JSON form (:class:`~pldp.errors.SpecError` naming ``path``); a
         leaf holds no other node, so ``parse_node`` is not used."""
         read_keys(obj, path, {"kind", "d", "a", "b", "notion", "epsilons"})
-        d = read_int(obj["d"], f"{path}.d", 2, 2**24)
+        d = read_int(obj["d"], f"{path}.d", *UNARY_D)
         a, b = read_bit_thresholds(obj, path, d)
         if obj["notion"] not in UNARY_NOTIONS:
             raise SpecError(f"{path}.notion must be one of {UNARY_NOTIONS}, got {obj['notion']!r}")
         eps = read_budgets(obj["epsilons"], f"{path}.epsilons", d, allow_inf=False)
         return cls(d, a, b, obj["notion"], eps)
+
+    @classmethod
+    def json_schema(cls, ref: SchemaRef) -> dict[str, Any]:
+        return node_object(
+            "unary",
+            {
+                "d": int_schema(*UNARY_D, "Number of bits."),
+                **bit_thresholds_schema(),
+                "notion": enum_schema(UNARY_NOTIONS),
+                "epsilons": epsilons_schema(allow_inf=False, min_items=UNARY_D[0]),
+            },
+            description="Unary encoding (RAPPOR, OUE, IDUE): one word per bit.",
+        )
 
     def accept(self, visitor: NodeVisitor[R], *args: Any) -> R:
         return visitor.unary(self, *args)

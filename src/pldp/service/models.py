@@ -3,9 +3,11 @@
 The two wire bodies, a campaign spec (:class:`CampaignSpec`, ``pldp.spec/1``) and the reports a
 client sends (:class:`ReportsBody`, ``pldp.batch/1`` and ``pldp.report/1``), follow
 ``docs/wire-format.md`` §1-4 member by member, so that a client writer or an API fuzzer can build a
-valid body from ``/openapi.json``. They *describe* the bodies; the collector still reads them with
-pldp's own checks (:meth:`pldp.deploy.Spec.from_json`, which also verifies every privacy claim
-exactly, and :func:`pldp.service.collect.prepare_batch`), whose refusals are the API's answers.
+valid body from ``/openapi.json``; a spec's sampler node is described by the schema each kind of
+node declares (:func:`pldp.channel.node_schema`), so every node pldp makes is in it. They
+*describe* the bodies; the collector still reads them with pldp's own checks
+(:meth:`pldp.deploy.Spec.from_json`, which also verifies every privacy claim exactly, and
+:func:`pldp.service.collect.prepare_batch`), whose refusals are the API's answers.
 The other models type the answers: the routes return plain data that FastAPI checks against them.
 """
 
@@ -13,20 +15,33 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, RootModel
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainValidator,
+    RootModel,
+    WithJsonSchema,
+    field_validator,
+)
+from pydantic.json_schema import SkipJsonSchema
+from typing_extensions import TypedDict
 
+from pldp.channel import MemoNode, node_schema, parse_node
+from pldp.deploy.spec import MAX_ROUNDS, MEMO_KEY_MAX
 from pldp.service.auth import ADMIN_LIFETIME, ANALYST_LIFETIME, MAX_LIFETIME
 from pldp.service.codes import CODE_LIFETIME, MAX_CODES
 from pldp.service.estimate_models import AttributeEstimate, Detection, Estimate
 
 __all__ = [
     "AttributeEstimate",
-    "AttributesNode",
     "Batch",
     "BatchReport",
     "CampaignEntry",
     "CampaignSpec",
     "CampaignUrls",
+    "Caps",
     "Closed",
     "CodeCounts",
     "Codes",
@@ -34,14 +49,12 @@ __all__ = [
     "DayCount",
     "Days",
     "Detection",
-    "DirectNode",
     "Error",
     "Estimate",
     "Health",
-    "LeveledNode",
     "LeveledPayload",
+    "Memo",
     "OracleParams",
-    "PaddingNode",
     "Payload",
     "Report",
     "ReportsBody",
@@ -55,19 +68,21 @@ __all__ = [
     "Token",
     "TokenInfo",
     "TokenRequest",
-    "UnaryNode",
 ]
-
-#: The grid of every threshold: probabilities are integers over ``2**32`` (``GRID_BITS`` = 32).
-GRID = 2**32
 
 _ID = r"^[0-9a-f]{32}$"
 SpecId = Annotated[str, Field(pattern=_ID, description="A spec id: 32 lower-case hex digits.")]
 ReportId = Annotated[str, Field(pattern=_ID, description="128 random bits as 32 lower-case hex digits.")]
-Budget = Annotated[float, Field(gt=0, description="A privacy budget (epsilon) > 0.")]
-BudgetOrInf = Annotated[Budget | Literal["inf"], Field(description='A budget > 0, or "inf" (not sensitive).')]
-Threshold = Annotated[int, Field(ge=0, le=GRID, description="A numerator over 2**32.")]
-Inner = Annotated[int, Field(ge=1, le=GRID - 1, description="A numerator over 2**32, strictly inside.")]
+
+
+def _whole(value: Any) -> Any:
+    """A float without a fraction (``3600.0``) as the int it is: JSON Schema's ``integer`` admits it
+    (and clients send it), where a strict model would refuse it; anything else is left to the field."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+#: A whole number in a request body: an int, or a float without a fraction (JSON Schema's integer).
+Whole = Annotated[int, BeforeValidator(_whole)]
 
 
 class _Strict(BaseModel):
@@ -77,68 +92,17 @@ class _Strict(BaseModel):
 
 
 # ---------------------------------------------------------------------------------- the spec
-class DirectNode(_Strict):
-    """``direct`` (KRR, URR, IPRR): ``Pr(y | x) = (weights[y] + keep [x = y]) / 2**32`` (§2, §3.1)."""
-
-    kind: Literal["direct"]
-    d: int = Field(ge=2, le=2**31, description="Number of items.")
-    keep: int = Field(ge=1, le=GRID, description="keep + sum(weights) = 2**32.")
-    weights: list[Threshold] = Field(description="One per item.")
-    notion: Literal["LDP", "ULDP", "IPLDP"]
-    epsilons: list[BudgetOrInf] = Field(description="The budget of each output.")
+def _node(value: Any) -> Any:
+    """A sampler node as pldp reads it: :func:`pldp.channel.parse_node`'s refusal (a ValueError) is the
+    model's."""
+    parse_node(value)
+    return value
 
 
-class UnaryNode(_Strict):
-    """``unary`` (RAPPOR, OUE, IDUE): bit ``k`` is 1 w.p. ``a[k]`` if ``k = x``, else ``b[k]`` (over 2**32)."""
-
-    kind: Literal["unary"]
-    d: int = Field(ge=2, le=2**24, description="Number of bits.")
-    a: list[Inner] = Field(description="One per bit; b[k] < a[k].")
-    b: list[Inner] = Field(description="One per bit.")
-    notion: Literal["LDP", "MinID-LDP", "AvgID-LDP"]
-    epsilons: list[Budget] = Field(description="The budget of each item.")
-
-
-class PaddingNode(_Strict):
-    """``padding`` (padding-and-sampling): a set of items padded to ``ell``, one sampled, sent by ``inner``."""
-
-    kind: Literal["padding"]
-    d: int = Field(ge=1, le=2**24, description="Number of items.")
-    ell: int = Field(ge=1, le=2**24, description="The padding length.")
-    inner: UnaryNode = Field(description="A unary node over d + ell items.")
-
-
-LevelItem = Annotated[DirectNode | UnaryNode, Field(discriminator="kind")]
-
-
-class LeveledNode(_Strict):
-    """``leveled`` (PLDP-FEBSF, RCF, APLDP, PBP, PPDA): the item through ``items[level]``, then the level."""
-
-    kind: Literal["leveled"]
-    d: int = Field(ge=2, description="Number of items (at most each level node's d).")
-    levels: list[Budget] = Field(min_length=1, description="The budgets a user chooses from.")
-    items: list[LevelItem] = Field(description="One direct or unary node per level.")
-    level_report: Literal["perturbed", "clear", "hidden"]
-    level_sampler: DirectNode | None = Field(None, description='A direct node over the levels ("perturbed" only).')
-    level_epsilon: BudgetOrInf | None = Field(None, description='The level\'s protection (not for "clear").')
-
-
-Part = Annotated[DirectNode | UnaryNode | LeveledNode, Field(discriminator="kind")]
-
-
-class AttributesNode(_Strict):
-    """``attributes`` (MPLDP): one part per attribute."""
-
-    kind: Literal["attributes"]
-    parts: list[Part] = Field(min_length=1)
-
-
-class SamplerNode(RootModel[DirectNode | UnaryNode | PaddingNode | LeveledNode | AttributesNode]):
-    """A sampler node, by its ``kind`` (``docs/wire-format.md`` §2)."""
-
-    model_config = ConfigDict(strict=True)
-
-    root: Annotated[DirectNode | UnaryNode | PaddingNode | LeveledNode | AttributesNode, Field(discriminator="kind")]
+#: A sampler node (``docs/wire-format.md`` §2): read by pldp's own parser, described by the JSON
+#: Schema each kind of node declares (:func:`pldp.channel.node_schema`; :mod:`pldp.service.openapi`
+#: names each kind's schema in the document's components).
+SamplerNode = Annotated[dict[str, Any], PlainValidator(_node), WithJsonSchema(node_schema())]
 
 
 class Sampler(_Strict):
@@ -158,6 +122,37 @@ class OracleParams(BaseModel):
     protocol: str | None = Field(None, description="A protocol's class name, e.g. FEBSF.")
 
 
+class Memo(_Strict):
+    """Which campaigns share a device's permanent responses (a memoized sampler's spec only)."""
+
+    key: str = Field(min_length=1, max_length=MEMO_KEY_MAX, description="The same key, the same permanent responses.")
+
+
+class Caps(TypedDict, total=False):
+    """The campaign's caps on one device's reports of its family (``docs/wire-format.md`` §1.3), one or more."""
+
+    __pydantic_config__ = ConfigDict(extra="forbid", strict=True, json_schema_extra={"minProperties": 1})  # type: ignore[misc]
+
+    day: Annotated[float, Field(gt=0, allow_inf_nan=False, description="The most epsilon per UTC day.")]
+    total: Annotated[float, Field(gt=0, allow_inf_nan=False, description="The most epsilon in all.")]
+    rounds: Annotated[
+        int, Field(ge=1, le=MAX_ROUNDS, description="The most reports one device sends."), BeforeValidator(_whole)
+    ]
+
+
+def _absent(schema: dict[str, Any]) -> None:
+    """An optional member that is absent, not null: no default in the schema."""
+    schema.pop("default", None)
+
+
+#: A spec's labels: at least two distinct answers.
+Labels = Annotated[list[str], Field(min_length=2, json_schema_extra={"uniqueItems": True})]
+#: The sampler's root is a memo node exactly when the spec has a ``memo`` member.
+_MEMOIZED: dict[str, Any] = {
+    "properties": {"sampler": {"properties": {"root": {"properties": {"kind": {"const": MemoNode.kind}}}}}}
+}
+
+
 class CampaignSpec(_Strict):
     """A campaign spec, ``pldp.spec/1`` (``docs/wire-format.md`` §1); its id is its content hash.
 
@@ -167,6 +162,9 @@ class CampaignSpec(_Strict):
 
     model_config = ConfigDict(
         json_schema_extra={
+            "if": _MEMOIZED,
+            "then": {"required": ["memo"]},
+            "else": {"not": {"required": ["memo"]}},
             "examples": [
                 {
                     "format": "pldp.spec/1",
@@ -194,16 +192,28 @@ class CampaignSpec(_Strict):
                         },
                     },
                 }
-            ]
+            ],
         }
     )
 
     format: Literal["pldp.spec/1"]
     id: SpecId
     question: str | list[str] = Field(description="What respondents are asked (MPLDP: one per attribute).")
-    labels: list[str] | list[list[str]] = Field(description="The answers in index order (MPLDP: one list each).")
+    labels: Labels | list[Labels] = Field(description="The answers in index order (MPLDP: one list each).")
     oracle: OracleParams
     sampler: Sampler
+    memo: Memo | SkipJsonSchema[None] = Field(
+        None, json_schema_extra=_absent, description="A memoized sampler's memo (then required; else absent)."
+    )
+    caps: Caps | SkipJsonSchema[None] = Field(None, json_schema_extra=_absent)
+
+    @field_validator("caps", mode="before")
+    @classmethod
+    def _some_caps(cls, value: Any) -> Any:
+        """Caps, when present, are one or more (as ``minProperties`` says; neither null nor ``{}``)."""
+        if value is None or value == {}:
+            raise ValueError("caps must be an object with one or more of 'day', 'total' and 'rounds'")
+        return value
 
 
 # ---------------------------------------------------------------------------------- reports
@@ -271,16 +281,6 @@ class ReportsBody(RootModel[Batch | Report | list[Report]]):
             ]
         },
     )
-
-
-def _whole(value: Any) -> Any:
-    """A float without a fraction (``3600.0``) as the int it is: JSON Schema's ``integer`` admits it
-    (and clients send it), where a strict model would refuse it; anything else is left to the field."""
-    return int(value) if isinstance(value, float) and value.is_integer() else value
-
-
-#: A whole number in a request body: an int, or a float without a fraction (JSON Schema's integer).
-Whole = Annotated[int, BeforeValidator(_whole)]
 
 
 def _lifetime(default: float, what: str) -> Any:

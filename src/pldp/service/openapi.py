@@ -2,11 +2,13 @@
 
 A spec and a batch of reports are read by pldp's own code, not by FastAPI (whose checks would
 answer otherwise), so their routes declare the body with :func:`body_of` and :func:`document`
-adds the models of :data:`pldp.service.models.BODIES` to the schema's components. It also drops
-the 422 answers FastAPI declares for routes with parameters: the collector answers a malformed
-request with a 400 (:mod:`pldp.service.errors`), which those routes declare. And it declares on
-every route the refusals of :mod:`pldp.service.crossorigin`, which come before any route runs:
-415 for a body that is not JSON, 403 for a page of another origin.
+adds the models of :data:`pldp.service.models.BODIES` to the schema's components, and with them
+the schema of each kind of sampler node (:func:`pldp.channel.node_schemas`), a component each,
+which the spec's sampler refers to. It also drops the 422 answers FastAPI declares for routes
+with parameters: the collector answers a malformed request with a 400
+(:mod:`pldp.service.errors`), which those routes declare. And it declares on every route the
+refusals of :mod:`pldp.service.crossorigin`, which come before any route runs: 415 for a body
+that is not JSON, 403 for a page of another origin.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from fastapi import FastAPI
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
+from pldp.channel import node_schemas
 from pldp.service.errors import responses
 from pldp.service.models import BODIES
 
@@ -37,8 +40,23 @@ def body_of(model: type[BaseModel]) -> dict[str, Any]:
 @functools.cache
 def _body_schemas() -> dict[str, Any]:
     _, defs = models_json_schema([(m, "validation") for m in BODIES], ref_template=REF + "{model}")
-    out: dict[str, Any] = defs.get("$defs", {})
-    return out
+    nodes = node_schemas(REF + "{name}")
+    out: dict[str, Any] = _referring(defs.get("$defs", {}), nodes)
+    return {**out, **nodes}
+
+
+def _referring(obj: Any, nodes: dict[str, dict[str, Any]]) -> Any:
+    """``obj`` with each node schema that the models hold whole (:func:`pldp.channel.node_schema`,
+    titled by its name) replaced by a reference to its component, keeping a description of its own."""
+    if isinstance(obj, list):
+        return [_referring(v, nodes) for v in obj]
+    if not isinstance(obj, dict):
+        return obj
+    title = obj.get("title")
+    if isinstance(title, str) and title in nodes:
+        own = {k: v for k, v in obj.items() if k == "description" and v != nodes[title].get("description")}
+        return {"$ref": REF + title, **own}
+    return {k: _referring(v, nodes) for k, v in obj.items()}
 
 
 #: What :class:`pldp.service.crossorigin.CrossOrigin` answers, before any route: a request with a body
