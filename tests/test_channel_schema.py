@@ -15,13 +15,12 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+import jsonschema_rs
 import pytest
 
 from pldp.channel import NODE_KINDS, SAMPLER_NODE, node_schema, node_schemas, parse_node
 from pldp.errors import SpecError
 from pldp.testing import standard_cases
-
-jsonschema_rs = pytest.importorskip("jsonschema_rs")
 
 #: Every standard case's sampler, as JSON (the memoized leveled ones too, which pldp does not read).
 SAMPLERS = {name: case.oracle.sampler().to_json() for name, case in standard_cases().items()}

@@ -17,19 +17,19 @@ import urllib.request
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import jsonschema_rs
 import pytest
 
 pytest.importorskip("fastapi")
 pytest.importorskip("uvicorn")
-jsonschema_rs = pytest.importorskip("jsonschema_rs")
 
-from pldp.channel.leveled import MEMO_LEVELS_REFUSAL  # noqa: E402
-from pldp.deploy import Spec  # noqa: E402
-from pldp.deploy.spec import spec_id  # noqa: E402
-from pldp.errors import SpecError  # noqa: E402
-from pldp.service.models import CampaignSpec  # noqa: E402
-from pldp.testing import standard_cases  # noqa: E402
-from tests.service_server import Server  # noqa: E402
+from pldp.channel.leveled import MEMO_LEVELS_REFUSAL
+from pldp.deploy import Spec
+from pldp.deploy.spec import spec_id
+from pldp.errors import SpecError
+from pldp.service.models import CampaignSpec
+from pldp.testing import standard_cases
+from tests.service_server import Server
 
 #: A spec's caps with every member (``docs/wire-format.md`` §1.3).
 CAPS = {"day": 1.5, "total": 12.0, "rounds": 8}
