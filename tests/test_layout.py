@@ -189,15 +189,22 @@ def _docstrings(tree: ast.AST) -> set[int]:
     return found
 
 
+def _imports_sqlite(tree: ast.AST) -> bool:
+    """Whether ``tree`` (a module, or one statement) imports :mod:`sqlite3`."""
+    return any(
+        (isinstance(n, ast.Import) and any(a.name.split(".")[0] == "sqlite3" for a in n.names))
+        or (isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[0] == "sqlite3")
+        for n in ast.walk(tree)
+    )
+
+
 def _sql_outside_the_store(tree: ast.AST) -> list[str]:
     """What of ``tree`` speaks SQL: an import of sqlite3, a call of ``execute``/``executemany``/
     ``executescript``, a string (not a docstring) that starts an SQL statement; with its line."""
     docs, found = _docstrings(tree), []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "sqlite3" for a in node.names):
-            found.append(f"line {node.lineno}: import sqlite3")
-        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "sqlite3":
-            found.append(f"line {node.lineno}: from sqlite3 import")
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and _imports_sqlite(node):
+            found.append(f"line {node.lineno}: imports sqlite3")
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _RUNS_SQL:
             found.append(f"line {node.lineno}: .{node.func.attr}(...)")
         elif (
@@ -221,31 +228,30 @@ def test_the_sql_check_sees_sql() -> None:
 def test_sql_lives_only_in_the_store_package() -> None:
     """No module of the collector outside :mod:`pldp.service.store` imports sqlite3, runs a statement
     or holds one: its SQL is behind the store's named functions (``docs/architecture.md``)."""
-    store = _service_modules()[STORE]
-    assert store.package and _sql_outside_the_store(ast.parse(store.path.read_text(encoding="utf-8"))) == []
     bad = {}
     for name, module in _service_modules(outside=STORE).items():
         found = _sql_outside_the_store(ast.parse(module.path.read_text(encoding="utf-8")))
         if found:
             bad[name] = found
     assert not bad, f"SQL outside {STORE}: {bad}"
+    store = _service_modules()[STORE]
+    assert store.package and _sql_outside_the_store(ast.parse(store.path.read_text(encoding="utf-8"))) == []
 
 
-def test_the_routes_import_no_sqlite() -> None:
-    """The routes reach the store through :mod:`pldp.service.store` and the services, never SQLite."""
-    routes = {n for n in _service_modules() if n.startswith(SERVICE + ".routes")}
+def test_the_routes_import_no_sqlite_nor_a_table_of_the_store() -> None:
+    """The routes reach the store through :mod:`pldp.service.store`'s package functions and the
+    services (writer jobs, reads), never SQLite nor a module of the store's tables."""
+    routes = {n: m for n, m in _service_modules().items() if n.startswith(SERVICE + ".routes.")}
     assert len(routes) > 5
-    bad = {n: sorted(t for t in graph()[n] if t.startswith(STORE + ".")) for n in routes}
-    imports = {
-        n: [a for a in _sql_outside_the_store(ast.parse(modules()[n].path.read_text(encoding="utf-8")))] for n in routes
-    }
-    assert not any(imports.values()), imports
-    assert not any(bad.values()), f"routes importing the store's modules of tables: {bad}"
+    sqlite = sorted(n for n, m in routes.items() if _imports_sqlite(ast.parse(m.path.read_text(encoding="utf-8"))))
+    assert not sqlite, f"routes importing sqlite3: {sqlite}"
+    tables = {n: sorted(t for t in graph()[n] if t.startswith(STORE + ".")) for n in routes}
+    assert not any(tables.values()), f"routes importing the store's modules of tables: {tables}"
 
 
-#: What an HTTP refusal is called: the collector's own, FastAPI's and Starlette's, and the helper
-#: that makes a 503 (:func:`pldp.service.collect.unavailable`).
-_HTTP_ERRORS = {"CollectError", "HTTPException", "StarletteHTTPException", "JSONResponse", "unavailable", "error"}
+#: What an HTTP refusal is called: the collector's own, FastAPI's and Starlette's, a JSON answer,
+#: and the helper that makes a 503 (:func:`pldp.service.collect.unavailable`).
+_HTTP_ERRORS = {"CollectError", "HTTPException", "StarletteHTTPException", "JSONResponse", "unavailable"}
 
 
 def _functions(module: Any) -> tuple[dict[str, ast.FunctionDef], dict[str, str]]:
