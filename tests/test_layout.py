@@ -10,6 +10,8 @@ from __future__ import annotations
 import ast
 import importlib
 import pkgutil
+import re
+from typing import Any
 
 import pytest
 
@@ -172,3 +174,188 @@ def test_no_js_module_is_over_500_lines_and_the_static_modules_import_no_circle(
     assert not missing, f"static modules import modules that are not served: {missing}"
     found = circles(edges)
     assert not found, "JS import circles:\n" + "\n".join(" <-> ".join(c) for c in found)
+
+
+# ------------------------------------------------------------------------------------ the collector's layers
+#: The collector's package, and its package that alone speaks SQL.
+SERVICE, STORE = "pldp.service", "pldp.service.store"
+#: How an SQL statement starts (upper case, as the store writes them), in a string that is not a docstring.
+_SQL = re.compile(
+    r"^\s*(SELECT\b|INSERT\s+(OR\s+\w+\s+)?INTO\b|UPDATE\s+\w+\s+SET\b|DELETE\s+FROM\b|CREATE\s+(UNIQUE\s+)?"
+    r"(TABLE|INDEX)\b|PRAGMA\b|BEGIN\b|COMMIT\b|ROLLBACK\b|SAVEPOINT\b|RELEASE\s+\w|WITH\s+RECURSIVE\b)"
+)
+#: The cursor methods that run SQL.
+_RUNS_SQL = {"execute", "executemany", "executescript"}
+
+
+def _service_modules(outside: str | None = None) -> dict[str, Any]:
+    """The collector's modules (those of ``outside`` and below left out)."""
+    return {
+        name: module
+        for name, module in modules().items()
+        if (name == SERVICE or name.startswith(SERVICE + "."))
+        and not (outside and (name == outside or name.startswith(outside + ".")))
+    }
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    """The ids of the docstring nodes of a module and of its classes and functions."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                found.add(id(first.value))
+    return found
+
+
+def _imports_sqlite(tree: ast.AST) -> bool:
+    """Whether ``tree`` (a module, or one statement) imports :mod:`sqlite3`."""
+    return any(
+        (isinstance(n, ast.Import) and any(a.name.split(".")[0] == "sqlite3" for a in n.names))
+        or (isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[0] == "sqlite3")
+        for n in ast.walk(tree)
+    )
+
+
+def _sql_outside_the_store(tree: ast.AST) -> list[str]:
+    """What of ``tree`` speaks SQL: an import of sqlite3, a call of ``execute``/``executemany``/
+    ``executescript``, a string (not a docstring) that starts an SQL statement; with its line."""
+    docs, found = _docstrings(tree), []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and _imports_sqlite(node):
+            found.append(f"line {node.lineno}: imports sqlite3")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _RUNS_SQL:
+            found.append(f"line {node.lineno}: .{node.func.attr}(...)")
+        elif (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in docs
+            and _SQL.match(node.value)
+        ):
+            found.append(f"line {node.lineno}: SQL {node.value.strip()[:40]!r}")
+    return found
+
+
+def test_the_sql_check_sees_sql() -> None:
+    """The check below finds each way of speaking SQL (so that its silence means something)."""
+    source = 'import sqlite3\ndef f(c):\n    """SELECT in a docstring is prose."""\n'
+    source += '    c.execute("SELECT 1")\n    c.executemany(q, [])\n    return "UPDATE tokens SET x = 1"\n'
+    found = _sql_outside_the_store(ast.parse(source))
+    assert sorted(f.split(":")[0] for f in found) == ["line 1", "line 4", "line 4", "line 5", "line 6"], found
+
+
+def test_sql_lives_only_in_the_store_package() -> None:
+    """No module of the collector outside :mod:`pldp.service.store` imports sqlite3, runs a statement
+    or holds one: its SQL is behind the store's named functions (``docs/architecture.md``)."""
+    bad = {}
+    for name, module in _service_modules(outside=STORE).items():
+        found = _sql_outside_the_store(ast.parse(module.path.read_text(encoding="utf-8")))
+        if found:
+            bad[name] = found
+    assert not bad, f"SQL outside {STORE}: {bad}"
+    store = _service_modules()[STORE]
+    assert store.package and _sql_outside_the_store(ast.parse(store.path.read_text(encoding="utf-8"))) == []
+
+
+def test_the_routes_import_no_sqlite_nor_a_table_of_the_store() -> None:
+    """The routes reach the store through :mod:`pldp.service.store`'s package functions and the
+    services (writer jobs, reads), never SQLite nor a module of the store's tables."""
+    routes = {n: m for n, m in _service_modules().items() if n.startswith(SERVICE + ".routes.")}
+    assert len(routes) > 5
+    sqlite = sorted(n for n, m in routes.items() if _imports_sqlite(ast.parse(m.path.read_text(encoding="utf-8"))))
+    assert not sqlite, f"routes importing sqlite3: {sqlite}"
+    tables = {n: sorted(t for t in graph()[n] if t.startswith(STORE + ".")) for n in routes}
+    assert not any(tables.values()), f"routes importing the store's modules of tables: {tables}"
+
+
+#: What an HTTP refusal is called: the collector's own, FastAPI's and Starlette's, a JSON answer,
+#: and the helper that makes a 503 (:func:`pldp.service.collect.unavailable`).
+_HTTP_ERRORS = {"CollectError", "HTTPException", "StarletteHTTPException", "JSONResponse", "unavailable"}
+
+
+def _functions(module: Any) -> tuple[dict[str, ast.FunctionDef], dict[str, str]]:
+    """A module's top-level functions by name, and what its names of service modules stand for
+    (``from pldp.service import collect`` -> ``collect: pldp.service.collect``; a function
+    imported by name -> its module and name)."""
+    tree = ast.parse(module.path.read_text(encoding="utf-8"))
+    defs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    names = {}
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(SERVICE):
+            for alias in node.names:
+                names[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return defs, names
+
+
+def _writer_jobs() -> dict[str, ast.FunctionDef]:
+    """Every writer job of the collector (a function whose first parameter is a ``Context``,
+    :class:`pldp.service.jobs.Context`) and every function of the service they call, transitively,
+    by qualified name."""
+    table = {name: _functions(module) for name, module in _service_modules().items()}
+
+    def resolve(here: str, call: ast.expr) -> str | None:
+        defs, names = table[here]
+        if isinstance(call, ast.Name):
+            if call.id in defs:
+                return f"{here}.{call.id}"
+            return names.get(call.id)
+        if isinstance(call, ast.Attribute) and isinstance(call.value, ast.Name) and call.value.id in names:
+            return f"{names[call.value.id]}.{call.attr}"
+        return None
+
+    todo = [
+        f"{name}.{fn}"
+        for name, (defs, _) in table.items()
+        for fn, node in defs.items()
+        if node.args.args
+        and isinstance(node.args.args[0].annotation, ast.Name)
+        and node.args.args[0].annotation.id == "Context"
+    ]
+    found: dict[str, ast.FunctionDef] = {}
+    while todo:
+        qual = todo.pop()
+        module, _, fn = qual.rpartition(".")
+        if qual in found or module not in table or fn not in table[module][0] or module.startswith(STORE):
+            continue
+        found[qual] = node = table[module][0][fn]
+        todo += [t for c in ast.walk(node) if isinstance(c, ast.Call) and (t := resolve(module, c.func))]
+    return found
+
+
+def test_writer_jobs_raise_domain_errors_not_http_ones() -> None:
+    """A writer job refuses with a :class:`pldp.service.refusals.RefusalError`, which
+    :mod:`pldp.service.errors` maps to HTTP in one table: no job, nor a function of the service it
+    calls, names an HTTP refusal (:data:`_HTTP_ERRORS`)."""
+    jobs = _writer_jobs()
+    known = {
+        "collect.store_batch",
+        "collect.round_to_store",
+        "collect.add_token",
+        "codes.store_coded",
+        "codes.add_codes",
+    }
+    assert {f"{SERVICE}.{k}" for k in known} <= set(jobs), sorted(jobs)
+    bad = {
+        qual: sorted(
+            {
+                f"line {n.lineno}: {n.id if isinstance(n, ast.Name) else n.attr}"
+                for n in ast.walk(node)
+                if (isinstance(n, ast.Name) and n.id in _HTTP_ERRORS)
+                or (isinstance(n, ast.Attribute) and n.attr in _HTTP_ERRORS)
+            }
+        )
+        for qual, node in jobs.items()
+    }
+    bad = {k: v for k, v in bad.items() if v}
+    assert not bad, f"writer jobs naming HTTP errors: {bad}"
+
+
+def test_every_refusal_has_one_http_status() -> None:
+    """Each kind of refusal of :mod:`pldp.service.refusals` is in the one table of
+    :mod:`pldp.service.errors`."""
+    from pldp.service import errors, refusals
+
+    kinds = {getattr(refusals, n) for n in refusals.__all__} - {refusals.RefusalError}
+    assert set(errors.REFUSAL_STATUS) == kinds
+    assert errors.as_http(refusals.ConflictError("campaign_closed", "closed")).status == 409

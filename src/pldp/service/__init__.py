@@ -6,12 +6,15 @@ How a report travels, and which module holds each step::
     writer (group commit) --collect.store_batch--> store (SQLite, WAL: reports + running tally)
     store --tally--> app: estimate, export (Parquet)
 
-* :mod:`pldp.service.store`: the SQLite schema, its migrations, durable settings, reads.
+* :mod:`pldp.service.store`: the SQLite schema, its migrations, durable settings, reads; every SQL
+  statement of the collector, behind named functions, in one module per group of tables.
 * :mod:`pldp.service.writer`: the one writing thread; many requests per durable transaction;
   :mod:`pldp.service.seen` its in-memory index of stored report ids (a keyed hash table);
   :mod:`pldp.service.faults` a store that cannot take writes (503 answers, the writer lock's
   timeout, the health check).
-* :mod:`pldp.service.collect`: what a request does to the store (validate, dedupe, count).
+* :mod:`pldp.service.collect`: what a request does to the store (validate, dedupe, count);
+  :mod:`pldp.service.refusals` what a writer job refuses (domain errors, which
+  :mod:`pldp.service.errors` maps to HTTP statuses in one table).
 * :mod:`pldp.service.auth`: tokens (hashed, constant-time, each with a public id, an expiry and
   revocation) and roles; :mod:`pldp.service.codes`: the one-time respondent codes of invited
   campaigns, each used in the transaction that stores its report.

@@ -31,10 +31,12 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from pldp.service import store
+from pldp.service.store import token_table
 
 __all__ = [
     "ADMIN_LIFETIME",
@@ -119,7 +121,7 @@ def bearer(authorization: str) -> str | None:
     return token if scheme.lower() == "bearer" and token else None
 
 
-def resolve(conn: sqlite3.Connection, authorization: str | None, now: float | None = None) -> Principal | str:
+def resolve(conn: store.Connection, authorization: str | None, now: float | None = None) -> Principal | str:
     """The principal of an ``Authorization`` header, or why it is refused (a sentence).
 
     No header is the anonymous respondent. A token is refused when the store does not hold its
@@ -132,9 +134,7 @@ def resolve(conn: sqlite3.Connection, authorization: str | None, now: float | No
     if token is None:
         return NOT_VALID
     digest = token_hash(token)
-    row = conn.execute(
-        "SELECT hash, role, label, id, expires_at, revoked_at FROM tokens WHERE hash = ?", (digest,)
-    ).fetchone()
+    row = token_table.token_by_hash(conn, digest)
     if row is None or not hmac.compare_digest(bytes(row[0]), digest):
         return NOT_VALID
     now = time.time() if now is None else now
@@ -142,24 +142,20 @@ def resolve(conn: sqlite3.Connection, authorization: str | None, now: float | No
         return f"this token was revoked at {stamp(row[5])}; ask the admin for a new one"
     if row[4] is not None and now >= row[4]:
         return f"this token expired at {stamp(row[4])}; ask the admin for a new one"
-    grants = conn.execute("SELECT campaign_id FROM grants WHERE token_hash = ?", (digest,)).fetchall()
-    return Principal(str(row[1]), str(row[2]), frozenset(g[0] for g in grants), str(row[3]))
+    grants = token_table.grants_of(conn, digest)
+    return Principal(str(row[1]), str(row[2]), frozenset(grants), str(row[3]))
 
 
-def identify(conn: sqlite3.Connection, authorization: str | None) -> Principal | None:
+def identify(conn: store.Connection, authorization: str | None) -> Principal | None:
     """The principal of an ``Authorization`` header: anonymous without one, ``None`` for a token
     that is not valid (unknown, expired or revoked; :func:`resolve` says which)."""
     found = resolve(conn, authorization)
     return found if isinstance(found, Principal) else None
 
 
-def has_admin(conn: sqlite3.Connection) -> bool:
+def has_admin(conn: store.Connection) -> bool:
     """Whether the store holds an admin token that works now (not expired, not revoked)."""
-    row = conn.execute(
-        "SELECT 1 FROM tokens WHERE role = 'admin' AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)",
-        (time.time(),),
-    ).fetchone()
-    return row is not None
+    return token_table.has_admin(conn, time.time())
 
 
 @dataclass(frozen=True)
@@ -181,13 +177,9 @@ class TokenRow:
         return "expired" if self.expires_at is not None and now >= self.expires_at else "active"
 
 
-def tokens(conn: sqlite3.Connection) -> list[TokenRow]:
+def tokens(conn: store.Connection) -> list[TokenRow]:
     """Every token the store holds, oldest first, with its grants."""
-    rows = conn.execute(
-        "SELECT t.id, t.role, t.label, t.created_at, t.expires_at, t.revoked_at, "
-        "group_concat(g.campaign_id, ' ') FROM tokens t LEFT JOIN grants g ON g.token_hash = t.hash "
-        "GROUP BY t.hash ORDER BY t.created_at, t.id"
-    ).fetchall()
+    rows = token_table.token_rows(conn)
     return [
         TokenRow(str(i), str(role), str(label), sorted((grants or "").split()), float(c), e, r)
         for i, role, label, c, e, r, grants in rows

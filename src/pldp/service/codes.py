@@ -43,13 +43,14 @@ from __future__ import annotations
 import base64
 import hmac
 import secrets
-import sqlite3
 from collections.abc import Callable
 from typing import Any
 
-from pldp.service import auth, collect, rounds
+from pldp.service import auth, collect, rounds, store
 from pldp.service.collect import CollectError, Prepared
 from pldp.service.jobs import Context
+from pldp.service.refusals import ConflictError, NotFoundError, UnauthorizedError
+from pldp.service.store import campaign_table, code_table
 
 __all__ = [
     "CODE_LIFETIME",
@@ -93,7 +94,7 @@ def new_codes(count: int) -> tuple[list[str], bytes]:
     return codes, b"".join(sorted(auth.token_hash(c) for c in codes))
 
 
-def current_round(conn: sqlite3.Connection, campaign_id: str) -> int:
+def current_round(conn: store.Connection, campaign_id: str) -> int:
     """The campaign's round now (:mod:`pldp.service.rounds`): a code sends one report per round."""
     schedule = rounds.schedule_of(conn, campaign_id)
     return 1 if schedule is None else schedule.current(rounds.clock())
@@ -102,18 +103,15 @@ def current_round(conn: sqlite3.Connection, campaign_id: str) -> int:
 # ------------------------------------------------------------------------------------ who submits
 
 
-def _code_of(conn: sqlite3.Connection, campaign_id: str, token: str) -> bytes | None:
+def _code_of(conn: store.Connection, campaign_id: str, token: str) -> bytes | None:
     """The hash of ``token`` if it is a respondent code of the campaign (in any state), else None."""
     digest = auth.token_hash(token)
-    row = conn.execute(
-        "SELECT c.hash FROM codes c JOIN campaigns k ON k.key = c.campaign_key WHERE c.hash = ? AND k.id = ?",
-        (digest, campaign_id),
-    ).fetchone()
-    return digest if row is not None and hmac.compare_digest(bytes(row[0]), digest) else None
+    stored = code_table.code_of(conn, digest, campaign_id)
+    return digest if stored is not None and hmac.compare_digest(stored, digest) else None
 
 
 def submitter(
-    conn: sqlite3.Connection, campaign_id: str, authorization: str | None, access: Callable[[str], str | None]
+    conn: store.Connection, campaign_id: str, authorization: str | None, access: Callable[[str], str | None]
 ) -> bytes | None:
     """Who may submit to the campaign: None for anyone (an open campaign), or the hash of the
     respondent code of an invited one; the refusals are the module doc's.
@@ -176,78 +174,54 @@ def store_coded(
 ) -> dict[str, int]:
     """Store a one-report batch sent with the respondent code of hash ``code``, and record the use
     of the code in the same transaction (a writer job; the rules are the module doc's)."""
-    camp = ctx.conn.execute("SELECT key, closed_at FROM campaigns WHERE id = ?", (campaign_id,)).fetchone()
+    camp = campaign_table.state_of(ctx.conn, campaign_id)
     if camp is None or camp[1] is not None:
         return collect.store_batch(ctx, campaign_id, prep)  # its 404 or 409 (closed)
     key = int(camp[0])
-    row = ctx.conn.execute(
-        "SELECT expires_at, revoked_at FROM codes WHERE hash = ? AND campaign_key = ?", (code, key)
-    ).fetchone()
+    row = code_table.code_lifetime(ctx.conn, code, key)
     if row is None:  # (revocation never deletes a code: a code seen by the request is still here)
-        raise CollectError(401, "unknown_code", f"this code is not one of this survey's; {NEED_CODE}")
+        raise UnauthorizedError("unknown_code", f"this code is not one of this survey's; {NEED_CODE}")
     report_id = prep.ids
-    sent = ctx.conn.execute(
-        "SELECT round FROM code_uses WHERE code_hash = ? AND report_id = ?", (code, report_id)
-    ).fetchone()
+    sent = code_table.code_sent(ctx.conn, code, report_id)
     if sent is not None:  # the same report again, in its round or a later one: a duplicate
-        return collect.store_batch(ctx, campaign_id, prep, turn=int(sent[0]))
+        return collect.store_batch(ctx, campaign_id, prep, turn=sent)
     turn = collect.round_to_store(ctx.conn, campaign_id, asked or rounds.Asked())
-    used = ctx.conn.execute(
-        "SELECT report_id FROM code_uses WHERE code_hash = ? AND round = ?", (code, turn)
-    ).fetchone()
-    if used is not None:
-        raise CollectError(
-            409,
+    if code_table.code_round_used(ctx.conn, code, turn):
+        raise ConflictError(
             "code_used",
             f"this code has sent another report already in round {turn}; a code sends one report per round",
         )
     if row[1] is not None:
-        raise CollectError(401, "code_revoked", f"this code was revoked at {auth.stamp(row[1])}")
+        raise UnauthorizedError("code_revoked", f"this code was revoked at {auth.stamp(row[1])}")
     if now >= row[0]:
-        raise CollectError(401, "code_expired", f"this code expired at {auth.stamp(row[0])}")
+        raise UnauthorizedError("code_expired", f"this code expired at {auth.stamp(row[0])}")
     out = collect.store_batch(ctx, campaign_id, prep, cap, turn)
     if out["accepted"]:
-        ctx.conn.execute(
-            "INSERT INTO code_uses (code_hash, round, report_id, used_at) VALUES (?, ?, ?, ?)",
-            (code, turn, report_id, now),
-        )
+        code_table.insert_code_use(ctx.conn, code, turn, report_id, now)
     return out
 
 
 def _invited_key(ctx: Context, campaign_id: str) -> int:
-    """The key of an invited campaign that is not closed (404, 409 otherwise)."""
-    row = ctx.conn.execute("SELECT key, closed_at, access FROM campaigns WHERE id = ?", (campaign_id,)).fetchone()
+    """The key of an invited campaign that is not closed (:class:`~pldp.service.refusals.NotFoundError`,
+    :class:`~pldp.service.refusals.ConflictError` otherwise)."""
+    row = campaign_table.code_target(ctx.conn, campaign_id)
     if row is None:
-        raise CollectError(404, "unknown_campaign", f"no campaign {campaign_id}")
+        raise NotFoundError("unknown_campaign", f"no campaign {campaign_id}")
     if row[2] != "invited":
-        raise CollectError(
-            409, "campaign_open", f"campaign {campaign_id} is open to anyone: codes are for invited campaigns"
+        raise ConflictError(
+            "campaign_open", f"campaign {campaign_id} is open to anyone: codes are for invited campaigns"
         )
     if row[1] is not None:
-        raise CollectError(409, "campaign_closed", f"campaign {campaign_id} is closed and takes no reports")
+        raise ConflictError("campaign_closed", f"campaign {campaign_id} is closed and takes no reports")
     return int(row[0])
-
-
-#: The hashes of a blob ``:hashes`` (``:n`` of them, 32 bytes each) as the table ``h``: one
-#: statement then stores or revokes a whole list of codes (as reports are stored).
-_NAMED = """
-WITH RECURSIVE i(k) AS (SELECT 0 UNION ALL SELECT k + 1 FROM i WHERE k + 1 < :n),
-h(hash) AS (SELECT substr(:hashes, 32 * k + 1, 32) FROM i)
-"""
 
 
 def add_codes(ctx: Context, campaign_id: str, hashes: bytes, now: float, expires_at: float) -> int:
     """Store the hashes of new codes (concatenated, 32 bytes each) of an invited campaign that is
     not closed; return how many (a writer job)."""
     key = _invited_key(ctx, campaign_id)
-    n = len(hashes) // 32
-    if n:
-        ctx.conn.execute(
-            f"{_NAMED} INSERT INTO codes (hash, campaign_key, created_at, expires_at) "
-            "SELECT hash, :key, :now, :expires FROM h",
-            {"n": n, "hashes": hashes, "key": key, "now": now, "expires": expires_at},
-        )
-    return n
+    code_table.insert_codes(ctx.conn, key, hashes, now, expires_at)
+    return len(hashes) // 32
 
 
 def hash_codes(codes: list[str]) -> bytes:
@@ -261,47 +235,26 @@ def revoke_codes(ctx: Context, campaign_id: str, hashes: bytes | None, now: floa
     used in the current round (a writer job): ``{"revoked": codes revoked now, "unknown": codes
     named that are not the campaign's}``. A revoked code stays stored (its use, if any, too); a
     revocation is final."""
-    row = ctx.conn.execute("SELECT key FROM campaigns WHERE id = ?", (campaign_id,)).fetchone()
-    if row is None:
-        raise CollectError(404, "unknown_campaign", f"no campaign {campaign_id}")
-    key = int(row[0])
+    key = store.campaign_key(ctx.conn, campaign_id)
+    if key is None:
+        raise NotFoundError("unknown_campaign", f"no campaign {campaign_id}")
     if hashes is None:
-        cur = ctx.conn.execute(
-            "UPDATE codes SET revoked_at = ? WHERE campaign_key = ? AND revoked_at IS NULL "
-            "AND hash NOT IN (SELECT code_hash FROM code_uses WHERE round = ?)",
-            (now, key, current_round(ctx.conn, campaign_id)),
-        )
-        return {"revoked": cur.rowcount, "unknown": 0}
+        revoked = code_table.revoke_unused(ctx.conn, key, now, current_round(ctx.conn, campaign_id))
+        return {"revoked": revoked, "unknown": 0}
     n = len(hashes) // 32
     if not n:
         return {"revoked": 0, "unknown": 0}
-    named = {"n": n, "hashes": hashes, "key": key, "now": now}
-    known = ctx.conn.execute(f"{_NAMED} SELECT COUNT(*) FROM codes WHERE campaign_key = :key AND hash IN h", named)
-    count = int(known.fetchone()[0])
-    ctx.conn.execute(
-        f"{_NAMED} UPDATE codes SET revoked_at = :now WHERE campaign_key = :key AND revoked_at IS NULL AND hash IN h",
-        named,
-    )
-    # (sqlite3's rowcount is -1 for a statement that starts with WITH; changes() is SQLite's own)
-    revoked = int(ctx.conn.execute("SELECT changes()").fetchone()[0])
+    count, revoked = code_table.revoke_named(ctx.conn, key, hashes, now)
     return {"revoked": revoked, "unknown": n - count}
 
 
-def code_counts(conn: sqlite3.Connection, campaign_id: str, now: float) -> dict[str, Any]:
+def code_counts(conn: store.Connection, campaign_id: str, now: float) -> dict[str, Any]:
     """How many codes the campaign has: issued; used (in the current round); revoked; expired (unused
     and not revoked); usable (none of those). A 404 for an unknown campaign."""
-    row = conn.execute("SELECT key FROM campaigns WHERE id = ?", (campaign_id,)).fetchone()
-    if row is None:
+    key = store.campaign_key(conn, campaign_id)
+    if key is None:
         raise CollectError(404, "unknown_campaign", f"no campaign {campaign_id}")
-    key = int(row[0])
-    counts = conn.execute(
-        "SELECT COUNT(*), COUNT(u.code_hash), COUNT(c.revoked_at), "
-        "SUM(u.code_hash IS NULL AND c.revoked_at IS NULL AND c.expires_at <= :now), "
-        "SUM(u.code_hash IS NULL AND c.revoked_at IS NULL AND c.expires_at > :now) "
-        "FROM codes c LEFT JOIN code_uses u ON u.code_hash = c.hash AND u.round = :round WHERE c.campaign_key = :key",
-        {"now": now, "key": key, "round": current_round(conn, campaign_id)},
-    ).fetchone()
-    issued, used, revoked, expired, usable = (int(v or 0) for v in counts)
+    issued, used, revoked, expired, usable = code_table.code_counts(conn, key, now, current_round(conn, campaign_id))
     return {
         "campaign": campaign_id,
         "issued": issued,

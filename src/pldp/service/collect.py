@@ -18,8 +18,10 @@ first bad report and names it), then stored by :func:`store_batch` in the writer
   into the campaign's (and into its round's, in a recurring campaign), in one transaction.
 
 A closed campaign takes no reports (409), and a recurring one no new report for a round that is
-not open (409, :mod:`pldp.service.rounds`). Every refusal is a :class:`CollectError` with an HTTP
-status and a reason, turned into a JSON error by the API.
+not open (409, :mod:`pldp.service.rounds`). A refusal of the request as it arrives (malformed JSON or
+reports, too many) is a :class:`CollectError` with an HTTP status; a refusal of a writer job (an
+unknown or closed campaign, say) is a domain error of :mod:`pldp.service.refusals`, which
+:mod:`pldp.service.errors` maps to its status. Either becomes a JSON error of the API.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ from pldp.errors import PLDPError, ReportError
 from pldp.service import auth, jsonlimits, rounds, store
 from pldp.service.faults import StoreUnavailableError
 from pldp.service.jobs import Context
+from pldp.service.refusals import ConflictError, InvalidError, NotFoundError
+from pldp.service.store import campaign_table, token_table
 
 __all__ = [
     "CollectError",
@@ -144,13 +148,14 @@ def round_to_store(conn: Any, campaign_id: str, asked: rounds.Asked) -> int:
 
     Raises
     ------
-    CollectError
-        404 for an unknown campaign; 409 ``round_not_started`` or ``round_closed`` for a named
-        round that is not open now.
+    NotFoundError
+        For an unknown campaign (404).
+    ConflictError
+        ``round_not_started`` or ``round_closed`` for a named round that is not open now (409).
     """
     schedule = rounds.schedule_of(conn, campaign_id)
     if schedule is None:
-        raise CollectError(404, "unknown_campaign", f"no campaign {campaign_id}")
+        raise NotFoundError("unknown_campaign", f"no campaign {campaign_id}")
     now = asked.at()
     current = schedule.current(now)
     if asked.round is None:
@@ -158,11 +163,10 @@ def round_to_store(conn: Any, campaign_id: str, asked: rounds.Asked) -> int:
     if asked.round in schedule.accepts(now, asked.grace):
         return asked.round
     if asked.round > current:
-        raise CollectError(
-            409, "round_not_started", f"campaign {campaign_id} is in round {current}; {asked.round} has not started"
+        raise ConflictError(
+            "round_not_started", f"campaign {campaign_id} is in round {current}; {asked.round} has not started"
         )
-    raise CollectError(
-        409,
+    raise ConflictError(
         "round_closed",
         f"round {asked.round} of campaign {campaign_id} is over (this is round {current}): reload the survey to "
         "answer the current round",
@@ -183,14 +187,14 @@ def store_batch(
     :func:`round_to_store`; None: the current round), and their ids staged. A batch of retries
     only is acknowledged whatever round it names. With ``cap`` (the collector's ``--campaign-cap``)
     or the campaign's own cap (set at creation; the smaller of the two), a batch whose new reports
-    would take the campaign's count over it is refused (409 ``campaign_full``); its retries are
-    still acknowledged.
+    would take the campaign's count over it is refused (:class:`~pldp.service.refusals.ConflictError`
+    ``campaign_full``); its retries are still acknowledged.
     """
-    row = ctx.conn.execute("SELECT key, closed_at, rounds, cap FROM campaigns WHERE id = ?", (campaign_id,)).fetchone()
+    row = campaign_table.report_target(ctx.conn, campaign_id)
     if row is None:
-        raise CollectError(404, "unknown_campaign", f"no campaign {campaign_id}")
+        raise NotFoundError("unknown_campaign", f"no campaign {campaign_id}")
     if row[1] is not None:
-        raise CollectError(409, "campaign_closed", f"campaign {campaign_id} is closed and takes no reports")
+        raise ConflictError("campaign_closed", f"campaign {campaign_id} is closed and takes no reports")
     key, n, recurs = int(row[0]), len(prep), row[2] != "once"
     if row[3] is not None:  # the campaign's own cap, set at creation, and the collector's: the smaller
         cap = int(row[3]) if cap is None else min(cap, int(row[3]))
@@ -202,10 +206,7 @@ def store_batch(
         # answered as duplicates (see the module doc); only the analyst sees the count. Every resend
         # writes this row, conflicting or not: a commit that writes (and syncs) for a conflict only
         # would time the answer by the stored payload.
-        ctx.conn.execute(
-            "UPDATE campaigns SET resends = resends + ?, conflicts = conflicts + ? WHERE key = ?",
-            (int(old.size), conflicts, key),
-        )
+        campaign_table.count_resends(ctx.conn, key, int(old.size), conflicts)
     new = np.flatnonzero(where < 0)
     if new.size == 0:
         return {"accepted": 0, "duplicates": n}
@@ -214,9 +215,7 @@ def store_batch(
         # a campaign that does not recur is in round 1 for ever: no schedule to read on the hot path
         turn = 1 if not recurs and asked.round in (None, 1) else round_to_store(ctx.conn, campaign_id, asked)
     if cap is not None and (held := ctx.tally(campaign_id, prep.spec).n) + new.size > cap:
-        raise CollectError(
-            409, "campaign_full", f"campaign {campaign_id} holds {held:,} reports; it takes at most {cap:,}"
-        )
+        raise ConflictError("campaign_full", f"campaign {campaign_id} holds {held:,} reports; it takes at most {cap:,}")
     ids, rows, tally = prep.ids, prep.rows, prep.tally
     if new.size < n:  # some were retries: store and count the others only
         picked = [prep.report(i) for i in new.tolist()]
@@ -245,27 +244,25 @@ def create_campaign(
     ``manual`` (:mod:`pldp.service.rounds`), counted from today (:func:`pldp.service.store.today`);
     ``cap`` the most reports it takes (None: no cap of its own; the collector's ``--campaign-cap``
     applies to every campaign). All three are set once: asking for an existing campaign with another
-    access, schedule or cap is a conflict (409).
+    access, schedule or cap is a :class:`~pldp.service.refusals.ConflictError`; a schedule or cap that
+    does not exist is :class:`~pldp.service.refusals.InvalidError`.
     """
     if schedule not in rounds.SCHEDULES:
-        raise CollectError(400, "bad_rounds", f"rounds must be one of {', '.join(rounds.SCHEDULES)}, got {schedule!r}")
+        raise InvalidError("bad_rounds", f"rounds must be one of {', '.join(rounds.SCHEDULES)}, got {schedule!r}")
     if cap is not None and cap < 1:
-        raise CollectError(400, "bad_cap", f"a campaign's cap must be a positive number of reports, got {cap}")
-    row = ctx.conn.execute("SELECT access, rounds, cap FROM campaigns WHERE id = ?", (spec.id,)).fetchone()
+        raise InvalidError("bad_cap", f"a campaign's cap must be a positive number of reports, got {cap}")
+    row = campaign_table.settings_of(ctx.conn, spec.id)
     if row is not None:
         for what, stored, asked in (("access", row[0], access), ("rounds", row[1], schedule), ("cap", row[2], cap)):
             if stored != asked:
-                raise CollectError(
-                    409,
+                raise ConflictError(
                     f"{what}_differs",
                     f"campaign {spec.id} exists already with {what} {'none' if stored is None else stored}; "
                     f"a campaign's {what} is set when it is created",
                 )
         return False
-    ctx.conn.execute(
-        "INSERT INTO campaigns (id, spec, created_at, closed_at, access, rounds, first_day, cap) "
-        "VALUES (?, ?, ?, NULL, ?, ?, ?, ?)",
-        (spec.id, spec.to_json(indent=None), now, access, schedule, store.today(), cap),
+    campaign_table.insert_campaign(
+        ctx.conn, spec.id, spec.to_json(indent=None), now, access, schedule, store.today(), cap
     )
     ctx.set(spec.id, store.empty_tally(spec))
     return True
@@ -277,37 +274,40 @@ def open_round(ctx: Context, campaign_id: str, now: float) -> int:
 
     Raises
     ------
-    CollectError
-        404 for an unknown campaign, 409 for a closed one (``campaign_closed``) or one whose rounds
-        are not ``manual`` (``rounds_not_manual``: they open by themselves, or there are none).
+    NotFoundError
+        For an unknown campaign.
+    ConflictError
+        For a closed campaign (``campaign_closed``) or one whose rounds are not ``manual``
+        (``rounds_not_manual``: they open by themselves, or there are none).
     """
-    row = ctx.conn.execute("SELECT key, closed_at, rounds FROM campaigns WHERE id = ?", (campaign_id,)).fetchone()
+    row = campaign_table.round_target(ctx.conn, campaign_id)
     if row is None:
-        raise CollectError(404, "unknown_campaign", f"no campaign {campaign_id}")
+        raise NotFoundError("unknown_campaign", f"no campaign {campaign_id}")
     if row[1] is not None:
-        raise CollectError(409, "campaign_closed", f"campaign {campaign_id} is closed: it has no next round")
+        raise ConflictError("campaign_closed", f"campaign {campaign_id} is closed: it has no next round")
     if row[2] != "manual":
         how = "it does not recur" if row[2] == "once" else f"its rounds are {row[2]}: they open by themselves"
-        raise CollectError(409, "rounds_not_manual", f"only a campaign with manual rounds opens them; {how}")
+        raise ConflictError("rounds_not_manual", f"only a campaign with manual rounds opens them; {how}")
     key = int(row[0])
-    last = ctx.conn.execute("SELECT COALESCE(MAX(round), 1) FROM rounds WHERE campaign_key = ?", (key,)).fetchone()[0]
-    ctx.conn.execute("INSERT INTO rounds (campaign_key, round, opened_at) VALUES (?, ?, ?)", (key, last + 1, now))
+    last = campaign_table.last_round(ctx.conn, key)
+    campaign_table.insert_round(ctx.conn, key, last + 1, now)
     return int(last) + 1
 
 
 def close_campaign(ctx: Context, campaign_id: str, now: float) -> float:
     """Close a campaign (idempotent); returns when it was closed."""
-    row = ctx.conn.execute("SELECT closed_at FROM campaigns WHERE id = ?", (campaign_id,)).fetchone()
+    row = campaign_table.closed_at(ctx.conn, campaign_id)
     if row is None:
-        raise CollectError(404, "unknown_campaign", f"no campaign {campaign_id}")
+        raise NotFoundError("unknown_campaign", f"no campaign {campaign_id}")
     if row[0] is not None:
         return float(row[0])
-    ctx.conn.execute("UPDATE campaigns SET closed_at = ? WHERE id = ?", (now, campaign_id))
+    campaign_table.close(ctx.conn, campaign_id, now)
     return now
 
 
-class TokenReusedError(CollectError, PLDPError):
-    """A token offered again that the store holds expired or revoked: it never works again (409).
+class TokenReusedError(ConflictError, PLDPError):
+    """A token offered again that the store holds expired or revoked: it never works again (a
+    :class:`~pldp.service.refusals.ConflictError`, 409).
 
     Also a :class:`~pldp.errors.PLDPError`, so that ``pldp serve --admin-token-file`` with such a
     token stops with one line saying so (:mod:`pldp.service.server` stores the file's token with
@@ -326,59 +326,50 @@ def add_token(
 ) -> str:
     """Store a token's hash with its role, grants and expiry; return its public id.
 
-    Every granted campaign must exist (404). ``expires_at`` defaults to ``now`` plus the role's
-    lifetime (:data:`~pldp.service.auth.ANALYST_LIFETIME`, :data:`~pldp.service.auth.ADMIN_LIFETIME`).
+    Every granted campaign must exist (:class:`~pldp.service.refusals.NotFoundError`).
+    ``expires_at`` defaults to ``now`` plus the role's lifetime
+    (:data:`~pldp.service.auth.ANALYST_LIFETIME`, :data:`~pldp.service.auth.ADMIN_LIFETIME`).
     A new admin token revokes every other admin token: there is one admin at a time, so a new
     ``--admin-token-file`` or a rotation retires the old token. A token whose hash is stored
     already (one that expired or was revoked: a valid one is never stored twice) is refused
     with :class:`TokenReusedError`.
     """
     for cid in campaigns:
-        if not ctx.conn.execute("SELECT 1 FROM campaigns WHERE id = ?", (cid,)).fetchone():
-            raise CollectError(404, "unknown_campaign", f"no campaign {cid} to grant")
+        if not campaign_table.campaign_exists(ctx.conn, cid):
+            raise NotFoundError("unknown_campaign", f"no campaign {cid} to grant")
     digest = auth.token_hash(token)
-    old = ctx.conn.execute("SELECT expires_at, revoked_at FROM tokens WHERE hash = ?", (digest,)).fetchone()
+    old = token_table.token_lifetime(ctx.conn, digest)
     if old is not None:
         if old[1] is not None:
             why = f"was revoked at {auth.stamp(old[1])}"
         else:
             why = f"{'expired' if old[0] <= now else 'expires'} at {auth.stamp(old[0])}"
         raise TokenReusedError(
-            409, "token_reused", f"this token is stored already and {why}; a token is used once: make a new one"
+            "token_reused", f"this token is stored already and {why}; a token is used once: make a new one"
         )
     if expires_at is None:
         expires_at = now + (auth.ADMIN_LIFETIME if role == "admin" else auth.ANALYST_LIFETIME)
     token_id = auth.new_token_id()
-    ctx.conn.execute(
-        "INSERT INTO tokens (hash, role, label, created_at, id, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
-        (digest, role, label, now, token_id, expires_at),
-    )
-    if role == "admin":
-        ctx.conn.execute(
-            "UPDATE tokens SET revoked_at = ? WHERE role = 'admin' AND hash != ? AND revoked_at IS NULL", (now, digest)
-        )
-    ctx.conn.executemany(
-        "INSERT OR IGNORE INTO grants (token_hash, campaign_id) VALUES (?, ?)", [(digest, c) for c in campaigns]
-    )
+    token_table.insert_token(ctx.conn, digest, role, label, now, token_id, expires_at, campaigns)
     return token_id
 
 
 def revoke_token(ctx: Context, token_id: str, now: float) -> float:
     """Revoke the token with the public id ``token_id`` (idempotent); returns when it was revoked.
 
-    An unknown id is a 404. An admin token is not revoked but replaced (409): a rotation revokes
-    the old one, so that the collector always has an admin.
+    An unknown id is :class:`~pldp.service.refusals.NotFoundError`. An admin token is not revoked but
+    replaced (a :class:`~pldp.service.refusals.ConflictError`): a rotation revokes the old one, so that
+    the collector always has an admin.
     """
-    row = ctx.conn.execute("SELECT role, revoked_at FROM tokens WHERE id = ?", (token_id,)).fetchone()
+    row = token_table.token_by_id(ctx.conn, token_id)
     if row is None:
-        raise CollectError(404, "unknown_token", f"no token with id {token_id}")
+        raise NotFoundError("unknown_token", f"no token with id {token_id}")
     if row[0] == "admin":
-        raise CollectError(
-            409,
+        raise ConflictError(
             "admin_token",
             "an admin token is replaced, not revoked: rotate it (pldp token rotate, or a new --admin-token-file)",
         )
     if row[1] is not None:
         return float(row[1])
-    ctx.conn.execute("UPDATE tokens SET revoked_at = ? WHERE id = ?", (now, token_id))
+    token_table.revoke_token(ctx.conn, token_id, now)
     return now

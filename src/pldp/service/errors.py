@@ -1,7 +1,8 @@
 """The collector's refusals: every one is a JSON object ``{"error": code, "reason": text}``.
 
 :func:`install` turns the exceptions of a request into such answers (a
-:class:`~pldp.service.collect.CollectError`, an unknown path or method, a malformed query, which
+:class:`~pldp.service.collect.CollectError`, a writer job's :class:`~pldp.service.refusals.RefusalError`
+by the one table :data:`REFUSAL_STATUS`, an unknown path or method, a malformed query, which
 is a 400 and never FastAPI's 422, and a store that cannot write, 503 with ``Retry-After``); :func:`responses` declares
 them in a route's OpenAPI entry with the :class:`~pldp.service.models.Error` model.
 
@@ -16,7 +17,6 @@ that parses a body itself.
 from __future__ import annotations
 
 import logging
-import sqlite3
 import time
 import traceback
 from collections.abc import Callable
@@ -28,11 +28,22 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 
+from pldp.service import store
 from pldp.service.collect import CollectError, unavailable
 from pldp.service.faults import StoreUnavailableError, store_error
 from pldp.service.models import Error
+from pldp.service.refusals import ConflictError, InvalidError, NotFoundError, RefusalError, UnauthorizedError
 
-__all__ = ["OncePerKind", "error", "install", "quiet_tracebacks", "responses"]
+__all__ = ["REFUSAL_STATUS", "OncePerKind", "as_http", "error", "install", "quiet_tracebacks", "responses"]
+
+#: The HTTP status of each kind of a writer job's refusal (:mod:`pldp.service.refusals`): the one
+#: place where a domain error becomes an HTTP answer, for the routes and the fast path alike.
+REFUSAL_STATUS: dict[type[RefusalError], int] = {
+    InvalidError: 400,
+    UnauthorizedError: 401,
+    NotFoundError: 404,
+    ConflictError: 409,
+}
 
 #: What each refusal status means, for the schema.
 MEANINGS = {
@@ -73,6 +84,13 @@ def responses(*statuses: int, others: dict[int | str, dict[str, Any]] | None = N
     return out
 
 
+def as_http(exc: RefusalError) -> CollectError:
+    """A writer job's refusal as the HTTP refusal it is answered with (:data:`REFUSAL_STATUS`; its
+    code and reason as they are)."""
+    status = next(s for kind, s in REFUSAL_STATUS.items() if isinstance(exc, kind))
+    return CollectError(status, exc.code, exc.reason)
+
+
 def headers_of(exc: CollectError) -> dict[str, str]:
     """The headers of a refusal's answer: its own (``Retry-After``), and the challenge of a 401."""
     return {**exc.headers, "WWW-Authenticate": "Bearer"} if exc.status == 401 else exc.headers
@@ -81,6 +99,11 @@ def headers_of(exc: CollectError) -> dict[str, str]:
 async def _collect_error(_: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, CollectError)
     return error(exc.status, exc.code, exc.reason, headers_of(exc) or None)
+
+
+async def _refusal(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RefusalError)
+    return await _collect_error(request, as_http(exc))
 
 
 async def _http_error(request: Request, exc: Exception) -> JSONResponse:
@@ -144,10 +167,11 @@ async def _internal_error(_: Request, exc: Exception) -> JSONResponse:
 def install(app: FastAPI) -> None:
     """Answer the refusals of ``app`` as JSON errors (see module doc)."""
     app.add_exception_handler(CollectError, _collect_error)
+    app.add_exception_handler(RefusalError, _refusal)
     app.add_exception_handler(StarletteHTTPException, _http_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StoreUnavailableError, _store_error)
-    app.add_exception_handler(sqlite3.Error, _store_error)
+    app.add_exception_handler(store.SQLiteError, _store_error)
     app.add_exception_handler(RecursionError, _too_deep)
     app.add_exception_handler(UnicodeDecodeError, _not_utf8)  # json.loads of bytes that are not UTF-8
     app.add_exception_handler(ValueError, _value_error)

@@ -31,10 +31,12 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import sqlite3
 import threading
 from pathlib import Path
 from typing import IO
+
+from pldp.service import store
+from pldp.service.store.transactions import fault_kind, page_limits, write_locked
 
 __all__ = ["LOCK_TIMEOUT", "MIN_FREE", "StoreUnavailableError", "TurnLock", "problem", "store_error", "write_locked"]
 
@@ -42,21 +44,6 @@ __all__ = ["LOCK_TIMEOUT", "MIN_FREE", "StoreUnavailableError", "TurnLock", "pro
 LOCK_TIMEOUT = 5.0
 #: Free bytes on the store's disk below which the collector reports itself degraded.
 MIN_FREE = 64 * 2**20
-
-#: SQLite's primary result codes that are the store's fault, with what the client is told.
-_KINDS = {
-    sqlite3.SQLITE_READONLY: ("store_unavailable", "the store is read-only"),
-    sqlite3.SQLITE_FULL: ("store_unavailable", "the store is full"),
-    sqlite3.SQLITE_IOERR: ("store_unavailable", "the store could not be written"),
-    sqlite3.SQLITE_CANTOPEN: ("store_unavailable", "the store could not be opened"),
-    sqlite3.SQLITE_PERM: ("store_unavailable", "the store may not be written"),
-    sqlite3.SQLITE_NOMEM: ("store_unavailable", "the store ran out of memory"),
-    sqlite3.SQLITE_CORRUPT: ("store_unavailable", "the store is damaged"),
-    sqlite3.SQLITE_NOTADB: ("store_unavailable", "the store is not a database"),
-    sqlite3.SQLITE_PROTOCOL: ("store_unavailable", "the store's locks failed"),
-    sqlite3.SQLITE_BUSY: ("store_busy", "another connection holds the store's write lock"),
-    sqlite3.SQLITE_LOCKED: ("store_busy", "another connection holds the store's write lock"),
-}
 
 
 class StoreUnavailableError(RuntimeError):
@@ -86,8 +73,7 @@ def store_error(exc: BaseException) -> StoreUnavailableError | None:
         return exc
     if isinstance(exc, OSError):  # the lock file, say: a read-only directory, a full disk
         return StoreUnavailableError(f"the store could not be written ({exc.strerror or exc})")
-    code = getattr(exc, "sqlite_errorcode", None) if isinstance(exc, sqlite3.Error) else None
-    kind = _KINDS.get(code & 0xFF) if isinstance(code, int) else None
+    kind = fault_kind(exc)
     if kind is None:
         return None
     return StoreUnavailableError(f"{kind[1]} ({exc})", kind[0])
@@ -191,25 +177,7 @@ class TurnLock:
             self._file = None
 
 
-def write_locked(conn: sqlite3.Connection) -> bool:
-    """Whether another connection holds SQLite's write lock on the store now: ``BEGIN IMMEDIATE``
-    without waiting (busy timeout 0), rolled back at once; False if ``conn`` cannot write at all."""
-    timeout = conn.execute("PRAGMA busy_timeout").fetchone()[0]
-    conn.execute("PRAGMA busy_timeout = 0")
-    try:
-        conn.execute("BEGIN IMMEDIATE")
-        conn.execute("ROLLBACK")
-    except sqlite3.Error as exc:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
-        return code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
-    finally:
-        conn.execute(f"PRAGMA busy_timeout = {int(timeout)}")
-    return False
-
-
-def problem(path: Path, conn: sqlite3.Connection, last: StoreUnavailableError | None, lock: TurnLock) -> str | None:
+def problem(path: Path, conn: store.Connection, last: StoreUnavailableError | None, lock: TurnLock) -> str | None:
     """Why the store at ``path`` cannot take writes now, or None (see module doc).
 
     ``conn`` is a connection of the store's (for its page limit), ``last`` the last write's
@@ -225,8 +193,8 @@ def problem(path: Path, conn: sqlite3.Connection, last: StoreUnavailableError | 
         if disk.f_bavail * disk.f_frsize < MIN_FREE:
             return f"the store's disk is full ({disk.f_bavail * disk.f_frsize // 2**20} MiB free)"
     try:
-        pages, cap = (conn.execute(f"PRAGMA {p}").fetchone()[0] for p in ("page_count", "max_page_count"))
-    except sqlite3.Error as exc:
+        pages, cap = page_limits(conn)
+    except store.SQLiteError as exc:
         return f"the store cannot be read ({exc})"
     if pages >= cap:
         return f"the store is full (at its limit of {cap} pages)"

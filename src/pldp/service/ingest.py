@@ -24,7 +24,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import sqlite3
 import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -33,11 +32,13 @@ from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from pldp.deploy import Spec
-from pldp.service import bodies, codes, collect, ratelimit, rounds
+from pldp.service import bodies, codes, collect, ratelimit, rounds, store
 from pldp.service.bodies import BodyBudget
 from pldp.service.collect import CollectError
+from pldp.service.errors import as_http
 from pldp.service.faults import StoreUnavailableError, store_error
 from pldp.service.ratelimit import Contributions, RateLimiter
+from pldp.service.refusals import RefusalError
 from pldp.service.writer import Lookup, Writer
 
 __all__ = ["INLINE_BODY", "FastPath", "Ingest", "read_body"]
@@ -140,7 +141,7 @@ class Ingest:
             code = self.who(campaign_id, authorization)
             spec = self.spec_of(campaign_id)
             limiter = None if self.limiter is None or self.unlimited(authorization) else self.limiter
-        except sqlite3.Error as exc:  # a store that cannot be read: a 503 too, never a traceback
+        except store.SQLiteError as exc:  # a store that cannot be read: a 503 too, never a traceback
             raise collect.unavailable(store_error(exc) or StoreUnavailableError(str(exc))) from None
         try:
             asked = rounds.Asked(rounds.asked_round(query), rounds.clock(), self.grace)
@@ -190,6 +191,8 @@ class Ingest:
             return answer
         except StoreUnavailableError as exc:
             raise collect.unavailable(exc) from None
+        except RefusalError as exc:  # the writer job's refusal, as the routes answer it (pldp.service.errors)
+            raise as_http(exc) from None
         finally:
             if share is not None:
                 share.settle(campaign_id, client, len(prep), stored)

@@ -4,7 +4,6 @@ staged (a job's changes take effect with it, not if it raises)."""
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,7 +38,7 @@ class Context:
     the tallies are written to the store before the group's ``COMMIT``.
     """
 
-    conn: sqlite3.Connection
+    conn: store.Connection
     tallies: dict[TallyKey, Any]  # (campaign id, round) -> tally, as committed
     seen: dict[int, SeenIds]  # campaign key -> stored report ids, with this group's jobs so far
     pending: dict[TallyKey, Any] = field(default_factory=dict)  # (campaign id, round) -> tally, this group so far

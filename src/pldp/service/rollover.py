@@ -52,9 +52,7 @@ import functools
 import logging
 import os
 import re
-import sqlite3
 import threading
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -163,31 +161,14 @@ def record_export(ctx: Context, key: int, after: int, first: int, last: int, day
     now = store.watermark(ctx.conn, key)
     if now != after:
         raise ExportError(f"the export watermark moved from {after} to {now} during the round; not recording {path}")
-    ctx.conn.execute(
-        "INSERT INTO exports (campaign_key, first_seq, upto_seq, day, path, n, written_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (key, first, last, day, path, n, time.time()),
-    )
+    store.insert_export(ctx.conn, key, first, last, day, path, n)
 
 
 def delete_exported(ctx: Context, key: int, cutoff: int) -> int:
     """Delete the campaign's exported reports received before day ``cutoff``; return how many (a
     writer job). The deletion is counted in ``retention`` (see module doc)."""
     upto = store.watermark(ctx.conn, key)
-    where = "campaign_key = ? AND seq <= ? AND received_day < ?"
-    count, top = ctx.conn.execute(
-        f"SELECT COUNT(*), MAX(seq) FROM reports WHERE {where}", (key, upto, cutoff)
-    ).fetchone()
-    if not count:
-        return 0
-    ctx.conn.execute(f"DELETE FROM reports WHERE {where}", (key, upto, cutoff))
-    ctx.conn.execute(
-        "INSERT INTO retention (campaign_key, generation, upto_seq, deleted, at) VALUES (?, 1, ?, ?, ?) "
-        "ON CONFLICT (campaign_key) DO UPDATE SET generation = generation + 1, "
-        "upto_seq = max(upto_seq, excluded.upto_seq), deleted = deleted + excluded.deleted, at = excluded.at",
-        (key, top, count, time.time()),
-    )
-    return int(count)
+    return store.delete_before(ctx.conn, key, upto, cutoff)
 
 
 class Exporter:
@@ -209,7 +190,7 @@ class Exporter:
         self._lock_file = open(f"{db}-export.lock", "a+b")
         self._holds_lock = False
         self._writer: Writer | None = None  # made when this process takes the export lock
-        self._conn: sqlite3.Connection | None = None
+        self._conn: store.Connection | None = None
         self._specs: dict[str, Spec] = {}  # a spec is verified on reading: once per campaign, not per round
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None

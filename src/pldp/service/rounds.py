@@ -40,12 +40,12 @@ time of day (:func:`clock`), so tests and drills can let days pass.
 from __future__ import annotations
 
 import os
-import sqlite3
 import time
 from dataclasses import dataclass
 from urllib.parse import parse_qs
 
 from pldp.service import store
+from pldp.service.store import campaign_table
 
 __all__ = [
     "DAY",
@@ -146,18 +146,15 @@ class Schedule:
         return (n,)
 
 
-def schedule_of(conn: sqlite3.Connection, campaign_id: str) -> Schedule | None:
+def schedule_of(conn: store.Connection, campaign_id: str) -> Schedule | None:
     """The rounds of the stored campaign ``campaign_id`` (None: no such campaign)."""
-    row = conn.execute(
-        "SELECT key, rounds, created_at, first_day FROM campaigns WHERE id = ?", (campaign_id,)
-    ).fetchone()
+    row = campaign_table.schedule_row(conn, campaign_id)
     if row is None:
         return None
-    key, kind, created_at, first_day = int(row[0]), str(row[1]), float(row[2]), row[3]
+    key, kind, created_at, first_day = row
     opened: tuple[float, ...] = ()
     if kind == "manual":
-        found = conn.execute("SELECT opened_at FROM rounds WHERE campaign_key = ? ORDER BY round", (key,))
-        opened = tuple(float(t) for (t,) in found)
+        opened = campaign_table.opened_rounds(conn, key)
     day = int(created_at // DAY) if first_day is None else int(first_day)
     return Schedule(kind, created_at, day, opened)
 

@@ -33,13 +33,15 @@ so a writer drops the whole index of that campaign and loads it again (:mod:`pld
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
+from pldp.service import store
 from pldp.service.idtable import FEW, IdTable
+from pldp.service.store import seq_range
+from pldp.service.store import transactions as tx
 
 __all__ = ["ID_CHUNK", "STAGE", "SeenIds", "Stored", "id_chunks", "ids_since", "load", "seq_range"]
 
@@ -146,41 +148,20 @@ class Stored:
 ID_CHUNK = 1 << 18
 
 
-def id_chunks(conn: sqlite3.Connection, key: int, after: int) -> Iterator[tuple[bytes, np.ndarray]]:
+def id_chunks(conn: store.Connection, key: int, after: int) -> Iterator[tuple[bytes, np.ndarray]]:
     """The ids (concatenated) and ``seq`` of the campaign's reports numbered above ``after``, by
-    ranges of :data:`ID_CHUNK` numbers (make it one snapshot: call it inside a transaction)."""
+    ranges of :data:`ID_CHUNK` numbers (:func:`pldp.service.store.ids_between`; make it one
+    snapshot: call it inside a transaction)."""
     low, top = seq_range(conn, key, after)
     if low is None or top is None:
         return
-    factory = conn.text_factory
-    conn.text_factory = bytes  # group_concat of blobs: their bytes as they are (a UTF-8 file is not transcoded)
-    try:
-        for start in range(int(low) - 1, int(top), ID_CHUNK):
-            # one aggregate: both lists come in the same row order, whatever it is
-            ids, seqs = conn.execute(
-                "SELECT group_concat(report_id, ''), group_concat(seq) FROM reports "
-                "WHERE campaign_key = ? AND seq > ? AND seq <= ?",
-                (key, start, start + ID_CHUNK),
-            ).fetchone()
-            if ids is None:
-                continue
-            numbers = np.fromstring(seqs, dtype=np.int64, sep=",")
-            if len(ids) != 16 * len(numbers):
-                raise sqlite3.DatabaseError(f"a report id of campaign {key} above seq {start} is not 16 bytes")
-            yield bytes(ids), numbers
-    finally:
-        conn.text_factory = factory
+    for start in range(int(low) - 1, int(top), ID_CHUNK):
+        found = store.ids_between(conn, key, start, start + ID_CHUNK)
+        if found is not None:
+            yield found
 
 
-def seq_range(conn: sqlite3.Connection, key: int, after: int = 0) -> tuple[int | None, int | None]:
-    """The smallest and largest ``seq`` of the campaign's reports above ``after`` (None, None: none)."""
-    # two statements: SQLite finds a min() or a max() alone in the key's B-tree, both at once by a scan
-    low = conn.execute("SELECT min(seq) FROM reports WHERE campaign_key = ? AND seq > ?", (key, after)).fetchone()[0]
-    top = conn.execute("SELECT max(seq) FROM reports WHERE campaign_key = ?", (key,)).fetchone()[0]
-    return low, top
-
-
-def ids_since(conn: sqlite3.Connection, key: int, after: int) -> tuple[bytes, np.ndarray]:
+def ids_since(conn: store.Connection, key: int, after: int) -> tuple[bytes, np.ndarray]:
     """The ids (concatenated) and ``seq`` of the campaign's reports numbered above ``after``."""
     chunks = list(id_chunks(conn, key, after))
     if not chunks:
@@ -188,7 +169,7 @@ def ids_since(conn: sqlite3.Connection, key: int, after: int) -> tuple[bytes, np
     return b"".join(c[0] for c in chunks), np.concatenate([c[1] for c in chunks])
 
 
-def load(conn: sqlite3.Connection, key: int) -> tuple[SeenIds, int]:
+def load(conn: store.Connection, key: int) -> tuple[SeenIds, int]:
     """An index of the stored ids of the campaign with ``key``, and retention's generation, read
     in one snapshot (a read transaction on ``conn``, which must not be in one).
 
@@ -197,16 +178,12 @@ def load(conn: sqlite3.Connection, key: int) -> tuple[SeenIds, int]:
     numbering); the generation tells the writer later whether reports were deleted after the load.
     The ids are read by :func:`id_chunks`, a few hundred thousand at a time.
     """
-    conn.execute("BEGIN")  # a read transaction: every read sees the same commit
-    try:
+    with tx.read_snapshot(conn):  # a read transaction: every read sees the same commit
         low, top = seq_range(conn, key)
         index = SeenIds(0 if low is None or top is None else top - low + 1)
         for ids, seqs in id_chunks(conn, key, 0):
             index.main.add(ids, seqs)  # the large table at once: nothing to stage
         index.last = index.main.last
-        row = conn.execute("SELECT upto_seq, generation FROM retention WHERE campaign_key = ?", (key,)).fetchone()
-    finally:
-        conn.execute("COMMIT")
-    floor, generation = (0, 0) if row is None else (int(row[0]), int(row[1]))
+        floor, generation = store.retention_floor(conn, key)
     index.last = max(index.last, floor)
     return index, generation

@@ -17,7 +17,6 @@ import errno
 import inspect
 import os
 import socket
-import sqlite3
 import ssl
 import sys
 import time
@@ -25,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from pldp.errors import PLDPError
-from pldp.service import auth, collect, connections
+from pldp.service import auth, collect, connections, store
 from pldp.service.app import Limits, create_app
 from pldp.service.connections import GuardedHttpTools
 from pldp.service.rollover import Rollover
@@ -107,8 +106,8 @@ def open_store(db: str | Path) -> Writer:
         raise StartupError(f"the store's directory {path.parent} does not exist: create it, or give another file")
     try:
         return Writer(path)
-    except (sqlite3.Error, SchemaError, OSError) as exc:
-        why = "SQLite says: " + str(exc) if isinstance(exc, sqlite3.Error) else str(exc)
+    except (store.SQLiteError, SchemaError, OSError) as exc:
+        why = "SQLite says: " + str(exc) if isinstance(exc, store.SQLiteError) else str(exc)
         raise StartupError(f"cannot open the store {db} ({why}); give a pldp store or a new file name") from None
 
 

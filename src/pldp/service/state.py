@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-import sqlite3
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -159,9 +158,9 @@ class Service:
             limits.address_share, limits.address_burst, lambda campaign_id: store.report_count(self.conn(), campaign_id)
         )
 
-    def conn(self) -> sqlite3.Connection:
+    def conn(self) -> store.Connection:
         """This thread's read connection to the store (WAL: readers never block the writer)."""
-        c: sqlite3.Connection | None = getattr(self._readers, "conn", None)
+        c: store.Connection | None = getattr(self._readers, "conn", None)
         if c is not None and self._readers.opened != self.writer.opened:
             c.close()  # the store was opened again after a fault: this one may be read-only (or blind to writes)
             c = None

@@ -55,7 +55,6 @@ from __future__ import annotations
 import contextlib
 import json
 import queue
-import sqlite3
 import threading
 import time
 from collections.abc import Callable
@@ -68,6 +67,7 @@ from pldp.service import seen, store
 from pldp.service.faults import LOCK_TIMEOUT, StoreUnavailableError, TurnLock, problem, store_error
 from pldp.service.jobs import ColdCampaignError, Context, TallyKey
 from pldp.service.seen import SeenIds, Stored
+from pldp.service.store import transactions as tx
 
 __all__ = ["MAX_GROUP", "Lookup", "StoreUnavailableError", "Writer"]
 
@@ -150,25 +150,24 @@ class Writer:
             self._checkpointer.start()
 
     def _configure(self) -> None:
-        self.conn.execute(f"PRAGMA busy_timeout = {int(self.lock_timeout * 1000)}")
-        self.conn.execute("PRAGMA wal_autocheckpoint = 0")  # checkpoints run in _checkpoints, not in a COMMIT
+        tx.configure_writer(self.conn, self.lock_timeout)  # checkpoints run in _checkpoints, not in a COMMIT
 
     def _probe(self) -> StoreUnavailableError | None:
         """Why the store takes no write now (a write rolled back: a read-only store fails it), or
         None. Never waits for SQLite's write lock: held elsewhere, it is a ``store_busy`` fault."""
-        timeout = self.conn.execute("PRAGMA busy_timeout").fetchone()[0]
-        self.conn.execute("PRAGMA busy_timeout = 0")
+        timeout = tx.busy_timeout(self.conn)
+        tx.set_busy_timeout(self.conn, 0)
         try:
-            self.conn.execute("BEGIN IMMEDIATE")
+            tx.begin_immediate(self.conn)
             try:
-                self.conn.execute("UPDATE settings SET value = value WHERE name = 'store_id'")
+                tx.touch(self.conn)
             finally:
                 if self.conn.in_transaction:
-                    self.conn.execute("ROLLBACK")
-        except sqlite3.Error as exc:
+                    tx.rollback(self.conn)
+        except store.SQLiteError as exc:
             return store_error(exc)
         finally:
-            self.conn.execute(f"PRAGMA busy_timeout = {int(timeout)}")
+            tx.set_busy_timeout(self.conn, timeout)
         return None
 
     def _recover(self) -> None:
@@ -203,7 +202,7 @@ class Writer:
             self._retry_after = min(2 * self._retry_after, RETRY_MAX)
         self._retry_at = time.monotonic() + self._retry_after
 
-    def problem(self, conn: sqlite3.Connection) -> str | None:
+    def problem(self, conn: store.Connection) -> str | None:
         """Why the store cannot take writes now, or None (:func:`pldp.service.faults.problem`;
         ``conn`` is a reading connection of the caller's thread)."""
         return problem(self.path, conn, self.fault, self.lock)
@@ -230,8 +229,8 @@ class Writer:
         if self._checkpointer is not None:
             self._checkpointer.join()
         try:
-            self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        except sqlite3.OperationalError:  # another process is using the file: its checkpoints go on
+            tx.checkpoint(self.conn, "TRUNCATE")
+        except store.OperationalError:  # another process is using the file: its checkpoints go on
             pass
         self.conn.close()
         self.lock.close()
@@ -247,13 +246,13 @@ class Writer:
         try:
             while not self._stop.wait(CHECKPOINT_EVERY):
                 if opened != self.opened:  # the writer opened the store again: so does this thread
-                    with contextlib.suppress(sqlite3.Error):
+                    with contextlib.suppress(store.SQLiteError):
                         fresh = store.connect(path)
                         conn.close()
                         conn, opened = fresh, self.opened
                 try:
-                    conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-                except sqlite3.OperationalError:  # busy: the next round catches up
+                    tx.checkpoint(conn, "PASSIVE")
+                except store.OperationalError:  # busy: the next round catches up
                     continue
         finally:
             conn.close()
@@ -309,7 +308,7 @@ class Writer:
             for key in {key for key, _ in cold}:
                 try:
                     self._seen[key], self._generation[key] = seen.load(self.conn, key)  # one snapshot, no lock
-                except sqlite3.Error as exc:
+                except store.SQLiteError as exc:
                     self._fail([entry for k, entry in cold if k == key], store_error(exc) or exc)
                     cold = [(k, entry) for k, entry in cold if k != key]
                 # whatever was appended (or deleted) since is caught up in the next transaction
@@ -327,7 +326,7 @@ class Writer:
                 continue
             key = self._keys.get(entry.lookup.campaign_id)
             if key is None:  # a read outside any transaction; a campaign's key never changes
-                with contextlib.suppress(sqlite3.Error):
+                with contextlib.suppress(store.SQLiteError):
                     key = store.campaign_key(self.conn, entry.lookup.campaign_id)
                 if key is None:
                     continue
@@ -354,8 +353,8 @@ class Writer:
         outcomes: list[tuple[Future[Any], Any, BaseException | None]] = []
         cold: list[tuple[int, _Entry]] = []
         try:
-            self.conn.execute("BEGIN IMMEDIATE")
-            version = self.conn.execute("PRAGMA data_version").fetchone()[0]
+            tx.begin_immediate(self.conn)
+            version = tx.data_version(self.conn)
             if version != self._version:  # another process committed since our last commit: catch up
                 self._tallies.clear()
                 if self._seen:
@@ -365,47 +364,36 @@ class Writer:
                         index.add(ids, seqs)
             for entry in group:
                 job, fut = entry.job, entry.fut
-                self.conn.execute("SAVEPOINT job")
+                tx.savepoint(self.conn)
                 ctx._job, ctx._job_ids = {}, []
                 try:
                     result = job(ctx)
                 except ColdCampaignError as exc:  # set aside until the campaign's ids are loaded
-                    self.conn.execute("ROLLBACK TO job")
-                    self.conn.execute("RELEASE job")
+                    tx.rollback_to(self.conn)
+                    tx.release(self.conn)
                     cold.append((exc.key, entry))
                     continue
                 except Exception as exc:
                     if store_error(exc) is not None:  # the store failed, not the job: the group fails
                         raise
-                    self.conn.execute("ROLLBACK TO job")  # the job's own failure: undo it alone
-                    self.conn.execute("RELEASE job")
+                    tx.rollback_to(self.conn)  # the job's own failure: undo it alone
+                    tx.release(self.conn)
                     outcomes.append((fut, None, exc))
                     continue
-                self.conn.execute("RELEASE job")
+                tx.release(self.conn)
                 ctx._release()
                 outcomes.append((fut, result, None))
             for (campaign_id, turn), tally in ctx.pending.items():
                 text = json.dumps(tally.to_dict(), separators=(",", ":"))
-                if turn:
-                    self.conn.execute(
-                        "INSERT INTO round_tallies (campaign_id, round, n, tally) VALUES (?, ?, ?, ?) "
-                        "ON CONFLICT (campaign_id, round) DO UPDATE SET n = excluded.n, tally = excluded.tally",
-                        (campaign_id, turn, int(tally.n), text),
-                    )
-                else:
-                    self.conn.execute(
-                        "INSERT INTO tallies (campaign_id, n, tally) VALUES (?, ?, ?) "
-                        "ON CONFLICT (campaign_id) DO UPDATE SET n = excluded.n, tally = excluded.tally",
-                        (campaign_id, int(tally.n), text),
-                    )
-            self.conn.execute("COMMIT")
+                store.write_tally(self.conn, campaign_id, turn, int(tally.n), text)
+            tx.commit(self.conn)
             # our own commit leaves our data_version as it was; read after COMMIT, it could already
             # include another process's later commit, whose tally we would then never reload
             self._version = version
         except Exception as exc:  # nothing of the group is stored, nothing acknowledged
             if self.conn.in_transaction:
-                with contextlib.suppress(sqlite3.Error):
-                    self.conn.execute("ROLLBACK")
+                with contextlib.suppress(store.SQLiteError):
+                    tx.rollback(self.conn)
             self._tallies.clear()
             self._seen.clear()
             self._generation.clear()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Any
 
 from fastapi import APIRouter
@@ -22,7 +21,7 @@ def health(service: ServiceDep) -> dict[str, Any]:
     take writes now (read-only, full, its writer lock held too long: :mod:`pldp.service.faults`)."""
     try:
         reason = service.writer.problem(service.conn())
-    except sqlite3.Error as exc:
+    except store.SQLiteError as exc:
         reason = f"the store cannot be read ({exc})"
     answer: dict[str, Any] = {"status": "ok" if reason is None else "degraded", "schema": store.SCHEMA_VERSION}
     if reason is not None:

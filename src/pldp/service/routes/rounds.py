@@ -5,8 +5,6 @@ round). :func:`round_tally` gives ``GET /v1/campaigns/{id}/estimate?round=n`` it
 
 from __future__ import annotations
 
-import json
-import sqlite3
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Security
@@ -28,14 +26,14 @@ __all__ = ["protection", "round_info", "round_tally", "router", "series"]
 router = APIRouter(prefix="/v1/campaigns", tags=["rounds"])
 
 
-def _schedule(conn: sqlite3.Connection, campaign_id: str) -> rounds.Schedule:
+def _schedule(conn: store.Connection, campaign_id: str) -> rounds.Schedule:
     schedule = rounds.schedule_of(conn, campaign_id)
     if schedule is None:
         raise CollectError(404, "unknown_campaign", f"no campaign {campaign_id}")
     return schedule
 
 
-def round_info(conn: sqlite3.Connection, spec: Spec, grace: float) -> dict[str, Any]:
+def round_info(conn: store.Connection, spec: Spec, grace: float) -> dict[str, Any]:
     """The campaign's current round as the API shows it (:class:`~pldp.service.roundmodels.RoundInfo`),
     with a memoized campaign's :func:`protection` in its ``n``-th round."""
     schedule, now = _schedule(conn, spec.id), rounds.clock()
@@ -67,7 +65,7 @@ def protection(spec: Spec, current: int) -> dict[str, Any] | None:
     return {**out, "history": history[0], "next": None if cap is not None else history[1]}
 
 
-def round_tally(conn: sqlite3.Connection, spec: Spec, turn: int | None) -> Any:
+def round_tally(conn: store.Connection, spec: Spec, turn: int | None) -> Any:
     """The campaign's running tally: of every report (``turn`` None), or of round ``turn``.
 
     Raises
@@ -107,7 +105,7 @@ MAX_SERIES = 367
 
 
 def series(
-    conn: sqlite3.Connection,
+    conn: store.Connection,
     spec: Spec,
     method: str,
     level: float,
@@ -146,11 +144,7 @@ def series(
             400, "bad_range", f"rounds {first} to {last}: give first <= last, at most {MAX_SERIES} rounds at once"
         )
     if schedule.recurs:
-        found = conn.execute(
-            "SELECT round, tally FROM round_tallies WHERE campaign_id = ? AND round BETWEEN ? AND ?",
-            (spec.id, first, last),
-        )
-        tallies = {int(t): oracle.load_tally(json.loads(text)) for t, text in found}
+        tallies = store.round_tallies(conn, spec, first, last)
     else:
         tallies = {1: store.stored_tally(conn, spec)}
     points = []

@@ -1,0 +1,39 @@
+"""What the collector's writer jobs refuse, as domain errors: no HTTP status here.
+
+A job of the writer (:mod:`pldp.service.writer`: :mod:`pldp.service.collect`,
+:mod:`pldp.service.codes`) that refuses a change raises a :class:`RefusalError` of the kind that says
+why (the campaign is unknown, it conflicts with what is stored, ...), with a short ``code`` and a
+``reason`` for people. :mod:`pldp.service.errors` maps each kind to its HTTP status, in one table
+(:data:`pldp.service.errors.REFUSAL_STATUS`), for the routes and the fast path of report
+submission alike.
+"""
+
+from __future__ import annotations
+
+__all__ = ["ConflictError", "InvalidError", "NotFoundError", "RefusalError", "UnauthorizedError"]
+
+
+class RefusalError(Exception):
+    """A change the collector refuses: a short ``code`` (``campaign_closed``, say) and a ``reason``."""
+
+    def __init__(self, code: str, reason: str) -> None:
+        super().__init__(reason)
+        self.code = code
+        self.reason = reason
+
+
+class InvalidError(RefusalError):
+    """The request is malformed (a schedule or cap that does not exist, too many reports for a code)."""
+
+
+class UnauthorizedError(RefusalError):
+    """The credential that came with it does not allow it (a respondent code unknown, used up, expired or revoked)."""
+
+
+class NotFoundError(RefusalError):
+    """What it names does not exist (a campaign, a token)."""
+
+
+class ConflictError(RefusalError):
+    """It conflicts with the stored state (a closed or full campaign, a round that is not open, a
+    setting fixed at creation, a token used before)."""
