@@ -24,7 +24,7 @@ from tests.import_graph import ROOT, circles, graph, group, lines, modules
 #: ``__init__``, the public facade) is exempt.
 LAYERS: list[set[str]] = [
     {"errors"},
-    {"_validation", "_text", "_lazy", "fingerprint", "bitcount", "parallel", "devicefiles"},
+    {"_validation", "_text", "_lazy", "fingerprint", "bitcount", "parallel", "devicefiles", "methods"},
     {"channel", "metrics"},
     {"domain"},
     {"budgets", "itemsets", "tally"},

@@ -19,7 +19,8 @@ Estimation methods. Every oracle accepts the standard names of :data:`STANDARD_M
 ``"unbiased"`` (its unbiased or approximately unbiased estimator), ``"norm_sub"`` (that estimate
 projected onto the probability simplex, Wang et al. NDSS 2020) and ``"mle"`` (its maximum
 likelihood estimator). Extra names are listed in :attr:`FrequencyOracle.methods` and documented
-by the oracle's ``estimate``.
+by the oracle's ``estimate``; pldp's own are those of the table :mod:`pldp.methods`, which says
+what each guarantees.
 """
 
 from __future__ import annotations
@@ -35,13 +36,11 @@ from pldp.channel.node import Node
 from pldp.domain import Domain
 from pldp.errors import EstimationError, TallyError
 from pldp.fingerprint import fingerprint
+from pldp.methods import STANDARD_METHODS, check_method
 from pldp.privacy.base import PrivacyCheck
 from pldp.tally import BaseTally, Tally
 
 __all__ = ["STANDARD_METHODS", "FrequencyOracle"]
-
-#: The estimation methods every oracle accepts.
-STANDARD_METHODS: tuple[str, ...] = ("unbiased", "norm_sub", "mle")
 
 
 class FrequencyOracle(ABC):
@@ -156,9 +155,8 @@ class FrequencyOracle(ABC):
 
     # ------------------------------------------------------------------- checks
     def _check_method(self, method: str) -> str:
-        if method not in self.methods:
-            raise EstimationError(f"unknown method {method!r} for {type(self).__name__}; choose one of {self.methods}")
-        return method
+        """``method`` if this oracle offers it (:attr:`methods`), else the refusal naming those it does."""
+        return check_method(method, self.methods, type(self).__name__)
 
     def _check_tally(self, tally: Any) -> Any:
         """The tally, if it is of this oracle's type, made by this oracle, and not empty."""

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from pldp.errors import EstimationError
-from pldp.oracle import STANDARD_METHODS, FrequencyOracle
+from pldp.methods import STANDARD_METHODS
+from pldp.oracle import FrequencyOracle
 
 __all__ = ["METHODS", "estimate"]
 

@@ -22,11 +22,14 @@ from pldp.estimation.mle import ibu, log_likelihood_direct, log_likelihood_unary
 from pldp.estimation.recover import recover
 from pldp.estimation.result import Estimate
 from pldp.estimation.unbiased import invert, plugin_variance
+from pldp.methods import STANDARD_METHODS, check_method
 
-__all__ = ["SOLVERS", "estimate_counts"]
+__all__ = ["COUNT_METHODS", "SOLVERS", "estimate_counts"]
 
 #: MLE solvers: ``"exact"`` (closed-form KKT), ``"em"`` (direct encoding only), ``"auto"`` (exact).
 SOLVERS = ("auto", "exact", "em")
+#: The methods of :func:`estimate_counts` (names of the table :mod:`pldp.methods`).
+COUNT_METHODS: tuple[str, ...] = (*STANDARD_METHODS, "recover")
 
 
 def estimate_counts(
@@ -95,8 +98,7 @@ def estimate_counts(
     """
     if solver not in SOLVERS:
         raise EstimationError(f"unknown solver {solver!r}; choose one of {SOLVERS}")
-    if method not in ("unbiased", "norm_sub", "mle", "recover"):
-        raise EstimationError(f"unknown method {method!r}; choose 'unbiased', 'norm_sub', 'mle' or 'recover'")
+    check_method(method, COUNT_METHODS, "estimate_counts")
     p_star, q_star = support
     raw = invert(counts, n, p_star, q_star)
     if method == "unbiased":

@@ -12,10 +12,10 @@ from pldp.channel.direct import DirectNode
 from pldp.channel.unary import UnaryNode
 from pldp.domain import Domain
 from pldp.errors import BudgetError, EstimationError
-from pldp.estimation.pure import estimate_counts
+from pldp.estimation.pure import COUNT_METHODS, estimate_counts
 from pldp.estimation.result import Estimate
 from pldp.fingerprint import canonical_labels
-from pldp.oracle import STANDARD_METHODS, FrequencyOracle
+from pldp.oracle import FrequencyOracle
 from pldp.tally import Tally
 
 __all__ = ["Mechanism"]
@@ -41,7 +41,7 @@ class Mechanism(FrequencyOracle):
     """
 
     params_key = "mechanism"
-    methods = (*STANDARD_METHODS, "recover")
+    methods = COUNT_METHODS
     #: Report family: ``"direct"`` (a report is one item) or ``"unary"`` (one bit per item).
     family: str = ""
     #: Name used in error messages.

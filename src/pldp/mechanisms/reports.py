@@ -22,9 +22,9 @@ import numpy as np
 from pldp._validation import as_counts, as_indices, check_index_range
 from pldp.errors import TallyError
 from pldp.estimation.detect import DEFAULT_ALPHA, UnaryLaws, detect_unary, tally_region
+from pldp.estimation.pure import COUNT_METHODS
 from pldp.estimation.result import Estimate
 from pldp.mechanisms.base import Mechanism
-from pldp.oracle import STANDARD_METHODS
 from pldp.tally import Tally, unary_report_stats
 
 __all__ = ["DirectReports", "UnaryReports", "bit_counts", "check_packed", "count_items", "pack_bits", "unpack_bits"]
@@ -153,7 +153,7 @@ class UnaryReports(Mechanism):
     the ``"detect"`` estimate (UnaryEncoding; the unary memoized chains)."""
 
     family = "unary"
-    methods = (*STANDARD_METHODS, "recover", "detect")
+    methods = (*COUNT_METHODS, "detect")
 
     @property
     def nbytes_per_report(self) -> int:

@@ -45,6 +45,7 @@ from pldp.estimation.robust import DEFAULT_CAP, DEFAULT_K, robust_combine
 from pldp.estimation.spread import DEFAULT_BETA, spread_robust
 from pldp.estimation.unbiased import invert
 from pldp.mechanisms.unary import RAPPOR
+from pldp.methods import ESTIMATION_METHODS
 from pldp.params import epsilons_of
 from pldp.privacy import ComposedPrivacy
 from pldp.protocols.base import Protocol
@@ -487,4 +488,5 @@ class MPLDP(Protocol):
         if method == "norm_sub":
             freq, rounds = norm_sub(freq)
         info = {"weights": w, "n_tau": n_tau, "estimator": "sum" if method == "sum" else "OC"}
-        return Estimate(freq, var, n, method, mechs[0].domain, rounds, True, info, method == "norm_sub")
+        on_simplex = ESTIMATION_METHODS[method].on_simplex  # of unbiased, norm_sub, sum: norm_sub alone
+        return Estimate(freq, var, n, method, mechs[0].domain, rounds, True, info, on_simplex)

@@ -18,6 +18,7 @@ from pldp.estimation.consistency import norm_sub
 from pldp.estimation.detect import DEFAULT_ALPHA, describe, flag_region
 from pldp.estimation.mle import log_likelihood_unary, mle_unary
 from pldp.estimation.result import Estimate
+from pldp.methods import ESTIMATION_METHODS
 from pldp.protocols.leveled import UNARY_AFFINE, HiddenLevels, check_oracle, make_oracle
 from pldp.registry import register
 from pldp.tally import Tally
@@ -244,7 +245,7 @@ class PPDA(HiddenLevels):
             "calibration": self.calibration,
             "variance_bounds": (ends.min(axis=0), ends.max(axis=0)),
         }
-        on_simplex = method in ("norm_sub", "mle")
+        on_simplex = ESTIMATION_METHODS[method].on_simplex
         return Estimate(
             np.asarray(freq, dtype=float), var, tally.n, method, self.domain, iterations, True, info, on_simplex
         )

@@ -24,6 +24,7 @@ from pldp.estimation.groups import group_estimates, joint_mle, joint_mle_varianc
 from pldp.estimation.result import Estimate
 from pldp.estimation.robust import DEFAULT_CAP, DEFAULT_K, robust_combine
 from pldp.estimation.spread import DEFAULT_BETA, spread_robust
+from pldp.methods import ESTIMATION_METHODS
 from pldp.protocols.leveled import LeveledProtocol, check_levels, check_oracle, make_oracle
 from pldp.registry import register
 from pldp.tally import BaseTally, Tally
@@ -354,5 +355,5 @@ class RCF(LeveledProtocol):
             "level_estimates": est,
             **extra,
         }
-        on_simplex = method in ("norm_sub", "mle")
+        on_simplex = ESTIMATION_METHODS[method].on_simplex
         return Estimate(freq, variance, tally.n, method, self.domain, iterations, True, info, on_simplex)
