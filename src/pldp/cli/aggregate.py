@@ -13,6 +13,7 @@ from typing import Any
 from pldp.cli.errors import Interrupted
 from pldp.cli.options import Subparsers, round_number
 from pldp.errors import ParameterError, ReportError
+from pldp.methods import method_help
 
 __all__ = ["add_commands"]
 
@@ -148,7 +149,7 @@ def add_commands(sub: Subparsers) -> None:
         metavar="N",
         help="only the reports of round N of a recurring campaign (files in round=N/ or naming it; default: all)",
     )
-    ag.add_argument("--method", default="unbiased", help="unbiased (default), norm_sub or mle")
+    ag.add_argument("--method", default="unbiased", help=method_help())
     ag.add_argument("--level", type=float, default=0.95, help="confidence level of the intervals (default 0.95)")
     ag.add_argument("--json", default=None, metavar="OUT", help="write the estimate JSON here")
     ag.add_argument("--parquet", default=None, metavar="OUT", help="write the estimate as a tidy Parquet table here")

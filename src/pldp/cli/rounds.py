@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pldp.cli.connect import collector_from_args, iso_time
+from pldp.methods import method_help
 
 __all__ = ["add_commands", "series_text"]
 
@@ -94,6 +95,6 @@ def add_commands(command: Callable[[str, str, Any], argparse.ArgumentParser]) ->
     opener.add_argument("--json", action="store_true", help="the collector's answer as JSON")
     ser = command("series", "a recurring campaign's estimate round by round, as a table (analyst)", _series)
     ser.add_argument("campaign")
-    ser.add_argument("--method", default="unbiased", help="unbiased (default), norm_sub or mle")
+    ser.add_argument("--method", default="unbiased", help=method_help())
     ser.add_argument("--level", type=float, default=0.95, help="confidence level of the intervals (default 0.95)")
     ser.add_argument("--json", action="store_true", help="the collector's answer as JSON")

@@ -18,6 +18,7 @@ from pldp.cli.connect import DEFAULT_SERVER, add_remote_command, collector_from_
 from pldp.cli.errors import CLIError, read_text, write_bytes
 from pldp.cli.options import Subparsers, round_number
 from pldp.cli.submit import add_submit_arguments, submit
+from pldp.methods import method_help
 
 __all__ = ["add_commands"]
 
@@ -363,7 +364,7 @@ def add_commands(sub: Subparsers) -> None:
     add_submit_arguments(command("submit", "send a report file's reports in batches, retried (anyone)", submit))
     est = command("estimate", "estimated frequencies with intervals (analyst)", _estimate)
     est.add_argument("campaign")
-    est.add_argument("--method", default="unbiased", help="unbiased (default), norm_sub or mle")
+    est.add_argument("--method", default="unbiased", help=method_help())
     est.add_argument("--level", type=float, default=0.95, help="confidence level of the intervals (default 0.95)")
     est.add_argument("--json", action="store_true", help="the collector's answer as JSON")
     est.add_argument("--round", type=round_number, default=None, metavar="N", help="only the reports of round N")
