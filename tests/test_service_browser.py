@@ -77,7 +77,7 @@ def test_pages_and_static_files_over_http(server: Server) -> None:
     types = {".mjs": "text/javascript", ".css": "text/css", ".html": "text/html"}
     static = Path(pldp.__file__).parent / "service" / "static"
     names = ("pldp-client.mjs", "respondent.mjs", "dashboard.mjs", "common.mjs", "protection.mjs", "methods.mjs",
-             "api.mjs", "series.mjs", "axes.mjs")  # fmt: skip
+             "method-table.mjs", "api.mjs", "series.mjs", "axes.mjs")  # fmt: skip
     for name in (*names, "pldp.css", "respondent.html", "notfound.html"):
         status, headers, body = get(f"{server.url}/static/{name}")
         assert status == 200 and headers["content-type"].split(";")[0] == types[Path(name).suffix]
