@@ -305,11 +305,12 @@ def search(
     m = int(m)
     if m < 1:
         raise ParameterError(f"the optimal attacker needs m >= 1 fakes, got {m}")
-    if defence not in getattr(oracle, "methods", (defence,)):
-        raise ParameterError(f"defence {defence!r} is not an estimation method of {type(oracle).__name__}")
+    offered = tuple(getattr(oracle, "methods", ()))  # none to check against for a stand-in oracle
+    for what, method in (("defence", defence), ("versus", versus)):
+        if offered and method is not None and method not in offered:
+            name = type(oracle).__name__
+            raise ParameterError(f"{what} {method!r} is not an estimation method of {name}; choose one of {offered}")
     pop = int(population) if population is not None else 99 * m
-    if versus is not None and versus not in getattr(oracle, "methods", (versus,)):
-        raise ParameterError(f"versus {versus!r} is not an estimation method of {type(oracle).__name__}")
     if across_attributes(oracle):
         if versus is not None:
             raise ParameterError("versus= is not searched across MPLDP's attributes: attack one attribute")

@@ -30,8 +30,8 @@ def estimate(oracle: FrequencyOracle, tally: Any, method: str = "unbiased", **op
     method : str
         ``"unbiased"``, ``"norm_sub"`` or ``"mle"`` for every oracle (see
         :mod:`pldp.oracle`), or one of the extra names in ``oracle.methods`` (PLDP-FEBSF:
-        ``"paper"``; MPLDP: ``"sum"``). For mechanisms see
-        :func:`pldp.estimation.pure.estimate_counts`.
+        ``"paper"``; MPLDP: ``"sum"``); :mod:`pldp.methods` says what each does and guarantees.
+        For mechanisms see :func:`pldp.estimation.pure.estimate_counts`.
     **options
         The oracle's estimator options (mechanisms: ``solver``, ``tol``, ``max_iter``; FEBSF:
         ``tol``, ``max_iter``, ``start``; MPLDP: ``attribute``).

@@ -25,7 +25,7 @@ Not deployable yet: the clients' memo keeps one permanent response per value, no
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal, Self, overload
+from typing import Any, Literal, Self, overload
 
 import numpy as np
 
@@ -74,8 +74,6 @@ class LLevels(RCF):
     >>> [len(m) for m in memo]  # a permanent response per (user, value), kept per level
     [1, 2]
     """
-
-    methods: ClassVar[tuple[str, ...]] = ("unbiased", "norm_sub", "mle", "robust", "huber")
 
     def __init__(self, eps_perm: Any, eps_1: Any, d: int | Domain, chain: Literal["lgrr", "losue"] = "lgrr") -> None:
         if chain not in CHAINS:

@@ -45,7 +45,7 @@ from pldp.estimation.robust import DEFAULT_CAP, DEFAULT_K, robust_combine
 from pldp.estimation.spread import DEFAULT_BETA, spread_robust
 from pldp.estimation.unbiased import invert
 from pldp.mechanisms.unary import RAPPOR
-from pldp.methods import ESTIMATION_METHODS
+from pldp.methods import ESTIMATION_METHODS, STANDARD_METHODS
 from pldp.params import epsilons_of
 from pldp.privacy import ComposedPrivacy
 from pldp.protocols.base import Protocol
@@ -201,7 +201,7 @@ class MPLDP(Protocol):
         Probability that a simulated user picks each level (equal by default).
     """
 
-    methods: ClassVar[tuple[str, ...]] = ("unbiased", "norm_sub", "mle", "sum", "robust", "huber")
+    methods: ClassVar[tuple[str, ...]] = (*STANDARD_METHODS, "sum", "robust", "huber")
     tally_type: ClassVar[type[BaseTally]] = MPLDPTally
 
     def __init__(

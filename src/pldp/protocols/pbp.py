@@ -19,6 +19,7 @@ from pldp.estimation.detect import DEFAULT_ALPHA, detect_unary
 from pldp.estimation.pure import estimate_counts
 from pldp.estimation.result import Estimate
 from pldp.estimation.spread import DEFAULT_BETA, spread_robust
+from pldp.methods import STANDARD_METHODS
 from pldp.protocols.leveled import HiddenLevels, check_oracle, make_oracle
 from pldp.registry import register
 from pldp.tally import Tally
@@ -60,7 +61,7 @@ class PBP(HiddenLevels):
         Pure frequency oracle of every level.
     """
 
-    methods: ClassVar[tuple[str, ...]] = ("unbiased", "norm_sub", "mle", "robust", "detect", "recover")
+    methods: ClassVar[tuple[str, ...]] = (*STANDARD_METHODS, "robust", "detect", "recover")
 
     def __init__(self, levels: Any, rho: Any, d: int | Domain, oracle: Literal["krr", "oue", "rappor"] = "krr") -> None:
         super().__init__(levels, d)

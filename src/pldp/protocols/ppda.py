@@ -18,7 +18,7 @@ from pldp.estimation.consistency import norm_sub
 from pldp.estimation.detect import DEFAULT_ALPHA, describe, flag_region
 from pldp.estimation.mle import log_likelihood_unary, mle_unary
 from pldp.estimation.result import Estimate
-from pldp.methods import ESTIMATION_METHODS
+from pldp.methods import ESTIMATION_METHODS, STANDARD_METHODS
 from pldp.protocols.leveled import UNARY_AFFINE, HiddenLevels, check_oracle, make_oracle
 from pldp.registry import register
 from pldp.tally import Tally
@@ -71,7 +71,7 @@ class PPDA(HiddenLevels):
         Which bits estimate :math:`q^*`.
     """
 
-    methods: ClassVar[tuple[str, ...]] = ("unbiased", "norm_sub", "mle", "robust")
+    methods: ClassVar[tuple[str, ...]] = (*STANDARD_METHODS, "robust")
 
     def __init__(
         self,

@@ -24,7 +24,7 @@ from pldp.estimation.groups import group_estimates, joint_mle, joint_mle_varianc
 from pldp.estimation.result import Estimate
 from pldp.estimation.robust import DEFAULT_CAP, DEFAULT_K, robust_combine
 from pldp.estimation.spread import DEFAULT_BETA, spread_robust
-from pldp.methods import ESTIMATION_METHODS
+from pldp.methods import ESTIMATION_METHODS, STANDARD_METHODS
 from pldp.protocols.leveled import LeveledProtocol, check_levels, check_oracle, make_oracle
 from pldp.registry import register
 from pldp.tally import BaseTally, Tally
@@ -148,7 +148,7 @@ class RCF(LeveledProtocol):
     """
 
     tally_type: ClassVar[type[BaseTally]] = GroupedTally
-    methods: ClassVar[tuple[str, ...]] = ("unbiased", "norm_sub", "mle", "robust", "huber")
+    methods: ClassVar[tuple[str, ...]] = (*STANDARD_METHODS, "robust", "huber")
 
     def __init__(self, levels: Any, d: int | Domain, oracle: Literal["krr", "oue", "rappor"] = "krr") -> None:
         self.oracle = check_oracle(oracle)

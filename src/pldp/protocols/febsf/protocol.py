@@ -30,6 +30,7 @@ from pldp.estimation.robust import DEFAULT_CAP, DEFAULT_K
 from pldp.estimation.spread import DEFAULT_BETA
 from pldp.mechanisms.direct import KRR, DirectEncoding
 from pldp.mechanisms.unary import UnaryEncoding
+from pldp.methods import STANDARD_METHODS
 from pldp.privacy import FEBSFPrivacy, PrivacyCheck, level_protection
 from pldp.protocols.febsf.auem import auem_trouble
 from pldp.protocols.febsf.detect import detect, laws
@@ -67,7 +68,7 @@ class FEBSF(LeveledProtocol):
         Pure direct-encoding mechanism over the ``t`` level indices; default ``KRR(eps_p, t)``.
     """
 
-    methods: ClassVar[tuple[str, ...]] = ("unbiased", "norm_sub", "mle", "paper", "robust", "huber", "detect")
+    methods: ClassVar[tuple[str, ...]] = (*STANDARD_METHODS, "paper", "robust", "huber", "detect")
     tally_type: ClassVar[type[BaseTally]] = FEBSFTally
 
     def __init__(
