@@ -130,7 +130,7 @@ def _data(name: str, oracle: pldp.FrequencyOracle) -> tuple[object, ...]:
     return (counts,)
 
 
-@pytest.mark.parametrize("name", ["krr", "oue", "rcf", "pbp", "ppda", "mpldp"])
+@pytest.mark.parametrize("name", ["krr", "oue", "rcf", "pbp", "ppda", "mpldp", "febsf-rappor"])
 def test_a_method_the_table_puts_on_the_simplex_gives_estimates_on_it(name: str) -> None:
     """``on_simplex`` in the table is a promise: every such estimate says so and is non-negative,
     summing to 1 (to 1e-9: a projection's sum is exact up to rounding of d terms)."""

@@ -54,7 +54,10 @@ class EstimationMethod:
     standard : bool
         Every oracle offers it (:data:`STANDARD_METHODS`).
     on_simplex : bool
-        Every oracle's estimate by it lies on the probability simplex (non-negative, summing to 1).
+        Its estimates lie on the probability simplex (non-negative, summing to 1) and say so
+        (:attr:`Estimate.on_simplex <pldp.estimation.result.Estimate.on_simplex>`);
+        PaddingSampling's lie on the simplex of the padded items, before the real items' shares are
+        rescaled.
     """
 
     name: str
@@ -190,6 +193,15 @@ def check_method(method: str, offered: Sequence[str], owner: str) -> str:
     ------
     EstimationError
         ``method`` is not in ``offered``: ``unknown method 'x' for KRR; choose one of (...)``.
+
+    Examples
+    --------
+    >>> check_method("nope", STANDARD_METHODS, "KRR")
+    Traceback (most recent call last):
+    ...
+    pldp.errors.EstimationError: unknown method 'nope' for KRR; choose one of ('unbiased', 'norm_sub', 'mle')
+    >>> [name for name, m in ESTIMATION_METHODS.items() if m.on_simplex]
+    ['norm_sub', 'mle', 'recover', 'paper']
     """
     if method not in offered:
         raise EstimationError(f"unknown method {method!r} for {owner}; choose one of {tuple(offered)}")
