@@ -317,7 +317,8 @@ def equal_influence(
         raise EstimationError("no group holds information for some item: nothing to combine")
     w = mass / total
     mu = np.sum(np.where(has, w * x, 0.0), axis=0)
-    variance = np.sum(np.where(has, w**2 * np.asarray(variances, dtype=float), 0.0), axis=0)
+    # a group without information may have an infinite variance: mask it before the product (0 * inf)
+    variance = np.sum(w**2 * np.where(has, np.asarray(variances, dtype=float), 0.0), axis=0)
     bound, down = linear_moves(np.where(has, w, 0.0), sizes, support, mu, beta)
     return SpreadCombination(mu, variance, w, bound, down, float(beta))
 
