@@ -13,6 +13,7 @@ The other models type the answers: the routes return plain data that FastAPI che
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -26,7 +27,11 @@ from pydantic import (
     field_validator,
 )
 from pydantic.json_schema import SkipJsonSchema
-from typing_extensions import TypedDict
+
+if sys.version_info >= (3, 12):
+    from typing import TypedDict
+else:  # pydantic reads typing's TypedDict from 3.12 on; before, typing_extensions' (pydantic depends on it)
+    from typing_extensions import TypedDict
 
 from pldp.channel import MemoNode, node_schema, parse_node
 from pldp.deploy.spec import MAX_ROUNDS, MEMO_KEY_MAX
