@@ -35,6 +35,7 @@ __all__ = [
     "LIST_OPTIONS",
     "MECHANISM_NAMES",
     "PARAMETER_OPTIONS",
+    "ParameterOption",
     "add_mechanism_arguments",
     "attach_list_values",
     "mechanism_from_args",
@@ -132,14 +133,31 @@ def parse_budgets(text: str) -> list[float | None]:
     return out
 
 
-@dataclass(frozen=True)
-class _Option:
-    """How a constructor parameter of a mechanism is given on the command line."""
+def _same(value: Any) -> Any:
+    return value
 
-    dest: str  # the option's attribute in the parsed arguments
-    needs: str = ""  # the option as a "needs" message names it ("" for an optional parameter)
-    example: str = ""  # an example value, in the message of a missing option
-    convert: Callable[[Any], Any] = lambda value: value
+
+@dataclass(frozen=True)
+class ParameterOption:
+    """How a constructor parameter of a mechanism is given on the command line.
+
+    Attributes
+    ----------
+    dest : str
+        The option's attribute in the parsed arguments (``eps`` for ``--eps``).
+    needs : str
+        The option as the message of a missing one names it; empty for an optional parameter (one
+        with a default: the option's default is passed).
+    example : str
+        An example of the option, appended to that message.
+    convert : callable
+        The option's parsed value -> the constructor's argument.
+    """
+
+    dest: str
+    needs: str = ""
+    example: str = ""
+    convert: Callable[[Any], Any] = _same
 
 
 def _item_budgets(text: str) -> ItemBudgets:
@@ -152,17 +170,19 @@ def _flags(text: str) -> np.ndarray:
 
 #: The options of each constructor parameter name of the registry's named mechanisms: a mechanism
 #: takes the options of its parameters (``KRR(epsilon, d)``: ``--eps``, ``--d``).
-PARAMETER_OPTIONS = {
-    "epsilon": _Option("eps", "--eps"),
-    "d": _Option("d", "--d"),
-    "sensitive": _Option("sensitive", "--sensitive (comma-separated 0/1 flags)", convert=_flags),
-    "budgets": _Option("budgets", "--budgets", "--budgets 0.1,0.5,1.0,inf,inf", _item_budgets),
-    "eps_perm": _Option("eps_perm", "--eps-perm (any number of reports)"),
-    "eps_1": _Option("eps", "--eps (one report)"),
-    "perm": _Option("perm_budgets", "--perm-budgets (eps_perm per item)", "--perm-budgets 1,2,4", _item_budgets),
-    "one": _Option("budgets", "--budgets (eps_1 per item)", "--budgets 0.25,0.5,1", _item_budgets),
-    "model": _Option("model"),
-    "pair_rule": _Option("pair_rule"),
+PARAMETER_OPTIONS: dict[str, ParameterOption] = {
+    "epsilon": ParameterOption("eps", "--eps"),
+    "d": ParameterOption("d", "--d"),
+    "sensitive": ParameterOption("sensitive", "--sensitive (comma-separated 0/1 flags)", convert=_flags),
+    "budgets": ParameterOption("budgets", "--budgets", "--budgets 0.1,0.5,1.0,inf,inf", _item_budgets),
+    "eps_perm": ParameterOption("eps_perm", "--eps-perm (any number of reports)"),
+    "eps_1": ParameterOption("eps", "--eps (one report)"),
+    "perm": ParameterOption(
+        "perm_budgets", "--perm-budgets (eps_perm per item)", "--perm-budgets 1,2,4", _item_budgets
+    ),
+    "one": ParameterOption("budgets", "--budgets (eps_1 per item)", "--budgets 0.25,0.5,1", _item_budgets),
+    "model": ParameterOption("model"),
+    "pair_rule": ParameterOption("pair_rule"),
 }
 
 
@@ -201,11 +221,10 @@ def _listing(parts: list[str]) -> str:
 def mechanism_from_args(name: str, args: argparse.Namespace) -> Mechanism:
     """The mechanism ``name`` configured by the options of :func:`add_mechanism_arguments`.
 
-    The mechanism's constructor parameters name its options (:data:`PARAMETER_OPTIONS`): ``eps``
-    and ``d`` (krr, rappor, oue), ``eps`` and ``sensitive`` (urr: comma-separated 0/1 flags),
-    ``budgets`` (iprr, idue: see :func:`parse_budgets`), ``model`` and ``pair_rule`` (idue,
-    lidue); ``eps_perm``, ``eps`` (eps_1) and ``d`` (lgrr, loue, losue, lsue, lsoue);
-    ``perm_budgets`` and ``budgets`` (eps_perm and eps_1 per item: liprr, lidue).
+    The mechanism's constructor parameters name its options (:data:`PARAMETER_OPTIONS`):
+    ``KRR(epsilon, d)`` takes ``--eps`` and ``--d``, ``LIPRR(perm, one)`` ``--perm-budgets`` and
+    ``--budgets`` (see :func:`parse_budgets`); a parameter with a default (``IDUE``'s ``model``
+    and ``pair_rule``) takes its option's default, and one without an option its own default.
 
     Parameters
     ----------
