@@ -85,9 +85,16 @@ class Entry:
         return None if self.generic or self.family != "mechanism" else self.name.lower()
 
     def load(self) -> type[FrequencyOracle]:
-        """The class (importing its module)."""
+        """The class (importing its module).
+
+        Raises
+        ------
+        LookupError
+            The module registers no class of that name (the table is wrong).
+        """
         cls = _load(self.key)
-        assert cls is not None, f"{self.module} registers no {self.name}"
+        if cls is None:
+            raise LookupError(f"{self.module} registers no {self.family} {self.name!r}")
         return cls
 
     def summary(self) -> str:
@@ -102,8 +109,7 @@ class Entry:
 
 
 def _entries(module: str, *names: str, family: Literal["mechanism", "protocol"] = "mechanism") -> list[Entry]:
-    """The entries of ``names`` defined in ``module``; the first name is a generic core when it
-    starts with ``*``."""
+    """The entries of ``names``, defined in ``module``; a name starting with ``*`` is a generic core."""
     return [Entry(n.lstrip("*"), family, module, generic=n.startswith("*")) for n in names]
 
 
@@ -122,7 +128,7 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("LLevels", "protocol", f"{_PROTOCOLS}.llevels", deployable=False),
 )
 #: Where each of pldp's own oracle classes is defined: (params key, class name) -> module.
-BUILTIN: dict[tuple[str, str], str] = {entry.key: entry.module for entry in ENTRIES}
+BUILTIN: dict[tuple[str, str], str] = {e.key: e.module for e in ENTRIES}
 
 
 def entry(name: str) -> Entry:
