@@ -3,9 +3,10 @@
 :func:`deploy_cases` derives them from the registry and the conformance suite: each case of
 :func:`pldp.testing.standard_cases` whose class :data:`pldp.registry.ENTRIES` marks deployable
 (``tests/test_registry.py`` checks that every deployable class has one, and that the others are
-refused). :func:`oracle_cases` are the pinned configurations, a part of them under their own names:
-``tests/pinned.json`` holds their spec ids, reports and estimates, and the deployment tests'
-expected values (an item out of ``[0, 4)``, PLDP-FEBSF's ten levels, IDUE's budgets) are theirs.
+refused), and the pinned configurations of :func:`oracle_cases` under their own names. Those are
+hand-written on purpose: ``tests/pinned.json`` holds their spec ids, reports and estimates, the
+tests' expected values (an item out of ``[0, 4)``, PLDP-FEBSF's ten levels, IDUE's budgets) are
+theirs, and the heavier tests (aggregation, fitting, the collector's) run only them.
 """
 
 from __future__ import annotations
