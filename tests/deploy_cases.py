@@ -1,4 +1,13 @@
-"""The oracles whose campaign specs the deployment tests run: every mechanism and protocol."""
+"""The oracles whose campaign specs the deployment tests run: every deployable mechanism and protocol.
+
+:func:`deploy_cases` derives them from the registry and the conformance suite: each case of
+:func:`pldp.testing.standard_cases` whose class :data:`pldp.registry.ENTRIES` marks deployable
+(``tests/test_registry.py`` checks that every deployable class has one, and that the others are
+refused), and the pinned configurations of :func:`oracle_cases` under their own names. Those are
+hand-written on purpose: ``tests/pinned.json`` holds their spec ids, reports and estimates, the
+tests' expected values (an item out of ``[0, 4)``, PLDP-FEBSF's ten levels, IDUE's budgets) are
+theirs, and the heavier tests (aggregation, fitting, the collector's) run only them.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +20,8 @@ import pldp
 from pldp.channel.sampling import GRID
 from pldp.deploy import Spec
 from pldp.protocols import APLDP, FEBSF, MPLDP, PBP, PPDA, RCF, PaddingSampling
+from pldp.registry import entry
+from pldp.testing import standard_cases
 
 #: PLDP-FEBSF's budget levels 0.1, ..., 1.0 (ERRATA FEBSF-6).
 LEVELS = np.arange(1, 11) / 10
@@ -19,9 +30,21 @@ B5 = pldp.ItemBudgets.from_array([0.5, 0.5, 1.0, 2.0, 2.0])
 
 
 def oracle_cases() -> dict[str, pldp.FrequencyOracle]:
-    """One small configuration of every pldp mechanism and protocol, by name (a new dict of the
-    same oracles each call: they are immutable, and IDUE's solves are worth doing once)."""
+    """The pinned configurations, by name (a new dict of the same oracles each call: they are
+    immutable, and IDUE's solves are worth doing once)."""
     return dict(_oracle_cases())
+
+
+def deploy_cases() -> dict[str, pldp.FrequencyOracle]:
+    """The pinned configurations, and as ``standard/NAME`` each standard case whose class is
+    deployable (the memoized chains among them)."""
+    return {**oracle_cases(), **_standard_cases()}
+
+
+@functools.cache
+def _standard_cases() -> dict[str, pldp.FrequencyOracle]:
+    oracles = {name: case.oracle for name, case in standard_cases().items()}
+    return {f"standard/{name}": o for name, o in oracles.items() if entry(type(o).__name__).deployable}
 
 
 @functools.cache
@@ -50,15 +73,15 @@ def _oracle_cases() -> dict[str, pldp.FrequencyOracle]:
 
 def spec_of(oracle: pldp.FrequencyOracle, name: str) -> Spec:
     """The spec of a case, with a question (one per attribute for MPLDP)."""
-    question: Any = ["first?", "second?"] if name == "mpldp" else f"{name}?"
+    question: Any = ["first?", "second?"] if isinstance(oracle, MPLDP) else f"{name}?"
     return Spec.from_mechanism(oracle, question=question)
 
 
 def answers_of(name: str, oracle: pldp.FrequencyOracle, n: int, rng: np.random.Generator) -> tuple[Any, dict]:
     """``n`` random answers for a case, and the keyword arguments (levels) of ``Client.reports``."""
-    if name.endswith("-ps"):
-        return [list(rng.choice(5, size=int(rng.integers(0, 4)), replace=False)) for _ in range(n)], {}
-    if name == "mpldp":
+    if isinstance(oracle, PaddingSampling):
+        return [list(rng.choice(oracle.d, size=int(rng.integers(0, 4)), replace=False)) for _ in range(n)], {}
+    if isinstance(oracle, MPLDP):
         return rng.integers(0, 3, size=(n, 2)).tolist(), {"levels": rng.integers(0, 3, size=(n, 2))}
     kw = {"level": rng.integers(0, len(oracle.levels), n)} if hasattr(oracle, "levels") else {}
     return rng.integers(0, oracle.d, n), kw

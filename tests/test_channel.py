@@ -13,9 +13,9 @@ from pldp.client import Client
 from pldp.errors import SpecError
 from pldp.experiments.paths import users_of
 from pldp.registry import oracle_class, oracle_from_params, register, registered
-from tests.deploy_cases import oracle_cases, spec_of, words
+from tests.deploy_cases import deploy_cases, spec_of, words
 
-CASES = oracle_cases()
+CASES = deploy_cases()
 
 #: Every public oracle class, by the name its parameters give.
 PUBLIC = {
@@ -64,10 +64,10 @@ def test_the_nodes_columns_are_those_of_the_clients_reports(name: str) -> None:
 
 def _data(name: str, oracle: pldp.FrequencyOracle) -> tuple:
     rng = np.random.default_rng(5)
-    if name.endswith("-ps"):
+    if isinstance(oracle, pldp.protocols.PaddingSampling):
         sets = [list(rng.choice(5, size=int(rng.integers(0, 4)), replace=False)) for _ in range(200)]
         return (pldp.ItemSets.from_lists(sets, 5),)
-    if name == "mpldp":
+    if isinstance(oracle, pldp.protocols.MPLDP):
         return (rng.integers(0, 3, size=(200, 2)), rng.integers(0, 3, size=(200, 2)))
     if hasattr(oracle, "levels"):
         return users_of(rng.integers(0, 30, size=(len(oracle.levels), oracle.d)))

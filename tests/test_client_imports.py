@@ -27,7 +27,7 @@ from pldp.errors import SpecError
 from pldp.oracle import FrequencyOracle
 from pldp.protocols import FEBSF, PaddingSampling
 from pldp.registry import BUILTIN, registered
-from tests.deploy_cases import answers_of, oracle_cases, spec_of, words
+from tests.deploy_cases import answers_of, deploy_cases, spec_of, words
 
 #: What a device never runs: scipy, the oracle interface and registry, the mechanisms and protocols,
 #: the estimators and the parts built on them, and the privacy reports (its ledger composes with
@@ -94,15 +94,16 @@ def _jsonable(value: Any) -> Any:
 
 
 def test_a_fresh_client_reports_by_every_kind_of_spec_without_the_oracles(tmp_path: Path) -> None:
-    """Every mechanism and protocol (and a memoized chain): the specs are written here by
+    """Every deployable mechanism and protocol (:func:`tests.deploy_cases.deploy_cases`, the memoized
+    chains among them): the specs are written here by
     ``Spec.from_mechanism``, the child reads their JSON and reports, the same bytes as this
     interpreter's client with the same words, and has loaded none of :data:`NOT_ON_A_DEVICE`."""
-    cases: dict[str, FrequencyOracle] = {**oracle_cases(), "lgrr-memo": pldp.LGRR(2.0, 1.0, 3)}
+    cases: dict[str, FrequencyOracle] = deploy_cases()
     rng = np.random.default_rng(20261130)
     inputs, want = {}, {}
     for seed, (name, oracle) in enumerate(cases.items()):
         spec = spec_of(oracle, name)
-        answers, kw = answers_of(name, oracle, 7, rng) if name in oracle_cases() else (rng.integers(0, 3, 7), {})
+        answers, kw = answers_of(name, oracle, 7, rng)
         case = {"spec": spec.to_json(), "seed": seed, "answers": _jsonable(answers)}
         case["kw"] = {k: _jsonable(v) for k, v in kw.items()}
         inputs[name] = case

@@ -18,9 +18,9 @@ from pldp.client import Client
 from pldp.deploy import ReportBatch, Spec, decode, spec_id, verify, wire
 from pldp.errors import EstimationError, ParameterError, ReportError, SpecError, TallyError
 from pldp.protocols import FEBSF
-from tests.deploy_cases import LEVELS, answers_of, oracle_cases, spec_of, words
+from tests.deploy_cases import LEVELS, answers_of, deploy_cases, spec_of, words
 
-CASES = oracle_cases()
+CASES = deploy_cases()
 
 
 def _spec(name: str) -> Spec:

@@ -8,23 +8,31 @@ rebuilds it with :func:`oracle_from_params`, which checks that the rebuilt oracl
 are exactly the given ones (thresholds included), so a spec cannot describe an oracle pldp would
 not build. A researcher's own oracle joins the same way (``@register`` on the class).
 
-pldp's own classes are found by name without importing every oracle first: :data:`BUILTIN` says
-in which module each one is defined, and :func:`oracle_class` imports that module (which
-registers the class) the first time its name is asked for. A client that reads a k-RR spec thus
+pldp's own classes are found by name without importing every oracle first: :data:`ENTRIES` (and
+:data:`BUILTIN`, its name -> module table) says in which module each one is defined, and
+:func:`oracle_class` imports that module (which registers the class) the first time its name is
+asked for. A client that reads a k-RR spec thus
 loads the direct mechanisms, not the protocols, the estimators of every family or scipy's
-optimizers. ``tests/test_channel.py`` checks the table against the classes that register.
+optimizers. ``tests/test_startup.py`` checks the table against the classes that register.
+
+:data:`ENTRIES` is pldp's one list of oracles: the CLI's mechanism names and options
+(:mod:`pldp.cli.options`), the audit catalog (:mod:`pldp.audit.catalog`), the deployment tests'
+cases and the docs' table of oracles (``docs/oracles.md``) are derived from it, and
+``tests/test_registry.py`` checks that each of them covers every entry.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any, TypeVar
+import inspect
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
 
 from pldp.errors import PLDPError, SpecError
 from pldp.fingerprint import canonical
 from pldp.oracle import FrequencyOracle
 
-__all__ = ["oracle_class", "oracle_from_params", "register", "registered"]
+__all__ = ["BUILTIN", "ENTRIES", "Entry", "entry", "oracle_class", "oracle_from_params", "register", "registered"]
 
 C = TypeVar("C", bound=type[FrequencyOracle])
 
@@ -32,24 +40,109 @@ _CLASSES: dict[tuple[str, str], type[FrequencyOracle]] = {}
 
 _MECHANISMS = "pldp.mechanisms"
 _PROTOCOLS = "pldp.protocols"
+_LONGITUDINAL = f"{_MECHANISMS}.longitudinal"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One of pldp's own oracle classes, as its consumers know it without importing it.
+
+    The CLI's mechanism options, the audit catalog, the deployment tests and the docs' table of
+    oracles are derived from :data:`ENTRIES`; what needs the class itself (its constructor's
+    parameters, its summary) is read from the class on first use.
+
+    Attributes
+    ----------
+    name : str
+        The class name, as its parameters name it.
+    family : {"mechanism", "protocol"}
+        Its ``params_key``: a mechanism (``pldp.X``) or a protocol (``pldp.protocols.X``).
+    module : str
+        The module that defines (and registers) it.
+    generic : bool
+        A shared core built from probabilities or from another oracle (``DirectEncoding``,
+        ``LongitudinalUnary``, ...), not a named mechanism: no CLI name, no catalog row of its own
+        (its named subclasses stand for it).
+    deployable : bool
+        Whether a campaign spec can run it (:meth:`pldp.deploy.Spec.from_mechanism`).
+    """
+
+    name: str
+    family: Literal["mechanism", "protocol"]
+    module: str
+    generic: bool = False
+    deployable: bool = True
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """``(family, name)``: the key of :data:`BUILTIN`."""
+        return (self.family, self.name)
+
+    @property
+    def cli_name(self) -> str | None:
+        """The name ``pldp mechanism show`` and ``pldp audit`` take (``krr``), or ``None``: only the
+        named mechanisms have one."""
+        return None if self.generic or self.family != "mechanism" else self.name.lower()
+
+    def load(self) -> type[FrequencyOracle]:
+        """The class (importing its module).
+
+        Raises
+        ------
+        LookupError
+            The module registers no class of that name (the table is wrong).
+        """
+        cls = _load(self.key)
+        if cls is None:
+            raise LookupError(f"{self.module} registers no {self.family} {self.name!r}")
+        return cls
+
+    def summary(self) -> str:
+        """The summary of the class docstring, its first paragraph on one line (its module imported)."""
+        return " ".join((self.load().__doc__ or "").strip().split("\n\n", 1)[0].split())
+
+    def parameters(self) -> dict[str, inspect.Parameter]:
+        """The constructor's named parameters (no ``self``, no ``*args``/``**kwargs``)."""
+        params = inspect.signature(self.load().__init__).parameters.values()
+        kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+        return {p.name: p for p in params if p.name != "self" and p.kind in kinds}
+
+
+def _entries(module: str, *names: str, family: Literal["mechanism", "protocol"] = "mechanism") -> list[Entry]:
+    """The entries of ``names``, defined in ``module``; a name starting with ``*`` is a generic core."""
+    return [Entry(n.lstrip("*"), family, module, generic=n.startswith("*")) for n in names]
+
+
+#: pldp's own oracle classes, in the order they are listed (CLI, catalog, docs).
+ENTRIES: tuple[Entry, ...] = (
+    *_entries(f"{_MECHANISMS}.direct", "*DirectEncoding", "KRR", "URR", "IPRR"),
+    *_entries(f"{_MECHANISMS}.unary", "*UnaryEncoding", "RAPPOR", "OUE", "IDUE"),
+    *_entries(f"{_LONGITUDINAL}.direct", "*LongitudinalDirect", "LGRR"),
+    *_entries(f"{_LONGITUDINAL}.unary", "*LongitudinalUnary", "LOUE", "LOSUE", "LSUE", "LSOUE"),
+    *_entries(f"{_LONGITUDINAL}.direct", "LIPRR"),
+    *_entries(f"{_LONGITUDINAL}.unary", "LIDUE"),
+    *_entries(f"{_PROTOCOLS}.padding", "PaddingSampling", family="protocol"),
+    *_entries(f"{_PROTOCOLS}.febsf.protocol", "FEBSF", family="protocol"),
+    *(Entry(name, "protocol", f"{_PROTOCOLS}.{name.lower()}") for name in ("RCF", "APLDP", "PBP", "PPDA", "MPLDP")),
+    # the clients' memo keeps one permanent response per value, not per (level, value)
+    Entry("LLevels", "protocol", f"{_PROTOCOLS}.llevels", deployable=False),
+)
 #: Where each of pldp's own oracle classes is defined: (params key, class name) -> module.
-BUILTIN: dict[tuple[str, str], str] = {
-    **{("mechanism", name): f"{_MECHANISMS}.direct" for name in ("DirectEncoding", "KRR", "URR", "IPRR")},
-    **{("mechanism", name): f"{_MECHANISMS}.unary" for name in ("UnaryEncoding", "RAPPOR", "OUE", "IDUE")},
-    **{("mechanism", name): f"{_MECHANISMS}.longitudinal.direct" for name in ("LongitudinalDirect", "LGRR", "LIPRR")},
-    **{
-        ("mechanism", name): f"{_MECHANISMS}.longitudinal.unary"
-        for name in ("LongitudinalUnary", "LOUE", "LOSUE", "LSUE", "LSOUE", "LIDUE")
-    },
-    ("protocol", "PaddingSampling"): f"{_PROTOCOLS}.padding",
-    ("protocol", "FEBSF"): f"{_PROTOCOLS}.febsf.protocol",
-    ("protocol", "RCF"): f"{_PROTOCOLS}.rcf",
-    ("protocol", "APLDP"): f"{_PROTOCOLS}.apldp",
-    ("protocol", "PBP"): f"{_PROTOCOLS}.pbp",
-    ("protocol", "PPDA"): f"{_PROTOCOLS}.ppda",
-    ("protocol", "MPLDP"): f"{_PROTOCOLS}.mpldp",
-    ("protocol", "LLevels"): f"{_PROTOCOLS}.llevels",
-}
+BUILTIN: dict[tuple[str, str], str] = {e.key: e.module for e in ENTRIES}
+
+
+def entry(name: str) -> Entry:
+    """The entry of pldp's own class ``name`` (``KRR``; or its CLI name ``krr``).
+
+    Raises
+    ------
+    KeyError
+        No class of pldp has that name.
+    """
+    for e in ENTRIES:
+        if name in (e.name, e.cli_name):
+            return e
+    raise KeyError(name)
 
 
 def register(cls: C) -> C:

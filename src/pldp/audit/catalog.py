@@ -1,7 +1,8 @@
 """Every mechanism and protocol in a standard configuration, audited: ``make audit`` → ``docs/audit.md``.
 
 ``python -m pldp.audit.catalog [--trials N] [--out docs/audit.md]`` audits each entry of
-:func:`catalog` with the optimal attack on its default pairs, runs LDP-Auditor's two findings
+:func:`catalog` (every class of the registry, :data:`pldp.registry.ENTRIES`, in the
+configurations of :func:`configurations`) with the optimal attack on its default pairs, runs LDP-Auditor's two findings
 (GRR tight; their unary attack recovering about half of RAPPOR's epsilon, the optimal test all of
 it), and writes a Markdown page with a summary table, the PLDP-FEBSF level rows and a figure of
 audited against claimed epsilon (``audit.svg`` beside the page).
@@ -20,37 +21,77 @@ from typing import Any, Literal
 
 import numpy as np
 
-__all__ = ["catalog", "main", "write_page"]
+from pldp.registry import ENTRIES
+
+__all__ = ["catalog", "configurations", "main", "not_audited", "write_page"]
 
 IDUE_MODELS: tuple[Literal["opt0", "opt1", "opt2"], ...] = ("opt0", "opt1", "opt2")
+#: The memoized chains of one budget eps_1 per report and eps_perm over any number of reports.
+CHAINS = ("LGRR", "LOUE", "LOSUE", "LSUE", "LSOUE")
 
 
-def catalog() -> dict[str, Callable[[], Any]]:
-    """Name → constructor of every mechanism and protocol in a standard configuration."""
+def configurations() -> dict[str, dict[str, Callable[[], Any]]]:
+    """Class name → (row name → constructor) of the configurations the audit runs of each class."""
     import pldp
-    from pldp.protocols import APLDP, FEBSF, MPLDP, PBP, PPDA, RCF, PaddingSampling
+    from pldp.protocols import APLDP, FEBSF, MPLDP, PBP, PPDA, RCF, LLevels, PaddingSampling
 
     fig1 = pldp.ItemBudgets.from_array([0.1, 0.5, 1.0, np.inf, np.inf])  # Li et al., Fig. 1
     b5 = pldp.ItemBudgets.from_array([0.5, 0.5, 1.0, 2.0, 2.0])
+    b5_perm = pldp.ItemBudgets.from_array(2 * b5.epsilons)
     paper = np.arange(1, 11) / 10  # PLDP-FEBSF's levels (ERRATA FEBSF-6)
     return {
-        "KRR": lambda: pldp.KRR(1.0, 10),
-        "URR": lambda: pldp.URR(1.0, fig1.sensitive),
-        "IPRR": lambda: pldp.IPRR(fig1),
-        "RAPPOR": lambda: pldp.RAPPOR(1.0, 10),
-        "OUE": lambda: pldp.OUE(1.0, 10),
-        **{f"IDUE {m} {r}": partial(pldp.IDUE, b5, model=m, pair_rule=r) for m in IDUE_MODELS for r in ("min", "avg")},
-        "OUE-PS": lambda: PaddingSampling(pldp.OUE(1.0, 5), 2),
-        "IDUE-PS": lambda: PaddingSampling(pldp.IDUE(b5, model="opt2", same_level="always"), 2),
-        "PLDP-FEBSF k-RR": lambda: FEBSF(paper, 0.3, 16, "krr"),
-        "PLDP-FEBSF OUE": lambda: FEBSF(paper, 0.3, 16, "oue"),
-        "PLDP-FEBSF RAPPOR": lambda: FEBSF([0.5, 1.0, 2.0], 0.5, 6, "rappor"),
-        "RCF": lambda: RCF([0.5, 1.0, 2.0], 6),
-        "APLDP": lambda: APLDP([0.5, 4.0], 16),
-        "PBP": lambda: PBP([0.5, 1.0, 2.0], [0.3, 0.3, 0.4], 6),
-        "PPDA": lambda: PPDA([0.5, 1.0, 2.0], 6),
-        "MPLDP": lambda: MPLDP([3, 4], [1.0, 2.0]),
+        "KRR": {"KRR": lambda: pldp.KRR(1.0, 10)},
+        "URR": {"URR": lambda: pldp.URR(1.0, fig1.sensitive)},
+        "IPRR": {"IPRR": lambda: pldp.IPRR(fig1)},
+        "RAPPOR": {"RAPPOR": lambda: pldp.RAPPOR(1.0, 10)},
+        "OUE": {"OUE": lambda: pldp.OUE(1.0, 10)},
+        "IDUE": {
+            f"IDUE {m} {r}": partial(pldp.IDUE, b5, model=m, pair_rule=r) for m in IDUE_MODELS for r in ("min", "avg")
+        },
+        # eps_perm twice eps_1: one report of the chain is audited against eps_1
+        **{name: {name: partial(getattr(pldp, name), 2.0, 1.0, 10)} for name in CHAINS},
+        "LIPRR": {"LIPRR": lambda: pldp.LIPRR(pldp.ItemBudgets.from_array(2 * fig1.epsilons), fig1)},
+        "LIDUE": {"LIDUE": lambda: pldp.LIDUE(b5_perm, b5)},
+        "PaddingSampling": {
+            "OUE-PS": lambda: PaddingSampling(pldp.OUE(1.0, 5), 2),
+            "IDUE-PS": lambda: PaddingSampling(pldp.IDUE(b5, model="opt2", same_level="always"), 2),
+        },
+        "FEBSF": {
+            "PLDP-FEBSF k-RR": lambda: FEBSF(paper, 0.3, 16, "krr"),
+            "PLDP-FEBSF OUE": lambda: FEBSF(paper, 0.3, 16, "oue"),
+            "PLDP-FEBSF RAPPOR": lambda: FEBSF([0.5, 1.0, 2.0], 0.5, 6, "rappor"),
+        },
+        "RCF": {"RCF": lambda: RCF([0.5, 1.0, 2.0], 6)},
+        "APLDP": {"APLDP": lambda: APLDP([0.5, 4.0], 16)},
+        "PBP": {"PBP": lambda: PBP([0.5, 1.0, 2.0], [0.3, 0.3, 0.4], 6)},
+        "PPDA": {"PPDA": lambda: PPDA([0.5, 1.0, 2.0], 6)},
+        "MPLDP": {"MPLDP": lambda: MPLDP([3, 4], [1.0, 2.0])},
+        "LLevels": {
+            f"LLevels {chain}": partial(LLevels, [1.0, 2.0, 4.0], [0.5, 1.0, 2.0], 6, chain=chain)
+            for chain in ("lgrr", "losue")
+        },
     }
+
+
+def not_audited() -> dict[str, str]:
+    """Class name → why the catalog has no row of it: the registry's generic cores."""
+    return {e.name: "a shared core: audited through the named mechanisms built on it" for e in ENTRIES if e.generic}
+
+
+def catalog() -> dict[str, Callable[[], Any]]:
+    """Row name → constructor of every mechanism and protocol of the registry (:data:`pldp.registry.ENTRIES`)
+    in a standard configuration, in the registry's order.
+
+    Raises
+    ------
+    LookupError
+        A registry entry with neither configurations nor a reason it has none.
+    """
+    configs, skipped = configurations(), not_audited()
+    missing = [e.name for e in ENTRIES if e.name not in configs and e.name not in skipped]
+    if missing:
+        raise LookupError(f"the audit catalog has no configuration of {', '.join(missing)}")
+    return {row: make for e in ENTRIES for row, make in configs.get(e.name, {}).items()}
 
 
 def _finite_max(values: list[float]) -> float:

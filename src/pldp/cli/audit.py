@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from pldp.cli.options import Subparsers, add_mechanism_arguments, mechanism_from_args
+from pldp.cli.options import MECHANISM_NAMES, Subparsers, add_mechanism_arguments, mechanism_from_args
 from pldp.errors import ParameterError
 
 __all__ = ["add_commands"]
@@ -138,7 +138,7 @@ def add_commands(sub: Subparsers) -> None:
         "audited epsilon. Exit 1 when an audited bound exceeds its claim. With --rounds, the audit over time: R "
         "reports of one device (same value, and a value that changes once), fresh and with the chain's memo.",
     )
-    p.add_argument("target", help="a campaign spec.json, or a mechanism name as in 'pldp mechanism show'")
+    p.add_argument("target", help=f"a campaign spec.json, or a mechanism: {', '.join(MECHANISM_NAMES)}")
     p.add_argument(
         "--trials",
         type=int,

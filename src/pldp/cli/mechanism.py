@@ -9,7 +9,7 @@ import math
 from typing import TYPE_CHECKING
 
 from pldp._text import text_table
-from pldp.cli.options import Subparsers, add_mechanism_arguments, mechanism_from_args
+from pldp.cli.options import MECHANISM_NAMES, Subparsers, add_mechanism_arguments, mechanism_from_args
 
 if TYPE_CHECKING:
     from pldp.mechanisms import Mechanism
@@ -88,7 +88,7 @@ def add_commands(sub: Subparsers) -> None:
     mech = sub.add_parser("mechanism", help="inspect a mechanism")
     mech_sub = mech.add_subparsers(dest="action", required=True)
     show = mech_sub.add_parser("show", help="probabilities and exact privacy check of a configuration")
-    show.add_argument("name", help="krr, urr, iprr, rappor, oue or idue")
+    show.add_argument("name", help=f"one of {', '.join(MECHANISM_NAMES)}")
     add_mechanism_arguments(show)
     show.add_argument("--json", action="store_true", help="machine-readable output")
     show.set_defaults(func=_mechanism_show)

@@ -1,9 +1,9 @@
 """Options shared by several ``pldp`` commands, and the mechanism they name.
 
-``pldp mechanism show`` and ``pldp audit`` name a mechanism the same way: a name (``krr``,
-``urr``, ``iprr``, ``rappor``, ``oue`` or ``idue``; the memoized chains ``lgrr``, ``loue``,
-``losue``, ``lsue``, ``lsoue``, ``liprr`` and ``lidue``) and the options of
-:func:`add_mechanism_arguments`. :func:`mechanism_from_args` builds that mechanism, so a command
+``pldp mechanism show`` and ``pldp audit`` name a mechanism the same way: a name of
+:data:`MECHANISM_NAMES` (each named mechanism of :data:`pldp.registry.ENTRIES`, lower case) and the
+options of :func:`add_mechanism_arguments`, which its constructor's parameters name
+(:data:`PARAMETER_OPTIONS`). :func:`mechanism_from_args` builds that mechanism, so a command
 built on top of the CLI (or a script) can take the same options:
 
 >>> import argparse
@@ -18,11 +18,15 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TypeAlias
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 
+from pldp.budgets import ItemBudgets
 from pldp.errors import ParameterError
+from pldp.registry import ENTRIES
+from pldp.registry import entry as registry_entry
 
 if TYPE_CHECKING:
     from pldp.mechanisms import Mechanism
@@ -30,6 +34,8 @@ if TYPE_CHECKING:
 __all__ = [
     "LIST_OPTIONS",
     "MECHANISM_NAMES",
+    "PARAMETER_OPTIONS",
+    "ParameterOption",
     "add_mechanism_arguments",
     "attach_list_values",
     "mechanism_from_args",
@@ -40,22 +46,8 @@ __all__ = [
 #: The subparsers of a command group: each command module adds its commands to it.
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
-#: The mechanisms :func:`mechanism_from_args` builds.
-MECHANISM_NAMES = (
-    "krr",
-    "urr",
-    "iprr",
-    "rappor",
-    "oue",
-    "idue",
-    "lgrr",
-    "loue",
-    "losue",
-    "lsue",
-    "lsoue",
-    "liprr",
-    "lidue",
-)
+#: The mechanisms :func:`mechanism_from_args` builds: the named mechanisms of the registry.
+MECHANISM_NAMES = tuple(e.cli_name for e in ENTRIES if e.cli_name is not None)
 
 
 #: Options whose value is a comma-separated list of numbers, which may start with ``-``
@@ -141,6 +133,59 @@ def parse_budgets(text: str) -> list[float | None]:
     return out
 
 
+def _same(value: Any) -> Any:
+    return value
+
+
+@dataclass(frozen=True)
+class ParameterOption:
+    """How a constructor parameter of a mechanism is given on the command line.
+
+    Attributes
+    ----------
+    dest : str
+        The option's attribute in the parsed arguments (``eps`` for ``--eps``).
+    needs : str
+        The option as the message of a missing one names it; empty for an optional parameter (one
+        with a default: the option's default is passed).
+    example : str
+        An example of the option, appended to that message.
+    convert : callable
+        The option's parsed value -> the constructor's argument.
+    """
+
+    dest: str
+    needs: str = ""
+    example: str = ""
+    convert: Callable[[Any], Any] = _same
+
+
+def _item_budgets(text: str) -> ItemBudgets:
+    return ItemBudgets.from_array(parse_budgets(text))
+
+
+def _flags(text: str) -> np.ndarray:
+    return np.array([s.strip() in ("1", "true", "yes") for s in text.split(",")])
+
+
+#: The options of each constructor parameter name of the registry's named mechanisms: a mechanism
+#: takes the options of its parameters (``KRR(epsilon, d)``: ``--eps``, ``--d``).
+PARAMETER_OPTIONS: dict[str, ParameterOption] = {
+    "epsilon": ParameterOption("eps", "--eps"),
+    "d": ParameterOption("d", "--d"),
+    "sensitive": ParameterOption("sensitive", "--sensitive (comma-separated 0/1 flags)", convert=_flags),
+    "budgets": ParameterOption("budgets", "--budgets", "--budgets 0.1,0.5,1.0,inf,inf", _item_budgets),
+    "eps_perm": ParameterOption("eps_perm", "--eps-perm (any number of reports)"),
+    "eps_1": ParameterOption("eps", "--eps (one report)"),
+    "perm": ParameterOption(
+        "perm_budgets", "--perm-budgets (eps_perm per item)", "--perm-budgets 1,2,4", _item_budgets
+    ),
+    "one": ParameterOption("budgets", "--budgets (eps_1 per item)", "--budgets 0.25,0.5,1", _item_budgets),
+    "model": ParameterOption("model"),
+    "pair_rule": ParameterOption("pair_rule"),
+}
+
+
 def add_mechanism_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options that configure a mechanism (``mechanism show``, ``audit``) to ``parser``.
 
@@ -151,16 +196,16 @@ def add_mechanism_arguments(parser: argparse.ArgumentParser) -> None:
         ``--model`` and ``--pair-rule``, the options :func:`mechanism_from_args` reads.
     """
     parser.add_argument(
-        "--eps", type=float, default=None, help="budget (krr, urr, rappor, oue; eps_1 of lgrr, loue, ...)"
+        "--eps", type=float, default=None, help="budget epsilon; eps_1 (one report) of a memoized chain"
     )
     parser.add_argument(
-        "--eps-perm", type=float, default=None, help="lgrr, loue, losue, lsue, lsoue: eps_perm (any number of reports)"
+        "--eps-perm", type=float, default=None, help="memoized chains: eps_perm (any number of reports)"
     )
-    parser.add_argument("--d", type=int, default=None, help="domain size (krr, rappor, oue)")
-    parser.add_argument("--sensitive", default=None, help="urr: comma-separated 0/1 flags per item")
-    parser.add_argument("--budgets", default=None, help="iprr/idue: comma-separated budgets, inf = non-sensitive")
+    parser.add_argument("--d", type=int, default=None, help="domain size")
+    parser.add_argument("--sensitive", default=None, help="comma-separated 0/1 flags per item (urr)")
+    parser.add_argument("--budgets", default=None, help="comma-separated budgets per item, inf = non-sensitive")
     parser.add_argument(
-        "--perm-budgets", default=None, help="liprr/lidue: eps_perm per item (--budgets: eps_1 per item)"
+        "--perm-budgets", default=None, help="eps_perm per item of a personalized chain (--budgets: eps_1 per item)"
     )
     parser.add_argument("--model", default="opt0", choices=["opt0", "opt1", "opt2"], help="idue model")
     parser.add_argument(
@@ -168,19 +213,25 @@ def add_mechanism_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _listing(parts: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return " and ".join([", ".join(parts[:-1]), parts[-1]] if len(parts) > 1 else parts)
+
+
 def mechanism_from_args(name: str, args: argparse.Namespace) -> Mechanism:
     """The mechanism ``name`` configured by the options of :func:`add_mechanism_arguments`.
+
+    The mechanism's constructor parameters name its options (:data:`PARAMETER_OPTIONS`):
+    ``KRR(epsilon, d)`` takes ``--eps`` and ``--d``, ``LIPRR(perm, one)`` ``--perm-budgets`` and
+    ``--budgets`` (see :func:`parse_budgets`); a parameter with a default (``IDUE``'s ``model``
+    and ``pair_rule``) takes its option's default, and one without an option its own default.
 
     Parameters
     ----------
     name : str
-        ``krr``, ``urr``, ``iprr``, ``rappor``, ``oue`` or ``idue`` (any case).
+        One of :data:`MECHANISM_NAMES` (any case).
     args : argparse.Namespace
-        Parsed options of a parser given :func:`add_mechanism_arguments`: ``eps`` and ``d``
-        (krr, rappor, oue), ``eps`` and ``sensitive`` (urr: comma-separated 0/1 flags),
-        ``budgets`` (iprr, idue: see :func:`parse_budgets`), ``model`` and ``pair_rule`` (idue,
-        lidue); ``eps_perm``, ``eps`` (eps_1) and ``d`` (lgrr, loue, losue, lsue, lsoue);
-        ``perm_budgets`` and ``budgets`` (eps_perm and eps_1 per item: liprr, lidue).
+        Parsed options of a parser given :func:`add_mechanism_arguments`.
 
     Returns
     -------
@@ -192,40 +243,15 @@ def mechanism_from_args(name: str, args: argparse.Namespace) -> Mechanism:
     ParameterError
         An unknown name, a missing option, or a bad budget.
     """
-    import pldp
-
     key = name.lower()
-    if key in ("krr", "rappor", "oue"):
-        if args.eps is None or args.d is None:
-            raise ParameterError(f"{key} needs --eps and --d")
-        makers: dict[str, Callable[[float, int], Mechanism]] = {"krr": pldp.KRR, "rappor": pldp.RAPPOR, "oue": pldp.OUE}
-        return makers[key](args.eps, args.d)
-    if key == "urr":
-        if args.eps is None or args.sensitive is None:
-            raise ParameterError("urr needs --eps and --sensitive (comma-separated 0/1 flags)")
-        mask = np.array([s.strip() in ("1", "true", "yes") for s in args.sensitive.split(",")])
-        return pldp.URR(args.eps, mask)
-    if key in ("iprr", "idue"):
-        if args.budgets is None:
-            raise ParameterError(f"{key} needs --budgets, e.g. --budgets 0.1,0.5,1.0,inf,inf")
-        budgets = pldp.ItemBudgets.from_array(parse_budgets(args.budgets))
-        return pldp.IPRR(budgets) if key == "iprr" else pldp.IDUE(budgets, model=args.model, pair_rule=args.pair_rule)
-    chains: dict[str, Callable[[float, float, int], Mechanism]] = {
-        "lgrr": pldp.LGRR, "loue": pldp.LOUE, "losue": pldp.LOSUE, "lsue": pldp.LSUE, "lsoue": pldp.LSOUE,
-    }  # fmt: skip
-    if key in chains:
-        if args.eps_perm is None or args.eps is None or args.d is None:
-            raise ParameterError(f"{key} needs --eps-perm (any number of reports), --eps (one report) and --d")
-        return chains[key](args.eps_perm, args.eps, args.d)
-    if key in ("liprr", "lidue"):
-        if args.perm_budgets is None or args.budgets is None:
-            raise ParameterError(
-                f"{key} needs --perm-budgets (eps_perm per item) and --budgets (eps_1 per item), e.g. "
-                "--perm-budgets 1,2,4 --budgets 0.25,0.5,1"
-            )
-        perm = pldp.ItemBudgets.from_array(parse_budgets(args.perm_budgets))
-        one = pldp.ItemBudgets.from_array(parse_budgets(args.budgets))
-        if key == "liprr":
-            return pldp.LIPRR(perm, one)
-        return pldp.LIDUE(perm, one, model=args.model, pair_rule=args.pair_rule)
-    raise ParameterError(f"unknown mechanism {name!r}: {', '.join(MECHANISM_NAMES)}")
+    if key not in MECHANISM_NAMES:
+        raise ParameterError(f"unknown mechanism {name!r}: {', '.join(MECHANISM_NAMES)}")
+    entry = registry_entry(key)
+    options = {p: PARAMETER_OPTIONS[p] for p in entry.parameters() if p in PARAMETER_OPTIONS}
+    required = [o for o in options.values() if o.needs]
+    if any(getattr(args, o.dest) is None for o in required):
+        examples = [o.example for o in required if o.example]
+        more = f", e.g. {' '.join(examples)}" if examples else ""
+        raise ParameterError(f"{key} needs {_listing([o.needs for o in required])}{more}")
+    kwargs = {p: o.convert(getattr(args, o.dest)) for p, o in options.items()}
+    return entry.load()(**kwargs)  # type: ignore[return-value]
