@@ -1,43 +1,38 @@
 """The bodies of the collector's HTTP API as Pydantic models, for its OpenAPI schema.
 
-The two wire bodies, a campaign spec (:class:`CampaignSpec`, ``pldp.spec/1``) and the reports a
-client sends (:class:`ReportsBody`, ``pldp.batch/1`` and ``pldp.report/1``), follow
-``docs/wire-format.md`` §1-4 member by member, so that a client writer or an API fuzzer can build a
-valid body from ``/openapi.json``; a spec's sampler node is described by the schema each kind of
-node declares (:func:`pldp.channel.node_schema`), so every node pldp makes is in it. They
-*describe* the bodies; the collector still reads them with pldp's own checks
-(:meth:`pldp.deploy.Spec.from_json`, which also verifies every privacy claim exactly, and
-:func:`pldp.service.collect.prepare_batch`), whose refusals are the API's answers.
+The two wire bodies, a campaign spec (:class:`CampaignSpec`, ``pldp.spec/1``, defined in
+:mod:`pldp.service.spec_models`) and the reports a client sends (:class:`ReportsBody`,
+``pldp.batch/1`` and ``pldp.report/1``), follow ``docs/wire-format.md`` §1-4 member by member, so
+that a client writer or an API fuzzer can build a valid body from ``/openapi.json``; a spec's
+sampler node is described by the schema each kind of node declares
+(:func:`pldp.channel.node_schema`), so every node pldp makes is in it. They *describe* the bodies;
+the collector still reads them with pldp's own checks (:meth:`pldp.deploy.Spec.from_json`, which
+also verifies every privacy claim exactly, and :func:`pldp.service.collect.prepare_batch`), whose
+refusals are the API's answers.
 The other models type the answers: the routes return plain data that FastAPI checks against them.
 """
 
 from __future__ import annotations
 
-import sys
 from typing import Annotated, Any, Literal
 
-from pydantic import (
-    BaseModel,
-    BeforeValidator,
-    ConfigDict,
-    Field,
-    PlainValidator,
-    RootModel,
-    WithJsonSchema,
-    field_validator,
-)
-from pydantic.json_schema import SkipJsonSchema
+from pydantic import BaseModel, ConfigDict, Field, RootModel
 
-if sys.version_info >= (3, 12):
-    from typing import TypedDict
-else:  # pydantic reads typing's TypedDict from 3.12 on; before, typing_extensions' (pydantic depends on it)
-    from typing_extensions import TypedDict
-
-from pldp.channel import MemoNode, node_schema, parse_node
-from pldp.deploy.spec import MAX_ROUNDS, MEMO_KEY_MAX
 from pldp.service.auth import ADMIN_LIFETIME, ANALYST_LIFETIME, MAX_LIFETIME
 from pldp.service.codes import CODE_LIFETIME, MAX_CODES
 from pldp.service.estimate_models import AttributeEstimate, Detection, Estimate
+from pldp.service.spec_models import (
+    CampaignSpec,
+    Caps,
+    Memo,
+    OracleParams,
+    ReportId,
+    Sampler,
+    SamplerNode,
+    SpecId,
+    Strict,
+    Whole,
+)
 
 __all__ = [
     "AttributeEstimate",
@@ -75,154 +70,9 @@ __all__ = [
     "TokenRequest",
 ]
 
-_ID = r"^[0-9a-f]{32}$"
-SpecId = Annotated[str, Field(pattern=_ID, description="A spec id: 32 lower-case hex digits.")]
-ReportId = Annotated[str, Field(pattern=_ID, description="128 random bits as 32 lower-case hex digits.")]
-
-
-def _whole(value: Any) -> Any:
-    """A float without a fraction (``3600.0``) as the int it is: JSON Schema's ``integer`` admits it
-    (and clients send it), where a strict model would refuse it; anything else is left to the field."""
-    return int(value) if isinstance(value, float) and value.is_integer() else value
-
-
-#: A whole number in a request body: an int, or a float without a fraction (JSON Schema's integer).
-Whole = Annotated[int, BeforeValidator(_whole)]
-
-
-class _Strict(BaseModel):
-    """A wire object: exactly its members (pldp refuses unknown ones)."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-
-# ---------------------------------------------------------------------------------- the spec
-def _node(value: Any) -> Any:
-    """A sampler node as pldp reads it: :func:`pldp.channel.parse_node`'s refusal (a ValueError) is the
-    model's."""
-    parse_node(value)
-    return value
-
-
-#: A sampler node (``docs/wire-format.md`` §2): read by pldp's own parser, described by the JSON
-#: Schema each kind of node declares (:func:`pldp.channel.node_schema`; :mod:`pldp.service.openapi`
-#: names each kind's schema in the document's components).
-SamplerNode = Annotated[dict[str, Any], PlainValidator(_node), WithJsonSchema(node_schema())]
-
-
-class Sampler(_Strict):
-    """The client program: integer thresholds on the 2**32 grid and the privacy claims."""
-
-    grid_bits: Literal[32]
-    root: SamplerNode
-
-
-class OracleParams(BaseModel):
-    """The pldp mechanism (``mechanism``) or protocol (``protocol``) and its parameters, as
-    ``FrequencyOracle.params()`` writes them; the server rebuilds its estimator from them."""
-
-    model_config = ConfigDict(extra="allow")
-
-    mechanism: str | None = Field(None, description="A mechanism's class name, e.g. KRR.")
-    protocol: str | None = Field(None, description="A protocol's class name, e.g. FEBSF.")
-
-
-class Memo(_Strict):
-    """Which campaigns share a device's permanent responses (a memoized sampler's spec only)."""
-
-    key: str = Field(min_length=1, max_length=MEMO_KEY_MAX, description="The same key, the same permanent responses.")
-
-
-class Caps(TypedDict, total=False):
-    """The campaign's caps on one device's reports of its family (``docs/wire-format.md`` §1.3), one or more."""
-
-    __pydantic_config__ = ConfigDict(extra="forbid", strict=True, json_schema_extra={"minProperties": 1})  # type: ignore[misc]
-
-    day: Annotated[float, Field(gt=0, allow_inf_nan=False, description="The most epsilon per UTC day.")]
-    total: Annotated[float, Field(gt=0, allow_inf_nan=False, description="The most epsilon in all.")]
-    rounds: Annotated[
-        int, Field(ge=1, le=MAX_ROUNDS, description="The most reports one device sends."), BeforeValidator(_whole)
-    ]
-
-
-def _absent(schema: dict[str, Any]) -> None:
-    """An optional member that is absent, not null: no default in the schema."""
-    schema.pop("default", None)
-
-
-#: A spec's labels: at least two distinct answers.
-Labels = Annotated[list[str], Field(min_length=2, json_schema_extra={"uniqueItems": True})]
-#: The sampler's root is a memo node exactly when the spec has a ``memo`` member.
-_MEMOIZED: dict[str, Any] = {
-    "properties": {"sampler": {"properties": {"root": {"properties": {"kind": {"const": MemoNode.kind}}}}}}
-}
-
-
-class CampaignSpec(_Strict):
-    """A campaign spec, ``pldp.spec/1`` (``docs/wire-format.md`` §1); its id is its content hash.
-
-    The collector stores it only if the id matches the content and every privacy claim holds
-    exactly (:func:`pldp.deploy.verify`).
-    """
-
-    model_config = ConfigDict(
-        json_schema_extra={
-            "if": _MEMOIZED,
-            "then": {"required": ["memo"]},
-            "else": {"not": {"required": ["memo"]}},
-            "examples": [
-                {
-                    "format": "pldp.spec/1",
-                    "id": "821aa0b1cbf5686ca622676696fe37aa",
-                    "question": "Your OS?",
-                    "labels": ["linux", "mac", "windows"],
-                    "oracle": {
-                        "epsilons": [1, 1, 1],
-                        "family": "direct",
-                        "keep_threshold": 1564121119,
-                        "labels": ["linux", "mac", "windows"],
-                        "mechanism": "KRR",
-                        "notion": "LDP",
-                        "weights": [910282059, 910282059, 910282059],
-                    },
-                    "sampler": {
-                        "grid_bits": 32,
-                        "root": {
-                            "d": 3,
-                            "epsilons": [1, 1, 1],
-                            "keep": 1564121119,
-                            "kind": "direct",
-                            "notion": "LDP",
-                            "weights": [910282059, 910282059, 910282059],
-                        },
-                    },
-                }
-            ],
-        }
-    )
-
-    format: Literal["pldp.spec/1"]
-    id: SpecId
-    question: str | list[str] = Field(description="What respondents are asked (MPLDP: one per attribute).")
-    labels: Labels | list[Labels] = Field(description="The answers in index order (MPLDP: one list each).")
-    oracle: OracleParams
-    sampler: Sampler
-    memo: Memo | SkipJsonSchema[None] = Field(
-        None, json_schema_extra=_absent, description="A memoized sampler's memo (then required; else absent)."
-    )
-    caps: Caps | SkipJsonSchema[None] = Field(None, json_schema_extra=_absent)
-
-    @field_validator("caps", mode="before")
-    @classmethod
-    def _some_caps(cls, value: Any) -> Any:
-        """Caps, when present, are one or more (as ``minProperties`` says; neither null nor ``{}``)."""
-        if value is None or value == {}:
-            raise ValueError("caps must be an object with one or more of 'day', 'total' and 'rounds'")
-        return value
-
 
 # ---------------------------------------------------------------------------------- reports
-class LeveledPayload(_Strict):
+class LeveledPayload(Strict):
     """The payload of a ``leveled`` node: the (reported) level, absent when hidden, and the item's payload."""
 
     level: int | None = Field(None, ge=0)
@@ -239,14 +89,14 @@ class Payload(RootModel[int | str | LeveledPayload | list["Payload"]]):
     root: Annotated[int, Field(ge=0)] | Annotated[str, Field(description="base64")] | LeveledPayload | list[Payload]
 
 
-class BatchReport(_Strict):
+class BatchReport(Strict):
     """A report inside a batch (the batch names the spec)."""
 
     id: ReportId
     payload: Payload
 
 
-class Report(_Strict):
+class Report(Strict):
     """One report, ``pldp.report/1``."""
 
     format: Literal["pldp.report/1"]
@@ -298,7 +148,7 @@ def _lifetime(default: float, what: str) -> Any:
     )
 
 
-class TokenRequest(_Strict):
+class TokenRequest(Strict):
     """A new analyst token: its label, the campaigns it may read, and how long it lives."""
 
     label: str = ""
@@ -306,21 +156,21 @@ class TokenRequest(_Strict):
     expires_in: Whole = _lifetime(ANALYST_LIFETIME, "token")
 
 
-class RotateRequest(_Strict):
+class RotateRequest(Strict):
     """A new admin token that replaces the current one (every other admin token is revoked)."""
 
     label: str = "admin (rotated)"
     expires_in: Whole = _lifetime(ADMIN_LIFETIME, "token")
 
 
-class CodesRequest(_Strict):
+class CodesRequest(Strict):
     """Respondent codes to issue for an invited campaign."""
 
     count: Whole = Field(ge=1, le=MAX_CODES, description=f"How many codes (1 to {MAX_CODES:,} per request).")
     expires_in: Whole = _lifetime(CODE_LIFETIME, "codes")
 
 
-class RevokeCodesRequest(_Strict):
+class RevokeCodesRequest(Strict):
     """The codes to revoke: those listed, or with ``unused`` every code not used yet."""
 
     codes: list[str] = Field(default_factory=list, max_length=MAX_CODES, description="Codes, as issued.")
