@@ -54,8 +54,10 @@ class EstimationMethod:
     standard : bool
         Every oracle offers it (:data:`STANDARD_METHODS`).
     on_simplex : bool
-        Its estimates lie on the probability simplex (non-negative, summing to 1) and say so
-        (:attr:`Estimate.on_simplex <pldp.estimation.result.Estimate.on_simplex>`);
+        A promise: its estimates always lie on the probability simplex (non-negative, summing to 1)
+        and say so (:attr:`Estimate.on_simplex <pldp.estimation.result.Estimate.on_simplex>`).
+        ``False`` promises nothing: such a method's estimate may still land on the simplex and say
+        so (a robust or screened estimate of some protocols);
         PaddingSampling's lie on the simplex of the padded items, before the real items' shares are
         rescaled.
     """

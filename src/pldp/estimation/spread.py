@@ -316,8 +316,9 @@ def equal_influence(
     if np.any(total <= 0):
         raise EstimationError("no group holds information for some item: nothing to combine")
     w = mass / total
-    mu = np.sum(np.where(has, w * x, 0.0), axis=0)
-    # a group without information may have an infinite variance: mask it before the product (0 * inf)
+    # a group without information may hold an infinite estimate or variance: mask it before the
+    # weights (0 there) multiply it, as 0 * inf is NaN
+    mu = np.sum(w * np.where(has, x, 0.0), axis=0)
     variance = np.sum(w**2 * np.where(has, np.asarray(variances, dtype=float), 0.0), axis=0)
     bound, down = linear_moves(np.where(has, w, 0.0), sizes, support, mu, beta)
     return SpreadCombination(mu, variance, w, bound, down, float(beta))

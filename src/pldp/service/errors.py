@@ -87,7 +87,9 @@ def responses(*statuses: int, others: dict[int | str, dict[str, Any]] | None = N
 def as_http(exc: RefusalError) -> CollectError:
     """A writer job's refusal as the HTTP refusal it is answered with (:data:`REFUSAL_STATUS`; its
     code and reason as they are)."""
-    status = next(s for kind, s in REFUSAL_STATUS.items() if isinstance(exc, kind))
+    status = next((REFUSAL_STATUS[kind] for kind in type(exc).__mro__ if kind in REFUSAL_STATUS), None)
+    if status is None:  # a refusal of a kind the table lacks: a bug, answered as one (500, logged)
+        raise TypeError(f"{type(exc).__name__} has no HTTP status in REFUSAL_STATUS")
     return CollectError(status, exc.code, exc.reason)
 
 

@@ -23,11 +23,11 @@ class RefusalError(Exception):
 
 
 class InvalidError(RefusalError):
-    """The request is malformed (a schedule or cap that does not exist, too many reports for a code)."""
+    """The request is malformed (a round schedule that does not exist, a cap that is not a positive count)."""
 
 
 class UnauthorizedError(RefusalError):
-    """The credential that came with it does not allow it (a respondent code unknown, used up, expired or revoked)."""
+    """The credential that came with it does not allow it (a respondent code unknown, expired or revoked)."""
 
 
 class NotFoundError(RefusalError):

@@ -57,7 +57,9 @@ health and recovery), :mod:`~pldp.service.store.campaign_table`, :mod:`~pldp.ser
 :mod:`~pldp.service.store.token_table` and :mod:`~pldp.service.store.code_table`. The other modules of
 :mod:`pldp.service` call the functions here (``tests/test_layout.py`` checks that none runs a
 statement or imports :mod:`sqlite3`); a transaction's boundaries and the order of its statements
-stay in the code of the one who runs it (the writer, :mod:`pldp.service.writer`).
+stay in the code of the one who runs it (the writer, :mod:`pldp.service.writer`), except three short
+sequences that are one step each (deleting the days before a date, adding a token, revoking named
+codes), which run here whole.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """The statements that bound the collector's transactions, and what its health and recovery ask
-SQLite: each function runs exactly the statement its name says, so that the writer
+SQLite: each function runs the statement its name says (a few, named for what they do, run a short
+fixed sequence: :func:`configure_writer`, :func:`page_limits`, :func:`write_locked`), so that the writer
 (:mod:`pldp.service.writer`), the index of stored ids (:mod:`pldp.service.seen`) and the faults
 (:mod:`pldp.service.faults`) keep their transactions' boundaries and order in their own code while
 the SQL lives here.
