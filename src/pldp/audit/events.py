@@ -204,7 +204,7 @@ _LEAF = _Leaf()
 
 def _leaf(n0: DirectNode | UnaryNode, x0: int, n1: DirectNode | UnaryNode, x1: int, prefix: str) -> Statistic:
     """The statistic of two leaf nodes' reports (two budget levels, or one node twice)."""
-    if n0.kind != n1.kind:
+    if [c.cell for c in n0.columns()] != [c.cell for c in n1.columns()]:  # an item, or bits
         raise ParameterError("the two inputs' reports have different kinds: every output tells them apart")
     return n0.accept(_LEAF, x0, n1, x1, prefix)
 
