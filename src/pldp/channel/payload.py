@@ -8,7 +8,8 @@ payloads; a memoized chain's report is its permanent node's payload. Three visit
 rules, one method per kind: :func:`payload_json` writes a report's payload from the columns,
 :class:`PayloadReader` reads payloads into columns (refusing the first of the wrong shape), and
 :func:`check_columns` checks every column's range (items and levels below their bounds, no
-padding bits set, nothing where a report's level sends nothing). :mod:`pldp.deploy.wire`,
+padding bits set, nothing where a report's level sends nothing); :func:`carried_rows` says which
+reports' levels fill a column. :mod:`pldp.deploy.wire`,
 :mod:`pldp.deploy.count` and the readers of report files call these; none of them knows the kinds.
 """
 
@@ -19,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from pldp.channel.attributes import AttributesNode
-from pldp.channel.columns import Cell, refuse_first
+from pldp.channel.columns import Cell, Column, refuse_first
 from pldp.channel.direct import DirectNode
 from pldp.channel.leveled import LeveledNode
 from pldp.channel.memo import MemoNode
@@ -28,7 +29,7 @@ from pldp.channel.padding import PaddingNode
 from pldp.channel.unary import UnaryNode
 from pldp.errors import ReportError
 
-__all__ = ["PayloadReader", "check_columns", "payload_json"]
+__all__ = ["PayloadReader", "carried_rows", "check_columns", "payload_json"]
 
 
 def _leaf_json(node: Node, cols: dict[str, np.ndarray], row: int, prefix: str) -> Any:
@@ -181,3 +182,15 @@ def check_columns(root: Node, columns: dict[str, np.ndarray], n: int) -> None:
     """Refuse the first of ``n`` reports of ``root`` whose payload columns are out of range (a
     :class:`~pldp.errors.ReportError` naming it and why)."""
     root.accept(_CHECK, columns, n, "")
+
+
+def carried_rows(root: Node, column: Column, cols: dict[str, np.ndarray]) -> np.ndarray | None:
+    """The reports (of the payload columns ``cols``) whose level fills the data column ``column``
+    of ``root``, when its levels do not all fill it (a leveled node whose levels send an item or
+    bits, APLDP: the others' rows are null in report files); None when every report fills it."""
+    prefix = column.name[: -len(column.kind)]
+    level = cols.get(prefix + "level")
+    carries = dict(root.by_attribute)[prefix].level_carries(column.kind)
+    if level is None or carries is None or carries.all():
+        return None
+    return carries[level]

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from pldp.channel import Cell, Column, LeveledNode, Node, NodeVisitor, PayloadReader, payload_json
+from pldp.channel import Cell, Column, LeveledNode, Node, NodeVisitor, PayloadReader, carried_rows, payload_json
 from pldp.channel.attributes import AttributesNode
 from pldp.channel.direct import DirectNode
 from pldp.channel.memo import MemoNode
@@ -274,12 +274,7 @@ class ReportBatch:
     def carried(self, column: Column) -> np.ndarray | None:
         """Rows that carry a value of a data column whose levels do not all fill it (a mixed
         leveled node, APLDP); None when every report's level fills it (or there are no levels)."""
-        prefix = column.name[: -len(column.kind)]
-        level = self.columns.get(prefix + "level")
-        carries = dict(self.root.by_attribute)[prefix].level_carries(column.kind)
-        if level is None or carries is None or carries.all():
-            return None
-        return carries[level]
+        return carried_rows(self.root, column, self.columns)
 
     def file_values(self, column: Column) -> np.ndarray:
         """A payload column's values as a report file holds them: a row with no value (null in
