@@ -21,8 +21,8 @@ module          holds
 ``leveled``     :class:`LeveledNode` (user-level protocols), its exact level ratio
 ``attributes``  :class:`AttributesNode` (MPLDP)
 ``memo``        :class:`MemoNode` (memoized chains: L-GRR, L-IPRR, L-OUE, ...), :class:`MemoInput`
-``payload``     a report's payload over its columns: :func:`payload_json`, :class:`PayloadReader`,
-                :func:`check_columns`, :func:`carried_rows`
+``payload``     a report's payload over its columns: :func:`payload_writer`, :func:`payload_json`,
+                :class:`PayloadReader`, :func:`check_columns`, :func:`carried_rows`
 ``parse``       :func:`parse_node`
 ``schema``      :func:`node_schemas`, :func:`node_schema`: the JSON Schema of each kind's JSON form
 ``claims``      :func:`check_claims` and its :class:`Verification`
@@ -38,7 +38,7 @@ from pldp.channel.memo import CHAIN_GRID, DirectIRR, MemoInput, MemoNode, UnaryI
 from pldp.channel.node import Node, NodeVisitor, Row
 from pldp.channel.padding import PaddingNode
 from pldp.channel.parse import NODE_KINDS, parse_node
-from pldp.channel.payload import PayloadReader, carried_rows, check_columns, payload_json
+from pldp.channel.payload import PayloadReader, carried_rows, check_columns, payload_json, payload_writer
 from pldp.channel.sampling import GRID, GRID_BITS
 from pldp.channel.schema import SAMPLER_NODE, node_schema, node_schemas
 from pldp.channel.unary import UnaryNode
@@ -72,4 +72,5 @@ __all__ = [
     "node_schemas",
     "parse_node",
     "payload_json",
+    "payload_writer",
 ]

@@ -5,7 +5,7 @@ node (direct, unary, padding) is its one column's value (:class:`~pldp.channel.c
 writes and reads it); a leveled node is ``{"level", "data"}`` (``{"data"}`` when the level is
 hidden), the data that of the level's node; several attributes are a list of their parts'
 payloads; a memoized chain's report is its permanent node's payload. Three visitors hold those
-rules, one method per kind: :func:`payload_json` writes a report's payload from the columns,
+rules, one method per kind: :func:`payload_writer` (:func:`payload_json`) writes a report's payload from the columns,
 :class:`PayloadReader` reads payloads into columns (refusing the first of the wrong shape), and
 :func:`check_columns` checks every column's range (items and levels below their bounds, no
 padding bits set, nothing where a report's level sends nothing); :func:`carried_rows` says which
@@ -15,6 +15,7 @@ reports' levels fill a column. :mod:`pldp.deploy.wire`,
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -29,45 +30,63 @@ from pldp.channel.padding import PaddingNode
 from pldp.channel.unary import UnaryNode
 from pldp.errors import ReportError
 
-__all__ = ["PayloadReader", "carried_rows", "check_columns", "payload_json"]
+__all__ = ["PayloadReader", "Writer", "carried_rows", "check_columns", "payload_json", "payload_writer"]
 
 
-def _leaf_json(node: Node, cols: dict[str, np.ndarray], row: int, prefix: str) -> Any:
-    (column,) = node.columns(prefix)
-    return column.to_json(cols[column.name], row)
+#: Writes the JSON payload of report ``row`` of the payload columns ``cols``.
+Writer = Callable[[dict[str, np.ndarray], int], Any]
 
 
-class _Payload(NodeVisitor[Any]):
-    """A report's JSON payload from the payload columns: ``node.accept(_PAYLOAD, cols, row, prefix)``."""
+class _Payload(NodeVisitor[Writer]):
+    """The :data:`Writer` of a node's reports: ``node.accept(_PAYLOAD, prefix)``, built once per
+    batch (the columns looked up once, not per report)."""
 
-    def direct(self, node: DirectNode, cols: dict[str, np.ndarray], row: int, prefix: str) -> Any:
-        return _leaf_json(node, cols, row, prefix)
+    def _leaf(self, node: Node, prefix: str) -> Writer:
+        (column,) = node.columns(prefix)
+        name, to_json = column.name, column.to_json
+        return lambda cols, row: to_json(cols[name], row)
 
-    def unary(self, node: UnaryNode, cols: dict[str, np.ndarray], row: int, prefix: str) -> Any:
-        return _leaf_json(node, cols, row, prefix)
+    def direct(self, node: DirectNode, prefix: str) -> Writer:
+        return self._leaf(node, prefix)
 
-    def padding(self, node: PaddingNode, cols: dict[str, np.ndarray], row: int, prefix: str) -> Any:
-        return _leaf_json(node, cols, row, prefix)
+    def unary(self, node: UnaryNode, prefix: str) -> Writer:
+        return self._leaf(node, prefix)
 
-    def leveled(self, node: LeveledNode, cols: dict[str, np.ndarray], row: int, prefix: str) -> Any:
+    def padding(self, node: PaddingNode, prefix: str) -> Writer:
+        return self._leaf(node, prefix)
+
+    def leveled(self, node: LeveledNode, prefix: str) -> Writer:
+        items = [item.accept(self, prefix) for item in node.items]
         if node.level_report == "hidden":
-            return {"data": node.items[0].accept(self, cols, row, prefix)}
-        level = int(cols[prefix + "level"][row])
-        return {"level": level, "data": node.items[level].accept(self, cols, row, prefix)}
+            return lambda cols, row: {"data": items[0](cols, row)}
+        level_name = node.columns(prefix)[0].name  # the level, first
 
-    def attributes(self, node: AttributesNode, cols: dict[str, np.ndarray], row: int, prefix: str) -> Any:
-        return [p.accept(self, cols, row, f"{prefix}a{i}.") for i, p in enumerate(node.parts)]
+        def write(cols: dict[str, np.ndarray], row: int) -> Any:
+            level = int(cols[level_name][row])
+            return {"level": level, "data": items[level](cols, row)}
 
-    def memo(self, node: MemoNode, cols: dict[str, np.ndarray], row: int, prefix: str) -> Any:
-        return node.permanent.accept(self, cols, row, prefix)  # a report has the permanent node's payload
+        return write
+
+    def attributes(self, node: AttributesNode, prefix: str) -> Writer:
+        parts = [p.accept(self, f"{prefix}a{i}.") for i, p in enumerate(node.parts)]
+        return lambda cols, row: [write(cols, row) for write in parts]
+
+    def memo(self, node: MemoNode, prefix: str) -> Writer:
+        return node.permanent.accept(self, prefix)  # a report has the permanent node's payload
 
 
 _PAYLOAD = _Payload()
 
 
+def payload_writer(root: Node) -> Writer:
+    """The writer of the JSON payloads of ``root``'s reports: ``payload_writer(root)(cols, row)``."""
+    return root.accept(_PAYLOAD, "")
+
+
 def payload_json(root: Node, cols: dict[str, np.ndarray], row: int) -> Any:
-    """The JSON payload of report ``row`` of the payload columns ``cols`` of ``root``'s reports."""
-    return root.accept(_PAYLOAD, cols, row, "")
+    """The JSON payload of report ``row`` of the payload columns ``cols`` of ``root``'s reports
+    (for many reports, build :func:`payload_writer` once)."""
+    return payload_writer(root)(cols, row)
 
 
 class _Reader(NodeVisitor[None]):
@@ -76,9 +95,18 @@ class _Reader(NodeVisitor[None]):
 
     def __init__(self, cols: dict[str, np.ndarray]) -> None:
         self.cols = cols
+        self._columns: dict[tuple[int, str], list[Column]] = {}  # by (id(node), prefix): looked up once
+
+    def columns(self, node: Node, prefix: str) -> list[Column]:
+        """``node.columns(prefix)``, kept for the batch."""
+        key = (id(node), prefix)
+        found = self._columns.get(key)
+        if found is None:
+            found = self._columns[key] = node.columns(prefix)
+        return found
 
     def _leaf(self, node: Node, payload: Any, row: int, prefix: str) -> None:
-        (column,) = node.columns(prefix)
+        (column,) = self.columns(node, prefix)
         column.read_json(payload, row, self.cols[column.name])
 
     def direct(self, node: DirectNode, payload: Any, row: int, prefix: str) -> None:
@@ -97,7 +125,7 @@ class _Reader(NodeVisitor[None]):
             raise ReportError(f"report {row}: the payload must be an object with exactly {sorted(want)}", row)
         level = 0
         if not hidden:
-            column = node.columns(prefix)[0]  # the level, first
+            column = self.columns(node, prefix)[0]  # the level, first
             column.read_json(payload["level"], row, self.cols[column.name])
             level = payload["level"]
         node.items[level].accept(self, payload["data"], row, prefix)

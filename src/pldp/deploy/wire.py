@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from pldp.channel import Cell, Column, LeveledNode, Node, NodeVisitor, PayloadReader, carried_rows, payload_json
+from pldp.channel import Cell, Column, LeveledNode, Node, NodeVisitor, PayloadReader, carried_rows, payload_writer
 from pldp.channel.attributes import AttributesNode
 from pldp.channel.direct import DirectNode
 from pldp.channel.memo import MemoNode
@@ -175,12 +175,13 @@ class ReportBatch:
 
     def reports(self) -> Iterator[dict[str, Any]]:
         """Every report as its JSON object (``pldp.report/1``), keys in the wire order."""
+        write = payload_writer(self.root)
         for i, rid in enumerate(self.hex_ids):
             yield {
                 "format": REPORT_FORMAT,
                 "spec": self.spec,
                 "id": rid,
-                "payload": payload_json(self.root, self.columns, i),
+                "payload": write(self.columns, i),
             }
 
     def to_json(self) -> dict[str, Any]:
