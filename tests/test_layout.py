@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import itertools
 import pkgutil
 import re
 from typing import Any
@@ -123,6 +124,128 @@ def test_no_module_outside_the_channel_branches_on_the_type_of_a_node() -> None:
         if found:
             bad[str(module.path.relative_to(ROOT))] = found
     assert not bad, f"isinstance branches on node classes (use node.accept(visitor) or a node method): {bad}"
+
+
+#: Objects whose ``kind`` is not a node's though it may share a node kind's name: a tally's family
+#: (``"direct"``, ``"unary"``: :class:`pldp.tally.Tally`, the FEBSF tally), and an estimator's or
+#: a class's own ``kind`` (``self``: no node class lives outside the channel).
+_NOT_NODES = {"self", "tally", "other", "protocol", "model"}
+
+
+def _receiver(expr: ast.expr) -> str | None:
+    """The name of what ``expr`` is: ``node`` of ``node`` and of ``spec.node``."""
+    if isinstance(expr, ast.Name):
+        return expr.id
+    if isinstance(expr, ast.Attribute):
+        return expr.attr
+    return None
+
+
+def _names_a_node_kind(op: ast.cmpop, other: ast.expr) -> bool:
+    """Whether ``<x>.kind <op> <other>`` compares with a node kind's name (``==``/``!=`` a string,
+    ``in``/``not in`` a literal tuple, list or set holding one)."""
+    if isinstance(op, (ast.Eq, ast.NotEq)):
+        values = [other]
+    elif isinstance(op, (ast.In, ast.NotIn)) and isinstance(other, (ast.Tuple, ast.List, ast.Set)):
+        values = list(other.elts)
+    else:
+        return False
+    return any(isinstance(v, ast.Constant) and isinstance(v.value, str) and v.value in NODE_KINDS for v in values)
+
+
+def _compares_a_node_kind(tree: ast.AST) -> list[int]:
+    """Lines that compare ``<x>.kind`` with the name of a node kind (``node.kind == "attributes"``,
+    ``root.kind in ("direct", "unary")``); ``arr.dtype.kind == "f"`` and a tally's kind are not."""
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Compare):
+            continue
+        operands = [node.left, *node.comparators]
+        for left, op, right in zip(operands, node.ops, operands[1:], strict=False):
+            for attr, other in ((left, right), (right, left)):
+                if (
+                    isinstance(attr, ast.Attribute)
+                    and attr.attr == "kind"
+                    and _receiver(attr.value) not in _NOT_NODES
+                    and _names_a_node_kind(op, other)
+                ):
+                    found.append(node.lineno)
+    return sorted(set(found))
+
+
+def test_the_node_kind_check_sees_kind_dispatch() -> None:
+    """The check below finds each way of testing a node's kind, and nothing else (so that its
+    silence means something)."""
+    source = (
+        'a = root.kind == "attributes"\n'  # 1: flagged
+        'b = "memo" != spec.root.kind\n'  # 2: flagged (either side)
+        'c = node.kind in ("direct", "unary")\n'  # 3: flagged
+        'd = arr.dtype.kind == "f"\n'  # 4: a dtype's kind
+        'e = tally.kind == "direct"\n'  # 5: a tally's family
+        'f = self.kind == "unary"\n'  # 6: a class's own kind
+        'g = c.kind == "bits"\n'  # 7: a column's kind is no node kind
+        "h = node.kind in KINDS\n"  # 8: not a literal
+        'i = x < node.kind == "leveled"\n'  # 9: flagged (a chain)
+    )
+    assert _compares_a_node_kind(ast.parse(source)) == [1, 2, 3, 9]
+
+
+def test_no_module_outside_the_channel_compares_the_kind_of_a_node() -> None:
+    """What a node kind means is the node's to say (a node property or method, a column descriptor,
+    a NodeVisitor): no module outside the channel compares ``<node>.kind`` with a kind's name."""
+    bad = {}
+    for name, module in modules().items():
+        if group(name) == "channel":
+            continue
+        found = _compares_a_node_kind(ast.parse(module.path.read_text(encoding="utf-8")))
+        if found:
+            bad[str(module.path.relative_to(ROOT))] = found
+    assert not bad, f"node kind tests (use a node property or method, its columns, or a NodeVisitor): {bad}"
+
+
+#: The readers and writers of payload columns: they loop over a node's column descriptors
+#: (:class:`pldp.channel.Column`) and ask them, and test no kind, of node or of column.
+COLUMN_CONSUMERS = [
+    "pldp.deploy.wire",
+    "pldp.deploy.count",
+    "pldp.deploy.dedupe",
+    "pldp.deploy.memostore",
+    "pldp.aggregate.parquet",
+    "pldp.service.store.reports",
+    "pldp.service.ingest",
+    "pldp.service.jsonlimits",
+]
+
+
+def _compares_a_kind(tree: ast.AST) -> list[int]:
+    """Lines that compare ``<x>.kind`` (not a dtype's) with a string: a node's or a column's kind."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            operands = [node.left, *node.comparators]
+            for left, right in itertools.pairwise(operands):
+                for attr, other in ((left, right), (right, left)):
+                    if (
+                        isinstance(attr, ast.Attribute)
+                        and attr.attr == "kind"
+                        and _receiver(attr.value) != "dtype"
+                        and isinstance(other, ast.Constant)
+                        and isinstance(other.value, str)
+                    ):
+                        found.append(node.lineno)
+    return sorted(set(found))
+
+
+def test_the_readers_of_payload_columns_test_no_kind() -> None:
+    """The wire format, the checks, the store's rows, report files, their merge, the memo store and
+    the collector's bounds ask the columns (codecs, widths, ranges), never a kind."""
+    assert _compares_a_kind(ast.parse('a = c.kind == "bits"\nb = x.dtype.kind == "i"\nc = n.kind != "memo"')) == [1, 3]
+    bad = {}
+    for name in COLUMN_CONSUMERS:
+        found = _compares_a_kind(ast.parse(modules()[name].path.read_text(encoding="utf-8")))
+        if found:
+            bad[name] = found
+    assert not bad, f"kind tests in readers of payload columns (ask the Column): {bad}"
 
 
 def _all_visitors() -> list[type[NodeVisitor]]:

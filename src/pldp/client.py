@@ -206,7 +206,7 @@ class Client:
             node = cast(MemoNode, root)
             self._memo = DeviceMemo(where, key, permanent_fingerprint(self.spec.labels, node), node)
         labels = self.spec.labels
-        lists = labels if root.kind == "attributes" else [labels]
+        lists = root.label_lists(labels)
         self._index = [{lab: i for i, lab in enumerate(lab_list)} for lab_list in lists]
 
     # ------------------------------------------------------------------ inputs

@@ -23,7 +23,7 @@ from pldp.deploy.count import refuse_first
 from pldp.deploy.files import round_of
 from pldp.deploy.origin import Origin
 from pldp.deploy.spec import Spec
-from pldp.deploy.wire import REPORT_FORMAT, ReportBatch, arrow_columns
+from pldp.deploy.wire import ARROW, REPORT_FORMAT, ReportBatch, arrow_columns
 from pldp.errors import ReportError
 
 __all__ = [
@@ -86,10 +86,8 @@ def check_schema(spec: Spec, schema: Any) -> None:
         "id": ("fixed_size_binary(16)", lambda t: t == pa.binary(16)),
     }
     for c in spec.root.columns():
-        if c.kind == "bits":
-            want[c.name] = (f"fixed_size_binary({c.nbytes})", lambda t, w=c.nbytes: t == pa.binary(w))
-        else:
-            want[c.name] = ("integers", pa.types.is_integer)
+        arrow = ARROW[c.cell]
+        want[c.name] = (arrow.what(c), lambda t, c=c, arrow=arrow: arrow.accepts(c, t))
     names = list(schema.names)
     if len(set(names)) != len(names) or set(names) != set(want):
         raise ReportError(f"the file's columns {sorted(names)} are not {sorted(want)}")

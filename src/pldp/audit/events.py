@@ -204,7 +204,7 @@ _LEAF = _Leaf()
 
 def _leaf(n0: DirectNode | UnaryNode, x0: int, n1: DirectNode | UnaryNode, x1: int, prefix: str) -> Statistic:
     """The statistic of two leaf nodes' reports (two budget levels, or one node twice)."""
-    if n0.kind != n1.kind:
+    if [c.cell for c in n0.columns()] != [c.cell for c in n1.columns()]:  # an item, or bits
         raise ParameterError("the two inputs' reports have different kinds: every output tells them apart")
     return n0.accept(_LEAF, x0, n1, x1, prefix)
 
@@ -321,15 +321,6 @@ def optimal_test(node: Node, pair: Pair, trials: int | None = None, alpha: float
 
 
 # --------------------------------------------------------------------------- claims
-def _leaf_claim(node: DirectNode | UnaryNode, x0: int, x1: int) -> float:
-    e0, e1 = node.epsilons[x0], node.epsilons[x1]
-    if node.kind == "direct":
-        return float(e0)  # the test's event is the output x0; its budget (inf: an invertible output)
-    if node.notion == "AvgID-LDP":
-        return float((e0 + e1) / 2)
-    return float(min(e0, e1))  # LDP (equal budgets) and MinID-LDP
-
-
 def itemset_epsilon(node: PaddingNode, items: tuple[int, ...]) -> float:
     """Budget of an item-set (Gu et al., ICDE 2020, eq. 15, with :math:`\\varepsilon^* = \\min \\mathcal{E}`)."""
     eps = np.asarray(node.inner.epsilons, dtype=float)
@@ -344,10 +335,13 @@ class _Claim(NodeVisitor[float]):
     """What the notion claims for a pair: ``node.accept(_CLAIM, x0, x1, level_claim)``."""
 
     def direct(self, node: DirectNode, x0: Input, x1: Input, level_claim: float | None) -> float:
-        return _leaf_claim(node, x0.item, x1.item)
+        return float(node.epsilons[x0.item])  # the test's event is the output x0; its budget (inf: invertible)
 
     def unary(self, node: UnaryNode, x0: Input, x1: Input, level_claim: float | None) -> float:
-        return _leaf_claim(node, x0.item, x1.item)
+        e0, e1 = node.epsilons[x0.item], node.epsilons[x1.item]
+        if node.notion == "AvgID-LDP":
+            return float((e0 + e1) / 2)
+        return float(min(e0, e1))  # LDP (equal budgets) and MinID-LDP
 
     def padding(self, node: PaddingNode, x0: Input, x1: Input, level_claim: float | None) -> float:
         e0, e1 = itemset_epsilon(node, tuple(x0.item)), itemset_epsilon(node, tuple(x1.item))
@@ -355,7 +349,7 @@ class _Claim(NodeVisitor[float]):
 
     def leveled(self, node: LeveledNode, x0: Input, x1: Input, level_claim: float | None) -> float:
         if x0.level == x1.level:
-            return _leaf_claim(node.item_channels()[x0.level], x0.item, x1.item)
+            return node.item_channels()[x0.level].accept(self, Input(x0.item), Input(x1.item), None)
         if level_claim is not None:
             return float(level_claim)
         return math.inf if node.level_epsilon is None else float(node.level_epsilon)
@@ -370,7 +364,7 @@ class _Claim(NodeVisitor[float]):
 
     def memo(self, node: MemoNode, x0: Input, x1: Input, level_claim: float | None) -> float:
         """One report of a memoized chain: its one-report claim (:math:`\\varepsilon_1`)."""
-        return _leaf_claim(node.one_report(), x0.item, x1.item)
+        return node.one_report().accept(self, Input(x0.item), Input(x1.item), None)
 
 
 _CLAIM = _Claim()
@@ -388,7 +382,7 @@ def pair_claim(node: Node, pair: Pair, level_claim: float | None = None) -> floa
 def check_pair(node: Node, pair: Any) -> Pair:
     """``pair`` as a :class:`Pair` of ``node``'s inputs; ``(i, j)`` means the items ``i`` and ``j``."""
     if isinstance(pair, tuple) and len(pair) == 2 and all(isinstance(v, (int, np.integer)) for v in pair):
-        if node.kind not in ("direct", "unary"):
+        if not node.takes_one_item or node.memoized:
             raise ParameterError("give Pair objects for protocols; (i, j) means two items of a mechanism")
         pair = Pair("item", Input(int(pair[0])), Input(int(pair[1])))
     if not isinstance(pair, Pair):

@@ -157,7 +157,7 @@ def _threshold(l0: np.ndarray, l1: np.ndarray, alpha: float) -> float:
 def _claims(node: Node, pair: tuple[int, int]) -> tuple[Any, Any]:
     """The per-pair claims ``(perm, one)``: :math:`\\varepsilon_\\infty` (None without a memo) and
     :math:`\\varepsilon_1` of an ordered pair of items."""
-    memo = node.kind == "memo"
+    memo = node.memoized
     one_node = node.one_report() if memo else node  # type: ignore[attr-defined]
 
     def claim(of: Node, u: int, v: int) -> float:
@@ -275,11 +275,11 @@ def audit_rounds(
     if not isinstance(mechanism, FrequencyOracle):
         raise ParameterError(f"audit_rounds audits a pldp mechanism, got {type(mechanism).__name__}")
     node = mechanism.sampler()
-    if node.kind not in ("direct", "unary", "memo"):
+    if not node.takes_one_item:
         raise ParameterError(
             f"the audit over time runs on direct, unary and memoized mechanisms, not a {node.kind} sampler"
         )
-    memo = node.kind == "memo"
+    memo = node.memoized
     rs = parse_rounds(rounds)
     modes = tuple(modes) if modes is not None else (MODES if memo else ("fresh",))
     for mode in modes:

@@ -160,7 +160,7 @@ class _Pairs(NodeVisitor[list[Pair]]):
 
     def attributes(self, node: AttributesNode) -> list[Pair]:
         base_items = tuple(0 for _ in node.parts)
-        base_levels = tuple(0 if p.kind == "leveled" else None for p in node.parts)
+        base_levels = tuple(None if p.as_leveled() is None else 0 for p in node.parts)
         out = []
         for k, part in enumerate(node.parts):
             for p in part.accept(self):

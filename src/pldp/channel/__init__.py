@@ -13,13 +13,16 @@ module          holds
 ``sampling``    the grid, integer-threshold draws, the OS CSPRNG's words
 ``exact``       exact rational arithmetic: is a ratio of integers at most e^eps?
 ``words``       the word stream and per-report cursors the node programs read
-``node``        :class:`Node` (the interface), :class:`Column`, :class:`Row`, :class:`NodeVisitor`
+``columns``     :class:`Column`: a payload column, its :class:`Cell`, codecs, row width and range checks
+``node``        :class:`Node` (the interface), :class:`Row`, :class:`NodeVisitor`
 ``direct``      :class:`DirectNode` (KRR, URR, IPRR; PLDP-FEBSF's level report)
 ``unary``       :class:`UnaryNode` (RAPPOR, OUE, IDUE)
 ``padding``     :class:`PaddingNode` (padding-and-sampling of item-sets)
 ``leveled``     :class:`LeveledNode` (user-level protocols), its exact level ratio
 ``attributes``  :class:`AttributesNode` (MPLDP)
 ``memo``        :class:`MemoNode` (memoized chains: L-GRR, L-IPRR, L-OUE, ...), :class:`MemoInput`
+``payload``     a report's payload over its columns: :func:`payload_writer`, :func:`payload_json`,
+                :class:`PayloadReader`, :func:`check_columns`, :func:`carried_rows`
 ``parse``       :func:`parse_node`
 ``schema``      :func:`node_schemas`, :func:`node_schema`: the JSON Schema of each kind's JSON form
 ``claims``      :func:`check_claims` and its :class:`Verification`
@@ -28,12 +31,14 @@ module          holds
 
 from pldp.channel.attributes import AttributesNode
 from pldp.channel.claims import Verification, check_claims
+from pldp.channel.columns import Cell, Column
 from pldp.channel.direct import DirectNode
 from pldp.channel.leveled import LeveledNode
 from pldp.channel.memo import CHAIN_GRID, DirectIRR, MemoInput, MemoNode, UnaryIRR
-from pldp.channel.node import Column, Node, NodeVisitor, Row
+from pldp.channel.node import Node, NodeVisitor, Row
 from pldp.channel.padding import PaddingNode
 from pldp.channel.parse import NODE_KINDS, parse_node
+from pldp.channel.payload import PayloadReader, carried_rows, check_columns, payload_json, payload_writer
 from pldp.channel.sampling import GRID, GRID_BITS
 from pldp.channel.schema import SAMPLER_NODE, node_schema, node_schemas
 from pldp.channel.unary import UnaryNode
@@ -45,6 +50,7 @@ __all__ = [
     "NODE_KINDS",
     "SAMPLER_NODE",
     "AttributesNode",
+    "Cell",
     "Column",
     "DirectIRR",
     "DirectNode",
@@ -54,12 +60,17 @@ __all__ = [
     "Node",
     "NodeVisitor",
     "PaddingNode",
+    "PayloadReader",
     "Row",
     "UnaryIRR",
     "UnaryNode",
     "Verification",
+    "carried_rows",
     "check_claims",
+    "check_columns",
     "node_schema",
     "node_schemas",
     "parse_node",
+    "payload_json",
+    "payload_writer",
 ]

@@ -71,6 +71,10 @@ class AttributesNode(Node):
         return visitor.attributes(self, *args)
 
     @property
+    def multi_attribute(self) -> bool:
+        return True
+
+    @property
     def by_attribute(self) -> tuple[tuple[str, Node], ...]:
         return tuple((f"a{i}.", p) for i, p in enumerate(self.parts))
 

@@ -137,6 +137,10 @@ class DirectNode(Node):
     def accept(self, visitor: NodeVisitor[R], *args: Any) -> R:
         return visitor.direct(self, *args)
 
+    @property
+    def takes_one_item(self) -> bool:
+        return True
+
     # ------------------------------------------------------------------ reports
     def columns(self, prefix: str = "") -> list[Column]:
         return [Column(prefix + "item", "item", self.d)]

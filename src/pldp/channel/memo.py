@@ -25,6 +25,7 @@ first (and the memo keeps ``z``), then every report draws the IRR's words.
 
 from __future__ import annotations
 
+import base64
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, ClassVar
@@ -288,11 +289,39 @@ class MemoNode(Node):
     def columns(self, prefix: str = "") -> list[Column]:
         return self.permanent.columns(prefix)
 
+    @property
+    def takes_one_item(self) -> bool:
+        return True
+
     def empty_permanent(self, n: int) -> np.ndarray:
         """Room for ``n`` permanent responses: items (``-1``) or ``(n, d)`` bits."""
         if isinstance(self.permanent, UnaryNode):
             return np.zeros((n, self.d), dtype=bool)
         return np.full(n, -1, dtype=np.int64)
+
+    @staticmethod
+    def permanent_column(kind: Any, d: int) -> Column | None:
+        """The payload column of a permanent node of ``kind`` over ``d`` items (how a device's memo
+        store writes its permanent responses); None for a kind that is no permanent node."""
+        if kind == "direct":
+            return Column("item", "item", d)
+        if kind == "unary":
+            return Column("bits", "bits", d)
+        return None
+
+    def permanent_json(self, permanent: np.ndarray) -> list[Any]:
+        """Permanent responses (rows as :meth:`empty_permanent` holds them) as JSON values: the
+        permanent node's payloads (an item, or the packed bits as base64)."""
+        column = self.permanent.columns()[0]
+        values = np.packbits(permanent, axis=1) if isinstance(self.permanent, UnaryNode) else permanent
+        return [column.to_json(values, i) for i in range(len(values))]
+
+    def read_permanent_json(self, values: list[Any]) -> np.ndarray:
+        """The inverse of :meth:`permanent_json` (of values :meth:`Column.is_canonical_json` accepted)."""
+        if isinstance(self.permanent, UnaryNode):
+            raw = np.frombuffer(b"".join(base64.b64decode(z) for z in values), dtype=np.uint8)
+            return np.unpackbits(raw.reshape(len(values), -1), axis=1, count=self.d).astype(bool)
+        return np.array(values, dtype=np.int64).reshape(len(values))
 
     def chained(self) -> tuple[Any, Any]:
         """The exact one-report channel over ``2**64``: ``(K, W)`` of a direct chain, ``(p*, q*)`` of a

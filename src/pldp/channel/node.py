@@ -9,15 +9,19 @@ threshold. Each kind of node is a frozen dataclass in a module of its own
 * its JSON form (``to_json`` and ``parse``, refusing malformed input with a
   :class:`~pldp.errors.SpecError` that names the offending path) and the JSON Schema of that form
   (``json_schema``; :mod:`pldp.channel.schema` puts the kinds' together);
-* the payload columns of its reports (:meth:`Node.columns`, ``docs/wire-format.md`` §4-5);
+* the payload columns of its reports (:meth:`Node.columns`, ``docs/wire-format.md`` §4-5), each a
+  :class:`~pldp.channel.columns.Column` with its codecs, row width and range checks, and the
+  payload's JSON structure over them (:mod:`pldp.channel.payload`);
 * the exact check of the privacy claims it carries (:meth:`Node.claims`, §3);
 * the program that runs it on uniform words (:meth:`Node.words`, :meth:`Node.draw`), which the
   device client (:class:`pldp.client.Client`) executes.
 
-Everything else that depends on the kind of a node (reading a payload from JSON, checking and
-counting report columns, the audit's statistics) is one :class:`NodeVisitor` per concern, in the
-module of that concern: a node calls the visitor's method of its kind (:meth:`Node.accept`), so no
-module outside this package branches on the type of a node.
+What a kind means to its users is the node's to say: a property or method (:attr:`Node.memoized`,
+:attr:`Node.multi_attribute`, :meth:`Node.label_lists`, :attr:`Node.takes_itemsets`,
+:attr:`Node.takes_one_item`, :meth:`Node.as_leveled`), its columns, or, for a concern with a rule
+per kind (counting report columns, the audit's statistics), one :class:`NodeVisitor` in the module
+of that concern: a node calls the visitor's method of its kind (:meth:`Node.accept`). No module
+outside this package branches on the type of a node or compares its ``kind`` with a kind's name.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 import numpy as np
 
+from pldp.channel.columns import Column
 from pldp.channel.words import Cursor, WordStream
 from pldp.errors import SpecError
 
@@ -49,21 +54,6 @@ ParseNode = Callable[[Any, str], "Node"]
 #: ``ref(kind)``: the JSON Schema of a node of that kind, as a composite node's schema holds it (a
 #: ``$ref``, or the kind's schema itself; :func:`pldp.channel.node_schemas`).
 SchemaRef = Callable[[str], dict[str, Any]]
-
-
-@dataclass(frozen=True)
-class Column:
-    """One payload column: its ``name``, ``kind`` (``"item"``, ``"bits"`` or ``"level"``), the range
-    of an item or level (``size``) or the bits of a packed row (``size`` bits, ``nbytes`` bytes)."""
-
-    name: str
-    kind: str
-    size: int
-
-    @property
-    def nbytes(self) -> int:
-        """Bytes of a packed row of bits."""
-        return (self.size + 7) // 8
 
 
 @dataclass(frozen=True)
@@ -164,15 +154,31 @@ class Node(ABC):
 
     def empty_columns(self, n: int) -> dict[str, np.ndarray]:
         """Payload columns of ``n`` reports with no values yet: zero bits, ``-1`` items and levels."""
-        return {
-            c.name: np.zeros((n, c.nbytes), dtype=np.uint8) if c.kind == "bits" else np.full(n, -1, dtype=np.int64)
-            for c in self.columns()
-        }
+        return {c.name: c.empty(n) for c in self.columns()}
 
     @property
     def by_attribute(self) -> tuple[tuple[str, Node], ...]:
         """``(prefix, node)`` of each attribute: the node itself under ``""`` unless it has several."""
         return (("", self),)
+
+    @property
+    def multi_attribute(self) -> bool:
+        """Whether the node's input is one answer per attribute (its labels and questions one list per attribute)."""
+        return False
+
+    def label_lists(self, labels: Any) -> list[Any]:
+        """A spec's ``labels`` as one list per attribute (a single attribute's list, in a list)."""
+        return list(labels) if self.multi_attribute else [labels]
+
+    @property
+    def takes_itemsets(self) -> bool:
+        """Whether the node's input is a set of items per report (padding-and-sampling)."""
+        return False
+
+    @property
+    def takes_one_item(self) -> bool:
+        """Whether the node's input is one item per report and nothing else (no level, no set, no attributes)."""
+        return False
 
     def as_leveled(self) -> LeveledNode | None:
         """This node if it is a :class:`~pldp.channel.LeveledNode`, else None."""

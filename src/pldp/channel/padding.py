@@ -78,6 +78,10 @@ class PaddingNode(Node):
     def accept(self, visitor: NodeVisitor[R], *args: Any) -> R:
         return visitor.padding(self, *args)
 
+    @property
+    def takes_itemsets(self) -> bool:
+        return True
+
     # ------------------------------------------------------------------ reports
     def columns(self, prefix: str = "") -> list[Column]:
         return [Column(prefix + "bits", "bits", self.inner.d)]

@@ -166,6 +166,10 @@ class UnaryNode(Node):
     def accept(self, visitor: NodeVisitor[R], *args: Any) -> R:
         return visitor.unary(self, *args)
 
+    @property
+    def takes_one_item(self) -> bool:
+        return True
+
     # ------------------------------------------------------------------ reports
     def columns(self, prefix: str = "") -> list[Column]:
         return [Column(prefix + "bits", "bits", self.d)]

@@ -173,13 +173,13 @@ def _read_answers(path: str, spec: Any) -> tuple[list[Any], dict[str, Any]]:
         except ValueError:
             raise ParameterError(f"{path}: column {name!r} must hold integers (budget levels)") from None
 
-    if root.kind == "attributes":
+    if root.multi_attribute:
         k = len(root.by_attribute)
         answers: list[Any] = [list(row) for row in zip(*(column(f"answer{i}") for i in range(k)), strict=True)]
         if "level0" in rows[0]:
             kw["levels"] = np.stack([integers(f"level{i}") for i in range(k)], axis=1)
         return answers, kw
-    if root.kind == "padding":
+    if root.takes_itemsets:
         answers = [[v.strip() for v in a.split(";") if v.strip()] for a in column("answer")]
     else:
         answers = column("answer")

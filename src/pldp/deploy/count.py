@@ -17,25 +17,16 @@ the other specs go through :func:`check_payload` and the oracle's own tally
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from pldp.bitcount import count_bits
-from pldp.channel import (
-    AttributesNode,
-    DirectNode,
-    LeveledNode,
-    MemoNode,
-    Node,
-    NodeVisitor,
-    PaddingNode,
-    UnaryNode,
-)
+from pldp.channel import AttributesNode, DirectNode, LeveledNode, MemoNode, Node, NodeVisitor, PaddingNode, UnaryNode
+from pldp.channel.columns import check_bits, refuse_first
+from pldp.channel.payload import check_columns
 from pldp.deploy.spec import Spec
 from pldp.deploy.wire import arrow_columns
-from pldp.errors import ReportError
 from pldp.tally import Tally
 
 __all__ = [
@@ -50,77 +41,6 @@ __all__ = [
 ]
 
 
-def refuse_first(bad: np.ndarray, why: str | Callable[[int], str], offset: int = 0) -> None:
-    """Refuse the first report flagged in ``bad``: a :class:`ReportError` ``"report {row}: {why}"``
-    (``why(i)`` when it is a function of the flagged index ``i``) with ``row = offset + i`` as its
-    index. Nothing happens when no report is flagged."""
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        row = offset + i
-        raise ReportError(f"report {row}: {why if isinstance(why, str) else why(i)}", row)
-
-
-def check_bits(bits: np.ndarray, nbits: int, rows: np.ndarray | None, name: str, offset: int = 0) -> None:
-    """Refuse the first of the packed rows ``bits`` (those in ``rows``, or all) that sets a padding
-    bit, a bit at or beyond ``nbits``."""
-    pad = 8 * bits.shape[1] - nbits
-    if pad:
-        last = bits[:, -1] & np.uint8((1 << pad) - 1)
-        bad = last != 0 if rows is None else (last != 0) & rows
-        refuse_first(bad, f"{name} sets padding bits beyond bit {nbits - 1}", offset)
-
-
-def _check_items(items: np.ndarray, d: np.ndarray | int, rows: np.ndarray | None, name: str) -> None:
-    bad = (items < 0) | (items >= d)
-    if rows is not None:
-        bad &= rows
-    refuse_first(bad, lambda i: f"{name} {int(items[i])} is out of range")
-
-
-class _Check(NodeVisitor[None]):
-    """The range checks of one part's columns: ``node.accept(_CHECK, columns, n, prefix)``."""
-
-    def direct(self, node: DirectNode, cols: dict[str, np.ndarray], n: int, prefix: str) -> None:
-        _check_items(cols[prefix + "item"], node.d, None, "item")
-
-    def unary(self, node: UnaryNode, cols: dict[str, np.ndarray], n: int, prefix: str) -> None:
-        check_bits(cols[prefix + "bits"], node.d, None, "the report")
-
-    def padding(self, node: PaddingNode, cols: dict[str, np.ndarray], n: int, prefix: str) -> None:
-        check_bits(cols[prefix + "bits"], node.inner.d, None, "the report")
-
-    def leveled(self, node: LeveledNode, cols: dict[str, np.ndarray], n: int, prefix: str) -> None:
-        level = cols.get(prefix + "level")
-        if level is not None:
-            _check_items(level, node.t, None, "level")
-        else:
-            level = np.zeros(n, dtype=np.int64)
-        sizes = np.array([item_node.d for item_node in node.items])
-        for kind in ("item", "bits"):
-            if prefix + kind not in cols:
-                continue
-            uses = node.level_carries(kind)
-            rows = uses[level]
-            if kind == "item":
-                _check_items(cols[prefix + "item"], sizes[level], rows, "item")
-                stray = ~rows & (cols[prefix + "item"] != -1)
-            else:
-                for t in np.flatnonzero(uses):
-                    check_bits(cols[prefix + "bits"], int(sizes[t]), rows & (level == t), "the report")
-                stray = ~rows & np.any(cols[prefix + "bits"] != 0, axis=1)
-            refuse_first(stray, f"its level's node sends no {kind}")
-
-    def attributes(self, node: AttributesNode, cols: dict[str, np.ndarray], n: int, prefix: str) -> None:
-        for part_prefix, part in node.by_attribute:
-            part.accept(self, cols, n, prefix + part_prefix)
-
-    def memo(self, node: MemoNode, cols: dict[str, np.ndarray], n: int, prefix: str) -> None:
-        node.permanent.accept(self, cols, n, prefix)  # a report has the permanent node's columns
-
-
-_CHECK = _Check()
-
-
 def check_payload(root: Node, columns: dict[str, np.ndarray], n: int) -> None:
     """Refuse the first of ``n`` reports whose payload columns are out of range.
 
@@ -133,7 +53,7 @@ def check_payload(root: Node, columns: dict[str, np.ndarray], n: int) -> None:
     ReportError
         Naming the first bad report (``.index``) and why.
     """
-    root.accept(_CHECK, columns, n, "")
+    check_columns(root, columns, n)
 
 
 def tally_columns(spec: Spec, columns: dict[str, np.ndarray]) -> Any:
@@ -216,10 +136,12 @@ def _bit_counts(column: Any, nbits: int, stats: Any) -> tuple[np.ndarray, Any]:
     return counts[:nbits], (ones, tails)
 
 
-def _unary_tally(spec: Spec, table: Any, nbits: int) -> Tally:
-    """A unary or padding spec's tally of an Arrow table, with the report statistics its oracle keeps."""
+def _unary_tally(spec: Spec, table: Any, node: Node) -> Tally:
+    """A unary or padding spec's tally of an Arrow table (its one column of bits), with the report
+    statistics its oracle keeps."""
     oracle: Any = spec.mechanism()  # a unary mechanism or padding-and-sampling: both have report_stats
-    counts, stats = _bit_counts(table.column("bits"), nbits, oracle.report_stats)
+    (bits,) = node.columns()
+    counts, stats = _bit_counts(table.column(bits.name), bits.size, oracle.report_stats)
     return Tally(table.num_rows, counts, "unary", spec.id).with_report_stats(*stats)
 
 
@@ -227,13 +149,14 @@ class _Count(NodeVisitor[Any]):
     """The tally of an Arrow table of reports: ``spec.root.accept(_COUNT, spec, table)``."""
 
     def direct(self, node: DirectNode, spec: Spec, table: Any) -> Any:
-        return Tally(table.num_rows, item_counts(table.column("item"), node.d), "direct", spec.id)
+        (item,) = node.columns()
+        return Tally(table.num_rows, item_counts(table.column(item.name), item.size), "direct", spec.id)
 
     def unary(self, node: UnaryNode, spec: Spec, table: Any) -> Any:
-        return _unary_tally(spec, table, node.d)
+        return _unary_tally(spec, table, node)
 
     def padding(self, node: PaddingNode, spec: Spec, table: Any) -> Any:
-        return _unary_tally(spec, table, node.inner.d)
+        return _unary_tally(spec, table, node)
 
     def _checked(self, node: Node, spec: Spec, table: Any) -> Any:
         columns = arrow_columns(table, node)

@@ -73,22 +73,15 @@ def payload_difference(a: ReportBatch, b: ReportBatch) -> tuple[int, str] | None
     Rows of a mixed leveled column that carry no bits (null in a file) compare as zeros.
     """
     first: tuple[int, str] | None = None
-    for name in a.columns:
-        differs = _comparable(a, name) != _comparable(b, name)
+    for c in a.root.columns():
+        differs = a.file_values(c) != b.file_values(c)
         if differs.ndim > 1:
             differs = differs.any(axis=1)
         if differs.any():
             row = int(np.flatnonzero(differs)[0])
             if first is None or row < first[0]:
-                first = (row, name)
+                first = (row, c.name)
     return first
-
-
-def _comparable(batch: ReportBatch, name: str) -> np.ndarray:
-    """A payload column with the bits of rows that carry none (a mixed leveled column) zeroed."""
-    valid = batch._bits_valid(name) if name.endswith("bits") else None
-    column = batch.columns[name]
-    return column if valid is None else np.where(valid[:, None], column, 0).astype(np.uint8)
 
 
 def unique_reports(batches: Sequence[ReportBatch]) -> tuple[ReportBatch, int]:

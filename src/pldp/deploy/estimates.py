@@ -168,7 +168,7 @@ def attributes_json(spec: Spec, est: Any, level: float) -> list[dict[str, Any]]:
 
     parts = list(est) if isinstance(est, EstimateSet) else [est]
     names = list(est.names) if isinstance(est, EstimateSet) else [None]
-    labels = spec.labels if spec.root.kind == "attributes" else [spec.labels]
+    labels = spec.root.label_lists(spec.labels)
     return [estimate_json(e, name, level, labs) for e, name, labs in zip(parts, names, labels, strict=True)]
 
 

@@ -25,8 +25,6 @@ report, saying why (:class:`MemoStoreError`): silently starting again would redr
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
 import json
 import os
@@ -84,20 +82,6 @@ def _bad(where: str, why: str) -> MemoStoreError:
     )
 
 
-def _check_response(z: Any, kind: str, d: int) -> bool:
-    """Whether ``z`` is a PRR output of a node of this kind over ``d`` items (canonical form)."""
-    if kind == "direct":
-        return isinstance(z, int) and not isinstance(z, bool) and 0 <= z < d
-    if not isinstance(z, str):
-        return False
-    try:
-        raw = base64.b64decode(z, validate=True)
-    except (binascii.Error, ValueError):
-        return False
-    nbytes = (d + 7) // 8
-    return len(raw) == nbytes and base64.b64encode(raw).decode() == z and not raw[-1] & (0xFF >> (d - 8 * nbytes + 8))
-
-
 def check_document(doc: Any, where: str) -> dict[str, Any]:
     """The ``memos`` of a parsed store, after checking every member (:class:`MemoStoreError` if not)."""
     if not isinstance(doc, dict) or set(doc) != {"format", "memos"} or doc["format"] != MEMO_FORMAT:
@@ -111,14 +95,15 @@ def check_document(doc: Any, where: str) -> dict[str, Any]:
         d, kind, responses = entry["d"], entry["kind"], entry["responses"]
         if not (isinstance(entry["permanent"], str) and _HEX32.fullmatch(entry["permanent"])):
             raise _bad(where, f"has a memo {key!r} whose permanent fingerprint is not 32 hex digits")
-        if kind not in ("direct", "unary") or not isinstance(d, int) or isinstance(d, bool) or d < 2:
+        column = MemoNode.permanent_column(kind, d) if isinstance(d, int) and not isinstance(d, bool) else None
+        if column is None or d < 2:
             raise _bad(where, f"has a memo {key!r} with a bad kind or size")
         if not isinstance(responses, dict):
             raise _bad(where, f"has a memo {key!r} whose responses are not an object")
         for value, z in responses.items():
             if not _INDEX.fullmatch(value) or int(value) >= d:
                 raise _bad(where, f"has a memo {key!r} with a value {value!r} outside 0..{d - 1}")
-            if not _check_response(z, kind, d):
+            if not column.is_canonical_json(z):
                 raise _bad(where, f"has a memo {key!r} whose permanent response of value {value} is outside the domain")
     return memos
 
@@ -230,11 +215,7 @@ class DeviceMemo:
         if held.any():
             zs = [responses[str(v)] for v in uniq[held].tolist()]
             per_value = self.node.empty_permanent(uniq.size)
-            if self.kind == "direct":
-                per_value[held] = zs
-            else:
-                raw = np.frombuffer(b"".join(base64.b64decode(z) for z in zs), dtype=np.uint8)
-                per_value[held] = np.unpackbits(raw.reshape(len(zs), -1), axis=1, count=self.node.d).astype(bool)
+            per_value[held] = self.node.read_permanent_json(zs)
             permanent[:] = per_value[inv]
         source = np.where(held[inv], -1, first[inv]).astype(np.int64)
         return MemoInput(items.astype(np.int64), permanent, source)
@@ -244,10 +225,6 @@ class DeviceMemo:
         rows = np.flatnonzero(inp.source == np.arange(inp.items.size))
         responses = self._entry(memos)["responses"]
         new = inp.items[rows]
-        if self.kind == "direct":
-            zs: list[Any] = inp.permanent[rows].tolist()
-        else:
-            packed = np.packbits(inp.permanent[rows], axis=1)
-            zs = [base64.b64encode(r.tobytes()).decode("ascii") for r in packed]
+        zs = self.node.permanent_json(inp.permanent[rows])
         responses.update(zip(map(str, new.tolist()), zs, strict=True))
         return np.sort(new)

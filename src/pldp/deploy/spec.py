@@ -67,7 +67,7 @@ def _labels(value: Any, path: str) -> list[str]:
 
 def _check_answers(root: Node, labels: Any, question: Any) -> None:
     """Labels (and, for several attributes, questions) that fit the sampler's inputs."""
-    if root.kind == "attributes":
+    if root.multi_attribute:
         parts = [node for _, node in root.by_attribute]
         if not isinstance(labels, list) or len(labels) != len(parts):
             raise SpecError(f"labels must hold one list per attribute ({len(parts)})")
@@ -270,7 +270,7 @@ class Spec:
         root = oracle.sampler()
         if memo_key is not None and not root.memoized:
             raise SpecError(f"memo_key is for memoized chains; {type(oracle).__name__} is not one")
-        if root.kind == "attributes":
+        if root.multi_attribute:
             if labels is None:
                 labels = [[str(v) for v in range(_answers(part))] for _, part in root.by_attribute]
             labels = [list(map(str, lab)) for lab in labels]

@@ -9,8 +9,6 @@ build batches (:class:`pldp.client.Client`); :func:`pldp.deploy.decode` validate
 
 from __future__ import annotations
 
-import base64
-import binascii
 import itertools
 import json
 import operator
@@ -21,20 +19,15 @@ from typing import Any
 
 import numpy as np
 
-from pldp.channel import (
-    AttributesNode,
-    Column,
-    DirectNode,
-    LeveledNode,
-    MemoNode,
-    Node,
-    NodeVisitor,
-    PaddingNode,
-    UnaryNode,
-)
+from pldp.channel import Cell, Column, LeveledNode, Node, NodeVisitor, PayloadReader, carried_rows, payload_writer
+from pldp.channel.attributes import AttributesNode
+from pldp.channel.direct import DirectNode
+from pldp.channel.memo import MemoNode
+from pldp.channel.padding import PaddingNode
+from pldp.channel.unary import UnaryNode
 from pldp.errors import ReportError
 
-__all__ = ["BATCH_FORMAT", "REPORT_FORMAT", "Column", "ReportBatch", "arrow_columns"]
+__all__ = ["ARROW", "BATCH_FORMAT", "REPORT_FORMAT", "ArrowCell", "Column", "ReportBatch", "arrow_columns"]
 
 #: Version tag of one report.
 REPORT_FORMAT = "pldp.report/1"
@@ -43,56 +36,29 @@ BATCH_FORMAT = "pldp.batch/1"
 _HEX_ID = re.compile("[0-9a-f]{32}")
 
 
-class _Payload(NodeVisitor[Any]):
-    """A report's JSON payload from the payload columns: ``node.accept(_PAYLOAD, cols, row, prefix)``."""
-
-    def direct(self, node: DirectNode, cols: dict[str, np.ndarray], row: int, prefix: str) -> Any:
-        return int(cols[prefix + "item"][row])
-
-    def unary(self, node: UnaryNode, cols: dict[str, np.ndarray], row: int, prefix: str) -> Any:
-        return base64.b64encode(cols[prefix + "bits"][row].tobytes()).decode("ascii")
-
-    def padding(self, node: PaddingNode, cols: dict[str, np.ndarray], row: int, prefix: str) -> Any:
-        return base64.b64encode(cols[prefix + "bits"][row].tobytes()).decode("ascii")
-
-    def leveled(self, node: LeveledNode, cols: dict[str, np.ndarray], row: int, prefix: str) -> Any:
-        if node.level_report == "hidden":
-            return {"data": node.items[0].accept(self, cols, row, prefix)}
-        level = int(cols[prefix + "level"][row])
-        return {"level": level, "data": node.items[level].accept(self, cols, row, prefix)}
-
-    def attributes(self, node: AttributesNode, cols: dict[str, np.ndarray], row: int, prefix: str) -> Any:
-        return [p.accept(self, cols, row, f"{prefix}a{i}.") for i, p in enumerate(node.parts)]
-
-    def memo(self, node: MemoNode, cols: dict[str, np.ndarray], row: int, prefix: str) -> Any:
-        return node.permanent.accept(self, cols, row, prefix)  # a report has the permanent node's payload
-
-
-_PAYLOAD = _Payload()
-
-
-#: A payload's shape: the leveled node it sits under (or None) and the nodes that can hold its data.
-_Shape = tuple["LeveledNode | None", tuple[Node, ...]] | None
+#: A payload's shape for :func:`_read_fast`: ``(leveled,)``, the leveled node it sits under (or
+#: None); None for a shape it does not read.
+_Shape = tuple["LeveledNode | None"] | None
 
 
 class _Shapes(NodeVisitor[_Shape]):
-    """Which payloads :func:`_read_fast` reads: a bare item or bits, alone or under a level;
-    ``node.accept(_SHAPE)`` is None for any other (several attributes)."""
+    """Which payloads :func:`_read_fast` reads: one column's value, alone or under a level;
+    ``node.accept(_SHAPE)`` is None for any other (several attributes, levels of levels)."""
 
     def direct(self, node: DirectNode, *args: Any) -> _Shape:
-        return None, (node,)
+        return (None,)
 
     def unary(self, node: UnaryNode, *args: Any) -> _Shape:
-        return None, (node,)
+        return (None,)
 
     def padding(self, node: PaddingNode, *args: Any) -> _Shape:
-        return None, (node,)
+        return (None,)
 
     def leveled(self, node: LeveledNode, *args: Any) -> _Shape:
         inner = [item.accept(self) for item in node.items]
         if any(s is None or s[0] is not None for s in inner):  # a level holding levels or attributes
             return None
-        return node, tuple(node.items)
+        return (node,)
 
     def attributes(self, node: AttributesNode, *args: Any) -> _Shape:
         return None
@@ -107,18 +73,23 @@ _SHAPE = _Shapes()
 def _read_fast(
     root: Node, items: list[Any], want: set[str], spec: str
 ) -> tuple[np.ndarray, dict[str, np.ndarray]] | None:
-    """The ids and columns of a well-formed batch whose payloads are a bare item or bits (a direct,
+    """The ids and columns of a well-formed batch whose payloads are one column's value (a direct,
     unary or padding root, memoized or not) or such a payload under a level (a leveled root whose
-    levels all have that kind), read with whole-batch operations; None for any other root and for
-    anything irregular, which the per-report reader of :meth:`ReportBatch.from_json` then refuses
-    with the first bad report named (so both paths accept exactly the same batches)."""
+    levels all fill one column), read with whole-batch operations (:meth:`Column.read_json_all`);
+    None for any other root and for anything irregular, which the per-report reader of
+    :meth:`ReportBatch.from_json` then refuses with the first bad report named (so both paths
+    accept exactly the same batches)."""
     shape = root.accept(_SHAPE)
     if shape is None:
         return None
-    leveled, leaves = shape
-    if len({leaf.kind for leaf in leaves}) != 1:  # levels of different kinds: the per-report reader
+    (leveled,) = shape
+    columns = root.columns()
+    level_column = None
+    if leveled is not None and leveled.level_report != "hidden":
+        level_column, *columns = columns
+    if len(columns) != 1:  # levels that fill different columns: the per-report reader
         return None
-    columns = [c for c in root.columns() if c.kind != "level"]
+    (data,) = columns
     if not _all_dicts_with_keys(items, want):
         return None
     if "format" in want and (_values(items, "format") != {REPORT_FORMAT} or _values(items, "spec") != {spec}):
@@ -137,29 +108,17 @@ def _read_fast(
     payloads = list(map(_ITEM["payload"], items))
     out: dict[str, np.ndarray] = {}
     if leveled is not None:
-        keys = {"data"} if leveled.level_report == "hidden" else {"level", "data"}
+        keys = {"data"} if level_column is None else {"level", "data"}
         if not _all_dicts_with_keys(payloads, keys):
             return None
-        if "level" in keys:
-            levels = _int_array(list(map(_ITEM["level"], payloads)), 0, leveled.t)
+        if level_column is not None:
+            levels = level_column.read_json_all(list(map(_ITEM["level"], payloads)))
             if levels is None:
                 return None
-            out["level"] = levels
+            out[level_column.name] = levels
         payloads = list(map(_ITEM["data"], payloads))
-    if columns[0].kind == "item":
-        item = _int_array(payloads, -(2**31), 2**31)
-        return None if item is None else (ids, {**out, "item": item})
-    nbytes = columns[0].nbytes
-    if _types(payloads) != {str}:
-        return None
-    try:
-        raw = [base64.b64decode(p, validate=True) for p in payloads]
-    except (binascii.Error, ValueError):
-        return None
-    if set(map(len, raw)) != {nbytes}:
-        return None
-    bits = np.frombuffer(b"".join(raw), dtype=np.uint8).reshape(len(items), nbytes).copy()
-    return ids, {**out, "bits": bits}
+    values = data.read_json_all(payloads)
+    return None if values is None else (ids, {**out, data.name: values})
 
 
 #: ``_ITEM[key](obj)`` is ``obj[key]``, mapped over a batch at C speed.
@@ -181,73 +140,6 @@ def _all_dicts_with_keys(values: list[Any], keys: set[str]) -> bool:
     if not values:
         return True
     return _types(values) == {dict} and all(map(operator.eq, map(dict.keys, values), itertools.repeat(keys)))
-
-
-def _int_array(values: list[Any], low: int, high: int) -> np.ndarray | None:
-    """``values`` as an int64 array when every one is an int (not a bool) in ``[low, high)``; else None."""
-    if values and _types(values) != {int}:
-        return None
-    try:
-        arr = np.array(values, dtype=np.int64).reshape(len(values))
-    except OverflowError:
-        return None
-    if len(arr) and (arr.min() < low or arr.max() >= high):
-        return None
-    return arr
-
-
-class _Reader(NodeVisitor[None]):
-    """Parses JSON payloads into columns, refusing the first bad report with its index:
-    ``node.accept(reader, payload, row, prefix)``."""
-
-    def __init__(self, root: Node, n: int) -> None:
-        self.cols = root.empty_columns(n)
-
-    def direct(self, node: DirectNode, payload: Any, row: int, prefix: str) -> None:
-        if isinstance(payload, bool) or not isinstance(payload, int):
-            raise ReportError(f"report {row}: the payload must be an item index, got {payload!r}", row)
-        if not -(2**31) <= payload < 2**31:  # the rest of the range is checked by decode, with the others
-            raise ReportError(f"report {row}: item {payload} is not in [0, {node.d})", row)
-        self.cols[prefix + "item"][row] = payload
-
-    def _bits(self, payload: Any, row: int, prefix: str) -> None:
-        if not isinstance(payload, str):
-            raise ReportError(f"report {row}: the payload must be base64 text, got {type(payload).__name__}", row)
-        try:
-            raw = base64.b64decode(payload, validate=True)
-        except (binascii.Error, ValueError):
-            raise ReportError(f"report {row}: bad base64 in the payload", row) from None
-        target = self.cols[prefix + "bits"]
-        if len(raw) != target.shape[1]:
-            raise ReportError(f"report {row}: {len(raw)} bytes of bits, expected {target.shape[1]}", row)
-        target[row] = np.frombuffer(raw, dtype=np.uint8)
-
-    def unary(self, node: UnaryNode, payload: Any, row: int, prefix: str) -> None:
-        self._bits(payload, row, prefix)
-
-    def padding(self, node: PaddingNode, payload: Any, row: int, prefix: str) -> None:
-        self._bits(payload, row, prefix)
-
-    def leveled(self, node: LeveledNode, payload: Any, row: int, prefix: str) -> None:
-        want = {"data"} if node.level_report == "hidden" else {"level", "data"}
-        if not isinstance(payload, dict) or set(payload) != want:
-            raise ReportError(f"report {row}: the payload must be an object with exactly {sorted(want)}", row)
-        level = 0
-        if node.level_report != "hidden":
-            level = payload["level"]
-            if isinstance(level, bool) or not isinstance(level, int) or not 0 <= level < node.t:
-                raise ReportError(f"report {row}: level {level!r} is not in [0, {node.t})", row)
-            self.cols[prefix + "level"][row] = level
-        node.items[level].accept(self, payload["data"], row, prefix)
-
-    def attributes(self, node: AttributesNode, payload: Any, row: int, prefix: str) -> None:
-        if not isinstance(payload, list) or len(payload) != len(node.parts):
-            raise ReportError(f"report {row}: the payload must be a list of {len(node.parts)} parts", row)
-        for i, (part, p) in enumerate(zip(node.parts, payload, strict=True)):
-            part.accept(self, p, row, f"{prefix}a{i}.")
-
-    def memo(self, node: MemoNode, payload: Any, row: int, prefix: str) -> None:
-        node.permanent.accept(self, payload, row, prefix)  # a report has the permanent node's payload
 
 
 @dataclass(frozen=True)
@@ -283,12 +175,13 @@ class ReportBatch:
 
     def reports(self) -> Iterator[dict[str, Any]]:
         """Every report as its JSON object (``pldp.report/1``), keys in the wire order."""
+        write = payload_writer(self.root)
         for i, rid in enumerate(self.hex_ids):
             yield {
                 "format": REPORT_FORMAT,
                 "spec": self.spec,
                 "id": rid,
-                "payload": self.root.accept(_PAYLOAD, self.columns, i, ""),
+                "payload": write(self.columns, i),
             }
 
     def to_json(self) -> dict[str, Any]:
@@ -335,7 +228,7 @@ class ReportBatch:
         fast = _read_fast(root, items, want, spec)
         if fast is not None:
             return cls(spec, *fast, root)
-        reader = _Reader(root, n)
+        reader = PayloadReader(root, n)
         seen: set[str] = set()
         for row, rep in enumerate(items):
             if not isinstance(rep, dict) or rep.keys() != want:
@@ -350,7 +243,7 @@ class ReportBatch:
             if rid in seen:
                 raise ReportError(f"report {row}: a duplicate id (an earlier report's) in the batch", row)
             seen.add(rid)
-            root.accept(reader, rep["payload"], row, "")
+            reader.read(rep["payload"], row)
         hex_ids = "".join(rep["id"] for rep in items)
         ids = np.frombuffer(bytes.fromhex(hex_ids), dtype=np.uint8).reshape(n, 16).copy()
         return cls(spec, ids, reader.cols, root)
@@ -362,7 +255,7 @@ class ReportBatch:
 
         fields = [pa.field("spec", pa.string()), pa.field("id", pa.binary(16))]
         for c in self.root.columns():
-            fields.append(pa.field(c.name, pa.binary(c.nbytes) if c.kind == "bits" else pa.int32()))
+            fields.append(pa.field(c.name, ARROW[c.cell].type(c)))
         return pa.schema(fields, metadata={"pldp.spec": self.spec, "pldp.format": REPORT_FORMAT})
 
     def to_arrow(self) -> Any:
@@ -376,27 +269,18 @@ class ReportBatch:
             pa.FixedSizeBinaryArray.from_buffers(pa.binary(16), n, [None, pa.py_buffer(self.ids.tobytes())]),
         ]
         for c in self.root.columns():
-            values = self.columns[c.name]
-            if c.kind == "bits":
-                valid = self._bits_valid(c.name)
-                mask = None if valid is None else pa.array(valid).buffers()[1]
-                arrays.append(
-                    pa.FixedSizeBinaryArray.from_buffers(
-                        pa.binary(c.nbytes), n, [mask, pa.py_buffer(np.ascontiguousarray(values).tobytes())]
-                    )
-                )
-            else:
-                arrays.append(pa.array(values.astype(np.int32), mask=values < 0))
+            arrays.append(ARROW[c.cell].array(c, self))
         return pa.Table.from_arrays(arrays, schema=schema)
 
-    def _bits_valid(self, name: str) -> np.ndarray | None:
-        """Rows that carry bits in a mixed leveled column (APLDP), else None (all rows)."""
-        prefix = name[: -len("bits")]
-        level = self.columns.get(prefix + "level")
-        carries = dict(self.root.by_attribute)[prefix].level_carries("bits")
-        if level is None or carries is None or carries.all():
-            return None
-        return carries[level]
+    def carried(self, column: Column) -> np.ndarray | None:
+        """Rows that carry a value of a data column whose levels do not all fill it (a mixed
+        leveled node, APLDP); None when every report's level fills it (or there are no levels)."""
+        return carried_rows(self.root, column, self.columns)
+
+    def file_values(self, column: Column) -> np.ndarray:
+        """A payload column's values as a report file holds them: a row with no value (null in
+        the file) as the column's empty value."""
+        return ARROW[column.cell].as_filed(column, self)
 
     @classmethod
     def from_arrow(cls, table: Any, root: Node, spec: str) -> ReportBatch:
@@ -427,22 +311,116 @@ def arrow_columns(table: Any, root: Node) -> dict[str, np.ndarray]:
     aggregation of report files) may leave the ``spec`` and ``id`` columns unread. Their types
     are checked; their values are checked by :func:`pldp.deploy.decode.check_payload`.
     """
-    import pyarrow as pa
-
-    n = table.num_rows
     cols: dict[str, np.ndarray] = {}
     for c in root.columns():
         arr = table.column(c.name).combine_chunks()
-        if c.kind == "bits":
-            if arr.type != pa.binary(c.nbytes):
-                raise ReportError(f"column {c.name} must be fixed_size_binary({c.nbytes}), got {arr.type}")
-            if n == 0:  # an empty array may have no data buffer
-                cols[c.name] = np.zeros((0, c.nbytes), dtype=np.uint8)
-                continue
-            buf = np.frombuffer(arr.buffers()[1], dtype=np.uint8, count=c.nbytes * n, offset=c.nbytes * arr.offset)
-            cols[c.name] = buf.reshape(n, c.nbytes)
-        else:
-            if not pa.types.is_integer(arr.type):
-                raise ReportError(f"column {c.name} must hold integers, got {arr.type}")
-            cols[c.name] = np.asarray(arr.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
+        arrow = ARROW[c.cell]
+        if not arrow.accepts(c, arr.type):
+            raise ReportError(f"column {c.name} must {arrow.must(c)}, got {arr.type}")
+        cols[c.name] = arrow.values(c, arr, table.num_rows)
     return cols
+
+
+class ArrowCell:
+    """How report files (Arrow, Parquet) hold the values of one :class:`~pldp.channel.Cell`."""
+
+    def type(self, column: Column) -> Any:
+        """The column's Arrow type, as :meth:`ReportBatch.to_arrow` writes it."""
+        raise NotImplementedError
+
+    def what(self, column: Column) -> str:
+        """The types a file's column may have, in words."""
+        raise NotImplementedError
+
+    def must(self, column: Column) -> str:
+        """What the column must be, for an error message (``"be ..."``, ``"hold ..."``)."""
+        raise NotImplementedError
+
+    def accepts(self, column: Column, arrow_type: Any) -> bool:
+        """Whether a file's column of ``arrow_type`` can hold the column."""
+        raise NotImplementedError
+
+    def array(self, column: Column, batch: ReportBatch) -> Any:
+        """The Arrow array of the column's values in ``batch`` (null where a report has none)."""
+        raise NotImplementedError
+
+    def values(self, column: Column, arr: Any, n: int) -> np.ndarray:
+        """The values of an Arrow array (of an accepted type) of ``n`` rows, as the batch holds them."""
+        raise NotImplementedError
+
+    def as_filed(self, column: Column, batch: ReportBatch) -> np.ndarray:
+        """The column's values in ``batch`` as :meth:`values` reads them back from a file."""
+        raise NotImplementedError
+
+
+class _ArrowBits(ArrowCell):
+    """Packed bits: ``fixed_size_binary(nbytes)``, null in rows whose level sends no bits."""
+
+    def type(self, column: Column) -> Any:
+        import pyarrow as pa
+
+        return pa.binary(column.nbytes)
+
+    def what(self, column: Column) -> str:
+        return f"fixed_size_binary({column.nbytes})"
+
+    def must(self, column: Column) -> str:
+        return f"be {self.what(column)}"
+
+    def accepts(self, column: Column, arrow_type: Any) -> bool:
+        return bool(arrow_type == self.type(column))
+
+    def array(self, column: Column, batch: ReportBatch) -> Any:
+        import pyarrow as pa
+
+        carried = batch.carried(column)
+        mask = None if carried is None else pa.array(carried).buffers()[1]
+        data = pa.py_buffer(np.ascontiguousarray(batch.columns[column.name]).tobytes())
+        return pa.FixedSizeBinaryArray.from_buffers(self.type(column), len(batch), [mask, data])
+
+    def values(self, column: Column, arr: Any, n: int) -> np.ndarray:
+        if n == 0:  # an empty array may have no data buffer
+            return column.empty(0)
+        nbytes = column.nbytes
+        buf = np.frombuffer(arr.buffers()[1], dtype=np.uint8, count=nbytes * n, offset=nbytes * arr.offset)
+        return buf.reshape(n, nbytes)
+
+    def as_filed(self, column: Column, batch: ReportBatch) -> np.ndarray:
+        values, carried = batch.columns[column.name], batch.carried(column)
+        return values if carried is None else np.where(carried[:, None], values, 0).astype(np.uint8)
+
+
+class _ArrowIndex(ArrowCell):
+    """An index: ``int32`` written, any integer type read; null where it is ``-1``."""
+
+    def type(self, column: Column) -> Any:
+        import pyarrow as pa
+
+        return pa.int32()
+
+    def what(self, column: Column) -> str:
+        return "integers"
+
+    def must(self, column: Column) -> str:
+        return f"hold {self.what(column)}"
+
+    def accepts(self, column: Column, arrow_type: Any) -> bool:
+        import pyarrow as pa
+
+        return bool(pa.types.is_integer(arrow_type))
+
+    def array(self, column: Column, batch: ReportBatch) -> Any:
+        import pyarrow as pa
+
+        values = batch.columns[column.name]
+        return pa.array(values.astype(np.int32), mask=values < 0)
+
+    def values(self, column: Column, arr: Any, n: int) -> np.ndarray:
+        return np.asarray(arr.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
+
+    def as_filed(self, column: Column, batch: ReportBatch) -> np.ndarray:
+        return batch.columns[column.name]  # a null index is read as -1, as the batch holds it
+
+
+#: How report files hold each cell: the one place that maps a :class:`~pldp.channel.Cell` to Arrow.
+ARROW: dict[Cell, ArrowCell] = {Cell.BITS: _ArrowBits(), Cell.INDEX: _ArrowIndex()}

@@ -207,7 +207,7 @@ async def _counted(chunks: AsyncIterator[bytes], got: list[int]) -> AsyncIterato
 
 def bytes_per_token(spec: Spec) -> int:
     """:func:`pldp.service.ratelimit.bytes_per_token` for the reports of ``spec``."""
-    return ratelimit.bytes_per_token(sum(c.nbytes if c.kind == "bits" else 4 for c in spec.root.columns()))
+    return ratelimit.bytes_per_token(sum(c.width for c in spec.root.columns()))
 
 
 class FastPath:

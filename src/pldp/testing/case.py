@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from pldp.channel import AttributesNode, DirectNode, LeveledNode, MemoNode, NodeVisitor, PaddingNode, UnaryNode
 from pldp.errors import ParameterError
 from pldp.itemsets import ItemSets
 from pldp.oracle import FrequencyOracle
@@ -65,15 +66,34 @@ def _attributes(node: Any, n: int, rng: np.random.Generator) -> tuple[np.ndarray
     return values, levels
 
 
-#: Node kind -> default data of an oracle with that node (``node`` is None for ``"counts"``).
-_DATA: dict[str, Callable[[FrequencyOracle, Any, np.random.Generator], tuple[Any, ...]]] = {
-    "counts": lambda o, node, rng: (_zipf_counts(o.d, DEFAULT_USERS["counts"]),),
-    "padding": lambda o, node, rng: (_itemsets(node.d, node.ell, DEFAULT_USERS["padding"], rng),),
-    "leveled": lambda o, node, rng: (
-        np.stack([_zipf_counts(node.d, DEFAULT_USERS["leveled"] // len(node.levels))] * len(node.levels)),
-    ),
-    "attributes": lambda o, node, rng: _attributes(node, DEFAULT_USERS["attributes"], rng),
-}
+def _counts(oracle: FrequencyOracle) -> tuple[Any, ...]:
+    return (_zipf_counts(oracle.d, DEFAULT_USERS["counts"]),)
+
+
+class _Data(NodeVisitor[tuple[Any, ...]]):
+    """The default data of an oracle with a node of each kind: ``node.accept(_DATA, oracle, rng)``."""
+
+    def direct(self, node: DirectNode, oracle: FrequencyOracle, rng: np.random.Generator) -> tuple[Any, ...]:
+        return _counts(oracle)
+
+    def unary(self, node: UnaryNode, oracle: FrequencyOracle, rng: np.random.Generator) -> tuple[Any, ...]:
+        return _counts(oracle)
+
+    def memo(self, node: MemoNode, oracle: FrequencyOracle, rng: np.random.Generator) -> tuple[Any, ...]:
+        return _counts(oracle)
+
+    def padding(self, node: PaddingNode, oracle: FrequencyOracle, rng: np.random.Generator) -> tuple[Any, ...]:
+        return (_itemsets(node.d, node.ell, DEFAULT_USERS["padding"], rng),)
+
+    def leveled(self, node: LeveledNode, oracle: FrequencyOracle, rng: np.random.Generator) -> tuple[Any, ...]:
+        t = len(node.levels)
+        return (np.stack([_zipf_counts(node.d, DEFAULT_USERS["leveled"] // t)] * t),)
+
+    def attributes(self, node: AttributesNode, oracle: FrequencyOracle, rng: np.random.Generator) -> tuple[Any, ...]:
+        return _attributes(node, DEFAULT_USERS["attributes"], rng)
+
+
+_DATA = _Data()
 
 
 def default_data(oracle: FrequencyOracle, seed: int = 0) -> tuple[Any, ...]:
@@ -99,8 +119,9 @@ def default_data(oracle: FrequencyOracle, seed: int = 0) -> tuple[Any, ...]:
     (2, 3)
     """
     node = sampler_node(oracle)
-    kind = node.kind if node is not None and node.kind in _DATA else "counts"
-    return _DATA[kind](oracle, node, np.random.default_rng(seed))
+    if node is None:
+        return _counts(oracle)
+    return node.accept(_DATA, oracle, np.random.default_rng(seed))
 
 
 def _stable_seed(text: str) -> int:

@@ -26,18 +26,12 @@ __all__ = [
 ]
 
 
-def _widths(root: Any) -> list[tuple[str, str, int]]:
-    return [(c.name, c.kind, c.nbytes if c.kind == "bits" else 4) for c in root.columns()]
-
-
 def row_table(batch: ReportBatch) -> tuple[bytes, int]:
     """Every report's payload columns as fixed-width rows, concatenated, and the width in bytes
-    (see module doc; report ``i`` is bytes ``[i * width, (i + 1) * width)``)."""
+    (see module doc; report ``i`` is bytes ``[i * width, (i + 1) * width)``; each column's values
+    are :attr:`pldp.channel.Column.width` bytes)."""
     n = len(batch)
-    parts = []
-    for name, kind, _ in _widths(batch.root):
-        col = batch.columns[name]
-        parts.append(col if kind == "bits" else col.astype("<i4").view(np.uint8).reshape(n, 4))
+    parts = [c.to_bytes(batch.columns[c.name]) for c in batch.root.columns()]
     table = np.ascontiguousarray(np.concatenate(parts, axis=1) if parts else np.zeros((n, 0), np.uint8))
     return table.tobytes(), table.shape[1]
 
@@ -45,15 +39,14 @@ def row_table(batch: ReportBatch) -> tuple[bytes, int]:
 def batch_of(spec: Spec, ids: bytes, rows: bytes) -> ReportBatch:
     """The :class:`ReportBatch` of concatenated report ids and rows (inverse of :func:`row_table`)."""
     n = len(ids) // 16
-    layout = _widths(spec.root)
-    width = sum(w for _, _, w in layout)
+    columns = spec.root.columns()
+    width = sum(c.width for c in columns)
     table = np.frombuffer(rows, dtype=np.uint8).reshape(n, width)
     cols: dict[str, np.ndarray] = {}
     at = 0
-    for name, kind, w in layout:
-        block = table[:, at : at + w]
-        cols[name] = block.copy() if kind == "bits" else block.copy().view("<i4").reshape(n).astype(np.int64)
-        at += w
+    for c in columns:
+        cols[c.name] = c.from_bytes(table[:, at : at + c.width])
+        at += c.width
     id_arr = np.frombuffer(ids, dtype=np.uint8).reshape(n, 16).copy()
     return ReportBatch(spec.id, id_arr, cols, spec.root)
 
