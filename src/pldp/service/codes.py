@@ -174,7 +174,7 @@ def store_coded(
 ) -> dict[str, int]:
     """Store a one-report batch sent with the respondent code of hash ``code``, and record the use
     of the code in the same transaction (a writer job; the rules are the module doc's)."""
-    camp = campaign_table.state_of(ctx.conn, campaign_id)
+    camp = campaign_table.campaign_fields(ctx.conn, campaign_id, "key", "closed_at")
     if camp is None or camp[1] is not None:
         return collect.store_batch(ctx, campaign_id, prep)  # its 404 or 409 (closed)
     key = int(camp[0])
@@ -204,7 +204,7 @@ def store_coded(
 def _invited_key(ctx: Context, campaign_id: str) -> int:
     """The key of an invited campaign that is not closed (:class:`~pldp.service.refusals.NotFoundError`,
     :class:`~pldp.service.refusals.ConflictError` otherwise)."""
-    row = campaign_table.code_target(ctx.conn, campaign_id)
+    row = campaign_table.campaign_fields(ctx.conn, campaign_id, "key", "closed_at", "access")
     if row is None:
         raise NotFoundError("unknown_campaign", f"no campaign {campaign_id}")
     if row[2] != "invited":

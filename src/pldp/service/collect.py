@@ -190,7 +190,7 @@ def store_batch(
     would take the campaign's count over it is refused (:class:`~pldp.service.refusals.ConflictError`
     ``campaign_full``); its retries are still acknowledged.
     """
-    row = campaign_table.report_target(ctx.conn, campaign_id)
+    row = campaign_table.campaign_fields(ctx.conn, campaign_id, "key", "closed_at", "rounds", "cap")
     if row is None:
         raise NotFoundError("unknown_campaign", f"no campaign {campaign_id}")
     if row[1] is not None:
@@ -251,7 +251,7 @@ def create_campaign(
         raise InvalidError("bad_rounds", f"rounds must be one of {', '.join(rounds.SCHEDULES)}, got {schedule!r}")
     if cap is not None and cap < 1:
         raise InvalidError("bad_cap", f"a campaign's cap must be a positive number of reports, got {cap}")
-    row = campaign_table.settings_of(ctx.conn, spec.id)
+    row = campaign_table.campaign_fields(ctx.conn, spec.id, "access", "rounds", "cap")
     if row is not None:
         for what, stored, asked in (("access", row[0], access), ("rounds", row[1], schedule), ("cap", row[2], cap)):
             if stored != asked:
@@ -280,7 +280,7 @@ def open_round(ctx: Context, campaign_id: str, now: float) -> int:
         For a closed campaign (``campaign_closed``) or one whose rounds are not ``manual``
         (``rounds_not_manual``: they open by themselves, or there are none).
     """
-    row = campaign_table.round_target(ctx.conn, campaign_id)
+    row = campaign_table.campaign_fields(ctx.conn, campaign_id, "key", "closed_at", "rounds")
     if row is None:
         raise NotFoundError("unknown_campaign", f"no campaign {campaign_id}")
     if row[1] is not None:
@@ -296,7 +296,7 @@ def open_round(ctx: Context, campaign_id: str, now: float) -> int:
 
 def close_campaign(ctx: Context, campaign_id: str, now: float) -> float:
     """Close a campaign (idempotent); returns when it was closed."""
-    row = campaign_table.closed_at(ctx.conn, campaign_id)
+    row = campaign_table.campaign_fields(ctx.conn, campaign_id, "closed_at")
     if row is None:
         raise NotFoundError("unknown_campaign", f"no campaign {campaign_id}")
     if row[0] is not None:

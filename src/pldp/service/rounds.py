@@ -148,7 +148,7 @@ class Schedule:
 
 def schedule_of(conn: store.Connection, campaign_id: str) -> Schedule | None:
     """The rounds of the stored campaign ``campaign_id`` (None: no such campaign)."""
-    row = campaign_table.schedule_row(conn, campaign_id)
+    row = campaign_table.campaign_fields(conn, campaign_id, "key", "rounds", "created_at", "first_day")
     if row is None:
         return None
     key, kind, created_at, first_day = row

@@ -10,24 +10,19 @@ from typing import Any
 from pldp.deploy import Spec
 
 __all__ = [
+    "FIELDS",
     "CampaignRow",
     "campaign",
     "campaign_exists",
+    "campaign_fields",
     "campaign_key",
     "campaigns",
     "close",
-    "closed_at",
-    "code_target",
     "count_resends",
     "insert_campaign",
     "insert_round",
     "last_round",
     "opened_rounds",
-    "report_target",
-    "round_target",
-    "schedule_row",
-    "settings_of",
-    "state_of",
 ]
 
 
@@ -80,48 +75,19 @@ def campaign_exists(conn: sqlite3.Connection, campaign_id: str) -> bool:
     return conn.execute("SELECT 1 FROM campaigns WHERE id = ?", (campaign_id,)).fetchone() is not None
 
 
-def state_of(conn: sqlite3.Connection, campaign_id: str) -> tuple[int, float | None] | None:
-    """``(key, closed_at)`` of the campaign (None: no such campaign)."""
-    row = conn.execute("SELECT key, closed_at FROM campaigns WHERE id = ?", (campaign_id,)).fetchone()
-    return None if row is None else (int(row[0]), row[1])
+#: The columns of a campaign's row that :func:`campaign_fields` reads.
+FIELDS = frozenset({"key", "closed_at", "rounds", "cap", "access", "created_at", "first_day"})
 
 
-def closed_at(conn: sqlite3.Connection, campaign_id: str) -> tuple[float | None] | None:
-    """``(closed_at,)`` of the campaign (None: no such campaign)."""
-    row = conn.execute("SELECT closed_at FROM campaigns WHERE id = ?", (campaign_id,)).fetchone()
-    return None if row is None else (row[0],)
-
-
-def report_target(conn: sqlite3.Connection, campaign_id: str) -> tuple[int, float | None, str, int | None] | None:
-    """``(key, closed_at, rounds, cap)`` of the campaign a batch of reports goes to (None: no such campaign)."""
-    row = conn.execute("SELECT key, closed_at, rounds, cap FROM campaigns WHERE id = ?", (campaign_id,)).fetchone()
-    return None if row is None else (int(row[0]), row[1], row[2], row[3])
-
-
-def round_target(conn: sqlite3.Connection, campaign_id: str) -> tuple[int, float | None, str] | None:
-    """``(key, closed_at, rounds)`` of the campaign whose next round is opened (None: no such campaign)."""
-    row = conn.execute("SELECT key, closed_at, rounds FROM campaigns WHERE id = ?", (campaign_id,)).fetchone()
-    return None if row is None else (int(row[0]), row[1], row[2])
-
-
-def code_target(conn: sqlite3.Connection, campaign_id: str) -> tuple[int, float | None, str] | None:
-    """``(key, closed_at, access)`` of the campaign codes are issued for (None: no such campaign)."""
-    row = conn.execute("SELECT key, closed_at, access FROM campaigns WHERE id = ?", (campaign_id,)).fetchone()
-    return None if row is None else (int(row[0]), row[1], row[2])
-
-
-def settings_of(conn: sqlite3.Connection, campaign_id: str) -> tuple[str, str, int | None] | None:
-    """``(access, rounds, cap)``: what is set when the campaign is created (None: no such campaign)."""
-    row = conn.execute("SELECT access, rounds, cap FROM campaigns WHERE id = ?", (campaign_id,)).fetchone()
-    return None if row is None else (row[0], row[1], row[2])
-
-
-def schedule_row(conn: sqlite3.Connection, campaign_id: str) -> tuple[int, str, float, Any] | None:
-    """``(key, rounds, created_at, first_day)`` of the campaign (None: no such campaign)."""
-    row = conn.execute(
-        "SELECT key, rounds, created_at, first_day FROM campaigns WHERE id = ?", (campaign_id,)
-    ).fetchone()
-    return None if row is None else (int(row[0]), str(row[1]), float(row[2]), row[3])
+def campaign_fields(conn: sqlite3.Connection, campaign_id: str, *columns: str) -> tuple[Any, ...] | None:
+    """The ``columns`` (of :data:`FIELDS`) of the campaign's row, in that order, as SQLite's types
+    give them (``key``, ``cap`` and ``first_day`` int or None, ``closed_at`` and ``created_at``
+    float or None, ``rounds`` and ``access`` str); None: no such campaign."""
+    unknown = set(columns) - FIELDS
+    if not columns or unknown:
+        raise ValueError(f"campaign_fields reads some of {sorted(FIELDS)}, got {columns!r}")
+    row = conn.execute(f"SELECT {', '.join(columns)} FROM campaigns WHERE id = ?", (campaign_id,)).fetchone()
+    return None if row is None else tuple(row)
 
 
 def opened_rounds(conn: sqlite3.Connection, key: int) -> tuple[float, ...]:
