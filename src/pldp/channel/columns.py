@@ -78,7 +78,7 @@ def int_array(values: list[Any], low: int, high: int) -> np.ndarray | None:
 class Column:
     """One payload column: its ``name``, ``kind`` (``"item"``, ``"bits"`` or ``"level"``: what it
     holds), the range of an item or level (``size``) or the bits of a packed row (``size`` bits,
-    :attr:`nbytes` bytes)."""
+    :attr:`Column.nbytes` bytes)."""
 
     name: str
     kind: str
