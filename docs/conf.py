@@ -57,7 +57,9 @@ add_module_names = False
 # a real private object of pldp, named as plain text. Nothing is fetched, so other projects' names
 # are plain text too.
 nitpicky = True
-nitpick_ignore_regex = [("py:.*", r"(numpy|abc|collections|enum|typing|pathlib|fastapi|starlette|pandas|pyarrow)(\..*)?")]
+nitpick_ignore_regex = [
+    ("py:.*", r"(numpy|abc|collections|enum|typing|pathlib|fastapi|starlette|pandas|pyarrow)(\..*)?"),
+]
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 numpydoc_attributes_as_param_list = True

@@ -125,13 +125,11 @@ def test_the_schema_has_a_component_for_each_kind_of_node() -> None:
 def test_the_schema_takes_what_the_parser_takes_and_refuses_broken_members(name: str) -> None:
     root = SAMPLERS[name]
     assert _valid(root) or not _parses(root), "the schema refuses a node pldp reads"
-    looser = 0
+    # what the schema takes and the parser refuses (a non-breaking edit) is left to the parser: the
+    # relations between members (a list's length against d, thresholds that sum to 2**32)
     for what, edited, breaking in _edits(root):
         parses, valid = _parses(edited), _valid(edited)
         assert valid or not parses, f"{name}: the schema refuses {what}, which pldp reads"
         if breaking:
             assert not parses, f"{name}: pldp reads {what}"
             assert not valid, f"{name}: the schema takes {what}"
-        looser += valid and not parses
-    # what the schema leaves to the parser: at most the relations between members
-    assert looser < sum(1 for _ in _edits(root))
