@@ -49,7 +49,7 @@ from typing import Any
 from pldp.service import auth, collect, rounds, store
 from pldp.service.collect import CollectError, Prepared
 from pldp.service.jobs import Context
-from pldp.service.refusals import ConflictError, NotFoundError, UnauthorizedError
+from pldp.service.refusals import ConflictError, UnauthorizedError, unknown_campaign
 from pldp.service.store import campaign_table, code_table
 
 __all__ = [
@@ -206,7 +206,7 @@ def _invited_key(ctx: Context, campaign_id: str) -> int:
     :class:`~pldp.service.refusals.ConflictError` otherwise)."""
     row = campaign_table.campaign_fields(ctx.conn, campaign_id, "key", "closed_at", "access")
     if row is None:
-        raise NotFoundError("unknown_campaign", f"no campaign {campaign_id}")
+        raise unknown_campaign(campaign_id)
     if row[2] != "invited":
         raise ConflictError(
             "campaign_open", f"campaign {campaign_id} is open to anyone: codes are for invited campaigns"
@@ -237,7 +237,7 @@ def revoke_codes(ctx: Context, campaign_id: str, hashes: bytes | None, now: floa
     revocation is final."""
     key = store.campaign_key(ctx.conn, campaign_id)
     if key is None:
-        raise NotFoundError("unknown_campaign", f"no campaign {campaign_id}")
+        raise unknown_campaign(campaign_id)
     if hashes is None:
         revoked = code_table.revoke_unused(ctx.conn, key, now, current_round(ctx.conn, campaign_id))
         return {"revoked": revoked, "unknown": 0}
@@ -253,7 +253,7 @@ def code_counts(conn: store.Connection, campaign_id: str, now: float) -> dict[st
     and not revoked); usable (none of those). A 404 for an unknown campaign."""
     key = store.campaign_key(conn, campaign_id)
     if key is None:
-        raise CollectError(404, "unknown_campaign", f"no campaign {campaign_id}")
+        raise unknown_campaign(campaign_id)
     issued, used, revoked, expired, usable = code_table.code_counts(conn, key, now, current_round(conn, campaign_id))
     return {
         "campaign": campaign_id,

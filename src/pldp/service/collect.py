@@ -37,7 +37,7 @@ from pldp.errors import PLDPError, ReportError
 from pldp.service import auth, jsonlimits, rounds, store
 from pldp.service.faults import StoreUnavailableError
 from pldp.service.jobs import Context
-from pldp.service.refusals import ConflictError, InvalidError, NotFoundError
+from pldp.service.refusals import ConflictError, InvalidError, NotFoundError, unknown_campaign
 from pldp.service.store import campaign_table, token_table
 
 __all__ = [
@@ -155,7 +155,7 @@ def round_to_store(conn: Any, campaign_id: str, asked: rounds.Asked) -> int:
     """
     schedule = rounds.schedule_of(conn, campaign_id)
     if schedule is None:
-        raise NotFoundError("unknown_campaign", f"no campaign {campaign_id}")
+        raise unknown_campaign(campaign_id)
     now = asked.at()
     current = schedule.current(now)
     if asked.round is None:
@@ -192,7 +192,7 @@ def store_batch(
     """
     row = campaign_table.campaign_fields(ctx.conn, campaign_id, "key", "closed_at", "rounds", "cap")
     if row is None:
-        raise NotFoundError("unknown_campaign", f"no campaign {campaign_id}")
+        raise unknown_campaign(campaign_id)
     if row[1] is not None:
         raise ConflictError("campaign_closed", f"campaign {campaign_id} is closed and takes no reports")
     key, n, recurs = int(row[0]), len(prep), row[2] != "once"
@@ -282,7 +282,7 @@ def open_round(ctx: Context, campaign_id: str, now: float) -> int:
     """
     row = campaign_table.campaign_fields(ctx.conn, campaign_id, "key", "closed_at", "rounds")
     if row is None:
-        raise NotFoundError("unknown_campaign", f"no campaign {campaign_id}")
+        raise unknown_campaign(campaign_id)
     if row[1] is not None:
         raise ConflictError("campaign_closed", f"campaign {campaign_id} is closed: it has no next round")
     if row[2] != "manual":
@@ -298,7 +298,7 @@ def close_campaign(ctx: Context, campaign_id: str, now: float) -> float:
     """Close a campaign (idempotent); returns when it was closed."""
     row = campaign_table.campaign_fields(ctx.conn, campaign_id, "closed_at")
     if row is None:
-        raise NotFoundError("unknown_campaign", f"no campaign {campaign_id}")
+        raise unknown_campaign(campaign_id)
     if row[0] is not None:
         return float(row[0])
     campaign_table.close(ctx.conn, campaign_id, now)
@@ -336,7 +336,7 @@ def add_token(
     """
     for cid in campaigns:
         if not campaign_table.campaign_exists(ctx.conn, cid):
-            raise NotFoundError("unknown_campaign", f"no campaign {cid} to grant")
+            raise unknown_campaign(cid, " to grant")
     digest = auth.token_hash(token)
     old = token_table.token_lifetime(ctx.conn, digest)
     if old is not None:

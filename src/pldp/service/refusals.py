@@ -37,3 +37,9 @@ class NotFoundError(RefusalError):
 class ConflictError(RefusalError):
     """It conflicts with the stored state (a closed or full campaign, a round that is not open, a
     setting fixed at creation, a token used before)."""
+
+
+def unknown_campaign(campaign_id: str, what: str = "") -> NotFoundError:  # not a kind: not in __all__
+    """The refusal of a campaign the store does not hold: ``unknown_campaign``, ``no campaign {id}``
+    (then ``what``, if given: `` to grant``)."""
+    return NotFoundError("unknown_campaign", f"no campaign {campaign_id}{what}")
