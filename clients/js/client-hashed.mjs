@@ -1,0 +1,60 @@
+// client-hashed.mjs: the local-hashing node of the JS client (pldp-client.mjs; pldp.channel.hashed):
+// a seed, then randomized response over g values of XXH32(item, seed) mod g (docs/wire-format.md §2).
+
+import { checkBudget, checkInt, checkKeys, repr } from "./client-checks.mjs";
+import { logRatio, ratioWithin } from "./client-exact.mjs";
+import { GRID, GRID_BITS } from "./client-grid.mjs";
+import { SpecError } from "./client-wire.mjs";
+
+export const HASH_FAMILIES = ["xxh32"];
+const SEEDS = 2 ** 31;
+// the primes of the 4-byte case of the specification (PRIME32_2 to PRIME32_5)
+const [P2, P3, P4, P5] = [0x85ebca77, 0xc2b2ae3d, 0x27d4eb2f, 0x165667b1];
+
+/** XXH32 of the item index x as 4 little-endian bytes, with `seed`: an unsigned 32-bit integer. */
+export function xxh32Index(x, seed) {
+  let h = (seed + P5 + 4) >>> 0;
+  h = (h + Math.imul(x >>> 0, P3)) >>> 0;
+  h = Math.imul((h << 17) | (h >>> 15), P4) >>> 0;
+  h ^= h >>> 15;
+  h = Math.imul(h, P2) >>> 0;
+  h ^= h >>> 13;
+  h = Math.imul(h, P3) >>> 0;
+  h ^= h >>> 16;
+  return h >>> 0;
+}
+
+/** H_s(x) = XXH32(x, s) mod g. */
+export const hashValue = (x, seed, g) => xxh32Index(x, seed) % g;
+
+export function parseHashed(obj, path) {
+  checkKeys(obj, path, ["kind", "d", "g", "family", "keep", "weight", "epsilon"]);
+  const d = checkInt(obj.d, `${path}.d`, 2, SEEDS - 1);
+  const g = checkInt(obj.g, `${path}.g`, 2, 2 ** 24);
+  if (!HASH_FAMILIES.includes(obj.family)) {
+    throw new SpecError(`${path}.family must be one of ${repr(HASH_FAMILIES)}, got ${repr(obj.family)}`);
+  }
+  const keep = checkInt(obj.keep, `${path}.keep`, 1, GRID);
+  const weight = checkInt(obj.weight, `${path}.weight`, 1, GRID);
+  if (keep + g * weight !== GRID) {
+    throw new SpecError(`${path}: keep + g * weight = ${keep + g * weight} must be 2**${GRID_BITS} = ${GRID}`);
+  }
+  const epsilon = checkBudget(obj.epsilon, `${path}.epsilon`, false);
+  return { kind: "hashed", d, g, family: obj.family, keep, weight, epsilon };
+}
+
+/** The claim: (weight + keep) / weight <= e^epsilon for every pair of items, whatever the hash. */
+export function verifyHashed(node, part) {
+  const num = BigInt(node.weight + node.keep);
+  const den = BigInt(node.weight);
+  const row = { part, subject: "every pair of items", claimed: node.epsilon, realised: logRatio(num, den), holds: ratioWithin(num, den, node.epsilon) };
+  return [[row], node.epsilon];
+}
+
+/** One report {seed, value} for item x: two words of `words` (a {@link Words} stream). */
+export function drawHashed(words, node, x) {
+  const seed = words.word() >>> 1;
+  const w = words.word();
+  const value = w < node.keep ? hashValue(x, seed, node.g) : Math.floor((w - node.keep) / node.weight);
+  return { seed, value };
+}

@@ -1,0 +1,215 @@
+"""The local-hashing node: a random hash of the item, then randomized response over the ``g`` hash values.
+
+Local hashing (Wang, Blocki, Li, Jha, USENIX Security 2017, Sec. 4.4: OLH with ``g = e^eps + 1``,
+BLH with ``g = 2``) reports a pair ``(s, y)``: a seed ``s`` drawn uniformly from the family, and a
+randomized response ``y`` over ``[0, g)`` to the hash value ``H_s(x)`` of the user's item. On the
+``2**32`` grid, with integers ``keep + g * weight = 2**32``,
+
+.. math::
+
+    \\Pr(s, y \\mid x) = 2^{-31} \\cdot \\frac{weight + keep\\,[H_s(x) = y]}{2^{32}} .
+
+The claim. For two items ``x, x'``, every seed and value, the ratio of those probabilities is
+``(weight + keep) / weight`` when ``H_s(x) = y != H_s(x')``, its inverse in the opposite case and
+1 otherwise, whatever the hash family is: the node is :math:`\\varepsilon`-LDP exactly when
+``(weight + keep) / weight <= e^eps`` (checked with :func:`~pldp.channel.exact.ratio_within`),
+and that bound is attained by any seed that separates the two items.
+
+The family. ``H_s(x)`` is XXH32 (Collet, xxHash specification, v0.8) of the item's index as 4
+little-endian bytes with seed ``s``, reduced modulo ``g``; the seed is a word's top 31 bits
+(uniform over ``[0, 2**31)``, one word). Both clients compute it with 32-bit integer arithmetic
+(:func:`xxh32_index`; ``clients/js/client-hashed.mjs``). The privacy claim needs nothing of the
+family; the estimators assume that two distinct items collide with probability ``1/g`` over the
+seed, which XXH32 followed by a reduction modulo ``g`` meets to within about ``g / 2**32`` plus the
+family's own departure from pairwise independence (measured in ``tests/test_olh.py``).
+
+The program: two words per report, the seed (``w0 >> 1``) and the response: ``H_s(x)`` when
+``w1 < keep``, else ``(w1 - keep) // weight`` (``weight`` words for each of the ``g`` values).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from pldp.channel.exact import log_ratio, ratio_within
+from pldp.channel.node import (
+    Column,
+    Node,
+    NodeVisitor,
+    ParseNode,
+    R,
+    Row,
+    SchemaRef,
+    budget_schema,
+    enum_schema,
+    int_schema,
+    node_object,
+    read_budget,
+    read_int,
+    read_keys,
+)
+from pldp.channel.sampling import GRID, GRID_BITS
+from pldp.channel.words import Cursor
+from pldp.errors import SpecError
+
+__all__ = ["HASH_FAMILIES", "SEEDS", "HashedNode", "hash_values", "xxh32_index"]
+
+#: The hash families a node may name.
+HASH_FAMILIES = ("xxh32",)
+#: The seeds of a report: a word's top 31 bits, so a seed is a non-negative 32-bit integer on the wire.
+SEEDS = 1 << 31
+#: The range of the number of items ``d`` and of hash values ``g``.
+HASHED_D = (2, SEEDS - 1)
+HASHED_G = (2, 1 << 24)
+
+#: PRIME32_2 to PRIME32_5 of the specification (its 4-byte case uses no other).
+_P2, _P3, _P4, _P5 = (np.uint32(p) for p in (0x85EBCA77, 0xC2B2AE3D, 0x27D4EB2F, 0x165667B1))
+
+
+def xxh32_index(items: Any, seeds: Any) -> np.ndarray:
+    """XXH32 of each item index as 4 little-endian bytes, with its seed (broadcast), as ``uint32``.
+
+    The 4-byte case of the specification: ``acc = seed + P5 + 4``; ``acc += lane * P3``;
+    ``acc = rotl(acc, 17) * P4``; then the avalanche (``>> 15, * P2, >> 13, * P3, >> 16``), every
+    operation modulo ``2**32``.
+
+    Examples
+    --------
+    >>> xxh32_index([0, 12345], [0, 987654321]).tolist()   # the reference implementation's values
+    [148298089, 3404038053]
+    """
+    x = np.asarray(items).astype(np.uint32)
+    s = np.asarray(seeds).astype(np.uint32)
+    with np.errstate(over="ignore"):
+        h = s + (_P5 + np.uint32(4))
+        h = h + x * _P3
+        h = ((h << np.uint32(17)) | (h >> np.uint32(15))) * _P4
+        h ^= h >> np.uint32(15)
+        h *= _P2
+        h ^= h >> np.uint32(13)
+        h *= _P3
+        h ^= h >> np.uint32(16)
+    return np.asarray(h, dtype=np.uint32)
+
+
+def hash_values(items: Any, seeds: Any, g: int) -> np.ndarray:
+    """``H_s(x) = XXH32(x, s) mod g`` for items and seeds (broadcast), as ``int64``."""
+    return (xxh32_index(items, seeds) % np.uint32(g)).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class HashedNode(Node):
+    """A local-hashing sampler: a uniform seed ``s``, then ``H_s(x)`` kept w.p. ``(weight + keep) / 2**32``
+    and each hash value reported w.p. ``weight / 2**32`` otherwise (module docstring)."""
+
+    kind: ClassVar[str] = "hashed"
+    d: int
+    g: int
+    family: str
+    keep: int
+    weight: int
+    epsilon: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": "hashed",
+            "d": self.d,
+            "g": self.g,
+            "family": self.family,
+            "keep": self.keep,
+            "weight": self.weight,
+            "epsilon": float(self.epsilon),
+        }
+
+    @classmethod
+    def parse(cls, obj: Any, path: str, parse_node: ParseNode | None = None) -> HashedNode:
+        """Read and validate the JSON form (:class:`~pldp.errors.SpecError` naming ``path``); a
+        leaf holds no other node, so ``parse_node`` is not used."""
+        read_keys(obj, path, {"kind", "d", "g", "family", "keep", "weight", "epsilon"})
+        d = read_int(obj["d"], f"{path}.d", *HASHED_D)
+        g = read_int(obj["g"], f"{path}.g", *HASHED_G)
+        if obj["family"] not in HASH_FAMILIES:
+            raise SpecError(f"{path}.family must be one of {HASH_FAMILIES}, got {obj['family']!r}")
+        keep = read_int(obj["keep"], f"{path}.keep", 1, GRID)
+        weight = read_int(obj["weight"], f"{path}.weight", 1, GRID)
+        if keep + g * weight != GRID:
+            raise SpecError(f"{path}: keep + g * weight = {keep + g * weight} must be 2**{GRID_BITS} = {GRID}")
+        return cls(d, g, obj["family"], keep, weight, read_budget(obj["epsilon"], f"{path}.epsilon", False))
+
+    @classmethod
+    def json_schema(cls, ref: SchemaRef) -> dict[str, Any]:
+        return node_object(
+            "hashed",
+            {
+                "d": int_schema(*HASHED_D, "Number of items."),
+                "g": int_schema(*HASHED_G, "Number of hash values."),
+                "family": enum_schema(HASH_FAMILIES, "The hash family: XXH32 of the item index, seeded."),
+                "keep": int_schema(1, GRID, "Over 2**32: keep + g * weight = 2**32."),
+                "weight": int_schema(1, GRID, "Over 2**32: each hash value's probability besides keep."),
+                "epsilon": budget_schema(False, "The LDP budget the node claims."),
+            },
+            description="Local hashing (OLH, BLH): a seed, then randomized response over g hash values.",
+        )
+
+    def accept(self, visitor: NodeVisitor[R], *args: Any) -> R:
+        return visitor.hashed(self, *args)
+
+    @property
+    def takes_one_item(self) -> bool:
+        return True
+
+    # ------------------------------------------------------------------ reports
+    def columns(self, prefix: str = "") -> list[Column]:
+        return [Column(prefix + "seed", "seed", SEEDS), Column(prefix + "value", "value", self.g)]
+
+    @property
+    def support(self) -> tuple[float, float]:
+        """``(p*, q*)``: a report supports its holder's item w.p. ``(weight + keep) / 2**32``, another
+        item w.p. ``1/g`` (exactly ``(keep + g weight) / (g 2**32)`` when two items collide w.p. ``1/g``)."""
+        return (self.weight + self.keep) / GRID, 1.0 / self.g
+
+    # ------------------------------------------------------------------ claims
+    def claims(self, part: str = "root") -> tuple[list[Row], float]:
+        num, den = self.weight + self.keep, self.weight
+        row = Row(part, "every pair of items", self.epsilon, log_ratio(num, den), ratio_within(num, den, self.epsilon))
+        return [row], self.epsilon
+
+    def item_keys(self) -> list[tuple[Any, ...]]:
+        return [(self.keep, self.weight, self.epsilon)] * self.d  # every item alike to the channel
+
+    def pair_claim(self, i: int, j: int) -> float:
+        return float(self.epsilon)
+
+    def pair_law(self, i: int, j: int, column_prefix: str) -> tuple[np.ndarray, np.ndarray, Any]:
+        """A report's category: 0 ``y = H_s(i) != H_s(j)``, 1 ``y = H_s(j) != H_s(i)``, 2 ``y = H_s(i) = H_s(j)``,
+        3 neither; its laws under ``i`` and ``j`` with the collision probability taken as ``1/g``.
+        Category 0 has the ratio ``(weight + keep) / weight`` exactly, whatever the collisions are."""
+        hit, miss, c = (self.weight + self.keep) / GRID, self.weight / GRID, 1.0 / self.g
+        p0 = np.array([(1 - c) * hit, (1 - c) * miss, c * hit, 0.0])
+        p1 = np.array([(1 - c) * miss, (1 - c) * hit, c * hit, 0.0])
+        p0[3], p1[3] = 1 - p0[:3].sum(), 1 - p1[:3].sum()
+        seed, value = column_prefix + "seed", column_prefix + "value"
+
+        def classify(cols: Any) -> np.ndarray:
+            s, y = np.asarray(cols[seed]), np.asarray(cols[value])
+            hi, hj = hash_values(i, s, self.g) == y, hash_values(j, s, self.g) == y
+            return np.where(hi & hj, 2, np.where(hi, 0, np.where(hj, 1, 3))).astype(np.int64)
+
+        return p0, p1, classify
+
+    # ------------------------------------------------------------------ the program
+    def reports(self, inp: Any) -> int:
+        return int(inp.size)
+
+    def words(self, inp: Any) -> np.ndarray:
+        return np.full(inp.size, 2, dtype=np.int64)
+
+    def draw(self, inp: Any, cursor: Cursor, rows: np.ndarray, out: dict[str, np.ndarray], prefix: str = "") -> None:
+        w = cursor.take(rows, 2).astype(np.int64)
+        seeds = w[:, 0] >> 1
+        rest = np.maximum(w[:, 1] - self.keep, 0) // self.weight
+        out[prefix + "seed"][rows] = seeds
+        out[prefix + "value"][rows] = np.where(w[:, 1] < self.keep, hash_values(inp, seeds, self.g), rest)

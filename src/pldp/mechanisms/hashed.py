@@ -1,0 +1,252 @@
+"""Local hashing: OLH, and BLH as its setting ``g = 2`` (Wang, Blocki, Li, Jha, USENIX Security 2017, Sec. 4.4).
+
+A user holding item ``x`` draws a seed ``s`` of a hash family, hashes her item to
+``H_s(x)`` in ``[0, g)`` and reports ``(s, y)`` with ``y`` the g-ary randomized response to
+``H_s(x)`` (:class:`~pldp.channel.HashedNode` gives the exact program and its claim). A report
+*supports* every item ``v`` with ``H_s(v) = y``, so
+
+.. math::
+
+    p^* = \\Pr[\\text{supports } x \\mid x] = \\frac{e^\\varepsilon}{e^\\varepsilon + g - 1}, \\qquad
+    q^* = \\Pr[\\text{supports } v \\mid x \\ne v] = \\frac1g ,
+
+and the support counts are estimated as every pure oracle's (:class:`~pldp.mechanisms.base.Mechanism`):
+:math:`\\hat f_v = (C_v/n - q^*) / (p^* - q^*)`, with per-report variance factor
+
+.. math::
+
+    V = \\frac{q^*(1 - q^*)}{(p^* - q^*)^2} = \\frac{(e^\\varepsilon + g - 1)^2}{(e^\\varepsilon - 1)^2 (g - 1)},
+
+smallest at ``g = e^eps + 1`` (OLH, :math:`V = 4 e^\\varepsilon / (e^\\varepsilon - 1)^2`, the
+variance of OUE with a report of one seed and one value instead of ``d`` bits). The default ``g``
+is ``round(e^eps) + 1``.
+
+Exact sampling: ``keep + g * weight = 2**32`` with ``weight = ceil(2**32 / (e^eps + g - 1))``, so the
+realised budget ``log((weight + keep) / weight)`` is at most ``epsilon``; :attr:`support` is the grid's
+``p* = (weight + keep) / 2**32``.
+
+Counts. The support counts of ``n`` reports cost ``n d`` hash evaluations at the server
+(:func:`support_counts`, vectorised in blocks). A count is ``Bin(n_v, p*) + Bin(n - n_v, 1/g)``
+with an ideal family, and two counts are uncorrelated (a report supports two items together
+with probability :math:`p^*/g` for a holder of one of them and :math:`1/g^2` otherwise); the
+estimator's variance is therefore the unary one, and :meth:`OLH.simulate` draws each count from
+that law independently (exact marginals and covariances; the joint law differs from the real
+counts' in higher moments, which no estimate of pldp reads).
+"""
+
+from __future__ import annotations
+
+import math
+from functools import cached_property
+from typing import Any, Self
+
+import numpy as np
+
+from pldp._validation import as_counts, as_indices, check_epsilon, check_index_range, check_int
+from pldp.budgets import ItemBudgets
+from pldp.channel.exact import log_ratio, ratio_within
+from pldp.channel.hashed import HASHED_G, HashedNode, hash_values
+from pldp.channel.sampling import GRID, generator_words
+from pldp.channel.words import Cursor
+from pldp.domain import Domain
+from pldp.errors import EstimationError, ParameterError, ReportError
+from pldp.estimation.pure import estimate_counts
+from pldp.estimation.result import Estimate
+from pldp.fingerprint import canonical_labels
+from pldp.mechanisms.base import Mechanism
+from pldp.params import domain_of
+from pldp.privacy import PairPrivacyReport
+from pldp.registry import register
+from pldp.tally import Tally
+
+__all__ = ["OLH", "olh_g", "support_counts"]
+
+#: The tally of local-hashing reports: per-item support counts, as a unary mechanism's.
+_TALLY_KIND = "unary"
+#: Hash evaluations per block of :func:`support_counts` (a few MB of temporaries).
+_BLOCK_CELLS = 1 << 21
+
+
+def olh_g(epsilon: float) -> int:
+    """OLH's number of hash values: ``round(e^eps) + 1`` (Wang et al. 2017, Sec. 4.4), at least 2."""
+    return max(2, min(int(round(math.exp(epsilon))) + 1, HASHED_G[1]))
+
+
+def support_counts(reports: np.ndarray, d: int, g: int) -> np.ndarray:
+    """Per item ``v``, the reports ``(s, y)`` with ``H_s(v) = y``: ``n d`` hash evaluations, in blocks."""
+    counts = np.zeros(d, dtype=np.int64)
+    items = np.arange(d, dtype=np.int64)
+    block = max(1, _BLOCK_CELLS // d)
+    for start in range(0, reports.shape[0], block):
+        part = reports[start : start + block]
+        hits = hash_values(items[None, :], part[:, :1], g) == part[:, 1:2]
+        counts += hits.sum(axis=0)
+    return counts
+
+
+@register
+class OLH(Mechanism):
+    """Optimized local hashing (OLH; BLH with ``g=2``), epsilon-LDP, for large domains.
+
+    A report is a seed and one of ``g`` values, whatever ``d`` is (module docstring).
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget, ``0 < epsilon <= 700``.
+    d : int or Domain
+        Domain size (>= 2) or the domain itself.
+    g : int, optional
+        Number of hash values (``2 <= g <= 2**24``); default ``round(e^eps) + 1`` (OLH).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> m = OLH(2.0, 1000)
+    >>> m.g, round(float(m.support[0][0]), 4), round(float(m.support[1][0]), 4)
+    (8, 0.5136, 0.125)
+    >>> rep = m.perturb(np.zeros(20_000, dtype=int), np.random.default_rng(1))
+    >>> est = m.estimate(m.tally(rep))
+    >>> bool(abs(est.frequencies[0] - 1) < 4 * est.std_error[0])
+    True
+    """
+
+    family = "hashed"
+    _name = "OLH"
+
+    def __init__(self, epsilon: float, d: int | Domain, g: int | None = None) -> None:
+        eps = check_epsilon(epsilon)
+        dom = d if isinstance(d, Domain) else Domain.range(check_int(d, "d", 2))
+        self._budgets = self._check_budgets(ItemBudgets.uniform(eps, dom), all_sensitive=True)
+        self.epsilon = eps
+        self.g = olh_g(eps) if g is None else check_int(g, "g", HASHED_G[0])
+        if self.g > HASHED_G[1]:
+            raise ParameterError(f"g must be at most {HASHED_G[1]}, got {self.g}")
+        weight = max(1, math.ceil(GRID / (math.exp(eps) + self.g - 1)))
+        while GRID - self.g * weight >= 1 and not ratio_within(GRID - (self.g - 1) * weight, weight, eps):
+            weight += 1  # the float quotient was a step short: the exact claim decides
+        if GRID - self.g * weight < 1:
+            raise ParameterError(f"epsilon={eps:g} is too small for g={self.g} on the 2**32 grid")
+        self._weight = weight
+        self._keep = GRID - self.g * weight
+
+    # ------------------------------------------------------------------ parameters
+    def params(self) -> dict[str, Any]:
+        """Canonical parameters: the class, the labels, the budget, ``g``, the hash family and the
+        grid thresholds the clients run."""
+        return {
+            "mechanism": "OLH",
+            "family": self.family,
+            "labels": canonical_labels(self.domain.labels),
+            "epsilon": self.epsilon,
+            "g": self.g,
+            "hash": self._node.family,
+            "keep_threshold": self._keep,
+            "weight": self._weight,
+        }
+
+    @classmethod
+    def from_params(cls, params: dict[str, Any]) -> Self:
+        """The OLH of :meth:`params`."""
+        return cls(float(params["epsilon"]), domain_of(params["labels"]), int(params["g"]))
+
+    def sampler(self) -> HashedNode:  # type: ignore[override]
+        """The sampler node: the seed, the hash family, ``keep`` and ``weight`` on the grid."""
+        return self._node
+
+    @cached_property
+    def _node(self) -> HashedNode:
+        return HashedNode(self.d, self.g, "xxh32", self._keep, self._weight, self.epsilon)
+
+    def __repr__(self) -> str:
+        return f"OLH(epsilon={self.epsilon:g}, d={self.d}, g={self.g})"
+
+    @property
+    def support(self) -> tuple[np.ndarray, np.ndarray]:
+        p, q = self._node.support
+        return np.full(self.d, p), np.full(self.d, q)
+
+    def channel(self) -> np.ndarray:
+        """The ``d x d`` support matrix: ``[x, v]`` is the probability that a report of ``x`` supports ``v``
+        (``p*`` on the diagonal, ``1/g`` elsewhere); the channel of whole reports has ``2**31 g`` outputs."""
+        p, q = self._node.support
+        return np.full((self.d, self.d), q) + np.eye(self.d) * (p - q)
+
+    # ---------------------------------------------------------------------- client
+    def perturb(self, x: Any, rng: np.random.Generator) -> np.ndarray:
+        """Randomize item indices, one report ``(seed, value)`` per user (two words each; the node's program).
+
+        Returns
+        -------
+        ndarray of int64, shape (n, 2)
+            Each row a seed in ``[0, 2**31)`` and a value in ``[0, g)``.
+        """
+        arr = as_indices(x, "x").reshape(-1)
+        check_index_range(arr, self.d, "x")
+        n = arr.size
+        out = self._node.empty_columns(n)
+        cursor = Cursor(generator_words(rng, 2 * n), 2 * np.arange(n, dtype=np.int64))
+        self._node.draw(arr.astype(np.int64), cursor, np.arange(n), out)
+        return np.stack([out["seed"], out["value"]], axis=1)
+
+    def report_columns(self, reports: Any) -> dict[str, np.ndarray]:
+        rep = self._check_reports(reports)
+        return {"seed": rep[:, 0].copy(), "value": rep[:, 1].copy()}
+
+    def reports_from_columns(self, columns: Any) -> tuple[Any, ...]:
+        return (np.stack([np.asarray(columns["seed"]), np.asarray(columns["value"])], axis=1),)
+
+    def _check_reports(self, reports: Any) -> np.ndarray:
+        rep = np.asarray(reports)
+        if rep.ndim != 2 or rep.shape[1] != 2 or rep.dtype.kind not in "iu":
+            raise ReportError(f"OLH reports are an (n, 2) integer array of (seed, value), got shape {rep.shape}")
+        rep = rep.astype(np.int64)
+        for k, (name, high) in enumerate((("seed", 1 << 31), ("value", self.g))):
+            bad = (rep[:, k] < 0) | (rep[:, k] >= high)
+            if bad.any():
+                i = int(np.flatnonzero(bad)[0])
+                raise ReportError(f"report {i}: {name} {int(rep[i, k])} is not in [0, {high})", i)
+        return rep
+
+    # ---------------------------------------------------------------------- server
+    def _tally(self, n: int, counts: np.ndarray) -> Tally:
+        return Tally(n, counts, _TALLY_KIND, self.fingerprint)
+
+    def tally(self, reports: Any) -> Tally:
+        """The support count of every item (:func:`support_counts`: ``n d`` hash evaluations)."""
+        rep = self._check_reports(reports)
+        return self._tally(rep.shape[0], support_counts(rep, self.d, self.g))
+
+    def simulate(self, true_counts: Any, rng: np.random.Generator) -> Tally:
+        """Count-level simulation: :math:`C_v \\sim \\mathrm{Bin}(t_v, p^*) + \\mathrm{Bin}(n - t_v, 1/g)`,
+        independently (the real counts' marginals and covariances; module docstring). O(d)."""
+        t = as_counts(true_counts, "true_counts", self.d)
+        n = int(t.sum())
+        p, q = self._node.support
+        return self._drawn_tally(n, rng.binomial(t, p) + rng.binomial(n - t, q))
+
+    def estimate(self, tally: Tally, method: str = "unbiased", **options: Any) -> Estimate:
+        """Estimate the item distribution from a tally of support counts.
+
+        ``method`` is ``"unbiased"``, ``"norm_sub"``, ``"mle"`` (the likelihood of the counts'
+        binomial marginals, as for unary reports) or ``"recover"``; see
+        :func:`pldp.estimation.pure.estimate_counts`.
+        """
+        self._check_method(method)
+        tally = self._check_tally(tally)
+        if tally.kind != _TALLY_KIND or tally.d != self.d:
+            raise EstimationError(f"a {tally.kind} tally over {tally.d} items does not fit {self!r}")
+        return estimate_counts(_TALLY_KIND, self.support, self.domain, tally.n, tally.counts, method, **options)
+
+    # --------------------------------------------------------------------- privacy
+    def privacy(self) -> PairPrivacyReport:
+        """Exact check of epsilon-LDP: every pair of items, the ratio ``(weight + keep) / weight``
+        (:class:`~pldp.channel.HashedNode`), one group of items."""
+        realised = log_ratio(self._weight + self._keep, self._weight)
+        return PairPrivacyReport(
+            "LDP",
+            np.array([self.epsilon]),
+            [np.arange(self.d)],
+            np.array([[self.epsilon]]),
+            np.array([[realised]]),
+        )
