@@ -69,7 +69,7 @@ _BLOCK_CELLS = 1 << 21
 
 def olh_g(epsilon: float) -> int:
     """OLH's number of hash values: ``round(e^eps) + 1`` (Wang et al. 2017, Sec. 4.4), at least 2."""
-    return max(2, min(int(round(math.exp(epsilon))) + 1, HASHED_G[1]))
+    return max(2, min(round(math.exp(epsilon)) + 1, HASHED_G[1]))
 
 
 def support_counts(reports: np.ndarray, d: int, g: int) -> np.ndarray:
