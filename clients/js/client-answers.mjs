@@ -34,19 +34,18 @@ function levelIndex(level, T, name) {
 
 /**
  * The sampler's input for one answer of the spec whose root is `node` (its labels' indices
- * `labelIndex`, one Map per attribute), validated before any word is drawn.
+ * `labelIndex`, one Map per attribute), validated before any word is drawn; its shape is what the
+ * node's kind takes (`node.takes`, client-nodes.mjs).
  */
 export function answerInput(node, labelIndex, answer, level, levels) {
   const given = (v) => v !== undefined && v !== null;
-  if (node.kind !== "leveled" && given(level)) throw new AnswerError("this spec has no level choice (level)");
-  if (node.kind !== "attributes" && given(levels)) throw new AnswerError("this spec has no per-attribute levels (levels)");
+  if (node.takes !== "item and level" && given(level)) throw new AnswerError("this spec has no level choice (level)");
+  if (node.takes !== "parts" && given(levels)) throw new AnswerError("this spec has no per-attribute levels (levels)");
   const part = 0;
-  switch (node.kind) {
-    case "direct":
-    case "unary":
-    case "memo":
+  switch (node.takes) {
+    case "item":
       return item(labelIndex, answer, part, node.d);
-    case "padding": {
+    case "item-set": {
       if (!Array.isArray(answer)) throw new AnswerError(`this spec takes a set of answers (an array), got ${describe(answer)}`);
       const items = answer.map((a) => item(labelIndex, a, part, node.d)).sort((a, b) => a - b);
       for (let i = 1; i < items.length; i++) {
@@ -54,24 +53,26 @@ export function answerInput(node, labelIndex, answer, level, levels) {
       }
       return items;
     }
-    case "leveled":
+    case "item and level":
       return { x: item(labelIndex, answer, part, node.d), t: levelIndex(level, node.levels.length, "level") };
-    default: {
+    case "parts": {
       const P = node.parts.length;
       if (!Array.isArray(answer) || answer.length !== P) throw new AnswerError(`each answer needs one value per attribute (${P})`);
-      const anyLeveled = node.parts.some((p) => p.kind === "leveled");
+      const anyLeveled = node.parts.some((p) => p.takes === "item and level");
       if (levels === undefined || levels === null) {
         if (anyLeveled) throw new AnswerError(`this spec needs levels: one level index per attribute (${P})`);
         levels = new Array(P).fill(null);
       }
       if (!Array.isArray(levels) || levels.length !== P) throw new AnswerError(`levels must hold one entry per attribute (${P})`);
       return node.parts.map((p, i) => {
-        if (p.kind === "leveled") {
+        if (p.takes === "item and level") {
           return { x: item(labelIndex, answer[i], i, p.d), t: levelIndex(levels[i], p.levels.length, `levels[${i}]`) };
         }
         if (levels[i] !== null && levels[i] !== undefined) throw new AnswerError(`attribute ${i} has no level: levels[${i}] must be null`);
         return item(labelIndex, answer[i], i, p.d);
       });
     }
+    default:
+      throw new TypeError(`a ${node.kind} node takes no answer this client knows (${node.takes})`);
   }
 }

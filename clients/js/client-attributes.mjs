@@ -12,15 +12,14 @@ export function parseAttributes(obj, path, parseNode) {
     throw new SpecError(`${path}.parts must be a non-empty list of nodes`);
   }
   const parts = obj.parts.map((o, i) => parseNode(o, `${path}.parts[${i}]`));
-  if (parts.some((n) => n.kind === "attributes" || n.kind === "padding" || n.kind === "memo")) {
+  if (!parts.every((n) => n.attribute)) {
     throw new SpecError(`${path}.parts must be direct, unary or leveled nodes`);
   }
   return { kind: "attributes", parts };
 }
 
-
 /** The claims of every part, their budgets added up. */
-export function verifyAttributes(node, verifyNode) {
+export function verifyAttributes(node, part, verifyNode) {
   const rows = [];
   let total = 0;
   node.parts.forEach((p, i) => {
@@ -33,3 +32,12 @@ export function verifyAttributes(node, verifyNode) {
 
 /** One report per part, of the parts' inputs in order (`draw` draws one part's node). */
 export const drawAttributes = (words, node, input, draw) => node.parts.map((p, i) => draw(words, p, input[i]));
+
+/** The attributes kind (client-kinds.mjs): one answer per part in, one payload per part out. */
+export const KIND = {
+  parse: parseAttributes,
+  verify: verifyAttributes,
+  words: (node, input, wordCount) => node.parts.reduce((n, p, i) => n + wordCount(p, input[i]), 0),
+  draw: drawAttributes,
+  takes: "parts",
+};

@@ -76,3 +76,15 @@ export function drawDirect(words, node, x) {
   }
   return lo;
 }
+
+/** The direct kind (client-kinds.mjs): a leaf of one column, the output item. */
+export const KIND = {
+  parse: parseDirect,
+  verify: (node, part) => [directRows(node, part), Math.max(...node.epsilons)],
+  words: () => 1,
+  draw: (words, node, x) => [drawDirect(words, node, x)],
+  leaf: true,
+  columns: ["item"],
+  takes: "item",
+  attribute: true,
+};

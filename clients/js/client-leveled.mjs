@@ -178,3 +178,13 @@ export function drawLeveled(words, node, input, draw) {
   if (node.levelReport === "clear") return { level: input.t, data };
   return { data };
 }
+
+/** The leveled kind (client-kinds.mjs): an item and the user's level in, {level?, data} out. */
+export const KIND = {
+  parse: parseLeveled,
+  verify: verifyLeveled,
+  words: (node, input, wordCount) => wordCount(node.items[input.t], input.x) + (node.levelSampler !== null ? 1 : 0),
+  draw: drawLeveled,
+  takes: "item and level",
+  attribute: true,
+};

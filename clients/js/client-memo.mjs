@@ -35,7 +35,7 @@ export function parseMemo(obj, path, parseNode) {
 }
 
 export function checkMemo(root, memo) {
-  if (root.kind !== "memo") {
+  if (!root.memoized) {
     if (memo !== undefined) throw new SpecError("the spec has a memo member but its sampler is not memoized");
     return;
   }
@@ -197,3 +197,10 @@ export function drawMemo(words, node, x, responses, fresh) {
   words.pos = p + node.d;
   return { id, payload: base64Encode(bytes) };
 }
+
+function drawnByMemo() {
+  throw new TypeError("a memo node is drawn by drawMemo");
+}
+
+/** The memo kind (client-kinds.mjs): a root only, drawn by drawMemo; an item in, the instantaneous response out. */
+export const KIND = { parse: parseMemo, verify: verifyMemo, words: drawnByMemo, draw: drawnByMemo, takes: "item", memoized: true };

@@ -1,34 +1,51 @@
-// client-nodes.mjs: the JS client's sampler tree (pldp-client.mjs): each node kind's parser,
-// claims and sampler, dispatched by kind (the kinds of pldp.channel, one module each).
+// client-nodes.mjs: the JS client's sampler tree (pldp-client.mjs): a node of each kind parsed,
+// its claims checked and its report drawn by its kind's description, looked up by name in the
+// table of kinds (client-kinds.mjs; one module per kind, as pldp.channel has).
 
-import { parseAttributes, verifyAttributes, drawAttributes } from "./client-attributes.mjs";
 import { isObject, repr } from "./client-checks.mjs";
-import { directRows, drawDirect, parseDirect } from "./client-direct.mjs";
 import { GRID_BITS } from "./client-grid.mjs";
-import { drawLeveled, parseLeveled, verifyLeveled } from "./client-leveled.mjs";
-import { parseMemo, verifyMemo } from "./client-memo.mjs";
-import { drawPadding, parsePadding, verifyPadding } from "./client-padding.mjs";
-import { drawUnary, parseUnary, unaryRows } from "./client-unary.mjs";
+import * as TABLE from "./client-kinds.mjs";
 import { SpecError } from "./client-wire.mjs";
 
-const KINDS = ["attributes", "direct", "leveled", "memo", "padding", "unary"];
+/*
+ * A kind's description, the `KIND` its module exports (client-kinds.mjs registers it by name):
+ *
+ *   parse(obj, path, parseNode)       the node's members, checked (a SpecError naming `path`);
+ *                                     `parseNode` parses the nodes it holds
+ *   verify(node, part, verifyNode)    [rows, epsilon]: its claims, and the whole report's LDP budget
+ *   words(node, input, wordCount)     the words it draws for `input` when no rejection happens
+ *   draw(words, node, input, draw)    a leaf: its columns' values, in the order of `columns`;
+ *                                     else its payload (`draw` draws the nodes it holds)
+ *   leaf, columns                     a leaf (true) and its payload's column names: the payload is
+ *                                     the one column's value, or an object keyed by column name
+ *   takes                             the input an answer makes: "item" (an item of d), "item-set",
+ *                                     "item and level", "parts" (client-answers.mjs)
+ *   attribute                         true if it may be a part of an attributes node
+ *   memoized                          true for the memo kind (a permanent response kept on the device)
+ *
+ * A parsed node is its members with its kind's description as prototype: `node.leaf`,
+ * `node.takes`, ... are its kind's.
+ */
 
-const PARSERS = {
-  memo: parseMemo,
-  direct: parseDirect,
-  unary: parseUnary,
-  padding: parsePadding,
-  leveled: parseLeveled,
-  attributes: parseAttributes,
-};
+/** The kinds by name (a plain object: a module namespace's members are slower to read). */
+const KINDS = { ...TABLE };
+/** The kinds' names, as a refusal lists them (all of them: not cut as `repr` cuts a value). */
+const NAMES = Object.keys(KINDS).sort();
+
+/** The description of a parsed node's kind. */
+function kindOf(node) {
+  if (!Object.hasOwn(KINDS, node.kind)) throw new SpecError(`not a sampler node: ${node.kind}`);
+  return KINDS[node.kind];
+}
 
 /** The node at `path` of a spec's sampler, checked, with its sampling tables. */
 export function parseNode(obj, path = "sampler.root") {
-  if (!isObject(obj) || !Object.hasOwn(PARSERS, obj.kind)) {
+  if (!isObject(obj) || !Object.hasOwn(KINDS, obj.kind)) {
     const kind = isObject(obj) ? obj.kind : undefined;
-    throw new SpecError(`${path} must be a node with kind one of ${repr(KINDS)}, got ${kind === undefined ? "none" : repr(kind)}`);
+    throw new SpecError(`${path} must be a node with kind one of ${JSON.stringify(NAMES)}, got ${kind === undefined ? "none" : repr(kind)}`);
   }
-  return PARSERS[obj.kind](obj, path, parseNode);
+  const kind = KINDS[obj.kind];
+  return Object.assign(Object.create(kind), kind.parse(obj, path, parseNode));
 }
 
 /** The root node of a spec's `sampler` member ({grid_bits: 32, root}). */
@@ -40,62 +57,23 @@ export function parseSampler(sampler) {
   return parseNode(sampler.root);
 }
 
-
 /** A node's claims as rows, and the whole report's LDP budget they imply: [rows, epsilon]. */
-export function verifyNode(node, part) {
-  switch (node.kind) {
-    case "memo":
-      return verifyMemo(node, part, verifyNode);
-    case "direct":
-      return [directRows(node, part), Math.max(...node.epsilons)];
-    case "unary":
-      return [unaryRows(node, part), Math.max(...node.epsilons)];
-    case "padding":
-      return verifyPadding(node, part, verifyNode);
-    case "leveled":
-      return verifyLeveled(node, part, verifyNode);
-    case "attributes":
-      return verifyAttributes(node, verifyNode);
-    default:
-      throw new SpecError(`not a sampler node: ${node.kind}`);
-  }
-}
+export const verifyNode = (node, part) => kindOf(node).verify(node, part, verifyNode);
 
 /** Words a node draws when no rejection happens. */
-export function wordCount(node, input) {
-  switch (node.kind) {
-    case "direct":
-      return 1;
-    case "unary":
-      return node.d;
-    case "padding":
-      return 2 + node.inner.d;
-    case "leveled": {
-      const item = node.items[input.t];
-      return (item.kind === "direct" ? 1 : item.d) + (node.levelSampler !== null ? 1 : 0);
-    }
-    default: {
-      let n = 0;
-      node.parts.forEach((p, i) => (n += wordCount(p, input[i])));
-      return n;
-    }
-  }
+export const wordCount = (node, input) => kindOf(node).words(node, input, wordCount);
+
+/** A leaf's payload of its columns' `values`: the one column's value, else an object keyed by column name. */
+export function leafPayload(columns, values) {
+  if (columns.length === 1) return values[0];
+  const payload = {};
+  columns.forEach((name, i) => (payload[name] = values[i]));
+  return payload;
 }
 
 /** A node's report of `input` (as the client's answers check made it), drawn from `words`. */
 export function draw(words, node, input) {
-  switch (node.kind) {
-    case "direct":
-      return drawDirect(words, node, input);
-    case "unary":
-      return drawUnary(words, node, input);
-    case "padding":
-      return drawPadding(words, node, input);
-    case "memo":
-      throw new TypeError("a memo node is drawn by drawMemo");
-    case "leveled":
-      return drawLeveled(words, node, input, draw);
-    default:
-      return drawAttributes(words, node, input, draw);
-  }
+  const kind = kindOf(node);
+  if (kind.leaf) return leafPayload(kind.columns, kind.draw(words, node, input));
+  return kind.draw(words, node, input, draw);
 }

@@ -28,3 +28,12 @@ export function drawPadding(words, node, input) {
   const k = words.uniform(node.ell);
   return drawUnary(words, node.inner, j < s ? input[j] : node.d + k);
 }
+
+/** The padding kind (client-kinds.mjs): an item-set in, the inner node's bits out. */
+export const KIND = {
+  parse: parsePadding,
+  verify: verifyPadding,
+  words: (node) => 2 + node.inner.d,
+  draw: drawPadding,
+  takes: "item-set",
+};

@@ -22,7 +22,7 @@ function checkLabels(value, path) {
 }
 
 function checkAnswers(root, labels, question) {
-  if (root.kind === "attributes") {
+  if (root.takes === "parts") {
     const P = root.parts.length;
     if (!Array.isArray(labels) || labels.length !== P) throw new SpecError(`labels must hold one list per attribute (${P})`);
     if (!Array.isArray(question) || question.length !== P || !question.every((q) => typeof q === "string")) {
@@ -168,10 +168,10 @@ export async function loadSpec(jsonTextOrObject) {
         `claimed ${fmtG(bad.claimed, 9)} (${failures.length} failing check(s))`,
     );
   }
-  const lists = root.kind === "attributes" ? data.labels : [data.labels];
+  const lists = root.takes === "parts" ? data.labels : [data.labels];
   const labelIndex = lists.map((l) => new Map(l.map((lab, i) => [lab, i])));
   let memo = null;
-  if (root.kind === "memo") {
+  if (root.memoized) {
     const text = canonicalJSON({ labels: data.labels, permanent: data.sampler.root.permanent });
     memo = { key: data.memo.key, fingerprint: (await sha256Hex(text)).slice(0, 32) };
   }

@@ -87,3 +87,15 @@ export function drawUnary(words, node, x) {
   words.pos = p + d;
   return base64Encode(bytes);
 }
+
+/** The unary kind (client-kinds.mjs): a leaf of one column, the bits (base64). */
+export const KIND = {
+  parse: parseUnary,
+  verify: (node, part) => [unaryRows(node, part), Math.max(...node.epsilons)],
+  words: (node) => node.d,
+  draw: (words, node, x) => [drawUnary(words, node, x)],
+  leaf: true,
+  columns: ["bits"],
+  takes: "item",
+  attribute: true,
+};

@@ -13,8 +13,8 @@
 // This module is the client's public API; the code lives in the client-*.mjs modules beside it
 // (docs/architecture.md): the wire format (client-wire), the sampling grid and its words
 // (client-grid), exact arithmetic (client-exact), one module per sampler node kind
-// (client-direct, -unary, -padding, -leveled, -attributes, -memo) and their dispatch
-// (client-nodes), the spec (client-spec), answers (client-answers), the Client (client-reports),
+// (client-direct, -unary, -padding, -leveled, -attributes, -memo), their table (client-kinds) and
+// the tree they make (client-nodes), the spec (client-spec), answers (client-answers), the Client (client-reports),
 // the memo stores (client-memo-store) and the file locks of Node (client-locks). Serve them all.
 
 export { AnswerError, MemoStoreError, SpecError, base64Decode, base64Encode, canonicalJSON, sha256Hex, specId } from "./client-wire.mjs";
