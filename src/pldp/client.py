@@ -74,6 +74,14 @@ class _Inputs(NodeVisitor[Any]):
     def unary(self, node: UnaryNode, answers: Any, level: Any, levels: Any, part: int) -> Any:
         return self.client._items(answers, part, node.d)
 
+    def leaf(self, node: Any, answers: Any, level: Any, levels: Any, part: int) -> Any:
+        """One item per report, of the leaf's ``d`` items (a leaf that takes anything else has no rule)."""
+        if not node.takes_one_item:
+            raise TypeError(
+                f"{type(self).__name__} has no rule for a {node.kind} node: its input is not one item per report"
+            )
+        return self.client._items(answers, part, node.d)
+
     def padding(self, node: PaddingNode, answers: Any, level: Any, levels: Any, part: int) -> Any:
         rows = [list(s) for s in answers]
         fast = _item_sets(rows, self.client._index[part], node.d)

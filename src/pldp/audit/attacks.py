@@ -61,10 +61,10 @@ def _unary_hits(x0: int, d: int, col: str) -> Callable[[Columns, np.random.Gener
     return hits
 
 
+#: What LDP-Auditor's attacks apply to.
+_GRR_OR_UNARY = "LDP-Auditor's attacks guess an item from a GRR or unary report"
 #: Why LDP-Auditor's attacks do not apply to a pair.
-_ITEMS_ONLY = (
-    "LDP-Auditor's attacks guess an item from a GRR or unary report; audit item-sets and levels with attack='optimal'"
-)
+_ITEMS_ONLY = f"{_GRR_OR_UNARY}; audit item-sets and levels with attack='optimal'"
 
 
 class _AttackTest(NodeVisitor[Test]):
@@ -86,6 +86,9 @@ class _AttackTest(NodeVisitor[Test]):
 
     def padding(self, node: PaddingNode, x0: Input, x1: Input, prefix: str) -> Test:
         raise ParameterError(_ITEMS_ONLY)
+
+    def leaf(self, node: Node, x0: Input, x1: Input, prefix: str) -> Test:
+        raise ParameterError(f"{_GRR_OR_UNARY}; audit a {node.kind} node with attack='optimal'")
 
     def leveled(self, node: LeveledNode, x0: Input, x1: Input, prefix: str) -> Test:
         if x0.level != x1.level:

@@ -17,7 +17,8 @@ whose law under both inputs is exact and small, and of which the likelihood rati
 * a leveled report: its item report's statistic and its level report's, independent given the
   input, so their laws multiply (PLDP-FEBSF's level is audited on the *whole* report, ERRATA
   FEBSF-6);
-* attributes: the statistic of the attribute that differs (the others cancel).
+* attributes: the statistic of the attribute that differs (the others cancel);
+* any other leaf: the statistic its node gives (:meth:`~pldp.channel.Node.pair_law`).
 
 The probabilities are those of the integer thresholds the samplers run (``2**-32`` grid), so the
 realised epsilon is the exact one of the code, not of the real-valued formulas.
@@ -221,6 +222,10 @@ class _Statistic(NodeVisitor[Statistic]):
     def padding(self, node: PaddingNode, x0: Input, x1: Input, prefix: str) -> Statistic:
         return _padding(node, tuple(x0.item), tuple(x1.item), prefix + "bits")
 
+    def leaf(self, node: Node, x0: Input, x1: Input, prefix: str) -> Statistic:
+        """The statistic the leaf gives for its items (:meth:`~pldp.channel.Node.pair_law`)."""
+        return Statistic(*node.pair_law(x0.item, x1.item, prefix))
+
     def leveled(self, node: LeveledNode, x0: Input, x1: Input, prefix: str) -> Statistic:
         stat = _constant()
         if (x0.item, x0.level) != (x1.item, x1.level):
@@ -346,6 +351,10 @@ class _Claim(NodeVisitor[float]):
     def padding(self, node: PaddingNode, x0: Input, x1: Input, level_claim: float | None) -> float:
         e0, e1 = itemset_epsilon(node, tuple(x0.item)), itemset_epsilon(node, tuple(x1.item))
         return (e0 + e1) / 2 if node.inner.notion == "AvgID-LDP" else min(e0, e1)
+
+    def leaf(self, node: Node, x0: Input, x1: Input, level_claim: float | None) -> float:
+        """What the leaf claims for its items (:meth:`~pldp.channel.Node.pair_claim`)."""
+        return float(node.pair_claim(x0.item, x1.item))
 
     def leveled(self, node: LeveledNode, x0: Input, x1: Input, level_claim: float | None) -> float:
         if x0.level == x1.level:

@@ -104,15 +104,17 @@ class _ItemKeys(NodeVisitor[list[tuple[Any, ...]]]):
     def unary(self, node: UnaryNode) -> list[tuple[Any, ...]]:
         return [(a, b, e) for a, b, e in zip(node.a, node.b, node.epsilons, strict=True)]
 
+    def leaf(self, node: Node) -> list[tuple[Any, ...]]:
+        return node.item_keys()
 
-def item_classes(node: DirectNode | UnaryNode) -> list[list[int]]:
+
+def item_classes(node: Node) -> list[list[int]]:
     """Items grouped by equal thresholds and budgets (the channel cannot tell them apart)."""
     return list(groups(node.accept(_ItemKeys())).values())
 
 
-def _item_pairs(node: DirectNode | UnaryNode, d: int | None = None) -> list[tuple[int, int]]:
+def _item_pairs(node: Node, d: int) -> list[tuple[int, int]]:
     """Ordered pairs of distinct items among the first ``d`` (module docstring)."""
-    d = node.d if d is None else d
     if d <= SMALL_DOMAIN:
         return [(i, j) for i in range(d) for j in range(d) if i != j]
     classes = [[i for i in c if i < d] for c in item_classes(node)]
@@ -134,14 +136,23 @@ def _level_pairs(t: int) -> list[tuple[int, int]]:
     return sorted(near | {(j, i) for i, j in near})
 
 
+def _one_item_pairs(node: Node, d: int) -> list[Pair]:
+    """The item pairs of a node whose input is one item of ``d``."""
+    return [Pair("item", Input(i), Input(j)) for i, j in _item_pairs(node, d)]
+
+
 class _Pairs(NodeVisitor[list[Pair]]):
     """The default pairs of a node: ``node.accept(_PAIRS)``."""
 
     def direct(self, node: DirectNode) -> list[Pair]:
-        return [Pair("item", Input(i), Input(j)) for i, j in _item_pairs(node)]
+        return _one_item_pairs(node, node.d)
 
     def unary(self, node: UnaryNode) -> list[Pair]:
-        return [Pair("item", Input(i), Input(j)) for i, j in _item_pairs(node)]
+        return _one_item_pairs(node, node.d)
+
+    def leaf(self, node: Any) -> list[Pair]:
+        """The item pairs of a leaf of ``d`` items."""
+        return _one_item_pairs(node, node.d)
 
     def padding(self, node: PaddingNode) -> list[Pair]:
         singles = [Pair("item-set", Input((i,)), Input((j,))) for i, j in _item_pairs(node.inner, node.d)]

@@ -52,14 +52,22 @@ class Target(ABC):
         """Release what the target holds (a subprocess)."""
 
 
+def _one_item(inp: Input, n: int) -> tuple[Any, ...]:
+    """``perturb``'s arguments for ``n`` users of one item each, ``inp``'s."""
+    return (np.full(n, inp.item, dtype=np.int64),)
+
+
 class _Users(NodeVisitor[tuple[Any, ...]]):
     """The arguments of ``perturb`` for ``n`` users with one input: ``node.accept(_USERS, inp, n)``."""
 
     def direct(self, node: DirectNode, inp: Input, n: int) -> tuple[Any, ...]:
-        return (np.full(n, inp.item, dtype=np.int64),)
+        return _one_item(inp, n)
 
     def unary(self, node: UnaryNode, inp: Input, n: int) -> tuple[Any, ...]:
-        return (np.full(n, inp.item, dtype=np.int64),)
+        return _one_item(inp, n)
+
+    def leaf(self, node: Node, inp: Input, n: int) -> tuple[Any, ...]:
+        return _one_item(inp, n)
 
     def padding(self, node: PaddingNode, inp: Input, n: int) -> tuple[Any, ...]:
         s = np.asarray(inp.item, dtype=np.int64)
@@ -73,7 +81,7 @@ class _Users(NodeVisitor[tuple[Any, ...]]):
         return values, np.tile(np.asarray(inp.level, dtype=np.int64), (n, 1))
 
     def memo(self, node: MemoNode, inp: Input, n: int) -> tuple[Any, ...]:
-        return (np.full(n, inp.item, dtype=np.int64),)  # one report each: a fresh permanent response
+        return _one_item(inp, n)  # one report each: a fresh permanent response
 
 
 _USERS = _Users()
@@ -102,6 +110,9 @@ class _Answer(NodeVisitor[tuple[Any, dict[str, Any]]]):
         return inp.item, {}
 
     def unary(self, node: UnaryNode, inp: Input) -> tuple[Any, dict[str, Any]]:
+        return inp.item, {}
+
+    def leaf(self, node: Node, inp: Input) -> tuple[Any, dict[str, Any]]:
         return inp.item, {}
 
     def padding(self, node: PaddingNode, inp: Input) -> tuple[Any, dict[str, Any]]:

@@ -14,7 +14,7 @@ module          holds
 ``exact``       exact rational arithmetic: is a ratio of integers at most e^eps?
 ``words``       the word stream and per-report cursors the node programs read
 ``columns``     :class:`Column`: a payload column, its :class:`Cell`, codecs, row width and range checks
-``node``        :class:`Node` (the interface), :class:`Row`, :class:`NodeVisitor`
+``node``        :class:`Node` (the interface), :class:`Row`, :class:`NodeVisitor` and its mark :func:`to_leaf`
 ``direct``      :class:`DirectNode` (KRR, URR, IPRR; PLDP-FEBSF's level report)
 ``unary``       :class:`UnaryNode` (RAPPOR, OUE, IDUE)
 ``padding``     :class:`PaddingNode` (padding-and-sampling of item-sets)
@@ -35,7 +35,7 @@ from pldp.channel.columns import Cell, Column
 from pldp.channel.direct import DirectNode
 from pldp.channel.leveled import LeveledNode
 from pldp.channel.memo import CHAIN_GRID, DirectIRR, MemoInput, MemoNode, UnaryIRR
-from pldp.channel.node import Node, NodeVisitor, Row
+from pldp.channel.node import Node, NodeVisitor, Row, to_leaf
 from pldp.channel.padding import PaddingNode
 from pldp.channel.parse import NODE_KINDS, parse_node
 from pldp.channel.payload import PayloadReader, carried_rows, check_columns, payload_json, payload_writer
@@ -73,4 +73,5 @@ __all__ = [
     "parse_node",
     "payload_json",
     "payload_writer",
+    "to_leaf",
 ]

@@ -20,7 +20,9 @@ What a kind means to its users is the node's to say: a property or method (:attr
 :attr:`Node.multi_attribute`, :meth:`Node.label_lists`, :attr:`Node.takes_itemsets`,
 :attr:`Node.takes_one_item`, :meth:`Node.as_leveled`), its columns, or, for a concern with a rule
 per kind (counting report columns, the audit's statistics), one :class:`NodeVisitor` in the module
-of that concern: a node calls the visitor's method of its kind (:meth:`Node.accept`). No module
+of that concern: a node calls the visitor's method of its kind (:meth:`Node.accept`). A leaf kind
+may instead be covered by every concern's one rule for leaves (:meth:`NodeVisitor.leaf`, driven by
+its columns and :meth:`Node.item_keys`, :meth:`Node.pair_claim`, :meth:`Node.pair_law`). No module
 outside this package branches on the type of a node or compares its ``kind`` with a kind's name.
 """
 
@@ -28,7 +30,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
@@ -46,9 +48,10 @@ if TYPE_CHECKING:
     from pldp.channel.padding import PaddingNode
     from pldp.channel.unary import UnaryNode
 
-__all__ = ["Column", "Node", "NodeVisitor", "ParseNode", "Row", "SchemaRef"]
+__all__ = ["Column", "Node", "NodeVisitor", "ParseNode", "Row", "SchemaRef", "to_leaf"]
 
 R = TypeVar("R")
+F = TypeVar("F", bound=Callable[..., Any])
 #: ``parse_node(obj, path)``: how a composite node reads the nodes it holds (:func:`pldp.channel.parse_node`).
 ParseNode = Callable[[Any, str], "Node"]
 #: ``ref(kind)``: the JSON Schema of a node of that kind, as a composite node's schema holds it (a
@@ -77,16 +80,48 @@ class Row:
         }
 
 
+def to_leaf(method: F) -> F:
+    """Mark a :class:`NodeVisitor` method of a *leaf* kind: one whose base rule is
+    ``return self.leaf(node, *args)``, so that a concern covers the kind by its :meth:`~NodeVisitor.leaf`
+    rule unless it has a rule of the kind's own (:meth:`NodeVisitor.delegates_to_leaf` reads the mark)."""
+    setattr(method, _LEAF_MARK, True)
+    return method
+
+
+_LEAF_MARK = "__to_leaf__"
+
+
 class NodeVisitor(Generic[R]):
     """One concern's rule for each kind of node.
 
     A subclass overrides one method per kind; :meth:`Node.accept` calls the method of the node's
     kind with the node and the caller's arguments. A kind the concern has no rule for raises
-    :class:`TypeError` (every visitor of pldp covers every kind; ``tests/test_channel.py`` checks).
+    :class:`TypeError` (every visitor of pldp covers every kind; ``tests/test_layout.py`` checks).
+
+    A *leaf* kind (one payload of a few columns, one item per report) need not be named by every
+    concern: its method here is marked :func:`to_leaf` and calls :meth:`leaf`, the concern's rule
+    for any leaf, which follows from the node's columns and its methods :meth:`Node.item_keys`,
+    :meth:`Node.pair_claim` and :meth:`Node.pair_law`. A new leaf kind adds, here::
+
+        @to_leaf
+        def hashed(self, node: HashedNode, *args: Any) -> R:
+            return self.leaf(node, *args)
+
+    The kinds present before the leaf rules (direct, unary, padding) keep rules of their own.
     """
 
     def _missing(self, node: Node) -> R:
         raise TypeError(f"{type(self).__name__} has no rule for a {node.kind} node")
+
+    @classmethod
+    def delegates_to_leaf(cls, kind: str) -> bool:
+        """Whether this class's rule of ``kind`` is :meth:`leaf` (its method is marked :func:`to_leaf`);
+        ``NodeVisitor.delegates_to_leaf(kind)``: whether ``kind`` is a leaf kind with no rule of its own."""
+        return bool(getattr(getattr(cls, kind, None), _LEAF_MARK, False))
+
+    def leaf(self, node: Node, *args: Any) -> R:
+        """The rule for a leaf kind that has no rule of its own in this visitor."""
+        return self._missing(node)
 
     def direct(self, node: DirectNode, *args: Any) -> R:
         """The rule for a direct-encoding node."""
@@ -202,6 +237,28 @@ class Node(ABC):
     @abstractmethod
     def claims(self, part: str = "root") -> tuple[list[Row], float]:
         """Every privacy claim of the node, checked exactly, and the LDP epsilon of its whole report."""
+
+    # ------------------------------------------------------------------ what the generic leaf rules ask
+    # The concerns' rules for a leaf kind (NodeVisitor.leaf) ask these; a composite node, and the
+    # leaves with rules of their own in every concern (direct, unary), have none.
+    def item_keys(self) -> list[tuple[Any, ...]]:
+        """Per item, what the channel knows of it: items with equal keys are alike to the channel
+        (the audit's item classes, :func:`pldp.audit.pairs.item_classes`)."""
+        raise TypeError(f"a {self.kind} node has no item keys")
+
+    def pair_claim(self, i: int, j: int) -> float:
+        """The budget the node's notion claims for telling item ``i`` from item ``j`` by one report
+        (the largest log-ratio it permits; :func:`pldp.audit.events.pair_claim`)."""
+        raise TypeError(f"a {self.kind} node has no pair claim")
+
+    def pair_law(
+        self, i: int, j: int, column_prefix: str
+    ) -> tuple[np.ndarray, np.ndarray, Callable[[Mapping[str, np.ndarray]], np.ndarray]]:
+        """``(pmf0, pmf1, classify)``: the exact laws, under items ``i`` and ``j``, of a finite
+        statistic of one report of which the likelihood ratio is a function, and ``classify(columns)``,
+        the statistic's category (int64, in ``[0, len(pmf0))``) of each report of the payload columns
+        (named ``column_prefix`` + the column's name; :class:`pldp.audit.events.Statistic`)."""
+        raise TypeError(f"a {self.kind} node has no pair law")
 
     # ------------------------------------------------------------------ the program
     @abstractmethod

@@ -1,8 +1,10 @@
 """A report's payload: its JSON form over the payload columns, read and written, and its range checks.
 
 Each kind of node decides the shape of its reports' payload (``docs/wire-format.md`` §4): a leaf
-node (direct, unary, padding) is its one column's value (:class:`~pldp.channel.columns.Column`
-writes and reads it); a leveled node is ``{"level", "data"}`` (``{"data"}`` when the level is
+node (direct, unary, padding, and any kind covered by the rules for leaves) of one column is that
+column's value (:class:`~pldp.channel.columns.Column` writes and reads it), and a leaf of several
+columns an object of their values keyed by the columns' names without the attribute's prefix (e.g.
+``{"seed": 123, "value": 4}``); a leveled node is ``{"level", "data"}`` (``{"data"}`` when the level is
 hidden), the data that of the level's node; several attributes are a list of their parts'
 payloads; a memoized chain's report is its permanent node's payload. Three visitors hold those
 rules, one method per kind: :func:`payload_writer` (:func:`payload_json`) writes a report's payload from the columns,
@@ -37,23 +39,34 @@ __all__ = ["PayloadReader", "Writer", "carried_rows", "check_columns", "payload_
 Writer = Callable[[dict[str, np.ndarray], int], Any]
 
 
+def _leaf_keys(columns: list[Column], prefix: str) -> list[str]:
+    """The keys of a leaf's payload object of several ``columns`` (named ``prefix`` + key): each
+    column's name without the prefix, in the columns' order."""
+    return [c.name[len(prefix) :] for c in columns]
+
+
 class _Payload(NodeVisitor[Writer]):
     """The :data:`Writer` of a node's reports: ``node.accept(_PAYLOAD, prefix)``, built once per
     batch (the columns looked up once, not per report)."""
 
-    def _leaf(self, node: Node, prefix: str) -> Writer:
-        (column,) = node.columns(prefix)
-        name, to_json = column.name, column.to_json
-        return lambda cols, row: to_json(cols[name], row)
+    def leaf(self, node: Node, prefix: str) -> Writer:
+        """One column's value; several columns' values in an object keyed by their names without ``prefix``."""
+        columns = node.columns(prefix)
+        if len(columns) == 1:
+            (column,) = columns
+            name, to_json = column.name, column.to_json
+            return lambda cols, row: to_json(cols[name], row)
+        named = [(key, c.name, c.to_json) for key, c in zip(_leaf_keys(columns, prefix), columns, strict=True)]
+        return lambda cols, row: {key: to_json(cols[name], row) for key, name, to_json in named}
 
     def direct(self, node: DirectNode, prefix: str) -> Writer:
-        return self._leaf(node, prefix)
+        return self.leaf(node, prefix)
 
     def unary(self, node: UnaryNode, prefix: str) -> Writer:
-        return self._leaf(node, prefix)
+        return self.leaf(node, prefix)
 
     def padding(self, node: PaddingNode, prefix: str) -> Writer:
-        return self._leaf(node, prefix)
+        return self.leaf(node, prefix)
 
     def leveled(self, node: LeveledNode, prefix: str) -> Writer:
         items = [item.accept(self, prefix) for item in node.items]
@@ -105,18 +118,27 @@ class _Reader(NodeVisitor[None]):
             found = self._columns[key] = node.columns(prefix)
         return found
 
-    def _leaf(self, node: Node, payload: Any, row: int, prefix: str) -> None:
-        (column,) = self.columns(node, prefix)
-        column.read_json(payload, row, self.cols[column.name])
+    def leaf(self, node: Node, payload: Any, row: int, prefix: str) -> None:
+        """One column's value; several columns' values in an object with exactly their keys."""
+        columns = self.columns(node, prefix)
+        if len(columns) == 1:
+            (column,) = columns
+            column.read_json(payload, row, self.cols[column.name])
+            return
+        keys = _leaf_keys(columns, prefix)
+        if not isinstance(payload, dict) or set(payload) != set(keys):
+            raise ReportError(f"report {row}: the payload must be an object with exactly {sorted(keys)}", row)
+        for key, column in zip(keys, columns, strict=True):
+            column.read_json(payload[key], row, self.cols[column.name])
 
     def direct(self, node: DirectNode, payload: Any, row: int, prefix: str) -> None:
-        self._leaf(node, payload, row, prefix)
+        self.leaf(node, payload, row, prefix)
 
     def unary(self, node: UnaryNode, payload: Any, row: int, prefix: str) -> None:
-        self._leaf(node, payload, row, prefix)
+        self.leaf(node, payload, row, prefix)
 
     def padding(self, node: PaddingNode, payload: Any, row: int, prefix: str) -> None:
-        self._leaf(node, payload, row, prefix)
+        self.leaf(node, payload, row, prefix)
 
     def leveled(self, node: LeveledNode, payload: Any, row: int, prefix: str) -> None:
         hidden = node.level_report == "hidden"
@@ -162,18 +184,19 @@ class PayloadReader:
 class _Check(NodeVisitor[None]):
     """The range checks of one part's columns: ``node.accept(_CHECK, columns, n, prefix)``."""
 
-    def _leaf(self, node: Node, cols: dict[str, np.ndarray], prefix: str) -> None:
+    def leaf(self, node: Node, cols: dict[str, np.ndarray], n: int, prefix: str) -> None:
+        """Every column of every report within its range."""
         for column in node.columns(prefix):
             column.check(cols[column.name], column.size)
 
     def direct(self, node: DirectNode, cols: dict[str, np.ndarray], n: int, prefix: str) -> None:
-        self._leaf(node, cols, prefix)
+        self.leaf(node, cols, n, prefix)
 
     def unary(self, node: UnaryNode, cols: dict[str, np.ndarray], n: int, prefix: str) -> None:
-        self._leaf(node, cols, prefix)
+        self.leaf(node, cols, n, prefix)
 
     def padding(self, node: PaddingNode, cols: dict[str, np.ndarray], n: int, prefix: str) -> None:
-        self._leaf(node, cols, prefix)
+        self.leaf(node, cols, n, prefix)
 
     def leveled(self, node: LeveledNode, cols: dict[str, np.ndarray], n: int, prefix: str) -> None:
         columns = node.columns(prefix)

@@ -169,6 +169,9 @@ class _Count(NodeVisitor[Any]):
     def attributes(self, node: AttributesNode, spec: Spec, table: Any) -> Any:
         return self._checked(node, spec, table)
 
+    def leaf(self, node: Node, spec: Spec, table: Any) -> Any:
+        return self._checked(node, spec, table)
+
     def memo(self, node: MemoNode, spec: Spec, table: Any) -> Any:
         return node.permanent.accept(self, spec, table)  # a report has the permanent node's columns
 

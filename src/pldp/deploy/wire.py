@@ -54,6 +54,11 @@ class _Shapes(NodeVisitor[_Shape]):
     def padding(self, node: PaddingNode, *args: Any) -> _Shape:
         return (None,)
 
+    def leaf(self, node: Node, *args: Any) -> _Shape:
+        """A leaf's payload, read fast when it is one column's value (several columns: the
+        per-report reader, as :func:`_read_fast` falls back on any node of several data columns)."""
+        return (None,)
+
     def leveled(self, node: LeveledNode, *args: Any) -> _Shape:
         inner = [item.accept(self) for item in node.items]
         if any(s is None or s[0] is not None for s in inner):  # a level holding levels or attributes

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from pldp.channel import AttributesNode, DirectNode, LeveledNode, MemoNode, NodeVisitor, PaddingNode, UnaryNode
+from pldp.channel import AttributesNode, DirectNode, LeveledNode, MemoNode, Node, NodeVisitor, PaddingNode, UnaryNode
 from pldp.errors import ParameterError
 from pldp.itemsets import ItemSets
 from pldp.oracle import FrequencyOracle
@@ -81,6 +81,9 @@ class _Data(NodeVisitor[tuple[Any, ...]]):
 
     def memo(self, node: MemoNode, oracle: FrequencyOracle, rng: np.random.Generator) -> tuple[Any, ...]:
         return _counts(oracle)
+
+    def leaf(self, node: Node, oracle: FrequencyOracle, rng: np.random.Generator) -> tuple[Any, ...]:
+        return _counts(oracle)  # one item per user, as direct and unary
 
     def padding(self, node: PaddingNode, oracle: FrequencyOracle, rng: np.random.Generator) -> tuple[Any, ...]:
         return (_itemsets(node.d, node.ell, DEFAULT_USERS["padding"], rng),)

@@ -21,6 +21,8 @@ leveled                  one part per level, composed by ``"max"`` (a user runs 
 attributes               one part per attribute, composed by ``"sum"`` (a user runs every attribute)
 memo                     a :class:`~pldp.privacy.LongitudinalPrivacy`: the permanent node's part, and
                          the one-report part on the chained channel over ``2**64``
+any other leaf           any :class:`~pldp.PrivacyCheck`, of which only its notion and its LDP
+                         epsilon are compared (below)
 =======================  ===========================================================================
 
 At each direct or unary channel, with the node's budgets and notion:
@@ -32,6 +34,17 @@ At each direct or unary channel, with the node's budgets and notion:
   own claims use);
 * every realised epsilon it states, plus :data:`TOLERANCE`, is exactly an upper bound of the
   channel's log-ratio: the float map never understates the leak by more than its own rounding.
+
+At any other leaf (a kind covered by the rules for leaves, :meth:`pldp.channel.NodeVisitor.leaf`),
+whose float map has no structure known here, the weakest rule that still catches a map overstating
+privacy: the float map claims the node's notion (the ``"notion"`` its JSON form names, plain LDP
+when it names none), and its LDP epsilon is no smaller, by more than :data:`TOLERANCE`, than any
+exact log-ratio of the node's own claims (each row's ``realised``). Sound: each row's realised
+value is a log-ratio of the channel's probabilities of one output under two inputs, hence at most
+its plain-LDP epsilon, which a correct float map states within its rounding. It catches a map of
+another notion, and a map of a smaller budget than the sampler runs (its largest log-ratio, and so
+every budget of a map that holds, then lies below one the sampler realises); it leaves alone what a
+map may state more cautiously than the exact claims (a larger epsilon, a claim it says fails).
 
 The exact claims may say *more* than the float map (PBP's and PPDA's hidden level carries a claim
 the float map leaves out); that is not a disagreement. PLDP-FEBSF's ``level.claimed`` is the
@@ -228,6 +241,21 @@ class _Pairing(NodeVisitor[None]):
             zip(node.parts, _composed(self, rep, where, "sum", len(node.parts)), strict=False)
         ):
             part_node.accept(self, part, f"{where} attribute {i}")
+
+    def leaf(self, node: Node, rep: PrivacyCheck, where: str) -> None:
+        """Any other leaf: the node's notion, and no exact log-ratio of its claims above the float
+        map's LDP epsilon by more than :data:`TOLERANCE` (module docstring)."""
+        notion = node.to_json().get("notion", "LDP")
+        if rep.notion != notion:
+            self.fail(where, f"privacy() claims {rep.notion!r} where the sampler claims {notion!r}")
+        stated = float(rep.ldp_epsilon)
+        rows, _ = node.claims(where)
+        for row in [r for r in rows if not r.realised <= stated + TOLERANCE][:3]:
+            self.fail(
+                where,
+                f"{row.subject}: LDP epsilon {stated:.17g} is below the exact log-ratio {row.realised:.17g} "
+                "by more than rounding (the float map states more privacy than the sampler has)",
+            )
 
     def memo(self, node: Any, rep: PrivacyCheck, where: str) -> None:
         if not isinstance(rep, LongitudinalPrivacy):
