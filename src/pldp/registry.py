@@ -101,6 +101,18 @@ class Entry:
         """The summary of the class docstring, its first paragraph on one line (its module imported)."""
         return " ".join((self.load().__doc__ or "").strip().split("\n\n", 1)[0].split())
 
+    @property
+    def one_budget(self) -> bool:
+        """Whether it is a named mechanism built as ``cls(epsilon, d)``: one budget over ``d`` items, any
+        other parameter with a default (KRR, RAPPOR, OUE, OLH). Such a mechanism's standard
+        configurations (the audit catalog's, :func:`pldp.testing.standard_cases`') follow from that
+        alone, with no entry of its own in their tables."""
+        if self.generic or self.family != "mechanism":
+            return False
+        params = list(self.parameters().values())
+        rest_default = all(p.default is not inspect.Parameter.empty for p in params[2:])
+        return [p.name for p in params[:2]] == ["epsilon", "d"] and rest_default
+
     def parameters(self) -> dict[str, inspect.Parameter]:
         """The constructor's named parameters (no ``self``, no ``*args``/``**kwargs``)."""
         params = inspect.signature(self.load().__init__).parameters.values()

@@ -30,8 +30,15 @@ IDUE_MODELS: tuple[Literal["opt0", "opt1", "opt2"], ...] = ("opt0", "opt1", "opt
 CHAINS = ("LGRR", "LOUE", "LOSUE", "LSUE", "LSOUE")
 
 
+def _one_budget(cls: Any) -> Callable[[], Any]:
+    """The standard configuration of a mechanism of one budget over ``d`` items: epsilon 1, 10 items."""
+    return partial(cls, 1.0, 10)
+
+
 def configurations() -> dict[str, dict[str, Callable[[], Any]]]:
-    """Class name → (row name → constructor) of the configurations the audit runs of each class."""
+    """Class name → (row name → constructor) of the configurations the audit runs of each class: a
+    mechanism of one budget over ``d`` items (:attr:`pldp.registry.Entry.one_budget`) at epsilon 1
+    over 10 items, the others as written here."""
     import pldp
     from pldp.protocols import APLDP, FEBSF, MPLDP, PBP, PPDA, RCF, LLevels, PaddingSampling
 
@@ -40,11 +47,9 @@ def configurations() -> dict[str, dict[str, Callable[[], Any]]]:
     b5_perm = pldp.ItemBudgets.from_array(2 * b5.epsilons)
     paper = np.arange(1, 11) / 10  # PLDP-FEBSF's levels (ERRATA FEBSF-6)
     return {
-        "KRR": {"KRR": lambda: pldp.KRR(1.0, 10)},
+        **{e.name: {e.name: _one_budget(e.load())} for e in ENTRIES if e.one_budget},
         "URR": {"URR": lambda: pldp.URR(1.0, fig1.sensitive)},
         "IPRR": {"IPRR": lambda: pldp.IPRR(fig1)},
-        "RAPPOR": {"RAPPOR": lambda: pldp.RAPPOR(1.0, 10)},
-        "OUE": {"OUE": lambda: pldp.OUE(1.0, 10)},
         "IDUE": {
             f"IDUE {m} {r}": partial(pldp.IDUE, b5, model=m, pair_rule=r) for m in IDUE_MODELS for r in ("min", "avg")
         },

@@ -17,6 +17,7 @@ import numpy as np
 from pldp.budgets import ItemBudgets
 from pldp.itemsets import ItemSets
 from pldp.oracle import FrequencyOracle
+from pldp.registry import ENTRIES
 from pldp.testing.case import OracleCase
 
 __all__ = ["CELLS", "COUNTS", "LEVELS", "VARIANT", "standard_cases"]
@@ -89,7 +90,9 @@ def longitudinal(mechanism: Callable[[str, Callable[[float], FrequencyOracle], B
 
 
 def standard_cases() -> dict[str, OracleCase]:
-    """Name -> case of every shipped mechanism and protocol (oracles are built on first use).
+    """Name -> case of every shipped mechanism and protocol (oracles are built on first use): each
+    mechanism of one budget over ``d`` items (:attr:`pldp.registry.Entry.one_budget`, in the
+    registry's order) as that alone says, the others as written here.
 
     Examples
     --------
@@ -155,8 +158,14 @@ def standard_cases() -> dict[str, OracleCase]:
             ),
         )
 
+    def one_budget(cls: Any) -> OracleCase:
+        """A mechanism of one budget over ``d`` items (:attr:`pldp.registry.Entry.one_budget`): at
+        epsilon 1 over 5 items; refused at epsilon 0 or NaN, over 1 item or a non-integer ``d``."""
+        bad: Bad = (lambda: cls(0.0, 5), lambda: cls(float("nan"), 5), lambda: cls(1.0, 1), lambda: cls(1.0, 2.5))
+        return mechanism(cls.__name__.lower(), lambda e: cls(e, 5), bad)
+
     cases = [
-        mechanism("krr", lambda e: pldp.KRR(e, 5), (lambda: pldp.KRR(0.0, 5), lambda: pldp.KRR(1.0, 1))),
+        *(one_budget(e.load()) for e in ENTRIES if e.one_budget),
         mechanism(
             "urr",
             lambda e: pldp.URR(e, np.array([True, True, True, False, False])),
@@ -166,14 +175,6 @@ def standard_cases() -> dict[str, OracleCase]:
             "iprr",
             lambda e: pldp.IPRR(_scaled(FIG1, e)),
             (lambda: pldp.IPRR(ItemBudgets.from_array([np.inf, np.inf])), lambda: pldp.IPRR([0.1, 0.2])),  # type: ignore[arg-type]
-        ),
-        mechanism(
-            "rappor", lambda e: pldp.RAPPOR(e, 5), (lambda: pldp.RAPPOR(float("nan"), 5), lambda: pldp.RAPPOR(1, 0))
-        ),
-        mechanism(
-            "oue",
-            lambda e: pldp.OUE(e, 5),
-            (lambda: pldp.OUE(0, 5), lambda: pldp.OUE(1.0, 2.5)),  # type: ignore[arg-type]
         ),
         *(idue(m, r) for m in ("opt0", "opt1", "opt2") for r in ("min", "avg")),
         *longitudinal(mechanism),
