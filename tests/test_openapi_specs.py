@@ -23,6 +23,7 @@ import pytest
 pytest.importorskip("fastapi")
 pytest.importorskip("uvicorn")
 
+from pldp.channel import NODE_KINDS
 from pldp.channel.leveled import MEMO_LEVELS_REFUSAL
 from pldp.deploy import Spec
 from pldp.deploy.spec import spec_id
@@ -76,7 +77,7 @@ def _errors(validator: Any, instance: Any) -> list[str]:
 
 def test_the_cases_cover_every_node_kind_memo_and_caps() -> None:
     kinds = {spec.root.kind for spec in SPECS.values()}
-    assert kinds == {"direct", "unary", "padding", "leveled", "attributes", "memo"}
+    assert kinds == set(NODE_KINDS)
     assert any(spec.memo_key and spec.caps for spec in SPECS.values())
 
 
