@@ -227,7 +227,7 @@ def test_the_whole_batch_reader_accepts_and_refuses_exactly_what_the_per_report_
         lambda r: _nested(r[4], data=2**31),
         lambda r: _nested(r[4], data="AA=="),
         lambda r: _nested(r[4], extra=1),
-        lambda r: isinstance(r[4]["payload"], dict) and r[4]["payload"].pop("data"),
+        lambda r: isinstance(r[4]["payload"], dict) and r[4]["payload"].popitem(),  # an object lacking a member
     ]
     for mutate in mutations:
         fast = copy.deepcopy(good)
