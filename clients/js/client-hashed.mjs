@@ -51,10 +51,21 @@ export function verifyHashed(node, part) {
   return [[row], node.epsilon];
 }
 
-/** One report {seed, value} for item x: two words of `words` (a {@link Words} stream). */
+/** One report's columns [seed, value] for item x: two words of `words` (a {@link Words} stream). */
 export function drawHashed(words, node, x) {
   const seed = words.word() >>> 1;
   const w = words.word();
   const value = w < node.keep ? hashValue(x, seed, node.g) : Math.floor((w - node.keep) / node.weight);
-  return { seed, value };
+  return [seed, value];
 }
+
+export const KIND = {
+  parse: parseHashed,
+  verify: verifyHashed,
+  words: () => 2,
+  draw: drawHashed,
+  leaf: true,
+  columns: ["seed", "value"],
+  takes: "item",
+  attribute: false,
+};

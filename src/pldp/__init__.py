@@ -6,8 +6,8 @@ The pipeline::
     Tally --pldp.estimate(mechanism, tally, method)--> Estimate
 
 Every mechanism (:class:`KRR`, :class:`URR`, :class:`IPRR`, :class:`RAPPOR`, :class:`OUE`,
-:class:`IDUE`; the longitudinal :class:`LGRR`, :class:`LIPRR`, :class:`LOUE`, :class:`LOSUE`,
-:class:`LSUE`, :class:`LSOUE`, :class:`LIDUE`) and protocol (:mod:`pldp.protocols`) is a
+:class:`IDUE`; :class:`OLH` for large domains; the longitudinal :class:`LGRR`, :class:`LIPRR`,
+:class:`LOUE`, :class:`LOSUE`, :class:`LSUE`, :class:`LSOUE`, :class:`LIDUE`) and protocol (:mod:`pldp.protocols`) is a
 :class:`FrequencyOracle` with the same interface: ``perturb``, ``tally``, ``simulate``,
 ``estimate``, ``privacy``, ``params`` and ``fingerprint``. Other public names: :class:`Domain`,
 :class:`ItemBudgets`, :class:`ItemSets`, :func:`estimate`, :class:`Estimate`, :class:`EstimateSet`,
@@ -46,6 +46,7 @@ if TYPE_CHECKING:  # what the names below are, for type checkers; at run time ea
         LOUE,
         LSOUE,
         LSUE,
+        OLH,
         OUE,
         RAPPOR,
         URR,
@@ -63,8 +64,9 @@ if TYPE_CHECKING:  # what the names below are, for type checkers; at run time ea
     from pldp.tally import Tally
 
 _MECHANISMS = (
-    "IDUE", "IPRR", "KRR", "LGRR", "LIDUE", "LIPRR", "LOSUE", "LOUE", "LSOUE", "LSUE", "OUE", "RAPPOR", "URR",
-    "DirectEncoding", "Longitudinal", "LongitudinalDirect", "LongitudinalUnary", "Mechanism", "Memo", "UnaryEncoding",
+    "IDUE", "IPRR", "KRR", "LGRR", "LIDUE", "LIPRR", "LOSUE", "LOUE", "LSOUE", "LSUE", "OLH", "OUE", "RAPPOR",
+    "URR", "DirectEncoding", "Longitudinal", "LongitudinalDirect", "LongitudinalUnary", "Mechanism", "Memo",
+    "UnaryEncoding",
 )  # fmt: skip
 #: Where each public name is defined. ``import pldp`` loads none of them: the first use of a name
 #: imports its module (PEP 562, :mod:`pldp._lazy`), so ``import pldp.client`` or ``pldp --help``
@@ -97,6 +99,7 @@ __all__ = [
     "LOUE",
     "LSOUE",
     "LSUE",
+    "OLH",
     "OUE",
     "RAPPOR",
     "URR",

@@ -17,6 +17,7 @@ module          holds
 ``node``        :class:`Node` (the interface), :class:`Row`, :class:`NodeVisitor` and its mark :func:`to_leaf`
 ``direct``      :class:`DirectNode` (KRR, URR, IPRR; PLDP-FEBSF's level report)
 ``unary``       :class:`UnaryNode` (RAPPOR, OUE, IDUE)
+``hashed``      :class:`HashedNode` (local hashing: OLH, BLH)
 ``padding``     :class:`PaddingNode` (padding-and-sampling of item-sets)
 ``leveled``     :class:`LeveledNode` (user-level protocols), its exact level ratio
 ``attributes``  :class:`AttributesNode` (MPLDP)
@@ -33,6 +34,7 @@ from pldp.channel.attributes import AttributesNode
 from pldp.channel.claims import Verification, check_claims
 from pldp.channel.columns import Cell, Column
 from pldp.channel.direct import DirectNode
+from pldp.channel.hashed import HashedNode
 from pldp.channel.leveled import LeveledNode
 from pldp.channel.memo import CHAIN_GRID, DirectIRR, MemoInput, MemoNode, UnaryIRR
 from pldp.channel.node import Node, NodeVisitor, Row, to_leaf
@@ -54,6 +56,7 @@ __all__ = [
     "Column",
     "DirectIRR",
     "DirectNode",
+    "HashedNode",
     "LeveledNode",
     "MemoInput",
     "MemoNode",

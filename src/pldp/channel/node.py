@@ -43,6 +43,7 @@ from pldp.errors import SpecError
 if TYPE_CHECKING:
     from pldp.channel.attributes import AttributesNode
     from pldp.channel.direct import DirectNode
+    from pldp.channel.hashed import HashedNode
     from pldp.channel.leveled import LeveledNode
     from pldp.channel.memo import MemoNode
     from pldp.channel.padding import PaddingNode
@@ -146,6 +147,11 @@ class NodeVisitor(Generic[R]):
     def memo(self, node: MemoNode, *args: Any) -> R:
         """The rule for a memoized chain (a permanent response per value, an instantaneous one per report)."""
         return self._missing(node)
+
+    @to_leaf
+    def hashed(self, node: HashedNode, *args: Any) -> R:
+        """The rule for a local-hashing node (a leaf: :meth:`leaf` unless the concern has its own)."""
+        return self.leaf(node, *args)
 
 
 class Node(ABC):

@@ -2,6 +2,7 @@
 
 from pldp.mechanisms.base import Mechanism
 from pldp.mechanisms.direct import IPRR, KRR, URR, DirectEncoding
+from pldp.mechanisms.hashed import OLH
 from pldp.mechanisms.longitudinal import (
     LGRR,
     LIDUE,
@@ -28,6 +29,7 @@ __all__ = [
     "LOUE",
     "LSOUE",
     "LSUE",
+    "OLH",
     "OUE",
     "RAPPOR",
     "URR",

@@ -1,0 +1,83 @@
+"""Fake reports of local hashing (OLH, BLH): Cao et al.'s maximal gain attack searches the seeds.
+
+A report ``(s, y)`` supports every item ``v`` with ``H_s(v) = y``. Cao, Jia, Gong (USENIX
+Security 2021, Sec. 4.2) let each fake user search for a seed that hashes the targets to one value
+and report it: every target is then supported, and each other item with probability ``1/g``.
+Here a fake tries :data:`CANDIDATES` seeds drawn uniformly and keeps the first under which all
+``r`` targets share a hash value (the value most of them share, when none does: then its report
+supports the most targets of any candidate). With one target every seed works; with ``r``
+targets a candidate works with probability about ``g^(1 - r)``.
+
+Strategies: ``mga`` (and ``sensitive``, ``knows_defence``, ``adaptive``: a report of a seed and a
+value is the same shape whatever it supports, and every budget is equal) and ``input`` (the honest
+randomizer run on a target). The expected gain is :func:`pldp.robustness.support_gain` with a
+fake's support ``1`` at the targets (``mga``) or ``q + (p - q)/r`` (``input``); it is given only
+when the search fails for fewer than one fake in ``10^12``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from pldp.attacks.base import Attack, rule_for
+from pldp.attacks.pure import ALL_RULES, PureRule, _choose
+from pldp.channel.hashed import SEEDS, hash_values
+from pldp.mechanisms.hashed import OLH
+from pldp.oracle import FrequencyOracle
+
+__all__ = ["CANDIDATES", "HashedRule", "search_seeds"]
+
+#: Seeds a fake user of the maximal gain attack tries.
+CANDIDATES = 1024
+#: Fakes per block of the search (``block * CANDIDATES * r`` hash values at once).
+_BLOCK = 256
+#: The largest probability that a fake's search fails for which the closed form is given.
+_FAIL = 1e-12
+
+
+def search_seeds(targets: np.ndarray, g: int, m: int, rng: np.random.Generator) -> np.ndarray:
+    """``m`` reports ``(seed, value)``, each the first of :data:`CANDIDATES` random seeds under which
+    the most targets share a hash value (all of them, when one does), and that value."""
+    out = np.zeros((m, 2), dtype=np.int64)
+    for start in range(0, m, _BLOCK):
+        k = min(_BLOCK, m - start)
+        seeds = rng.integers(0, SEEDS, size=(k, CANDIDATES))
+        h = hash_values(targets[None, None, :], seeds[:, :, None], g)  # (k, candidates, r)
+        counts = (h[:, :, :, None] == h[:, :, None, :]).sum(axis=3)  # per target, how many share its value
+        best_target = counts.argmax(axis=2)
+        best = np.take_along_axis(counts, best_target[:, :, None], axis=2)[:, :, 0]
+        pick = best.argmax(axis=1)  # the first candidate of the largest share
+        rows = np.arange(k)
+        out[start : start + k, 0] = seeds[rows, pick]
+        out[start : start + k, 1] = h[rows, pick, best_target[rows, pick]]
+    return out
+
+
+@rule_for(OLH)
+class HashedRule(PureRule):
+    """OLH and BLH: a report is a seed and a value (module docstring)."""
+
+    def reports(self, oracle: FrequencyOracle, attack: Attack, m: int, rng: np.random.Generator) -> np.ndarray:
+        mech: Any = oracle
+        if ALL_RULES[attack.strategy] == "input":
+            return mech.perturb(_choose(attack.targets, m, rng), rng)
+        return search_seeds(attack.targets, mech.g, m, rng)
+
+    def support(self, mech: Any, targets: np.ndarray, how: str) -> np.ndarray:
+        p, q = mech.support
+        if how == "input":
+            s = q.copy()
+            s[targets] += (p[targets] - q[targets]) / targets.size
+            return s
+        s = q.copy()
+        s[targets] = 1.0
+        return s
+
+    def expected_gain(self, oracle: FrequencyOracle, attack: Attack, m: int, data: tuple[Any, ...]) -> float | None:
+        mech: Any = oracle
+        fail = (1.0 - float(mech.g) ** (1 - attack.targets.size)) ** CANDIDATES
+        if ALL_RULES[attack.strategy] != "input" and fail > _FAIL:
+            return None
+        return super().expected_gain(oracle, attack, m, data)
