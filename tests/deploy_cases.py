@@ -41,6 +41,21 @@ def deploy_cases() -> dict[str, pldp.FrequencyOracle]:
     return {**oracle_cases(), **_standard_cases()}
 
 
+def with_every_kind(cases: dict[str, pldp.FrequencyOracle]) -> dict[str, pldp.FrequencyOracle]:
+    """``cases``, and a standard deploy case (``standard/NAME``) of each kind of node none of them
+    has: a test driven by them covers every kind, a new one too, with no edit."""
+    from pldp.channel import NODE_KINDS
+
+    out = dict(cases)
+    kinds = {oracle.sampler().kind for oracle in out.values()}
+    for name, oracle in _standard_cases().items():
+        if oracle.sampler().kind not in kinds:
+            out[name] = oracle
+            kinds.add(oracle.sampler().kind)
+    assert kinds == set(NODE_KINDS), sorted(set(NODE_KINDS) - kinds)
+    return out
+
+
 @functools.cache
 def _standard_cases() -> dict[str, pldp.FrequencyOracle]:
     oracles = {name: case.oracle for name, case in standard_cases().items()}

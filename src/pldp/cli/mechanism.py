@@ -59,12 +59,7 @@ def _mechanism_show(args: argparse.Namespace) -> int:
         return 0
     p_star, q_star = mech.support
     rep = mech.privacy()
-    head = [
-        "item",
-        "epsilon",
-        "Q(x|x)" if mech.family == "direct" else "a (keep 1)",
-        "Q(x|x')" if mech.family == "direct" else "b (raise 0)",
-    ]
+    head = ["item", "epsilon", *mech.support_names]
     rows = [
         [str(lab), "inf" if math.isinf(e) else f"{e:g}", f"{p:.6g}", f"{q:.6g}"]
         for lab, e, p, q in zip(mech.domain.labels, mech.budgets.epsilons, p_star, q_star, strict=True)

@@ -46,6 +46,8 @@ class Mechanism(FrequencyOracle):
     family: str = ""
     #: Name used in error messages.
     _name: str = "Mechanism"
+    #: What :attr:`support`'s two probabilities are, in a table's head (``pldp mechanism show``).
+    support_names: tuple[str, str] = ("p* (x's report supports x)", "q* (another's supports x)")
     _budgets: ItemBudgets
 
     # ------------------------------------------------------------------ budgets

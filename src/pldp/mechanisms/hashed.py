@@ -104,7 +104,7 @@ class OLH(Mechanism):
     >>> import numpy as np
     >>> m = OLH(2.0, 1000)
     >>> m.g, round(float(m.support[0][0]), 4), round(float(m.support[1][0]), 4)
-    (8, 0.5136, 0.125)
+    (8, 0.5135, 0.125)
     >>> rep = m.perturb(np.zeros(20_000, dtype=int), np.random.default_rng(1))
     >>> est = m.estimate(m.tally(rep))
     >>> bool(abs(est.frequencies[0] - 1) < 4 * est.std_error[0])

@@ -96,6 +96,7 @@ class DirectReports(Mechanism):
     subclass: exact values on its grid)."""
 
     family = "direct"
+    support_names = ("Q(x|x)", "Q(x|x')")
     _q: np.ndarray
     _delta: float
 
@@ -154,6 +155,7 @@ class UnaryReports(Mechanism):
 
     family = "unary"
     methods = (*COUNT_METHODS, "detect")
+    support_names = ("a (keep 1)", "b (raise 0)")
 
     @property
     def nbytes_per_report(self) -> int:
