@@ -5,6 +5,7 @@
 
 export { KIND as attributes } from "./client-attributes.mjs";
 export { KIND as direct } from "./client-direct.mjs";
+export { KIND as hadamard } from "./client-hadamard.mjs";
 export { KIND as hashed } from "./client-hashed.mjs";
 export { KIND as leveled } from "./client-leveled.mjs";
 export { KIND as memo } from "./client-memo.mjs";

@@ -6,7 +6,7 @@ The pipeline::
     Tally --pldp.estimate(mechanism, tally, method)--> Estimate
 
 Every mechanism (:class:`KRR`, :class:`URR`, :class:`IPRR`, :class:`RAPPOR`, :class:`OUE`,
-:class:`IDUE`; :class:`OLH` for large domains; the longitudinal :class:`LGRR`, :class:`LIPRR`,
+:class:`IDUE`; :class:`OLH` and :class:`HR` for large domains; the longitudinal :class:`LGRR`, :class:`LIPRR`,
 :class:`LOUE`, :class:`LOSUE`, :class:`LSUE`, :class:`LSOUE`, :class:`LIDUE`) and protocol (:mod:`pldp.protocols`) is a
 :class:`FrequencyOracle` with the same interface: ``perturb``, ``tally``, ``simulate``,
 ``estimate``, ``privacy``, ``params`` and ``fingerprint``. Other public names: :class:`Domain`,
@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # what the names below are, for type checkers; at run time ea
     from pldp.estimation import Estimate, EstimateSet, estimate
     from pldp.itemsets import ItemSets
     from pldp.mechanisms import (
+        HR,
         IDUE,
         IPRR,
         KRR,
@@ -64,7 +65,7 @@ if TYPE_CHECKING:  # what the names below are, for type checkers; at run time ea
     from pldp.tally import Tally
 
 _MECHANISMS = (
-    "IDUE", "IPRR", "KRR", "LGRR", "LIDUE", "LIPRR", "LOSUE", "LOUE", "LSOUE", "LSUE", "OLH", "OUE", "RAPPOR",
+    "HR", "IDUE", "IPRR", "KRR", "LGRR", "LIDUE", "LIPRR", "LOSUE", "LOUE", "LSOUE", "LSUE", "OLH", "OUE", "RAPPOR",
     "URR", "DirectEncoding", "Longitudinal", "LongitudinalDirect", "LongitudinalUnary", "Mechanism", "Memo",
     "UnaryEncoding",
 )  # fmt: skip
@@ -89,6 +90,7 @@ _LAZY: dict[str, str] = {
 __version__ = "0.1.0"
 
 __all__ = [
+    "HR",
     "IDUE",
     "IPRR",
     "KRR",

@@ -18,6 +18,7 @@ module          holds
 ``direct``      :class:`DirectNode` (KRR, URR, IPRR; PLDP-FEBSF's level report)
 ``unary``       :class:`UnaryNode` (RAPPOR, OUE, IDUE)
 ``hashed``      :class:`HashedNode` (local hashing: OLH, BLH)
+``hadamard``    :class:`HadamardNode` (Hadamard response: HR)
 ``padding``     :class:`PaddingNode` (padding-and-sampling of item-sets)
 ``leveled``     :class:`LeveledNode` (user-level protocols), its exact level ratio
 ``attributes``  :class:`AttributesNode` (MPLDP)
@@ -34,6 +35,7 @@ from pldp.channel.attributes import AttributesNode
 from pldp.channel.claims import Verification, check_claims
 from pldp.channel.columns import Cell, Column
 from pldp.channel.direct import DirectNode
+from pldp.channel.hadamard import HadamardNode
 from pldp.channel.hashed import HashedNode
 from pldp.channel.leveled import LeveledNode
 from pldp.channel.memo import CHAIN_GRID, DirectIRR, MemoInput, MemoNode, UnaryIRR
@@ -56,6 +58,7 @@ __all__ = [
     "Column",
     "DirectIRR",
     "DirectNode",
+    "HadamardNode",
     "HashedNode",
     "LeveledNode",
     "MemoInput",

@@ -43,6 +43,7 @@ from pldp.errors import SpecError
 if TYPE_CHECKING:
     from pldp.channel.attributes import AttributesNode
     from pldp.channel.direct import DirectNode
+    from pldp.channel.hadamard import HadamardNode
     from pldp.channel.hashed import HashedNode
     from pldp.channel.leveled import LeveledNode
     from pldp.channel.memo import MemoNode
@@ -151,6 +152,11 @@ class NodeVisitor(Generic[R]):
     @to_leaf
     def hashed(self, node: HashedNode, *args: Any) -> R:
         """The rule for a local-hashing node (a leaf: :meth:`leaf` unless the concern has its own)."""
+        return self.leaf(node, *args)
+
+    @to_leaf
+    def hadamard(self, node: HadamardNode, *args: Any) -> R:
+        """The rule for a Hadamard-response node (a leaf: :meth:`leaf` unless the concern has its own)."""
         return self.leaf(node, *args)
 
 

@@ -6,6 +6,7 @@ from typing import Any
 
 from pldp.channel.attributes import AttributesNode
 from pldp.channel.direct import DirectNode
+from pldp.channel.hadamard import HadamardNode
 from pldp.channel.hashed import HashedNode
 from pldp.channel.leveled import LeveledNode
 from pldp.channel.memo import MemoNode
@@ -18,7 +19,8 @@ __all__ = ["NODE_KINDS", "parse_node"]
 
 #: Every kind of node, by its JSON tag.
 NODE_KINDS: dict[str, type[Node]] = {
-    c.kind: c for c in (DirectNode, UnaryNode, HashedNode, PaddingNode, LeveledNode, AttributesNode, MemoNode)
+    c.kind: c
+    for c in (DirectNode, UnaryNode, HashedNode, HadamardNode, PaddingNode, LeveledNode, AttributesNode, MemoNode)
 }
 
 

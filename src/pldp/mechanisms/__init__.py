@@ -2,6 +2,7 @@
 
 from pldp.mechanisms.base import Mechanism
 from pldp.mechanisms.direct import IPRR, KRR, URR, DirectEncoding
+from pldp.mechanisms.hadamard import HR
 from pldp.mechanisms.hashed import OLH
 from pldp.mechanisms.longitudinal import (
     LGRR,
@@ -19,6 +20,7 @@ from pldp.mechanisms.longitudinal import (
 from pldp.mechanisms.unary import IDUE, OUE, RAPPOR, UnaryEncoding
 
 __all__ = [
+    "HR",
     "IDUE",
     "IPRR",
     "KRR",

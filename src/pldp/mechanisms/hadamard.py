@@ -1,0 +1,259 @@
+"""Hadamard response: HR (Acharya, Sun, Zhang, AISTATS 2019; symmetric, one block).
+
+A user holding item ``x`` reports one index ``y`` of the ``K x K`` Sylvester-Hadamard matrix,
+``K`` the smallest power of two ``> d``: an index of ``C_x`` (the ``+1`` columns of row ``x + 1``)
+with probability ``e^eps / (e^eps + 1)``, of its complement otherwise, uniform within the half
+(:class:`~pldp.channel.HadamardNode` gives the exact program and its claim). A report *supports*
+every item ``v`` with ``y in C_v``; two distinct rows agree on half of the columns, so
+
+.. math::
+
+    p^* = \\frac{e^\\varepsilon}{e^\\varepsilon + 1}, \\qquad q^* = \\frac12 \\text{ (exactly)},
+
+and the support counts are estimated as every pure oracle's (:class:`~pldp.mechanisms.base.Mechanism`):
+:math:`\\hat f_v = (C_v/n - q^*) / (p^* - q^*)`, with per-report variance factor
+
+.. math::
+
+    V = \\frac{q^*(1 - q^*)}{(p^* - q^*)^2} = \\left(\\frac{e^\\varepsilon + 1}{e^\\varepsilon - 1}\\right)^2 ,
+
+that of binary randomized response, with a report of ``log2(K)`` bits whatever ``d`` is.
+
+Exact sampling: ``keep`` is the largest integer with ``keep / (2**32 - keep) <= e^eps`` (decided
+exactly), so the realised budget is at most ``epsilon``; :attr:`support` is the grid's
+``p* = keep / 2**32``.
+
+Counts. The server counts the reports per index (a bincount over ``K``), then the support counts
+of all items at once: ``C_v = (n + (H c)_{v+1}) / 2`` with ``H c`` the Walsh-Hadamard transform of
+the index counts (:func:`support_counts`, ``O(n + K log K)``). Two support counts of one report are
+correlated only through the report's own item, as for unary reports; the estimator's variance is
+the unary one. :meth:`HR.simulate` draws the index counts with the reports' exact joint law.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import cached_property
+from typing import Any, Self
+
+import numpy as np
+
+from pldp._validation import as_counts, as_indices, check_epsilon, check_index_range, check_int
+from pldp.budgets import ItemBudgets
+from pldp.channel.exact import log_ratio, ratio_within
+from pldp.channel.hadamard import HADAMARD_D, HadamardNode, hadamard_order, in_half, into_half
+from pldp.channel.sampling import GRID, generator_words
+from pldp.channel.words import Cursor
+from pldp.domain import Domain
+from pldp.errors import EstimationError, ParameterError, ReportError
+from pldp.estimation.pure import estimate_counts
+from pldp.estimation.result import Estimate
+from pldp.fingerprint import canonical_labels
+from pldp.mechanisms.base import Mechanism
+from pldp.params import domain_of
+from pldp.privacy import PairPrivacyReport
+from pldp.registry import register
+from pldp.tally import Tally
+
+__all__ = ["HR", "hr_keep", "support_counts", "walsh_hadamard"]
+
+#: The tally of Hadamard reports: per-item support counts, as a unary mechanism's.
+_TALLY_KIND = "unary"
+#: Reports drawn at once by :meth:`HR.simulate` (a few MB of temporaries).
+_BLOCK = 1 << 20
+
+
+def hr_keep(epsilon: float) -> int:
+    """The largest ``keep < 2**32`` with ``keep / (2**32 - keep) <= e^eps``, decided exactly."""
+    keep = min(GRID - 1, math.floor(GRID / (1.0 + math.exp(-epsilon))))
+    while keep < GRID - 1 and ratio_within(keep + 1, GRID - keep - 1, epsilon):
+        keep += 1  # the float quotient was a step short
+    while not ratio_within(keep, GRID - keep, epsilon):
+        keep -= 1  # or a step long: the exact claim decides
+    return keep
+
+
+def walsh_hadamard(c: np.ndarray) -> np.ndarray:
+    """``H c`` for the Sylvester-Hadamard matrix ``H[j, y] = (-1)^popcount(j & y)`` of order ``len(c)``
+    (a power of two): the fast transform, ``log2(K)`` vectorised butterflies."""
+    out = np.array(c, dtype=np.int64)
+    k, h = out.size, 1
+    while h < k:
+        pairs = out.reshape(-1, 2, h)
+        a, b = pairs[:, 0, :].copy(), pairs[:, 1, :]
+        pairs[:, 0, :] += b
+        pairs[:, 1, :] = a - b
+        h *= 2
+    return out
+
+
+def support_counts(values: np.ndarray, d: int, k: int) -> np.ndarray:
+    """Per item ``v``, the reports with ``y in C_v``: ``(n + (H c)_{v+1}) / 2`` for the index counts ``c``."""
+    c = np.bincount(values, minlength=k)
+    return (int(values.size) + walsh_hadamard(c)[1 : d + 1]) // 2
+
+
+@register
+class HR(Mechanism):
+    """Hadamard response (HR), epsilon-LDP, for large domains.
+
+    A report is one index below ``K``, the smallest power of two ``> d`` (module docstring).
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget, ``0 < epsilon <= 700``.
+    d : int or Domain
+        Domain size (>= 2) or the domain itself.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> m = HR(2.0, 1000)
+    >>> m.K, round(float(m.support[0][0]), 4), float(m.support[1][0])
+    (1024, 0.8808, 0.5)
+    >>> rep = m.perturb(np.zeros(20_000, dtype=int), np.random.default_rng(1))
+    >>> est = m.estimate(m.tally(rep))
+    >>> bool(abs(est.frequencies[0] - 1) < 4 * est.std_error[0])
+    True
+    """
+
+    family = "hadamard"
+    _name = "HR"
+
+    def __init__(self, epsilon: float, d: int | Domain) -> None:
+        eps = check_epsilon(epsilon)
+        dom = d if isinstance(d, Domain) else Domain.range(check_int(d, "d", 2))
+        if len(dom) > HADAMARD_D[1]:
+            raise ParameterError(f"d must be at most {HADAMARD_D[1]}, got {len(dom)}")
+        self._budgets = self._check_budgets(ItemBudgets.uniform(eps, dom), all_sensitive=True)
+        self.epsilon = eps
+        self.K = hadamard_order(self.d)
+        self._keep = hr_keep(eps)
+        if 2 * self._keep <= GRID:
+            raise ParameterError(f"epsilon={eps:g} is too small for the 2**32 grid")
+
+    # ------------------------------------------------------------------ parameters
+    def params(self) -> dict[str, Any]:
+        """Canonical parameters: the class, the labels, the budget, ``K`` and the grid threshold."""
+        return {
+            "mechanism": "HR",
+            "family": self.family,
+            "labels": canonical_labels(self.domain.labels),
+            "epsilon": self.epsilon,
+            "K": self.K,
+            "keep_threshold": self._keep,
+        }
+
+    @classmethod
+    def from_params(cls, params: dict[str, Any]) -> Self:
+        """The HR of :meth:`params`."""
+        return cls(float(params["epsilon"]), domain_of(params["labels"]))
+
+    def sampler(self) -> HadamardNode:  # type: ignore[override]
+        """The sampler node: the order ``K`` and ``keep`` on the grid."""
+        return self._node
+
+    @cached_property
+    def _node(self) -> HadamardNode:
+        return HadamardNode(self.d, self.K, self._keep, self.epsilon)
+
+    def __repr__(self) -> str:
+        return f"HR(epsilon={self.epsilon:g}, d={self.d})"
+
+    @property
+    def support(self) -> tuple[np.ndarray, np.ndarray]:
+        p, q = self._node.support
+        return np.full(self.d, p), np.full(self.d, q)
+
+    def channel(self) -> np.ndarray:
+        """The ``d x d`` support matrix: ``[x, v]`` is the probability that a report of ``x`` supports ``v``
+        (``p*`` on the diagonal, ``1/2`` elsewhere); the channel of whole reports has ``K`` outputs."""
+        p, q = self._node.support
+        return np.full((self.d, self.d), q) + np.eye(self.d) * (p - q)
+
+    # ---------------------------------------------------------------------- client
+    def perturb(self, x: Any, rng: np.random.Generator) -> np.ndarray:
+        """Randomize item indices, one index in ``[0, K)`` per user (two words each; the node's program).
+
+        Returns
+        -------
+        ndarray of int64, shape (n,)
+        """
+        arr = as_indices(x, "x").reshape(-1)
+        check_index_range(arr, self.d, "x")
+        n = arr.size
+        out = self._node.empty_columns(n)
+        cursor = Cursor(generator_words(rng, 2 * n), 2 * np.arange(n, dtype=np.int64))
+        self._node.draw(arr.astype(np.int64), cursor, np.arange(n), out)
+        return out["value"]
+
+    def _check_reports(self, reports: Any) -> np.ndarray:
+        rep = np.asarray(reports)
+        if rep.ndim != 1 or rep.dtype.kind not in "iu":
+            raise ReportError(f"HR reports are a 1-D integer array of indices, got shape {rep.shape}")
+        rep = rep.astype(np.int64)
+        bad = (rep < 0) | (rep >= self.K)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ReportError(f"report {i}: value {int(rep[i])} is not in [0, {self.K})", i)
+        return rep
+
+    # ---------------------------------------------------------------------- server
+    def _tally(self, n: int, counts: np.ndarray) -> Tally:
+        return Tally(n, counts, _TALLY_KIND, self.fingerprint)
+
+    def tally(self, reports: Any) -> Tally:
+        """The support count of every item (:func:`support_counts`: a bincount and one transform)."""
+        rep = self._check_reports(reports)
+        return self._tally(rep.size, support_counts(rep, self.d, self.K))
+
+    def simulate(self, true_counts: Any, rng: np.random.Generator) -> Tally:
+        """Count-level simulation with the reports' exact joint law.
+
+        ``Pr(y | x) = (1 - p*) 2/K + (2 p* - 1) [y in C_x] 2/K``: a report is uniform over ``[0, K)``
+        w.p. ``2 (1 - p*)``, else uniform over ``C_x``. Item ``x``'s ``t_x`` users send
+        ``h_x ~ Bin(t_x, 2 p* - 1)`` of the latter; the uniform ones over all items are one
+        multinomial over ``K``, each item's others a multinomial over its half (drawn report by
+        report when ``h_x < K/2``). ``O(K log K + sum_x min(h_x, K))``.
+        """
+        t = as_counts(true_counts, "true_counts", self.d)
+        n = int(t.sum())
+        k = self.K
+        honest = rng.binomial(t, 2 * self._keep / GRID - 1)
+        c = rng.multinomial(n - int(honest.sum()), np.full(k, 1.0 / k))
+        few = honest < k // 2
+        items = np.repeat(np.flatnonzero(few), honest[few])
+        for start in range(0, items.size, _BLOCK):
+            part = items[start : start + _BLOCK]
+            c += np.bincount(into_half(part, rng.integers(0, k, size=part.size), True), minlength=k)
+        ys = np.arange(k)
+        for x in np.flatnonzero(~few):
+            c[in_half(x, ys)] += rng.multinomial(honest[x], np.full(k // 2, 2.0 / k))
+        return self._drawn_tally(n, (n + walsh_hadamard(c)[1 : self.d + 1]) // 2)
+
+    def estimate(self, tally: Tally, method: str = "unbiased", **options: Any) -> Estimate:
+        """Estimate the item distribution from a tally of support counts.
+
+        ``method`` is ``"unbiased"``, ``"norm_sub"``, ``"mle"`` (the likelihood of the counts'
+        binomial marginals, as for unary reports) or ``"recover"``; see
+        :func:`pldp.estimation.pure.estimate_counts`.
+        """
+        self._check_method(method)
+        tally = self._check_tally(tally)
+        if tally.kind != _TALLY_KIND or tally.d != self.d:
+            raise EstimationError(f"a {tally.kind} tally over {tally.d} items does not fit {self!r}")
+        return estimate_counts(_TALLY_KIND, self.support, self.domain, tally.n, tally.counts, method, **options)
+
+    # --------------------------------------------------------------------- privacy
+    def privacy(self) -> PairPrivacyReport:
+        """Exact check of epsilon-LDP: every pair of items, the ratio ``keep / (2**32 - keep)``
+        (:class:`~pldp.channel.HadamardNode`), one group of items."""
+        realised = log_ratio(self._keep, GRID - self._keep)
+        return PairPrivacyReport(
+            "LDP",
+            np.array([self.epsilon]),
+            [np.arange(self.d)],
+            np.array([[self.epsilon]]),
+            np.array([[realised]]),
+        )
