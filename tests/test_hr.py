@@ -185,3 +185,18 @@ def test_the_attack_s_indices_are_in_every_target_s_half(targets: list[int]) -> 
     assert in_half(tg[:, None], ys[None, :]).all()
     every = np.arange(16)[in_half(tg[:, None], np.arange(16)[None, :]).all(axis=0)]
     assert every.size == 2 ** len(basis) and set(ys.tolist()) == set(every.tolist())
+
+
+def test_simulate_has_the_reports_covariances() -> None:
+    """The support counts of items 0 and 1 covary through the holders of item 2 (rows 1 xor 2 = 3):
+    ``t (2 p* - 1) / 4``; those of 0 and 3 (rows 1 xor 4 = 5, item 4, held by none) do not. Over 400
+    draws each sample covariance is within 4.5 of its standard errors ``sqrt((s_u^2 s_v^2 + c^2) / 399)``
+    (normal theory); independent counts would miss the first by about 8 of them."""
+    m, t = HR(1.0, 20), np.zeros(20, dtype=int)
+    t[2] = 1000
+    sims = np.array([m.simulate(t, np.random.default_rng(seed)).counts for seed in range(400)], dtype=float)
+    p, q = m.sampler().support
+    var = t * p * (1 - p) + (t.sum() - t) * q * (1 - q)
+    for u, v, want in ((0, 1, 1000 * (2 * p - 1) / 4), (0, 3, 0.0)):
+        got = float(np.cov(sims[:, u], sims[:, v])[0, 1])
+        assert abs(got - want) < 4.5 * math.sqrt((var[u] * var[v] + want**2) / 399)

@@ -25,9 +25,13 @@ exactly), so the realised budget is at most ``epsilon``; :attr:`support` is the 
 
 Counts. The server counts the reports per index (a bincount over ``K``), then the support counts
 of all items at once: ``C_v = (n + (H c)_{v+1}) / 2`` with ``H c`` the Walsh-Hadamard transform of
-the index counts (:func:`support_counts`, ``O(n + K log K)``). Two support counts of one report are
-correlated only through the report's own item, as for unary reports; the estimator's variance is
-the unary one. :meth:`HR.simulate` draws the index counts with the reports' exact joint law.
+the index counts (:func:`support_counts`, ``O(n + K log K)``). A support count ``C_v`` sums
+independent indicators, of mean ``p*`` for a holder of ``v`` and ``1/2`` for another user, so each
+estimate has the unary variance. Two counts ``C_u, C_v`` are correlated only through the users
+holding the item ``x`` with ``x + 1 = (u + 1) xor (v + 1)`` (covariance ``(2 p* - 1) / 4`` per such
+user: the indices both halves hold lie in ``C_x``); no estimate of pldp reads covariances.
+:meth:`HR.simulate` draws the index counts with the reports' exact joint law, so its tallies have
+them too.
 """
 
 from __future__ import annotations
