@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from pldp.channel.leveled import LeveledNode
     from pldp.channel.memo import MemoNode
     from pldp.channel.padding import PaddingNode
+    from pldp.channel.subset import SubsetNode
     from pldp.channel.unary import UnaryNode
 
 __all__ = ["Column", "Node", "NodeVisitor", "ParseNode", "Row", "SchemaRef", "to_leaf"]
@@ -151,6 +152,11 @@ class NodeVisitor(Generic[R]):
     @to_leaf
     def hashed(self, node: HashedNode, *args: Any) -> R:
         """The rule for a local-hashing node (a leaf: :meth:`leaf` unless the concern has its own)."""
+        return self.leaf(node, *args)
+
+    @to_leaf
+    def subset(self, node: SubsetNode, *args: Any) -> R:
+        """The rule for a subset-selection node (a leaf: :meth:`leaf` unless the concern has its own)."""
         return self.leaf(node, *args)
 
 
