@@ -15,7 +15,7 @@ import pytest
 from pldp.attacks import fake_reports
 from pldp.channel import check_claims, parse_node
 from pldp.channel.sampling import GRID
-from pldp.channel.subset import SubsetNode
+from pldp.channel.subset import SubsetNode, subset_rows
 from pldp.channel.words import Cursor, RejectedError, WordStream
 from pldp.client import Client
 from pldp.deploy import Spec, decode
@@ -51,6 +51,17 @@ def test_the_program_maps_words_to_the_subset_a_rejected_word_replaced() -> None
         np.array([4]), Cursor(np.array([0, 5, 3, 6], dtype=np.uint32), np.zeros(1, dtype=np.int64)), np.arange(1), out
     )
     assert np.flatnonzero(np.unpackbits(out["bits"][0])[:10]).tolist() == [4, 5, 6]
+
+
+def test_one_report_and_a_batch_shuffle_alike() -> None:
+    """subset_rows's two paths (a list for one row, arrays for many) on the same random choices."""
+    rng = np.random.default_rng(12)
+    d, k, n = 37, 11, 300
+    x = rng.integers(0, d, n)
+    inside = rng.random(n) < 0.5
+    choices = np.stack([rng.integers(0, d - 1 - t, n) for t in range(k)], axis=1)
+    one = np.concatenate([subset_rows(x[i : i + 1], inside[i : i + 1], choices[i : i + 1], d) for i in range(n)])
+    assert one.tobytes() == subset_rows(x, inside, choices, d).tobytes()
 
 
 def _client(spec: Spec, words: np.ndarray) -> Client:

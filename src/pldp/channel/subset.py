@@ -68,6 +68,8 @@ def subset_rows(x: np.ndarray, inside: np.ndarray, choices: np.ndarray, d: int) 
     accepted uniform choices ``choices`` (``(n, k)``, ``choices[:, t] < d - 1 - t``): the partial
     Fisher-Yates shuffle of the module docstring, run on every row at once, in blocks."""
     n, k = choices.shape
+    if n == 1:  # one report (a client's, or a batch redrawn report by report): list swaps, no array calls
+        return _one_row(int(x[0]), bool(inside[0]), choices[0].tolist(), d)
     out = np.zeros((n, (d + 7) // 8), dtype=np.uint8)
     others = np.arange(d - 1, dtype=np.int32)
     block = max(1, _BLOCK_CELLS // d)
@@ -87,6 +89,18 @@ def subset_rows(x: np.ndarray, inside: np.ndarray, choices: np.ndarray, d: int) 
         bits[r, xs] = inside[start : start + m]
         out[start : start + m] = np.packbits(bits, axis=1)
     return out
+
+
+def _one_row(x: int, inside: bool, choices: list[int], d: int) -> np.ndarray:
+    """:func:`subset_rows` of one report, the shuffle on a Python list (the same steps, item by item)."""
+    a = [i + (i >= x) for i in range(d - 1)]
+    k = len(choices)
+    for t, u in enumerate(choices):
+        a[t], a[t + u] = a[t + u], a[t]
+    bits = np.zeros(d, dtype=bool)
+    bits[a[: k - 1]] = True
+    bits[x if inside else a[k - 1]] = True
+    return np.packbits(bits)[None, :]
 
 
 @dataclass(frozen=True)
