@@ -22,6 +22,7 @@ from pldp.deploy import Spec, decode
 from pldp.errors import ParameterError, ReportError, SpecError, TallyError
 from pldp.mechanisms.subset import SS, ss_k, ss_keep
 from pldp.mechanisms.unary import OUE
+from pldp.testing import check_oracle
 from tests.deploy_cases import spec_of
 
 #: A node of 10 items, subsets of 3.
@@ -275,3 +276,10 @@ def test_the_js_client_writes_the_same_bytes_through_rejections(tmp_path: Path, 
     words[4::5] = GRID - 1
     want = _python_lines(spec, words, calls)
     assert _node(tmp_path, spec.to_json(), words, calls) == want
+
+
+def test_the_conformance_battery_passes_with_subsets_of_several_items() -> None:
+    """The standard case (epsilon 1 over 5 items) has k = 1; here every check of the battery on
+    k = 4 of 12 items, the variant one budget step more generous."""
+    results = check_oracle(SS(1.0, 12, k=4), variant=SS(1.25, 12, k=4), bad=(lambda: SS(1.0, 12, k=12),))
+    assert set(results.values()) == {"passed"}
