@@ -10,4 +10,5 @@ export { KIND as hashed } from "./client-hashed.mjs";
 export { KIND as leveled } from "./client-leveled.mjs";
 export { KIND as memo } from "./client-memo.mjs";
 export { KIND as padding } from "./client-padding.mjs";
+export { KIND as subset } from "./client-subset.mjs";
 export { KIND as unary } from "./client-unary.mjs";

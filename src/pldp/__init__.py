@@ -6,7 +6,7 @@ The pipeline::
     Tally --pldp.estimate(mechanism, tally, method)--> Estimate
 
 Every mechanism (:class:`KRR`, :class:`URR`, :class:`IPRR`, :class:`RAPPOR`, :class:`OUE`,
-:class:`IDUE`; :class:`OLH` and :class:`HR` for large domains; the longitudinal :class:`LGRR`, :class:`LIPRR`,
+:class:`IDUE`; :class:`OLH`, :class:`HR` and :class:`SS` for large domains; the longitudinal :class:`LGRR`, :class:`LIPRR`,
 :class:`LOUE`, :class:`LOSUE`, :class:`LSUE`, :class:`LSOUE`, :class:`LIDUE`) and protocol (:mod:`pldp.protocols`) is a
 :class:`FrequencyOracle` with the same interface: ``perturb``, ``tally``, ``simulate``,
 ``estimate``, ``privacy``, ``params`` and ``fingerprint``. Other public names: :class:`Domain`,
@@ -50,6 +50,7 @@ if TYPE_CHECKING:  # what the names below are, for type checkers; at run time ea
         OLH,
         OUE,
         RAPPOR,
+        SS,
         URR,
         DirectEncoding,
         Longitudinal,
@@ -66,7 +67,7 @@ if TYPE_CHECKING:  # what the names below are, for type checkers; at run time ea
 
 _MECHANISMS = (
     "HR", "IDUE", "IPRR", "KRR", "LGRR", "LIDUE", "LIPRR", "LOSUE", "LOUE", "LSOUE", "LSUE", "OLH", "OUE", "RAPPOR",
-    "URR", "DirectEncoding", "Longitudinal", "LongitudinalDirect", "LongitudinalUnary", "Mechanism", "Memo",
+    "SS", "URR", "DirectEncoding", "Longitudinal", "LongitudinalDirect", "LongitudinalUnary", "Mechanism", "Memo",
     "UnaryEncoding",
 )  # fmt: skip
 #: Where each public name is defined. ``import pldp`` loads none of them: the first use of a name
@@ -104,6 +105,7 @@ __all__ = [
     "OLH",
     "OUE",
     "RAPPOR",
+    "SS",
     "URR",
     "BudgetError",
     "ComposedPrivacy",

@@ -19,6 +19,7 @@ module          holds
 ``unary``       :class:`UnaryNode` (RAPPOR, OUE, IDUE)
 ``hashed``      :class:`HashedNode` (local hashing: OLH, BLH)
 ``hadamard``    :class:`HadamardNode` (Hadamard response: HR)
+``subset``      :class:`SubsetNode` (subset selection: SS)
 ``padding``     :class:`PaddingNode` (padding-and-sampling of item-sets)
 ``leveled``     :class:`LeveledNode` (user-level protocols), its exact level ratio
 ``attributes``  :class:`AttributesNode` (MPLDP)
@@ -45,6 +46,7 @@ from pldp.channel.parse import NODE_KINDS, parse_node
 from pldp.channel.payload import PayloadReader, carried_rows, check_columns, payload_json, payload_writer
 from pldp.channel.sampling import GRID, GRID_BITS
 from pldp.channel.schema import SAMPLER_NODE, node_schema, node_schemas
+from pldp.channel.subset import SubsetNode
 from pldp.channel.unary import UnaryNode
 
 __all__ = [
@@ -68,6 +70,7 @@ __all__ = [
     "PaddingNode",
     "PayloadReader",
     "Row",
+    "SubsetNode",
     "UnaryIRR",
     "UnaryNode",
     "Verification",

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from pldp.channel.leveled import LeveledNode
     from pldp.channel.memo import MemoNode
     from pldp.channel.padding import PaddingNode
+    from pldp.channel.subset import SubsetNode
     from pldp.channel.unary import UnaryNode
 
 __all__ = ["Column", "Node", "NodeVisitor", "ParseNode", "Row", "SchemaRef", "to_leaf"]
@@ -157,6 +158,11 @@ class NodeVisitor(Generic[R]):
     @to_leaf
     def hadamard(self, node: HadamardNode, *args: Any) -> R:
         """The rule for a Hadamard-response node (a leaf: :meth:`leaf` unless the concern has its own)."""
+        return self.leaf(node, *args)
+
+    @to_leaf
+    def subset(self, node: SubsetNode, *args: Any) -> R:
+        """The rule for a subset-selection node (a leaf: :meth:`leaf` unless the concern has its own)."""
         return self.leaf(node, *args)
 
 

@@ -12,6 +12,7 @@ from pldp.channel.leveled import LeveledNode
 from pldp.channel.memo import MemoNode
 from pldp.channel.node import Node
 from pldp.channel.padding import PaddingNode
+from pldp.channel.subset import SubsetNode
 from pldp.channel.unary import UnaryNode
 from pldp.errors import SpecError
 
@@ -20,7 +21,17 @@ __all__ = ["NODE_KINDS", "parse_node"]
 #: Every kind of node, by its JSON tag.
 NODE_KINDS: dict[str, type[Node]] = {
     c.kind: c
-    for c in (DirectNode, UnaryNode, HashedNode, HadamardNode, PaddingNode, LeveledNode, AttributesNode, MemoNode)
+    for c in (
+        DirectNode,
+        UnaryNode,
+        HashedNode,
+        HadamardNode,
+        SubsetNode,
+        PaddingNode,
+        LeveledNode,
+        AttributesNode,
+        MemoNode,
+    )
 }
 
 

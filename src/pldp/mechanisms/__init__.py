@@ -17,6 +17,7 @@ from pldp.mechanisms.longitudinal import (
     LongitudinalUnary,
     Memo,
 )
+from pldp.mechanisms.subset import SS
 from pldp.mechanisms.unary import IDUE, OUE, RAPPOR, UnaryEncoding
 
 __all__ = [
@@ -34,6 +35,7 @@ __all__ = [
     "OLH",
     "OUE",
     "RAPPOR",
+    "SS",
     "URR",
     "DirectEncoding",
     "Longitudinal",

@@ -1,0 +1,239 @@
+"""The subset-selection node: a report is a ``k``-subset of the ``d`` items, likelier when it holds the user's.
+
+Subset selection (Wang, Wu, Hu, EDBT/ICDT workshops 2016, the k-subset mechanism; Ye & Barg, IEEE
+Trans. IT 2018) reports a set ``S`` of ``k`` items with :math:`\\Pr(S \\mid x) \\propto e^\\varepsilon`
+when ``x`` is in ``S`` and 1 otherwise. Sampled as: ``x`` joins ``S`` with probability
+``keep / 2**32``; the other members are a uniform subset of ``[d] \\ {x}`` (``k - 1`` of them when
+``x`` is in, ``k`` when not). On the ``2**32`` grid,
+
+.. math::
+
+    \\Pr(S \\mid x) = \\frac{keep}{2^{32} \\binom{d-1}{k-1}} \\ (x \\in S), \\qquad
+    \\frac{2^{32} - keep}{2^{32} \\binom{d-1}{k}} \\ (x \\notin S).
+
+The claim. For two items ``x, x'`` and a set holding ``x`` but not ``x'`` the ratio is
+``keep (d - k) / ((2**32 - keep) k)`` (``C(d-1, k) / C(d-1, k-1) = (d - k) / k``), its inverse in
+the opposite case and 1 otherwise: the node is :math:`\\varepsilon`-LDP exactly when that ratio and
+its inverse are at most ``e^eps`` (:func:`~pldp.channel.exact.ratio_within`), attained by any set
+that separates the two items.
+
+The program: ``1 + k`` words per report (more when a choice is rejected). Word ``w0`` decides
+membership, ``x in S`` iff ``w0 < keep``. Then a partial Fisher-Yates shuffle of the ``d - 1`` other
+items, in increasing order, draws ``k`` of them: choice ``t`` (``0 <= t < k``) swaps position ``t``
+with position ``t + u``, ``u`` exactly uniform below ``d - 1 - t`` by rejection
+(:func:`~pldp.channel.sampling.uniform_below`: a rejected word is replaced by the next one). ``S`` is
+``x`` and the first ``k - 1`` drawn when ``x`` is in (the ``k``-th choice is drawn all the same, so
+that the words a report reads do not depend on ``w0``), else the ``k`` drawn. The payload is ``S``'s
+``d`` bits, packed as a unary report's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from pldp.channel.exact import log_ratio, ratio_within
+from pldp.channel.node import (
+    Column,
+    Node,
+    NodeVisitor,
+    ParseNode,
+    R,
+    Row,
+    SchemaRef,
+    budget_schema,
+    int_schema,
+    node_object,
+    read_budget,
+    read_int,
+    read_keys,
+)
+from pldp.channel.sampling import GRID, uniform_below
+from pldp.channel.words import Cursor, RejectedError, WordStream
+from pldp.errors import SpecError
+
+__all__ = ["SUBSET_D", "SubsetNode", "subset_rows"]
+
+#: The range of the number of items ``d`` (as a unary node's: a report is ``d`` bits).
+SUBSET_D = (2, 2**24)
+#: Cells of the per-block shuffle arrays of :func:`subset_rows` (16 MiB of ``int32``).
+_BLOCK_CELLS = 1 << 22
+
+
+def subset_rows(x: np.ndarray, inside: np.ndarray, choices: np.ndarray, d: int) -> np.ndarray:
+    """The packed bits ``(n, ceil(d / 8))`` of the sets of items ``x``, memberships ``inside`` and
+    accepted uniform choices ``choices`` (``(n, k)``, ``choices[:, t] < d - 1 - t``): the partial
+    Fisher-Yates shuffle of the module docstring, run on every row at once, in blocks."""
+    n, k = choices.shape
+    if n == 1:  # one report (a client's, or a batch redrawn report by report): list swaps, no array calls
+        return _one_row(int(x[0]), bool(inside[0]), choices[0].tolist(), d)
+    out = np.zeros((n, (d + 7) // 8), dtype=np.uint8)
+    others = np.arange(d - 1, dtype=np.int32)
+    block = max(1, _BLOCK_CELLS // d)
+    for start in range(0, n, block):
+        xs = np.asarray(x[start : start + block], dtype=np.int32)
+        m = xs.size
+        a = others[None, :] + (others[None, :] >= xs[:, None]).astype(np.int32)  # [d] \ {x}, increasing
+        r = np.arange(m)
+        for t in range(k):
+            j = t + choices[start : start + m, t]
+            at, aj = a[:, t].copy(), a[r, j]
+            a[:, t] = aj
+            a[r, j] = at
+        bits = np.zeros((m, d), dtype=bool)
+        bits[r[:, None], a[:, : k - 1]] = True
+        bits[r, a[:, k - 1]] = ~inside[start : start + m]
+        bits[r, xs] = inside[start : start + m]
+        out[start : start + m] = np.packbits(bits, axis=1)
+    return out
+
+
+def _one_row(x: int, inside: bool, choices: list[int], d: int) -> np.ndarray:
+    """:func:`subset_rows` of one report, the shuffle on a Python list (the same steps, item by item)."""
+    a = [i + (i >= x) for i in range(d - 1)]
+    k = len(choices)
+    for t, u in enumerate(choices):
+        a[t], a[t + u] = a[t + u], a[t]
+    bits = np.zeros(d, dtype=bool)
+    bits[a[: k - 1]] = True
+    bits[x if inside else a[k - 1]] = True
+    return np.packbits(bits)[None, :]
+
+
+@dataclass(frozen=True)
+class SubsetNode(Node):
+    """A subset-selection sampler: ``k`` of ``d`` items, the user's among them w.p. ``keep / 2**32``
+    and the rest uniform (module docstring)."""
+
+    kind: ClassVar[str] = "subset"
+    d: int
+    k: int
+    keep: int
+    epsilon: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": "subset", "d": self.d, "k": self.k, "keep": self.keep, "epsilon": float(self.epsilon)}
+
+    @classmethod
+    def parse(cls, obj: Any, path: str, parse_node: ParseNode | None = None) -> SubsetNode:
+        """Read and validate the JSON form (:class:`~pldp.errors.SpecError` naming ``path``); a
+        leaf holds no other node, so ``parse_node`` is not used."""
+        read_keys(obj, path, {"kind", "d", "k", "keep", "epsilon"})
+        d = read_int(obj["d"], f"{path}.d", *SUBSET_D)
+        k = read_int(obj["k"], f"{path}.k", 1, SUBSET_D[1] - 1)
+        if k >= d:
+            raise SpecError(f"{path}.k must be below d = {d}, got {k}")
+        keep = read_int(obj["keep"], f"{path}.keep", 1, GRID - 1)
+        return cls(d, k, keep, read_budget(obj["epsilon"], f"{path}.epsilon", False))
+
+    @classmethod
+    def json_schema(cls, ref: SchemaRef) -> dict[str, Any]:
+        return node_object(
+            "subset",
+            {
+                "d": int_schema(*SUBSET_D, "Number of items."),
+                "k": int_schema(1, SUBSET_D[1] - 1, "Items in a reported subset (below d)."),
+                "keep": int_schema(1, GRID - 1, "Over 2**32: the probability that the subset holds the user's item."),
+                "epsilon": budget_schema(False, "The LDP budget the node claims."),
+            },
+            description="Subset selection: k of d items, the user's among them w.p. keep / 2**32.",
+        )
+
+    def accept(self, visitor: NodeVisitor[R], *args: Any) -> R:
+        return visitor.subset(self, *args)
+
+    @property
+    def takes_one_item(self) -> bool:
+        return True
+
+    # ------------------------------------------------------------------ reports
+    def columns(self, prefix: str = "") -> list[Column]:
+        return [Column(prefix + "bits", "bits", self.d)]
+
+    @property
+    def support(self) -> tuple[float, float]:
+        """``(p*, q*)``: a report holds its user's item w.p. ``keep / 2**32``, another item w.p.
+        ``p* (k - 1) / (d - 1) + (1 - p*) k / (d - 1)``."""
+        p = self.keep / GRID
+        return p, (p * (self.k - 1) + (1 - p) * self.k) / (self.d - 1)
+
+    # ------------------------------------------------------------------ claims
+    def _ratio(self) -> tuple[int, int]:
+        """``(num, den)``, ``num >= den``: the largest ratio of a set's probabilities under two items."""
+        a, b = self.keep * (self.d - self.k), (GRID - self.keep) * self.k
+        return max(a, b), min(a, b)
+
+    def claims(self, part: str = "root") -> tuple[list[Row], float]:
+        num, den = self._ratio()
+        row = Row(part, "every pair of items", self.epsilon, log_ratio(num, den), ratio_within(num, den, self.epsilon))
+        return [row], self.epsilon
+
+    def item_keys(self) -> list[tuple[Any, ...]]:
+        return [(self.k, self.keep, self.epsilon)] * self.d  # every item alike to the channel
+
+    def pair_claim(self, i: int, j: int) -> float:
+        return float(self.epsilon)
+
+    def pair_law(
+        self, i: int, j: int, column_prefix: str
+    ) -> tuple[np.ndarray, np.ndarray, Callable[[Mapping[str, np.ndarray]], np.ndarray]]:
+        """A report's category: 0 ``i`` in ``S`` and not ``j``, 1 ``j`` and not ``i``, 2 both, 3 neither;
+        its exact laws under ``i`` and ``j`` (of the ``C(d-1, k-1)`` sets that hold the user's item,
+        ``C(d-2, k-2)`` hold the other one; of the ``C(d-1, k)`` that do not, ``C(d-2, k-1)``).
+        The likelihood ratio of a whole report is a function of the category."""
+        p, d, k = self.keep / GRID, self.d, self.k
+        own_only, both = p * (d - k) / (d - 1), p * (k - 1) / (d - 1)
+        other_only, neither = (1 - p) * k / (d - 1), (1 - p) * (d - 1 - k) / (d - 1)
+        p0 = np.array([own_only, other_only, both, neither])
+        p1 = np.array([other_only, own_only, both, neither])
+        bits = column_prefix + "bits"
+
+        def classify(cols: Mapping[str, np.ndarray]) -> np.ndarray:
+            rows = np.asarray(cols[bits])
+            hi = (rows[:, i >> 3] & (0x80 >> (i & 7))) != 0
+            hj = (rows[:, j >> 3] & (0x80 >> (j & 7))) != 0
+            return np.where(hi & hj, 2, np.where(hi, 0, np.where(hj, 1, 3))).astype(np.int64)
+
+        return p0, p1, classify
+
+    # ------------------------------------------------------------------ the program
+    @property
+    def bounds(self) -> np.ndarray:
+        """``d - 1 - t`` for each choice ``t``: the range of its uniform draw."""
+        return self.d - 1 - np.arange(self.k, dtype=np.int64)
+
+    def sample(self, x: np.ndarray, words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(rows, accepted)``: the packed sets of items ``x`` from ``1 + k`` words each (``(n, 1 + k)``),
+        and whether each report's choices were all accepted (a row not accepted is not a report)."""
+        w = np.asarray(words)
+        choices, ok = uniform_below(w[:, 1:], self.bounds[None, :])
+        inside = w[:, 0].astype(np.int64) < self.keep
+        return subset_rows(np.asarray(x), inside, choices, self.d), np.asarray(ok.all(axis=1))
+
+    def reports(self, inp: Any) -> int:
+        return int(inp.size)
+
+    def words(self, inp: Any) -> np.ndarray:
+        return np.full(inp.size, 1 + self.k, dtype=np.int64)
+
+    def draw(self, inp: Any, cursor: Cursor, rows: np.ndarray, out: dict[str, np.ndarray], prefix: str = "") -> None:
+        bits, ok = self.sample(inp, cursor.take(rows, 1 + self.k))
+        if not ok.all():
+            raise RejectedError
+        out[prefix + "bits"][rows] = bits
+
+    def draw_one(self, inp: Any, stream: WordStream, out: dict[str, np.ndarray], prefix: str = "") -> None:
+        first = stream.peek(1)[0]
+        stream.advance(1)
+        bounds, choices, t = self.bounds, np.empty(self.k, dtype=np.int64), 0
+        while t < self.k:  # the words of the choices left, up to the first rejected one
+            v, ok = uniform_below(stream.peek(self.k - t), bounds[t:])
+            good = int(np.argmin(ok)) if not ok.all() else self.k - t
+            choices[t : t + good] = v[:good]
+            stream.advance(good + (t + good < self.k))  # a rejected word is consumed and replaced
+            t += good
+        inside = np.array([int(first) < self.keep])
+        out[prefix + "bits"][:1] = subset_rows(np.asarray(inp)[:1], inside, choices[None, :], self.d)
