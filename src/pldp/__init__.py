@@ -6,8 +6,9 @@ The pipeline::
     Tally --pldp.estimate(mechanism, tally, method)--> Estimate
 
 Every mechanism (:class:`KRR`, :class:`URR`, :class:`IPRR`, :class:`RAPPOR`, :class:`OUE`,
-:class:`IDUE`; :class:`OLH`, :class:`HR` and :class:`SS` for large domains; the longitudinal :class:`LGRR`, :class:`LIPRR`,
-:class:`LOUE`, :class:`LOSUE`, :class:`LSUE`, :class:`LSOUE`, :class:`LIDUE`) and protocol (:mod:`pldp.protocols`) is a
+:class:`IDUE`; :class:`OLH`, :class:`HR` and :class:`SS` for large domains; the longitudinal
+:class:`LGRR`, :class:`LIPRR`, :class:`LOUE`, :class:`LOSUE`, :class:`LSUE`, :class:`LSOUE`,
+:class:`LIDUE`) and protocol (:mod:`pldp.protocols`) is a
 :class:`FrequencyOracle` with the same interface: ``perturb``, ``tally``, ``simulate``,
 ``estimate``, ``privacy``, ``params`` and ``fingerprint``. Other public names: :class:`Domain`,
 :class:`ItemBudgets`, :class:`ItemSets`, :func:`estimate`, :class:`Estimate`, :class:`EstimateSet`,
