@@ -286,10 +286,20 @@ class Client:
     def _batch(self, answers: Any, level: Any, levels: Any) -> ReportBatch:
         root = self.spec.root
         inp = self._inputs(root, answers, level, levels)
-        n = root.reports(inp)
         if self._ledger is not None:  # checked and recorded before any word is drawn; the refusal
             # depends on n and the ledger only, new_values (per-value spend, display) never decides
-            self._ledger.charge(self.spec, n, new_values(root, inp))
+            self._ledger.charge(self.spec, root.reports(inp), new_values(root, inp))
+        return self._draw(answers, level, levels, inp)
+
+    def _draw(self, answers: Any, level: Any, levels: Any, inp: Any = None) -> ReportBatch:
+        """The reports of ``answers``, drawn as one block of words; when a rejection-sampling draw
+        needs another word (it shifts the words of every later report), the two halves of the batch
+        in turn, down to single reports (:meth:`_single`): the words are read in the same order, so
+        the bytes are those of one report at a time, at the cost of a few more passes per rejection."""
+        root = self.spec.root
+        if inp is None:
+            inp = self._inputs(root, answers, level, levels)
+        n = root.reports(inp)
         cols = root.empty_columns(n)
         per = ID_WORDS + root.words(inp)
         starts = np.concatenate([[0], np.cumsum(per)[:-1]]).astype(np.int64)
@@ -297,8 +307,8 @@ class Client:
         words = self._stream.peek(total)
         try:
             root.draw(inp, Cursor(words, starts + ID_WORDS), np.arange(n), cols)
-        except RejectedError:  # a rejected draw shifts the words of every later report: one at a time
-            return self._one_by_one(answers, level, levels)
+        except RejectedError:
+            return self._halves(answers, level, levels)
         self._stream.advance(total)
         if self._memo is not None:
             assert self._memos is not None
@@ -307,13 +317,17 @@ class Client:
         ids = words[starts[:, None] + np.arange(ID_WORDS)].astype(">u4").view(np.uint8).reshape(n, 16)
         return ReportBatch(self.spec.id, ids, cols, root)
 
-    def _one_by_one(self, answers: Any, level: Any, levels: Any) -> ReportBatch:
-        parts = []
+    def _halves(self, answers: Any, level: Any, levels: Any) -> ReportBatch:
+        """:meth:`_draw` of the first half of the answers, then of the second (one answer: :meth:`_single`)."""
         n = len(answers)
-        for i in range(n):
-            lv = None if level is None else (level if np.ndim(level) == 0 else [np.asarray(level)[i]])
-            lvs = None if levels is None else [np.asarray(levels)[i]]
-            parts.append(self._single(answers[i : i + 1], lv, lvs))
+        if n == 1:
+            return self._single(answers, level, levels)
+
+        def rows(part: slice) -> tuple[Any, Any, Any]:
+            lv = None if level is None else (level if np.ndim(level) == 0 else np.asarray(level)[part])
+            return answers[part], lv, None if levels is None else np.asarray(levels)[part]
+
+        parts = [self._draw(*rows(part)) for part in (slice(0, n // 2), slice(n // 2, n))]
         cols = {k: np.concatenate([p.columns[k] for p in parts]) for k in parts[0].columns}
         return ReportBatch(self.spec.id, np.concatenate([p.ids for p in parts]), cols, self.spec.root)
 
