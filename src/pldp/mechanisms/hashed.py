@@ -140,16 +140,23 @@ def _direct_counts(rep: np.ndarray, d: int, g: int) -> np.ndarray:
 
 
 def _grouped_counts(rep: np.ndarray, d: int, g: int, seeds: int) -> np.ndarray:
-    table = np.bincount(rep[:, 0].astype(np.int64) * g + rep[:, 1], minlength=seeds * g).reshape(seeds, g)
-    drawn = np.flatnonzero(table.any(axis=1)).astype(np.uint32)
+    table = np.bincount(rep[:, 0].astype(np.int64) * g + rep[:, 1], minlength=seeds * g)
+    drawn = np.flatnonzero(table.reshape(seeds, g).any(axis=1)).astype(np.uint32)
+    flat = table.astype(np.int32) if rep.shape[0] < 1 << 31 else table  # a block's sum fits too
     lane = xxh32_lane(np.arange(d))
     counts = np.zeros(d, dtype=np.int64)
     block = max(1, _BLOCK_CELLS // d)
+    h = np.empty((block, d), dtype=np.uint32)
+    t = np.empty_like(h)
+    got = np.empty((block, d), dtype=flat.dtype)
     for start in range(0, drawn.size, block):
         s = drawn[start : start + block]
-        h = np.add(s[:, None], lane[None, :])
-        reduce_mod(xxh32_mix(h), g)
-        counts += np.take_along_axis(table[s], h.astype(np.intp), axis=1).sum(axis=0)
+        hk, tk, gotk = h[: s.size], t[: s.size], got[: s.size]
+        np.add(s[:, None], lane[None, :], out=hk)
+        reduce_mod(xxh32_mix(hk, tk), g, tk)
+        hk += (s * np.uint32(g))[:, None]  # the cell (s, H_s(x)) of the table; seeds * g < 2**32
+        np.take(flat, hk, out=gotk)
+        counts += np.add.reduce(gotk, axis=0, dtype=flat.dtype)
     return counts
 
 
