@@ -53,11 +53,12 @@ a bias fixed by the family whose spread over items is about
 :math:`\\sqrt{\\sum_{x \\ne v} f_x^2 / ((g - 1) S)}` (half the data on one item, ``g = 4``:
 0.0023 at ``S = 2**14``, 0.0045 at ``2**12``, 0.0090 at ``2**10``, beside the sampling standard error
 0.0019 of OLH at ``epsilon = 1``, ``n = 10^6``). The family's error stays below the sampling error
-when ``S >= n sum_x f_x^2 / ((g - 1) V)``; the server's time grows as ``S d`` (about 2.5 ns per hash,
-so 0.4 s at ``S = 2**14``, ``d = 10^4``). The default ``2**14`` keeps the count well under a second
-at ``d = 10^4`` with the bias about one standard error for such data at ``n = 10^6`` (less for spread data,
-none that matters at ``n <= 10^5``); ask for more seeds when ``n`` is large and the data
-concentrated. :meth:`simulate` draws from the ideal family's law.
+when ``S >= n sum_x f_x^2 / ((g - 1) V)``; the server's time grows as ``S d`` (some 4 ns per hash
+with the table's gather: 0.6-0.7 s at ``S = 2**14``, ``d = 10^4``, ``n = 10^6``, against 22-27 s for
+OLH's ``n d``; ``benchmarks/results.md``). The default ``2**14`` keeps the count under a second at
+``d = 10^4`` with the bias about 1.2 standard errors for such data at ``n = 10^6`` (1.5 for
+Zipf(2) data) and under half of one at ``n = 10^5``; ask for more seeds when ``n`` is large and the
+data concentrated. :meth:`simulate` draws from the ideal family's law.
 
 BLH is ``g = 2`` (:meth:`OLH.blh`), with either family.
 """
