@@ -5,12 +5,14 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import jsonschema_rs
 import numpy as np
 import pytest
 
 from pldp.channel import check_claims
 from pldp.channel.hashed import SEEDS, HashedNode, collision_rates, hash_values, seed_shift, xxh32_index
 from pldp.channel.sampling import GRID
+from pldp.channel.schema import node_schema
 from pldp.channel.words import Cursor
 from pldp.errors import ParameterError, ReportError, SpecError
 from pldp.mechanisms.hashed import FLH_SEEDS, OLH, olh_g, support_counts
@@ -175,6 +177,8 @@ def test_a_small_family_s_json_names_its_size_and_refuses_others() -> None:
     assert [c.size for c in flh.columns()] == [2**10, flh.g]
     schema = HashedNode.json_schema(lambda name: {})["properties"]["seeds"]
     assert schema["enum"][0] == 2 and schema["enum"][-1] == SEEDS and len(schema["enum"]) == 31
+    validator = jsonschema_rs.Draft202012Validator(node_schema())  # the schema agrees with parse
+    assert validator.is_valid(flh.to_json()) and validator.is_valid(olh.to_json())
     for seeds, why in (
         (3, "not a power of two"),
         (6, "not a power"),
@@ -184,6 +188,7 @@ def test_a_small_family_s_json_names_its_size_and_refuses_others() -> None:
     ):
         with pytest.raises(SpecError, match=why):
             HashedNode.parse({**flh.to_json(), "seeds": seeds}, "root")
+        assert not validator.is_valid({**flh.to_json(), "seeds": seeds})
         if not isinstance(seeds, bool):
             with pytest.raises(ParameterError):
                 OLH(1.0, 300, seeds=seeds)
