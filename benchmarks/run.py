@@ -10,6 +10,8 @@ Rows (see ``benchmarks/README.md``), in the order of the table:
 * ``audit_rows.py``: ``pldp.audit.audit`` of one pair at 10^6 reports per input, one core;
 * ``attack_rows.py``: the attack experiment of every protocol, 20 repeats at n = 10^6, d = 100, one core;
 * ``detect_rows.py``: the ``"detect"`` estimate against ``"unbiased"`` on the same reports, n = 10^6, one core;
+* ``hashed_rows.py``: local hashing, the support counts of OLH and FLH at n = 10^6, d = 10^4, one core,
+  and the Python and JS clients' OLH reports per second;
 * ``scale_rows.py``: ``pldp aggregate`` of up to 10^9 reports on a 2-worker LocalCluster (time
   against n, memory per worker), and the figure ``scale.svg``;
 * ``once_rows.py``: what counting each report once costs ``aggregate`` at 10^8 and 10^9 reports
@@ -61,6 +63,7 @@ from audit_rows import bench_audit
 from deploy_rows import bench_deploy
 from detect_rows import bench_detect
 from direct_rows import bench_mle, bench_perturb, bench_trials
+from hashed_rows import bench_hashed
 from longitudinal_rows import bench_longitudinal
 from once_rows import bench_once
 from peers import bench_peers
@@ -81,6 +84,7 @@ SUITES = {
     "audit": bench_audit,
     "attacks": bench_attacks,
     "detect": bench_detect,
+    "hashed": bench_hashed,
     "scale": bench_scale,
     "once": bench_once,
     "service": bench_service,

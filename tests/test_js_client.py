@@ -58,6 +58,8 @@ def _cases() -> dict[str, pldp.FrequencyOracle]:
             "krr-d100": pldp.KRR(2.0, 100),
             "oue-d13": pldp.OUE(0.7, 13),
             "rappor-ps": PaddingSampling(pldp.RAPPOR(1.0, 6), 3),
+            "olh-d50": pldp.OLH(1.0, 50),  # OLH: the seed is w0 >> 1
+            "flh-d50": pldp.OLH(1.0, 50, seeds=2**8),  # a small family: the seed is w0 >> 24
             **MEMO_CASES,
         }
     )

@@ -1,5 +1,6 @@
 // client-hashed.mjs: the local-hashing node of the JS client (pldp-client.mjs; pldp.channel.hashed):
-// a seed, then randomized response over g values of XXH32(item, seed) mod g (docs/wire-format.md §2).
+// a seed of a family of `seeds` (a power of two; 2**31 when the node names none: OLH; fewer: FLH), then
+// randomized response over g values of XXH32(item, seed) mod g (docs/wire-format.md §2).
 
 import { checkBudget, checkInt, checkKeys, repr } from "./client-checks.mjs";
 import { logRatio, ratioWithin } from "./client-exact.mjs";
@@ -8,6 +9,7 @@ import { SpecError } from "./client-wire.mjs";
 
 export const HASH_FAMILIES = ["xxh32"];
 const SEEDS = 2 ** 31;
+const MIN_SEEDS = 2;
 // the primes of the 4-byte case of the specification (PRIME32_2 to PRIME32_5)
 const [P2, P3, P4, P5] = [0x85ebca77, 0xc2b2ae3d, 0x27d4eb2f, 0x165667b1];
 
@@ -28,19 +30,21 @@ export function xxh32Index(x, seed) {
 export const hashValue = (x, seed, g) => xxh32Index(x, seed) % g;
 
 export function parseHashed(obj, path) {
-  checkKeys(obj, path, ["kind", "d", "g", "family", "keep", "weight", "epsilon"]);
+  checkKeys(obj, path, ["kind", "d", "g", "family", "keep", "weight", "epsilon"], ["seeds"]);
   const d = checkInt(obj.d, `${path}.d`, 2, SEEDS - 1);
   const g = checkInt(obj.g, `${path}.g`, 2, 2 ** 24);
   if (!HASH_FAMILIES.includes(obj.family)) {
     throw new SpecError(`${path}.family must be one of ${repr(HASH_FAMILIES)}, got ${repr(obj.family)}`);
   }
+  const seeds = checkInt(obj.seeds ?? SEEDS, `${path}.seeds`, MIN_SEEDS, SEEDS);
+  if (2 ** Math.round(Math.log2(seeds)) !== seeds) throw new SpecError(`${path}.seeds = ${seeds} is not a power of two`);
   const keep = checkInt(obj.keep, `${path}.keep`, 1, GRID);
   const weight = checkInt(obj.weight, `${path}.weight`, 1, GRID);
   if (keep + g * weight !== GRID) {
     throw new SpecError(`${path}: keep + g * weight = ${keep + g * weight} must be 2**${GRID_BITS} = ${GRID}`);
   }
   const epsilon = checkBudget(obj.epsilon, `${path}.epsilon`, false);
-  return { kind: "hashed", d, g, family: obj.family, keep, weight, epsilon };
+  return { kind: "hashed", d, g, family: obj.family, seeds, keep, weight, epsilon, shift: GRID_BITS - Math.log2(seeds) };
 }
 
 /** The claim: (weight + keep) / weight <= e^epsilon for every pair of items, whatever the hash. */
@@ -51,9 +55,10 @@ export function verifyHashed(node, part) {
   return [[row], node.epsilon];
 }
 
-/** One report's columns [seed, value] for item x: two words of `words` (a {@link Words} stream). */
+/** One report's columns [seed, value] for item x: two words of `words` (a {@link Words} stream); the seed
+ * is the first word's top log2(seeds) bits. */
 export function drawHashed(words, node, x) {
-  const seed = words.word() >>> 1;
+  const seed = words.word() >>> node.shift;
   const w = words.word();
   const value = w < node.keep ? hashValue(x, seed, node.g) : Math.floor((w - node.keep) / node.weight);
   return [seed, value];

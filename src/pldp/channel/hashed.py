@@ -3,11 +3,11 @@
 Local hashing (Wang, Blocki, Li, Jha, USENIX Security 2017, Sec. 4.4: OLH with ``g = e^eps + 1``,
 BLH with ``g = 2``) reports a pair ``(s, y)``: a seed ``s`` drawn uniformly from the family, and a
 randomized response ``y`` over ``[0, g)`` to the hash value ``H_s(x)`` of the user's item. On the
-``2**32`` grid, with integers ``keep + g * weight = 2**32``,
+``2**32`` grid, with integers ``keep + g * weight = 2**32`` and ``S`` seeds,
 
 .. math::
 
-    \\Pr(s, y \\mid x) = 2^{-31} \\cdot \\frac{weight + keep\\,[H_s(x) = y]}{2^{32}} .
+    \\Pr(s, y \\mid x) = \\frac1S \\cdot \\frac{weight + keep\\,[H_s(x) = y]}{2^{32}} .
 
 The claim. For two items ``x, x'``, every seed and value, the ratio of those probabilities is
 ``(weight + keep) / weight`` when ``H_s(x) = y != H_s(x')``, its inverse in the opposite case and
@@ -16,15 +16,23 @@ The claim. For two items ``x, x'``, every seed and value, the ratio of those pro
 and that bound is attained by any seed that separates the two items.
 
 The family. ``H_s(x)`` is XXH32 (Collet, xxHash specification, v0.8) of the item's index as 4
-little-endian bytes with seed ``s``, reduced modulo ``g``; the seed is a word's top 31 bits
-(uniform over ``[0, 2**31)``, one word). Both clients compute it with 32-bit integer arithmetic
-(:func:`xxh32_index`; ``clients/js/client-hashed.mjs``). The privacy claim needs nothing of the
-family; the estimators assume that two distinct items collide with probability ``1/g`` over the
-seed, which XXH32 followed by a reduction modulo ``g`` meets to within about ``g / 2**32`` plus the
-family's own departure from pairwise independence (measured in ``tests/test_olh.py``).
+little-endian bytes with seed ``s``, reduced modulo ``g``; the seed is a word's top ``log2(S)``
+bits, uniform over ``[0, S)``, one word. ``S`` is the node's ``seeds`` member, a power of two from
+2 to ``2**31`` (:data:`SEEDS`, OLH's family, when the member is absent; the node writes it only
+when it is smaller). A small family is FLH (Cormode, Maddock, Maple, VLDB 2021, Sec. 3.3): the
+server groups reports by ``(seed, value)`` and evaluates ``S d`` hashes instead of ``n d``
+(:func:`pldp.mechanisms.hashed.support_counts`). Both clients compute the hash with 32-bit integer
+arithmetic (:func:`xxh32_index`; ``clients/js/client-hashed.mjs``). The privacy claim needs
+nothing of the family; the estimators assume that two distinct items collide with probability
+``1/g`` over the seed, which XXH32 followed by a reduction modulo ``g`` meets over ``2**31`` seeds to
+within about ``g / 2**32`` plus the family's own departure from pairwise independence. Over ``S``
+seeds a pair's collision rate departs from ``1/g`` by about ``sqrt((1/g)(1 - 1/g)/S)`` (the seeds
+act as independent draws; :func:`collision_rates`, measured in ``tests/test_olh.py``), and an
+estimate moves with it (:mod:`pldp.mechanisms.hashed`, "A small family").
 
-The program: two words per report, the seed (``w0 >> 1``) and the response: ``H_s(x)`` when
-``w1 < keep``, else ``(w1 - keep) // weight`` (``weight`` words for each of the ``g`` values).
+The program: two words per report, the seed (``w0 >> (32 - log2(S))``; ``w0 >> 1`` for OLH) and the
+response: ``H_s(x)`` when ``w1 < keep``, else ``(w1 - keep) // weight`` (``weight`` words for each
+of the ``g`` values).
 """
 
 from __future__ import annotations
@@ -55,12 +63,26 @@ from pldp.channel.sampling import GRID, GRID_BITS
 from pldp.channel.words import Cursor
 from pldp.errors import SpecError
 
-__all__ = ["HASH_FAMILIES", "SEEDS", "HashedNode", "hash_values", "xxh32_index"]
+__all__ = [
+    "HASH_FAMILIES",
+    "SEEDS",
+    "HashedNode",
+    "collision_rates",
+    "hash_values",
+    "reduce_mod",
+    "seed_shift",
+    "xxh32_index",
+    "xxh32_lane",
+    "xxh32_mix",
+]
 
 #: The hash families a node may name.
 HASH_FAMILIES = ("xxh32",)
-#: The seeds of a report: a word's top 31 bits, so a seed is a non-negative 32-bit integer on the wire.
+#: The most seeds of a family, and a node's when it names none (OLH's): a word's top 31 bits, so a
+#: seed is a non-negative 32-bit integer on the wire.
 SEEDS = 1 << 31
+#: The fewest seeds of a family.
+MIN_SEEDS = 2
 #: The range of the number of items ``d`` and of hash values ``g``.
 HASHED_D = (2, SEEDS - 1)
 HASHED_G = (2, 1 << 24)
@@ -69,35 +91,111 @@ HASHED_G = (2, 1 << 24)
 _P2, _P3, _P4, _P5 = (np.uint32(p) for p in (0x85EBCA77, 0xC2B2AE3D, 0x27D4EB2F, 0x165667B1))
 
 
+def xxh32_lane(items: Any) -> np.ndarray:
+    """The item's share of XXH32's accumulator, ``P5 + 4 + x * P3`` (``uint32``): the hash of ``x`` with
+    seed ``s`` is :func:`xxh32_mix` of ``s + xxh32_lane(x)``, so a server hashing ``d`` items under many
+    seeds computes this once."""
+    x = np.asarray(items).astype(np.uint32)
+    with np.errstate(over="ignore"):
+        return np.asarray(x * _P3 + (_P5 + np.uint32(4)), dtype=np.uint32)
+
+
+def xxh32_mix(h: np.ndarray, scratch: np.ndarray | None = None) -> np.ndarray:
+    """The rest of XXH32's 4-byte case on ``h = seed + lane`` (``uint32``), **in place**: ``h = rotl(h, 17) * P4``,
+    then the avalanche (``>> 15, * P2, >> 13, * P3, >> 16``), every operation modulo ``2**32``.
+
+    ``scratch`` (``uint32``, the shape of ``h``) saves an allocation per shift; ``h`` is returned.
+    """
+    t = np.empty_like(h) if scratch is None else scratch
+    with np.errstate(over="ignore"):
+        np.right_shift(h, np.uint32(15), out=t)
+        np.left_shift(h, np.uint32(17), out=h)
+        h |= t
+        h *= _P4
+        for shift, prime in ((15, _P2), (13, _P3), (16, None)):
+            np.right_shift(h, np.uint32(shift), out=t)
+            h ^= t
+            if prime is not None:
+                h *= prime
+    return h
+
+
 def xxh32_index(items: Any, seeds: Any) -> np.ndarray:
     """XXH32 of each item index as 4 little-endian bytes, with its seed (broadcast), as ``uint32``.
 
     The 4-byte case of the specification: ``acc = seed + P5 + 4``; ``acc += lane * P3``;
     ``acc = rotl(acc, 17) * P4``; then the avalanche (``>> 15, * P2, >> 13, * P3, >> 16``), every
-    operation modulo ``2**32``.
+    operation modulo ``2**32`` (:func:`xxh32_lane`, then :func:`xxh32_mix`).
 
     Examples
     --------
     >>> xxh32_index([0, 12345], [0, 987654321]).tolist()   # the reference implementation's values
     [148298089, 3404038053]
     """
-    x = np.asarray(items).astype(np.uint32)
+    lane = xxh32_lane(items)
     s = np.asarray(seeds).astype(np.uint32)
-    with np.errstate(over="ignore"):
-        h = s + (_P5 + np.uint32(4))
-        h = h + x * _P3
-        h = ((h << np.uint32(17)) | (h >> np.uint32(15))) * _P4
-        h ^= h >> np.uint32(15)
-        h *= _P2
-        h ^= h >> np.uint32(13)
-        h *= _P3
-        h ^= h >> np.uint32(16)
-    return np.asarray(h, dtype=np.uint32)
+    h = np.empty(np.broadcast_shapes(s.shape, lane.shape), dtype=np.uint32)
+    np.add(s, lane, out=h)
+    return xxh32_mix(h)
+
+
+def reduce_mod(h: np.ndarray, g: int, scratch: np.ndarray | None = None) -> np.ndarray:
+    """``h mod g`` of ``uint32`` values, **in place**: ``h - (h // g) * g`` (numpy divides by a scalar with
+    a multiply, some five times faster than its ``%``), a mask when ``g`` is a power of two."""
+    if g & (g - 1) == 0:
+        h &= np.uint32(g - 1)
+        return h
+    t = np.empty_like(h) if scratch is None else scratch
+    np.floor_divide(h, np.uint32(g), out=t)
+    t *= np.uint32(g)
+    h -= t
+    return h
 
 
 def hash_values(items: Any, seeds: Any, g: int) -> np.ndarray:
-    """``H_s(x) = XXH32(x, s) mod g`` for items and seeds (broadcast), as ``int64``."""
-    return (xxh32_index(items, seeds) % np.uint32(g)).astype(np.int64)
+    """``H_s(x) = XXH32(x, s) mod g`` for items and seeds (broadcast), as ``uint32``.
+
+    ``uint32`` compares with any integer array without a cast of its own (numpy promotes the pair).
+    """
+    return reduce_mod(xxh32_index(items, seeds), g)
+
+
+def seed_shift(seeds: int) -> int:
+    """The shift of a word to its seed: ``32 - log2(seeds)`` (1 for OLH's ``2**31`` seeds); a
+    :class:`~pldp.errors.SpecError` unless ``seeds`` is a power of two in ``[2, 2**31]``."""
+    if isinstance(seeds, bool) or not isinstance(seeds, int) or not MIN_SEEDS <= seeds <= SEEDS:
+        raise SpecError(f"seeds must be an integer power of two in [{MIN_SEEDS}, 2**31], got {seeds!r}")
+    if seeds & (seeds - 1):
+        raise SpecError(f"seeds = {seeds} is not a power of two")
+    return GRID_BITS - (seeds.bit_length() - 1)
+
+
+def collision_rates(pairs: Any, seeds: int, g: int) -> np.ndarray:
+    """For each pair ``(i, j)`` of items (rows of a ``(m, 2)`` array), the share of the ``seeds`` seeds
+    with ``H_s(i) = H_s(j)``: what the estimators take to be ``1/g`` (``m * seeds`` hash evaluations).
+
+    Examples
+    --------
+    >>> collision_rates([[0, 1]], 1024, 4).round(4).tolist()
+    [0.2471]
+    """
+    ij = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    s = np.arange(seeds, dtype=np.int64)[None, :]
+    same = hash_values(ij[:, :1], s, g) == hash_values(ij[:, 1:], s, g)
+    return np.asarray(same.mean(axis=1), dtype=float)
+
+
+#: The largest family whose pairs' collision rates :meth:`HashedNode.pair_law` counts exactly.
+_EXACT_PAIR_SEEDS = 1 << 20
+
+
+def _seeds_schema() -> dict[str, Any]:
+    powers = [1 << k for k in range(MIN_SEEDS.bit_length() - 1, SEEDS.bit_length())]
+    return {
+        "type": "integer",
+        "enum": powers,
+        "description": "Seeds of the family, a power of two (absent: 2**31, OLH; smaller: FLH).",
+    }
 
 
 @dataclass(frozen=True)
@@ -112,32 +210,36 @@ class HashedNode(Node):
     keep: int
     weight: int
     epsilon: float
+    seeds: int = SEEDS
+
+    def __post_init__(self) -> None:
+        seed_shift(self.seeds)  # a power of two in [2, 2**31]
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "kind": "hashed",
-            "d": self.d,
-            "g": self.g,
-            "family": self.family,
-            "keep": self.keep,
-            "weight": self.weight,
-            "epsilon": float(self.epsilon),
-        }
+        """The JSON form; ``seeds`` only when the family is smaller than OLH's (absent means ``2**31``)."""
+        out: dict[str, Any] = {"kind": "hashed", "d": self.d, "g": self.g, "family": self.family}
+        if self.seeds != SEEDS:
+            out["seeds"] = self.seeds
+        out.update(keep=self.keep, weight=self.weight, epsilon=float(self.epsilon))
+        return out
 
     @classmethod
     def parse(cls, obj: Any, path: str, parse_node: ParseNode | None = None) -> HashedNode:
         """Read and validate the JSON form (:class:`~pldp.errors.SpecError` naming ``path``); a
         leaf holds no other node, so ``parse_node`` is not used."""
-        read_keys(obj, path, {"kind", "d", "g", "family", "keep", "weight", "epsilon"})
+        read_keys(obj, path, {"kind", "d", "g", "family", "keep", "weight", "epsilon"}, frozenset({"seeds"}))
         d = read_int(obj["d"], f"{path}.d", *HASHED_D)
         g = read_int(obj["g"], f"{path}.g", *HASHED_G)
         if obj["family"] not in HASH_FAMILIES:
             raise SpecError(f"{path}.family must be one of {HASH_FAMILIES}, got {obj['family']!r}")
+        seeds = read_int(obj.get("seeds", SEEDS), f"{path}.seeds", MIN_SEEDS, SEEDS)
+        if seeds & (seeds - 1):
+            raise SpecError(f"{path}.seeds = {seeds} is not a power of two")
         keep = read_int(obj["keep"], f"{path}.keep", 1, GRID)
         weight = read_int(obj["weight"], f"{path}.weight", 1, GRID)
         if keep + g * weight != GRID:
             raise SpecError(f"{path}: keep + g * weight = {keep + g * weight} must be 2**{GRID_BITS} = {GRID}")
-        return cls(d, g, obj["family"], keep, weight, read_budget(obj["epsilon"], f"{path}.epsilon", False))
+        return cls(d, g, obj["family"], keep, weight, read_budget(obj["epsilon"], f"{path}.epsilon", False), seeds)
 
     @classmethod
     def json_schema(cls, ref: SchemaRef) -> dict[str, Any]:
@@ -147,11 +249,13 @@ class HashedNode(Node):
                 "d": int_schema(*HASHED_D, "Number of items."),
                 "g": int_schema(*HASHED_G, "Number of hash values."),
                 "family": enum_schema(HASH_FAMILIES, "The hash family: XXH32 of the item index, seeded."),
+                "seeds": _seeds_schema(),
                 "keep": int_schema(1, GRID, "Over 2**32: keep + g * weight = 2**32."),
                 "weight": int_schema(1, GRID, "Over 2**32: each hash value's probability besides keep."),
                 "epsilon": budget_schema(False, "The LDP budget the node claims."),
             },
-            description="Local hashing (OLH, BLH): a seed, then randomized response over g hash values.",
+            optional=("seeds",),
+            description="Local hashing (OLH, BLH, FLH): a seed, then randomized response over g hash values.",
         )
 
     def accept(self, visitor: NodeVisitor[R], *args: Any) -> R:
@@ -163,7 +267,7 @@ class HashedNode(Node):
 
     # ------------------------------------------------------------------ reports
     def columns(self, prefix: str = "") -> list[Column]:
-        return [Column(prefix + "seed", "seed", SEEDS), Column(prefix + "value", "value", self.g)]
+        return [Column(prefix + "seed", "seed", self.seeds), Column(prefix + "value", "value", self.g)]
 
     @property
     def support(self) -> tuple[float, float]:
@@ -185,9 +289,11 @@ class HashedNode(Node):
 
     def pair_law(self, i: int, j: int, column_prefix: str) -> tuple[np.ndarray, np.ndarray, Any]:
         """A report's category: 0 ``y = H_s(i) != H_s(j)``, 1 ``y = H_s(j) != H_s(i)``, 2 ``y = H_s(i) = H_s(j)``,
-        3 neither; its laws under ``i`` and ``j`` with the collision probability taken as ``1/g``.
+        3 neither; its laws under ``i`` and ``j`` with the collision probability ``c`` the pair's own over
+        a small family (:func:`collision_rates`, exact up to ``2**20`` seeds), else taken as ``1/g``.
         Category 0 has the ratio ``(weight + keep) / weight`` exactly, whatever the collisions are."""
-        hit, miss, c = (self.weight + self.keep) / GRID, self.weight / GRID, 1.0 / self.g
+        hit, miss = (self.weight + self.keep) / GRID, self.weight / GRID
+        c = float(collision_rates([[i, j]], self.seeds, self.g)[0]) if self.seeds <= _EXACT_PAIR_SEEDS else 1 / self.g
         p0 = np.array([(1 - c) * hit, (1 - c) * miss, c * hit, 0.0])
         p1 = np.array([(1 - c) * miss, (1 - c) * hit, c * hit, 0.0])
         p0[3], p1[3] = 1 - p0[:3].sum(), 1 - p1[:3].sum()
@@ -209,7 +315,7 @@ class HashedNode(Node):
 
     def draw(self, inp: Any, cursor: Cursor, rows: np.ndarray, out: dict[str, np.ndarray], prefix: str = "") -> None:
         w = cursor.take(rows, 2).astype(np.int64)
-        seeds = w[:, 0] >> 1
+        seeds = w[:, 0] >> seed_shift(self.seeds)
         rest = np.maximum(w[:, 1] - self.keep, 0) // self.weight
         out[prefix + "seed"][rows] = seeds
         out[prefix + "value"][rows] = np.where(w[:, 1] < self.keep, hash_values(inp, seeds, self.g), rest)
