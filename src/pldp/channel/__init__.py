@@ -17,7 +17,7 @@ module          holds
 ``node``        :class:`Node` (the interface), :class:`Row`, :class:`NodeVisitor` and its mark :func:`to_leaf`
 ``direct``      :class:`DirectNode` (KRR, URR, IPRR; PLDP-FEBSF's level report)
 ``unary``       :class:`UnaryNode` (RAPPOR, OUE, IDUE)
-``hashed``      :class:`HashedNode` (local hashing: OLH, BLH)
+``hashed``      :class:`HashedNode` (local hashing: OLH, BLH, FLH)
 ``hadamard``    :class:`HadamardNode` (Hadamard response: HR)
 ``subset``      :class:`SubsetNode` (subset selection: SS)
 ``padding``     :class:`PaddingNode` (padding-and-sampling of item-sets)
