@@ -36,7 +36,8 @@ export function parseHashed(obj, path) {
   if (!HASH_FAMILIES.includes(obj.family)) {
     throw new SpecError(`${path}.family must be one of ${repr(HASH_FAMILIES)}, got ${repr(obj.family)}`);
   }
-  const seeds = checkInt(obj.seeds ?? SEEDS, `${path}.seeds`, MIN_SEEDS, SEEDS);
+  // written only for a family smaller than OLH's: one node, one JSON form, one spec id
+  const seeds = Object.hasOwn(obj, "seeds") ? checkInt(obj.seeds, `${path}.seeds`, MIN_SEEDS, SEEDS / 2) : SEEDS;
   if (2 ** Math.round(Math.log2(seeds)) !== seeds) throw new SpecError(`${path}.seeds = ${seeds} is not a power of two`);
   const keep = checkInt(obj.keep, `${path}.keep`, 1, GRID);
   const weight = checkInt(obj.weight, `${path}.weight`, 1, GRID);

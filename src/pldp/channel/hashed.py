@@ -190,11 +190,11 @@ _EXACT_PAIR_SEEDS = 1 << 20
 
 
 def _seeds_schema() -> dict[str, Any]:
-    powers = [1 << k for k in range(MIN_SEEDS.bit_length() - 1, SEEDS.bit_length())]
+    powers = [1 << k for k in range(MIN_SEEDS.bit_length() - 1, SEEDS.bit_length() - 1)]
     return {
         "type": "integer",
         "enum": powers,
-        "description": "Seeds of the family, a power of two (absent: 2**31, OLH; smaller: FLH).",
+        "description": "Seeds of the family, a power of two below 2**31 (FLH); absent: 2**31 (OLH).",
     }
 
 
@@ -232,7 +232,8 @@ class HashedNode(Node):
         g = read_int(obj["g"], f"{path}.g", *HASHED_G)
         if obj["family"] not in HASH_FAMILIES:
             raise SpecError(f"{path}.family must be one of {HASH_FAMILIES}, got {obj['family']!r}")
-        seeds = read_int(obj.get("seeds", SEEDS), f"{path}.seeds", MIN_SEEDS, SEEDS)
+        # written only for a family smaller than OLH's: one node, one JSON form, one spec id
+        seeds = read_int(obj["seeds"], f"{path}.seeds", MIN_SEEDS, SEEDS // 2) if "seeds" in obj else SEEDS
         if seeds & (seeds - 1):
             raise SpecError(f"{path}.seeds = {seeds} is not a power of two")
         keep = read_int(obj["keep"], f"{path}.keep", 1, GRID)
