@@ -279,6 +279,50 @@ def test_the_dashboard_draws_the_estimate_live(browser: Any, server: Server, tmp
 
 
 @pytest.mark.slow
+def test_the_dashboard_shows_the_top_answers_of_a_large_domain(browser: Any, server: Server, tmp_path: Path) -> None:
+    """Local hashing over 400 answers: the chart and the table hold the 20 answers of the largest
+    estimated shares, largest first, each with the API's numbers; the page says what they are."""
+    from selenium.webdriver.common.by import By
+
+    spec = Spec.from_mechanism(pldp.OLH(2.0, 400), question="Which app?", labels=[f"app {i}" for i in range(400)])
+    _, analyst, token = campaign(server, spec)
+    rng = np.random.default_rng(12)
+    popular = rng.choice(400, 5, replace=False)
+    answers = np.where(rng.random(4_000) < 0.6, popular[rng.integers(0, 5, 4_000)], rng.integers(0, 400, 4_000))
+    server.client().submit(spec.id, Client(spec).reports(answers))
+    browser.get(f"{server.url}/dashboard/{spec.id}")
+    use_token(browser, token)
+    drawn = wait(browser, chart_is("unbiased", 4_000), what="bars")
+    part = analyst.estimate(spec.id, "unbiased")["attributes"][0]
+    f = np.asarray(part["frequencies"])
+    top = sorted(range(400), key=lambda i: (-f[i], i))[:20]
+    assert drawn["labels"] == [part["labels"][i] for i in top]
+    np.testing.assert_allclose(drawn["values"], f[top], rtol=0, atol=1e-9)
+    np.testing.assert_allclose(drawn["lo"], np.asarray(part["ci_low"])[top], rtol=0, atol=1e-9)
+    assert {f"app {i}" for i in popular} <= set(drawn["labels"][:8])  # the popular apps found among the first
+    box = browser.find_element(By.CSS_SELECTOR, "figure.attribute .chart-scroll")
+    assert (box.get_attribute("data-shown"), box.get_attribute("data-of")) == ("20", "400")
+    hint = browser.find_element(By.CSS_SELECTOR, "figure.attribute .diagnostics").text
+    assert "The 20 answers with the largest estimated shares, of 400" in hint and "lean high" in hint
+    rows = js(browser, "return [...document.querySelectorAll('table.numbers tbody th')].map(t => t.textContent)")
+    assert rows == drawn["labels"]
+    # its privacy: verified in this browser, one promise in words, the same as pldp.deploy.verify's
+    wait(browser, lambda d: js(d, "return document.getElementById('dashboard').dataset.privacy") == "verified")
+    (row,) = browser.find_elements(By.CSS_SELECTOR, "#privacy-table tbody tr")
+    (want,) = verify(spec).rows
+    assert row.get_attribute("data-subject") == want.subject
+    assert [c.text for c in row.find_elements(By.TAG_NAME, "td")][1:2] + [
+        row.find_elements(By.TAG_NAME, "td")[-1].text
+    ] == [
+        "any two answers",
+        "✓ holds",
+    ]
+    shot = tmp_path / "top-answers.png"
+    assert browser.save_screenshot(str(shot)) and shot.stat().st_size > 20_000
+    assert errors(browser) == []
+
+
+@pytest.mark.slow
 def test_the_dashboard_explains_refusals(browser: Any, server: Server) -> None:
     from selenium.webdriver.common.by import By
 

@@ -147,3 +147,11 @@ export function fmtG(x, prec = 6) {
   const [mant] = x.toExponential(prec - 1).split("e");
   return strip(mant) + "e" + (exp < 0 ? "-" : "+") + String(Math.abs(exp)).padStart(2, "0");
 }
+
+/** The subject of the one claim of a node that protects every pair of items alike at one budget. */
+export const EVERY_PAIR = "every pair of items";
+
+/** That claim's row: the largest ratio num / den (BigInts) of a report's probabilities under two items within e^eps, exactly. */
+export function everyPairRow(num, den, eps, part) {
+  return { part, subject: EVERY_PAIR, claimed: eps, realised: logRatio(num, den), holds: ratioWithin(num, den, eps) };
+}

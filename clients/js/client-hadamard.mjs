@@ -2,7 +2,7 @@
 // one index of a K x K Sylvester-Hadamard matrix, in the item's half C_x w.p. keep / 2^32 (docs/wire-format.md §2).
 
 import { checkBudget, checkInt, checkKeys } from "./client-checks.mjs";
-import { logRatio, ratioWithin } from "./client-exact.mjs";
+import { everyPairRow } from "./client-exact.mjs";
 import { GRID, GRID_BITS } from "./client-grid.mjs";
 import { SpecError } from "./client-wire.mjs";
 
@@ -36,8 +36,7 @@ export function verifyHadamard(node, part) {
   const keep = BigInt(node.keep);
   const rest = BigInt(GRID) - keep;
   const [num, den] = keep >= rest ? [keep, rest] : [rest, keep];
-  const row = { part, subject: "every pair of items", claimed: node.epsilon, realised: logRatio(num, den), holds: ratioWithin(num, den, node.epsilon) };
-  return [[row], node.epsilon];
+  return [[everyPairRow(num, den, node.epsilon, part)], node.epsilon];
 }
 
 /** One report's column [value] for item x: two words of `words` (a {@link Words} stream). */

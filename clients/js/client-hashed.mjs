@@ -3,7 +3,7 @@
 // randomized response over g values of XXH32(item, seed) mod g (docs/wire-format.md §2).
 
 import { checkBudget, checkInt, checkKeys, repr } from "./client-checks.mjs";
-import { logRatio, ratioWithin } from "./client-exact.mjs";
+import { everyPairRow } from "./client-exact.mjs";
 import { GRID, GRID_BITS } from "./client-grid.mjs";
 import { SpecError } from "./client-wire.mjs";
 
@@ -52,8 +52,7 @@ export function parseHashed(obj, path) {
 export function verifyHashed(node, part) {
   const num = BigInt(node.weight + node.keep);
   const den = BigInt(node.weight);
-  const row = { part, subject: "every pair of items", claimed: node.epsilon, realised: logRatio(num, den), holds: ratioWithin(num, den, node.epsilon) };
-  return [[row], node.epsilon];
+  return [[everyPairRow(num, den, node.epsilon, part)], node.epsilon];
 }
 
 /** One report's columns [seed, value] for item x: two words of `words` (a {@link Words} stream); the seed

@@ -3,7 +3,7 @@
 // partial Fisher-Yates shuffle with exact uniform choices (docs/wire-format.md §2).
 
 import { checkBudget, checkInt, checkKeys } from "./client-checks.mjs";
-import { logRatio, ratioWithin } from "./client-exact.mjs";
+import { everyPairRow } from "./client-exact.mjs";
 import { GRID } from "./client-grid.mjs";
 import { SpecError, base64Encode } from "./client-wire.mjs";
 
@@ -24,8 +24,7 @@ export function verifySubset(node, part) {
   const a = BigInt(node.keep) * BigInt(node.d - node.k);
   const b = BigInt(GRID - node.keep) * BigInt(node.k);
   const [num, den] = a >= b ? [a, b] : [b, a];
-  const row = { part, subject: "every pair of items", claimed: node.epsilon, realised: logRatio(num, den), holds: ratioWithin(num, den, node.epsilon) };
-  return [[row], node.epsilon];
+  return [[everyPairRow(num, den, node.epsilon, part)], node.epsilon];
 }
 
 /** One report's bits (base64) for item x: a word for membership, then k exact uniform choices. */

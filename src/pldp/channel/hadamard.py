@@ -34,7 +34,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from pldp.channel.exact import log_ratio, ratio_within
 from pldp.channel.node import (
     Column,
     Node,
@@ -44,6 +43,7 @@ from pldp.channel.node import (
     Row,
     SchemaRef,
     budget_schema,
+    every_pair_row,
     int_schema,
     node_object,
     read_budget,
@@ -140,8 +140,7 @@ class HadamardNode(Node):
     # ------------------------------------------------------------------ claims
     def claims(self, part: str = "root") -> tuple[list[Row], float]:
         num, den = max(self.keep, GRID - self.keep), min(self.keep, GRID - self.keep)
-        row = Row(part, "every pair of items", self.epsilon, log_ratio(num, den), ratio_within(num, den, self.epsilon))
-        return [row], self.epsilon
+        return [every_pair_row(num, den, self.epsilon, part)], self.epsilon
 
     def item_keys(self) -> list[tuple[Any, ...]]:
         return [(self.keep, self.epsilon)] * self.d  # every item alike to the channel

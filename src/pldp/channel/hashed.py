@@ -42,7 +42,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from pldp.channel.exact import log_ratio, ratio_within
 from pldp.channel.node import (
     Column,
     Node,
@@ -53,6 +52,7 @@ from pldp.channel.node import (
     SchemaRef,
     budget_schema,
     enum_schema,
+    every_pair_row,
     int_schema,
     node_object,
     read_budget,
@@ -279,8 +279,7 @@ class HashedNode(Node):
     # ------------------------------------------------------------------ claims
     def claims(self, part: str = "root") -> tuple[list[Row], float]:
         num, den = self.weight + self.keep, self.weight
-        row = Row(part, "every pair of items", self.epsilon, log_ratio(num, den), ratio_within(num, den, self.epsilon))
-        return [row], self.epsilon
+        return [every_pair_row(num, den, self.epsilon, part)], self.epsilon
 
     def item_keys(self) -> list[tuple[Any, ...]]:
         return [(self.keep, self.weight, self.epsilon)] * self.d  # every item alike to the channel

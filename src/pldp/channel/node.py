@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 import numpy as np
 
 from pldp.channel.columns import Column
+from pldp.channel.exact import log_ratio, ratio_within
 from pldp.channel.words import Cursor, WordStream
 from pldp.errors import SpecError
 
@@ -51,7 +52,7 @@ if TYPE_CHECKING:
     from pldp.channel.subset import SubsetNode
     from pldp.channel.unary import UnaryNode
 
-__all__ = ["Column", "Node", "NodeVisitor", "ParseNode", "Row", "SchemaRef", "to_leaf"]
+__all__ = ["EVERY_PAIR", "Column", "Node", "NodeVisitor", "ParseNode", "Row", "SchemaRef", "every_pair_row", "to_leaf"]
 
 R = TypeVar("R")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -81,6 +82,17 @@ class Row:
             "realised": "inf" if self.realised == math.inf else self.realised,
             "holds": self.holds,
         }
+
+
+#: The subject of the one claim of a node that protects every pair of items alike at one budget.
+EVERY_PAIR = "every pair of items"
+
+
+def every_pair_row(num: int, den: int, epsilon: float, part: str) -> Row:
+    """The claim of a node that protects every pair of items alike at ``epsilon`` (local hashing,
+    Hadamard response, subset selection): the largest ratio ``num / den`` of a report's
+    probabilities under two items is at most :math:`e^{\varepsilon}`, decided exactly."""
+    return Row(part, EVERY_PAIR, epsilon, log_ratio(num, den), ratio_within(num, den, epsilon))
 
 
 def to_leaf(method: F) -> F:

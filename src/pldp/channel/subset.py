@@ -35,7 +35,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from pldp.channel.exact import log_ratio, ratio_within
 from pldp.channel.node import (
     Column,
     Node,
@@ -45,6 +44,7 @@ from pldp.channel.node import (
     Row,
     SchemaRef,
     budget_schema,
+    every_pair_row,
     int_schema,
     node_object,
     read_budget,
@@ -168,8 +168,7 @@ class SubsetNode(Node):
 
     def claims(self, part: str = "root") -> tuple[list[Row], float]:
         num, den = self._ratio()
-        row = Row(part, "every pair of items", self.epsilon, log_ratio(num, den), ratio_within(num, den, self.epsilon))
-        return [row], self.epsilon
+        return [every_pair_row(num, den, self.epsilon, part)], self.epsilon
 
     def item_keys(self) -> list[tuple[Any, ...]]:
         return [(self.k, self.keep, self.epsilon)] * self.d  # every item alike to the channel

@@ -26,7 +26,7 @@ import re
 from typing import Any
 
 from pldp.channel.claims import Verification
-from pldp.channel.node import Row
+from pldp.channel.node import EVERY_PAIR, Row
 
 __all__ = ["claim_words", "claims_table"]
 
@@ -131,6 +131,8 @@ def claim_words(spec: dict[str, Any], row: Row) -> tuple[str, str]:
         else:
             what = f"{names(i)} against {names(j)}"
         return ", ".join(where) or "every report", what
+    if row.subject == EVERY_PAIR:  # a node that protects every pair of answers alike
+        return ", ".join(where) or "every report", "any two answers"
     return ", ".join(where) or row.part, row.subject
 
 

@@ -8,7 +8,7 @@ import { expWords, protection, roundsSentences } from "/static/protection.mjs";
 import { privacyRows, protectionList } from "/static/privacy-table.mjs";
 import { drawSeries } from "/static/series.mjs";
 import { finite, percent } from "/static/axes.mjs";
-import { chart, estimateTable } from "/static/estimate-chart.mjs";
+import { chart, estimateTable, shownAnswers } from "/static/estimate-chart.mjs";
 
 const main = document.getElementById("dashboard");
 const campaignId = main.dataset.campaign;
@@ -298,6 +298,16 @@ function diagnosticWords(attr) {
   return words.join(" ");
 }
 
+/** What a chart of the top answers of a large domain shows, and what its numbers mean. */
+function topWords(shown) {
+  if (shown.shown === shown.of) return "";
+  return (
+    `The ${shown.shown} answers with the largest estimated shares, of ${shown.of.toLocaleString("en")}, largest first. ` +
+    "Picked by their estimates, their shares lean high (the largest of many noisy numbers), and each interval " +
+    "is its own answer's; the API's estimate holds every answer."
+  );
+}
+
 function attributeTitle(attr, i, count) {
   if (count === 1) return Array.isArray(questions) ? questions[0] : (questions ?? "");
   const q = Array.isArray(questions) ? questions[i] : null;
@@ -346,8 +356,11 @@ function render(data) {
     const title = attributeTitle(attr, i, count);
     figure.querySelector("figcaption").textContent = title || "Estimated shares";
     const box = figure.querySelector(".chart-scroll");
-    box.replaceChildren(chart(attr, data, `chart-title-${i}`, box.clientWidth || 560));
-    figure.querySelector(".diagnostics").textContent = diagnosticWords(attr);
+    const shown = shownAnswers(attr);
+    box.replaceChildren(chart(shown, data, `chart-title-${i}`, box.clientWidth || 560));
+    box.dataset.shown = shown.shown;
+    box.dataset.of = shown.of;
+    figure.querySelector(".diagnostics").textContent = [topWords(shown), diagnosticWords(attr)].filter(Boolean).join(" ");
     const fallback = figure.querySelector(".fallback");
     const why = fallbackWords(attr, data.method);
     fallback.replaceChildren(
@@ -355,7 +368,7 @@ function render(data) {
     );
     fallback.dataset.fallback = attr.fallback ?? "";
     fallback.hidden = !why;
-    figure.querySelector("details .table-wrap").replaceChildren(estimateTable(attr, data.level));
+    figure.querySelector("details .table-wrap").replaceChildren(estimateTable(shown, data.level));
   });
 }
 

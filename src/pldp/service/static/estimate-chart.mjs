@@ -14,6 +14,37 @@ function percentDecimals(stdErrors) {
   return Math.min(3, Math.max(0, 1 - Math.floor(Math.log10(Math.min(...se) * 100))));
 }
 
+/** Answers beyond which the chart and the table show the top answers only. */
+export const MANY_ANSWERS = 30;
+/** The answers shown of a large domain: those of the largest estimated shares. */
+export const TOP_ANSWERS = 20;
+
+/**
+ * The answers to draw of one attribute's estimate: all of them, or for more than MANY_ANSWERS the
+ * TOP_ANSWERS of the largest estimated shares, largest first (ties: the first answer), each with
+ * its own numbers; `shown` and `of` say how many of how many. Chosen by their estimates, the
+ * shown shares lean high (the largest of many noisy estimates) and each interval is its answer's
+ * alone, not one that holds for the selection: the dashboard says so.
+ */
+export function shownAnswers(attr) {
+  const d = attr.labels.length;
+  if (d <= MANY_ANSWERS) return { ...attr, shown: d, of: d };
+  const order = [...attr.frequencies.keys()].sort((a, b) => attr.frequencies[b] - attr.frequencies[a] || a - b);
+  const top = order.slice(0, TOP_ANSWERS);
+  const pick = (values) => top.map((i) => values[i]);
+  return {
+    ...attr,
+    labels: pick(attr.labels),
+    frequencies: pick(attr.frequencies),
+    std_error: pick(attr.std_error),
+    ci_low: pick(attr.ci_low),
+    ci_high: pick(attr.ci_high),
+    indices: top,
+    shown: top.length,
+    of: d,
+  };
+}
+
 function clip(label, n) {
   return label.length > n ? label.slice(0, n - 1) + "…" : label;
 }

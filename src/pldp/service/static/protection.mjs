@@ -30,6 +30,7 @@
 //   collector computes it (pldp.privacy.over_rounds) and GET /v1/campaigns/{id}/round carries it as
 //   `protection`; roundsSentences says both.
 
+import { EVERY_PAIR } from "/static/client-exact.mjs";
 import { budget, el, formatEps, plural } from "/static/common.mjs";
 
 /**
@@ -39,6 +40,7 @@ import { budget, el, formatEps, plural } from "/static/common.mjs";
  * @returns {number[]} eps(x) per answer; Infinity where a report may reveal the answer.
  */
 function nodeProtection(node, count, others) {
+  if (node.epsilons === undefined) return Array(count).fill(budget(node.epsilon)); // one budget for every pair of answers
   const eps = node.epsilons.map(budget);
   if (node.kind === "direct") {
     return eps.slice(0, count).map((e, x) => {
@@ -343,5 +345,6 @@ export function claimWords(spec, row) {
           : `${names(i)} against ${names(j)}`;
     return { where: where.join(", ") || "every report", what };
   }
+  if (row.subject === EVERY_PAIR) return { where: where.join(", ") || "every report", what: "any two answers" };
   return { where: where.join(", ") || row.part, what: row.subject };
 }
