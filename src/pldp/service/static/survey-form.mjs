@@ -31,6 +31,24 @@ function choiceList(name, type, labels, eps, notes, describedBy) {
   );
 }
 
+/** Answers beyond which a question is a field that completes from the answers, not a list of buttons. */
+export const MANY_CHOICES = 30;
+
+/**
+ * A question of many answers: a text field completing from them (a datalist, each option with its
+ * note), one of which must be chosen exactly (readAnswers refuses any other text).
+ */
+function searchChoice(name, labels, notes) {
+  const listId = `${name}-list`;
+  return el(
+    "div",
+    { class: "choices search" },
+    el("label", { for: name, class: "hint" }, `Type to find your answer among ${labels.length.toLocaleString("en")}:`),
+    el("input", { type: "text", id: name, name, list: listId, autocomplete: "off", spellcheck: "false" }),
+    el("datalist", { id: listId }, ...labels.map((label, i) => el("option", { value: label }, notes[i] ?? ""))),
+  );
+}
+
 function levelFieldset(index, node, context) {
   const levels = node.levels.map(budget);
   const order = [...levels].sort((a, b) => a - b);
@@ -88,12 +106,15 @@ export function questionFieldset(index, q, node, several) {
         : `not protected at level ${open.join(", ")}: your report may reveal this answer there`;
     });
     pieces.push(choiceList(name, "radio", labels, null, notes, null));
+  } else if (labels.length > MANY_CHOICES) {
+    pieces.push(searchChoice(name, labels, answerNotes(q.answers, symbolOf(q))));
   } else {
     pieces.push(choiceList(name, "radio", labels, q.answers, answerNotes(q.answers, symbolOf(q)), null));
   }
   const block = el("div", { class: "question" }, el("fieldset", {}, ...pieces));
   if (kind === "leveled") block.append(levelFieldset(index, node, several ? question : null));
-  return { block, part: { kind, name, level: kind === "leveled" ? `level-${index}` : null, question } };
+  const search = kind !== "padding" && kind !== "leveled" && labels.length > MANY_CHOICES ? labels : null;
+  return { block, part: { kind, name, level: kind === "leveled" ? `level-${index}` : null, question, search } };
 }
 
 /** The answers of `form` to its questions `parts` (from questionFieldset): throws an Error naming the first question left unanswered. */
@@ -105,6 +126,14 @@ export function readAnswers(form, parts) {
     const label = parts.length > 1 ? `question ${i + 1} (${part.question})` : "the question";
     if (part.kind === "padding") {
       answers.push([...form.querySelectorAll(`input[name="${part.name}"]:checked`)].map((x) => Number(x.value)));
+    } else if (part.search) {
+      const typed = form.querySelector(`input[name="${part.name}"]`).value;
+      const x = part.search.indexOf(typed);
+      if (x < 0) {
+        const why = typed ? `“${typed}” is not one of the answers` : "no answer was typed";
+        throw Object.assign(new Error(`Please choose one of the listed answers to ${label}: ${why}.`), { field: part.name });
+      }
+      answers.push(x);
     } else {
       const input = checked(part.name);
       if (!input) throw Object.assign(new Error(`Please choose an answer to ${label}.`), { field: part.name });
