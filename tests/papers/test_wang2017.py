@@ -110,7 +110,7 @@ def test_quick_run_writes_tables_figures_and_agrees(quick) -> None:
 def test_checks_reject_a_wrong_ranking(quick) -> None:
     """The claims can fail: with OUE's and GRR's theories swapped in the d sweep the crossing at
     3e^eps + 2 no longer holds; with every empirical variance 50 % high (8 SE at the quick scale) the
-    |z| bound fails."""
+    chi-square intervals reject it."""
     table, _, _ = quick
     var_d = table[table["experiment"] == "var_d"].copy()
     grr, oue = var_d["method"] == "GRR", var_d["method"] == "OUE"
