@@ -11,9 +11,10 @@ construction). Either way every target is supported by every fake: its support i
 Strategies: ``mga`` (and ``sensitive``, ``knows_defence``, ``adaptive``: every budget is equal and
 a report is the same shape whatever it supports) and ``input`` (the honest randomizer run on a
 target). The expected gain is :func:`pldp.robustness.support_gain` with a fake's support ``1`` at
-the targets (``mga``) or ``q + (p - q)/r`` (``input``), and the honest estimate's exact expectation
-for the mechanism's own hash family (:meth:`pldp.mechanisms.sketch.CMS.expected_counts`: the
-family's collisions bias it), so the gain is exact.
+the targets (``mga``) or its exact support for the family (``input``: :meth:`SketchRule.support`),
+and the honest estimate's exact expectation for the mechanism's own hash family
+(:meth:`pldp.mechanisms.sketch.CMS.expected_counts`: the family's collisions bias it), so the gain
+is exact.
 """
 
 from __future__ import annotations
@@ -70,10 +71,15 @@ class SketchRule(PureRule):
         return hcms_fakes(mech, attack.targets, m, rng)
 
     def support(self, mech: Any, targets: np.ndarray, how: str) -> np.ndarray:
+        """``1`` at the targets (``mga``), or for ``input`` (the honest randomizer on a uniform target
+        ``t``) the exact support of each target ``t'`` for the family: ``p*`` where the row collides
+        ``t`` and ``t'`` (always when ``t = t'``), ``q_0 = (q* - p*/m) / (1 - 1/m)`` elsewhere."""
         p, q = mech.support
         s = q.copy()
         if how == "input":
-            s[targets] += (p[targets] - q[targets]) / targets.size
+            q0 = (q[0] - p[0] / mech.m) / (1.0 - 1.0 / mech.m)
+            kappa = mech.collided(targets)[:, targets]  # (t, t')
+            s[targets] = (kappa * p[0] + (1.0 - kappa) * q0).mean(axis=0)
         else:
             s[targets] = 1.0
         return s
