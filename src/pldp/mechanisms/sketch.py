@@ -40,6 +40,11 @@ correlated and
 
 the second term growing with ``n^2 / (k m)``. :meth:`estimate` adds that term, at the estimated
 frequencies (clipped at 0), to the variance of every method (:func:`collision_variance`).
+
+For one fixed family (Apple's, and this one: the seeds ``0 .. k-1``, public) the estimate is biased
+by the collisions above; :meth:`CMS.expected_counts` gives that bias exactly. Pan removes it by
+drawing the hash functions per user (a seed in each report, as OLH does); these oracles keep
+Apple's fixed rows, so the variance they state is the mean squared error over families.
 """
 
 from __future__ import annotations
