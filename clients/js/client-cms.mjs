@@ -6,8 +6,11 @@
 import { checkBudget, checkInt, checkKeys, repr } from "./client-checks.mjs";
 import { logRatio, ratioWithin } from "./client-exact.mjs";
 import { GRID, GRID_BITS } from "./client-grid.mjs";
-import { HASH_FAMILIES, hashValue } from "./client-hashed.mjs";
+import { hashValue } from "./client-hashed.mjs";
 import { SpecError, base64Encode } from "./client-wire.mjs";
+
+/** The hash families a sketch node may name (its own list: local hashing may add others). */
+const SKETCH_FAMILIES = ["xxh32"];
 
 /** The range of the width m of each sketch kind (a power of two). */
 const MAX_M = { cms: 2 ** 16, hcms: 2 ** 24 };
@@ -27,8 +30,8 @@ export function parseSketch(obj, path, kind, threshold) {
   const d = checkInt(obj.d, `${path}.d`, 2, 2 ** 31 - 1);
   const k = powerOfTwo(obj.k, `${path}.k`, 1, 2 ** 16);
   const m = powerOfTwo(obj.m, `${path}.m`, 2, MAX_M[kind]);
-  if (!HASH_FAMILIES.includes(obj.family)) {
-    throw new SpecError(`${path}.family must be one of ${repr(HASH_FAMILIES)}, got ${repr(obj.family)}`);
+  if (!SKETCH_FAMILIES.includes(obj.family)) {
+    throw new SpecError(`${path}.family must be one of ${repr(SKETCH_FAMILIES)}, got ${repr(obj.family)}`);
   }
   const t = checkInt(obj[threshold], `${path}.${threshold}`, 1, GRID - 1);
   const epsilon = checkBudget(obj.epsilon, `${path}.epsilon`, false);

@@ -43,7 +43,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from pldp.channel.exact import log_ratio, ratio_within
-from pldp.channel.hashed import HASH_FAMILIES, hash_values
+from pldp.channel.hashed import hash_values
 from pldp.channel.node import (
     Column,
     Node,
@@ -64,8 +64,21 @@ from pldp.channel.sampling import GRID, GRID_BITS
 from pldp.channel.words import Cursor
 from pldp.errors import SpecError
 
-__all__ = ["SKETCH_D", "SKETCH_K", "SKETCH_M", "CMSNode", "HCMSNode", "hadamard_entry", "sketch_hashes", "top_bits"]
+__all__ = [
+    "SKETCH_D",
+    "SKETCH_FAMILIES",
+    "SKETCH_K",
+    "SKETCH_M",
+    "CMSNode",
+    "HCMSNode",
+    "hadamard_entry",
+    "sketch_hashes",
+    "top_bits",
+]
 
+#: The hash families a sketch node may name: XXH32 of the item index, seed ``j`` (its own list: a
+#: family added to local hashing's is not one the sketches compute).
+SKETCH_FAMILIES = ("xxh32",)
 #: The range of the number of hash functions ``k`` (a power of two).
 SKETCH_K = (1, 1 << 16)
 #: The range of the width ``m`` of the sketch (a power of two): a ``cms`` report carries ``m`` bits.
@@ -133,8 +146,8 @@ class _SketchNode(Node):
         d = read_int(obj["d"], f"{path}.d", *SKETCH_D)
         k = _power_of_two(obj["k"], f"{path}.k", *SKETCH_K)
         m = _power_of_two(obj["m"], f"{path}.m", *SKETCH_M[cls.kind])
-        if obj["family"] not in HASH_FAMILIES:
-            raise SpecError(f"{path}.family must be one of {HASH_FAMILIES}, got {obj['family']!r}")
+        if obj["family"] not in SKETCH_FAMILIES:
+            raise SpecError(f"{path}.family must be one of {SKETCH_FAMILIES}, got {obj['family']!r}")
         t = read_int(obj[cls._threshold], f"{path}.{cls._threshold}", 1, GRID - 1)
         return cls(d, k, m, obj["family"], read_budget(obj["epsilon"], f"{path}.epsilon", False), t)  # type: ignore[call-arg]
 
@@ -147,7 +160,7 @@ class _SketchNode(Node):
                 "d": int_schema(*SKETCH_D, "Number of items."),
                 "k": int_schema(*SKETCH_K, "Number of hash functions (rows of the sketch): a power of two."),
                 "m": int_schema(lo, hi, "Width of the sketch (hash values): a power of two."),
-                "family": enum_schema(HASH_FAMILIES, "The hash family: XXH32 of the item index, seed j."),
+                "family": enum_schema(SKETCH_FAMILIES, "The hash family: XXH32 of the item index, seed j."),
                 cls._threshold: int_schema(1, GRID - 1, f"Over 2**32: the probability that {cls._what}."),
                 "epsilon": budget_schema(False, "The LDP budget the node claims."),
             },
