@@ -4,9 +4,11 @@
 // module, client-<kind>.mjs, and adding its line here (clients/js/README.md, "Adding a kind").
 
 export { KIND as attributes } from "./client-attributes.mjs";
+export { KIND as cms } from "./client-cms.mjs";
 export { KIND as direct } from "./client-direct.mjs";
 export { KIND as hadamard } from "./client-hadamard.mjs";
 export { KIND as hashed } from "./client-hashed.mjs";
+export { KIND as hcms } from "./client-hcms.mjs";
 export { KIND as leveled } from "./client-leveled.mjs";
 export { KIND as memo } from "./client-memo.mjs";
 export { KIND as padding } from "./client-padding.mjs";

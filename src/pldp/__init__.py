@@ -6,9 +6,9 @@ The pipeline::
     Tally --pldp.estimate(mechanism, tally, method)--> Estimate
 
 Every mechanism (:class:`KRR`, :class:`URR`, :class:`IPRR`, :class:`RAPPOR`, :class:`OUE`,
-:class:`IDUE`; :class:`OLH`, :class:`HR` and :class:`SS` for large domains; the longitudinal
-:class:`LGRR`, :class:`LIPRR`, :class:`LOUE`, :class:`LOSUE`, :class:`LSUE`, :class:`LSOUE`,
-:class:`LIDUE`) and protocol (:mod:`pldp.protocols`) is a
+:class:`IDUE`; :class:`OLH`, :class:`HR`, :class:`SS`, :class:`CMS` and :class:`HCMS` for large
+domains; the longitudinal :class:`LGRR`, :class:`LIPRR`, :class:`LOUE`, :class:`LOSUE`, :class:`LSUE`,
+:class:`LSOUE`, :class:`LIDUE`) and protocol (:mod:`pldp.protocols`) is a
 :class:`FrequencyOracle` with the same interface: ``perturb``, ``tally``, ``simulate``,
 ``estimate``, ``privacy``, ``params`` and ``fingerprint``. Other public names: :class:`Domain`,
 :class:`ItemBudgets`, :class:`ItemSets`, :func:`estimate`, :class:`Estimate`, :class:`EstimateSet`,
@@ -37,6 +37,8 @@ if TYPE_CHECKING:  # what the names below are, for type checkers; at run time ea
     from pldp.estimation import Estimate, EstimateSet, estimate
     from pldp.itemsets import ItemSets
     from pldp.mechanisms import (
+        CMS,
+        HCMS,
         HR,
         IDUE,
         IPRR,
@@ -67,9 +69,9 @@ if TYPE_CHECKING:  # what the names below are, for type checkers; at run time ea
     from pldp.tally import Tally
 
 _MECHANISMS = (
-    "HR", "IDUE", "IPRR", "KRR", "LGRR", "LIDUE", "LIPRR", "LOSUE", "LOUE", "LSOUE", "LSUE", "OLH", "OUE", "RAPPOR",
-    "SS", "URR", "DirectEncoding", "Longitudinal", "LongitudinalDirect", "LongitudinalUnary", "Mechanism", "Memo",
-    "UnaryEncoding",
+    "CMS", "HCMS", "HR", "IDUE", "IPRR", "KRR", "LGRR", "LIDUE", "LIPRR", "LOSUE", "LOUE", "LSOUE", "LSUE", "OLH",
+    "OUE", "RAPPOR", "SS", "URR", "DirectEncoding", "Longitudinal", "LongitudinalDirect", "LongitudinalUnary",
+    "Mechanism", "Memo", "UnaryEncoding",
 )  # fmt: skip
 #: Where each public name is defined. ``import pldp`` loads none of them: the first use of a name
 #: imports its module (PEP 562, :mod:`pldp._lazy`), so ``import pldp.client`` or ``pldp --help``
@@ -92,6 +94,8 @@ _LAZY: dict[str, str] = {
 __version__ = "0.1.0"
 
 __all__ = [
+    "CMS",
+    "HCMS",
     "HR",
     "IDUE",
     "IPRR",

@@ -132,6 +132,7 @@ ENTRIES: tuple[Entry, ...] = (
     *_entries(f"{_MECHANISMS}.hashed", "OLH"),
     *_entries(f"{_MECHANISMS}.hadamard", "HR"),
     *_entries(f"{_MECHANISMS}.subset", "SS"),
+    *_entries(f"{_MECHANISMS}.sketch", "CMS", "HCMS"),
     *_entries(f"{_LONGITUDINAL}.direct", "*LongitudinalDirect", "LGRR"),
     *_entries(f"{_LONGITUDINAL}.unary", "*LongitudinalUnary", "LOUE", "LOSUE", "LSUE", "LSOUE"),
     *_entries(f"{_LONGITUDINAL}.direct", "LIPRR"),

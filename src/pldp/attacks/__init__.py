@@ -17,6 +17,7 @@ module         holds
 ``hashed``     OLH and BLH: the maximal gain attack searches seeds that hash the targets together
 ``hadamard``   HR: the maximal gain attack reports an index in every target's half
 ``subset``     SS: the targets, filled up to k items with random others
+``sketch``     CMS and HCMS: a row's report that supports every target, without flips
 ``leveled``    PLDP-FEBSF, RCF, APLDP, PBP, PPDA, MPLDP: level claims, then reports at the level
 ``optimal``    ``strategy="optimal"``: the attacker who knows the estimator searches its split on shadow tallies
 ``across``     the same search for MPLDP: a split over (attribute, level) claims, attribute by attribute
@@ -27,7 +28,7 @@ The closed forms of a mechanism's robustness (the per-fake gain :math:`(1-q_x)/(
 amplification against the uniform mechanism) are in :mod:`pldp.robustness`.
 """
 
-from pldp.attacks import hadamard, hashed, leveled, optimal, pure, subset  # noqa: F401 (registers every family's rule)
+from pldp.attacks import hadamard, hashed, leveled, optimal, pure, sketch, subset  # noqa: F401 (registers every family's rule)
 from pldp.attacks.api import expected_gain, fake_reports, gain, gain_is_exact, promoted, shift
 from pldp.attacks.base import LEVEL_STRATEGIES, STRATEGIES, Attack, Rule, rule_for, rule_of
 

@@ -20,6 +20,8 @@ module          holds
 ``hashed``      :class:`HashedNode` (local hashing: OLH, BLH, FLH)
 ``hadamard``    :class:`HadamardNode` (Hadamard response: HR)
 ``subset``      :class:`SubsetNode` (subset selection: SS)
+``cms``         :class:`CMSNode` (Apple's count-mean sketch: CMS)
+``hcms``        :class:`HCMSNode` (Apple's Hadamard count-mean sketch: HCMS)
 ``padding``     :class:`PaddingNode` (padding-and-sampling of item-sets)
 ``leveled``     :class:`LeveledNode` (user-level protocols), its exact level ratio
 ``attributes``  :class:`AttributesNode` (MPLDP)
@@ -46,6 +48,7 @@ from pldp.channel.parse import NODE_KINDS, parse_node
 from pldp.channel.payload import PayloadReader, carried_rows, check_columns, payload_json, payload_writer
 from pldp.channel.sampling import GRID, GRID_BITS
 from pldp.channel.schema import SAMPLER_NODE, node_schema, node_schemas
+from pldp.channel.sketch import CMSNode, HCMSNode
 from pldp.channel.subset import SubsetNode
 from pldp.channel.unary import UnaryNode
 
@@ -56,10 +59,12 @@ __all__ = [
     "NODE_KINDS",
     "SAMPLER_NODE",
     "AttributesNode",
+    "CMSNode",
     "Cell",
     "Column",
     "DirectIRR",
     "DirectNode",
+    "HCMSNode",
     "HadamardNode",
     "HashedNode",
     "LeveledNode",

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from pldp.channel.leveled import LeveledNode
     from pldp.channel.memo import MemoNode
     from pldp.channel.padding import PaddingNode
+    from pldp.channel.sketch import CMSNode, HCMSNode
     from pldp.channel.subset import SubsetNode
     from pldp.channel.unary import UnaryNode
 
@@ -175,6 +176,16 @@ class NodeVisitor(Generic[R]):
     @to_leaf
     def subset(self, node: SubsetNode, *args: Any) -> R:
         """The rule for a subset-selection node (a leaf: :meth:`leaf` unless the concern has its own)."""
+        return self.leaf(node, *args)
+
+    @to_leaf
+    def cms(self, node: CMSNode, *args: Any) -> R:
+        """The rule for a count-mean-sketch node (a leaf: :meth:`leaf` unless the concern has its own)."""
+        return self.leaf(node, *args)
+
+    @to_leaf
+    def hcms(self, node: HCMSNode, *args: Any) -> R:
+        """The rule for a Hadamard count-mean-sketch node (a leaf: :meth:`leaf` unless the concern has its own)."""
         return self.leaf(node, *args)
 
 

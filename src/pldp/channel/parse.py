@@ -12,6 +12,7 @@ from pldp.channel.leveled import LeveledNode
 from pldp.channel.memo import MemoNode
 from pldp.channel.node import Node
 from pldp.channel.padding import PaddingNode
+from pldp.channel.sketch import CMSNode, HCMSNode
 from pldp.channel.subset import SubsetNode
 from pldp.channel.unary import UnaryNode
 from pldp.errors import SpecError
@@ -27,6 +28,8 @@ NODE_KINDS: dict[str, type[Node]] = {
         HashedNode,
         HadamardNode,
         SubsetNode,
+        CMSNode,
+        HCMSNode,
         PaddingNode,
         LeveledNode,
         AttributesNode,

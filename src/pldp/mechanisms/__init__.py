@@ -17,10 +17,13 @@ from pldp.mechanisms.longitudinal import (
     LongitudinalUnary,
     Memo,
 )
+from pldp.mechanisms.sketch import CMS, HCMS
 from pldp.mechanisms.subset import SS
 from pldp.mechanisms.unary import IDUE, OUE, RAPPOR, UnaryEncoding
 
 __all__ = [
+    "CMS",
+    "HCMS",
     "HR",
     "IDUE",
     "IPRR",
