@@ -90,7 +90,11 @@ def bench_large_domain(mode: Mode, rng: np.random.Generator) -> list[Row]:
         version = importlib.metadata.version("pure-ldp")
         pure_ldp_olh(1.0, 10).privatise([0])
     except (ImportError, importlib.metadata.PackageNotFoundError, TypeError) as exc:
-        why = "pip install -e '.[bench]'" if not isinstance(exc, TypeError) else "xxhash 4 is installed; pin xxhash<4"
+        why = (
+            "pip install -e '.[bench]'"
+            if not isinstance(exc, TypeError)
+            else "xxhash 4 refuses pure-ldp's str input: pip install -e '.[bench]' (pins xxhash 3.8.2)"
+        )
         return [Row("vs pure-ldp: skipped", f"pure-ldp's oracles do not run ({exc}): {why}", None, None, "", "-")]
     rows: list[Row] = []
     for name, d in CASES:
