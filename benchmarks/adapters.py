@@ -111,11 +111,19 @@ def pure_ldp(name: str, d: int) -> Peer:
     def path_held(xs: list[int]) -> np.ndarray:  # what a collector has received, then aggregated
         return aggregate([client.privatise(x) for x in xs])
 
-    def seed(s: int) -> None:
-        random.seed(s)
-        np.random.seed(s)  # noqa: NPY002 (pure-ldp draws from the global generator)
+    return Peer("pure-ldp", api, path, lambda xs: (path(xs), None), seed_pure_ldp, path_held)
 
-    return Peer("pure-ldp", api, path, lambda xs: (path(xs), None), seed, path_held)
+
+def seed_pure_ldp(s: int) -> None:
+    """Seed the generators pure-ldp's clients (and its Hadamard server's permutation) draw from.
+
+    Parameters
+    ----------
+    s : int
+        The seed.
+    """
+    random.seed(s)
+    np.random.seed(s)  # noqa: NPY002 (pure-ldp draws from the global generators)
 
 
 def multi_freq_ldpy(name: str, d: int) -> Peer:

@@ -18,6 +18,8 @@ Rows (see ``benchmarks/README.md``), in the order of the table:
   (the footers' check, ``unique_ids``, two copies of every report);
 * ``service_rows.py``: the collector under load on loopback (``loadgen.py``), needs the service extra;
 * ``peers.py``: pldp beside pure-ldp and multi-freq-ldpy (needs the ``bench`` extra);
+* ``large_domain_rows.py``: pldp's OLH, FLH and HR beside pure-ldp's (client and server reports/s,
+  same estimates; needs the ``bench`` extra);
 * ``longitudinal_rows.py``: the memoized chains' perturb + tally, and pldp beside multi-freq-ldpy's
   longitudinal clients (speed ratio, same estimates).
 
@@ -64,6 +66,7 @@ from deploy_rows import bench_deploy
 from detect_rows import bench_detect
 from direct_rows import bench_mle, bench_perturb, bench_trials
 from hashed_rows import bench_hashed
+from large_domain_rows import bench_large_domain
 from longitudinal_rows import bench_longitudinal
 from once_rows import bench_once
 from peers import bench_peers
@@ -89,6 +92,7 @@ SUITES = {
     "once": bench_once,
     "service": bench_service,
     "peers": bench_peers,
+    "peers_large": bench_large_domain,
     "longitudinal": bench_longitudinal,
 }
 
