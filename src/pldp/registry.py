@@ -104,7 +104,7 @@ class Entry:
     @property
     def one_budget(self) -> bool:
         """Whether it is a named mechanism built as ``cls(epsilon, d)``: one budget over ``d`` items, any
-        other parameter with a default (KRR, RAPPOR, OUE, OLH). Such a mechanism's standard
+        other parameter with a default (KRR, RAPPOR, OUE, OLH, HR, SS, CMS, HCMS). Such a mechanism's standard
         configurations (the audit catalog's, :func:`pldp.testing.standard_cases`') follow from that
         alone, with no entry of its own in their tables."""
         if self.generic or self.family != "mechanism":

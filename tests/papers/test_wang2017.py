@@ -61,10 +61,10 @@ def test_variance_per_report_matches_theory_for_every_oracle() -> None:
     HR's holders of the xor item (2p*-1)/512 per pair): they change the variance of the pooled mean
     by a factor 1 + sum of squared correlations < 1.003, nothing at this interval's width.
 
-    Why it can fail: the interval is +/- 3.0 % wide (hi / lo = 1.063), so a theory off by 7 % is
-    rejected at every seed at which the right one is accepted, as the inner loop asserts on the same
-    samples; so is any plausible wrong formula, e.g. SUE's variance with eps per bit instead of eps/2
-    (5x too small) or OUE's for SUE (21 % too small), asserted last.
+    Why it can fail: the interval is +/- 3.0 % wide (hi / lo < 1.07, asserted), so wherever the
+    right theory is accepted a theory off by more than 7 % is not; so is any plausible wrong formula,
+    e.g. SUE's variance with eps per bit instead of eps/2 (5x too small) or OUE's for SUE (21 % too
+    small), asserted last on the same samples.
     """
     rows = w.run_variance(dict(SETTING), np.random.default_rng(20170816))
     assert [r["method"] for r in rows] == list(w.ORACLES)
@@ -73,8 +73,6 @@ def test_variance_per_report_matches_theory_for_every_oracle() -> None:
         assert 0.96 < lo < 1 < hi < 1.04 and hi / lo < 1.07, (lo, hi)
         ratio = r["variance"] / r["theory"]
         assert lo < ratio < hi, (r["method"], ratio, lo, hi)
-        for wrong in (1.07, 1 / 1.07):  # a theory 7 % too large or too small is rejected
-            assert not lo < r["variance"] / (wrong * r["theory"]) < hi, (r["method"], wrong)
     sue = next(r for r in rows if r["method"] == "SUE")
     lo, hi = w.chi2_bounds(sue["samples"], sue["z_sd"], ALPHA)
     assert not lo < sue["variance"] / w.closed_form("OUE", SETTING["epsilon"], SETTING["d"]) < hi

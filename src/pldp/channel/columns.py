@@ -76,8 +76,10 @@ def int_array(values: list[Any], low: int, high: int) -> np.ndarray | None:
 
 @dataclass(frozen=True)
 class Column:
-    """One payload column: its ``name``, ``kind`` (``"item"``, ``"bits"`` or ``"level"``: what it
-    holds), the range of an item or level (``size``) or the bits of a packed row (``size`` bits,
+    """One payload column: its ``name`` (the attribute's prefix and its ``kind``), ``kind`` (what it
+    holds: ``"item"``, ``"bits"``, ``"level"``; a local-hashing report's ``"seed"`` and ``"value"``, a
+    sketch's ``"row"``, ``"index"``, ``"bit"``: packed bits for ``"bits"``, an index for any other),
+    the range of an index (``size``) or the bits of a packed row (``size`` bits,
     :attr:`Column.nbytes` bytes)."""
 
     name: str

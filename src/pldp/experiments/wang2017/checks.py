@@ -39,8 +39,9 @@ WANG: tuple[str, ...] = ("GRR", "SUE", "OUE", "BLH", "OLH")
 def variance_cells(table: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
     """Per ``keys`` cell (e.g. epsilon, d, method): the empirical variance per report pooled over the
     repeats (weighted by their samples), the theory, the closed form, and the standard error
-    ``theory * z_sd / sqrt(samples)`` of the pooled variance (samples independent; module
-    :mod:`~pldp.experiments.wang2017.runs`), ``ratio`` = empirical / theory and ``z``."""
+    ``theory * z_sd / sqrt(samples)`` of the pooled variance (the samples taken as independent:
+    across tallies they are, and within one the counts' correlations are O(1/d), a factor below
+    1.003 on this variance; module :mod:`~pldp.experiments.wang2017.runs`), ``ratio`` = empirical / theory and ``z``."""
     t = table.assign(_weighted=table["variance"] * table["samples"])
     g = t.groupby(list(keys), sort=True)
     out = g.agg(

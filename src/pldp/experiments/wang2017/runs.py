@@ -3,9 +3,12 @@
 A repeat of the variance experiments puts ``n`` users evenly on the first ``ceil(d / 2)`` items
 and estimates (``"unbiased"``) every item from tallies of the oracle: each *absent* item ``v``
 (``f_v = 0``) gives one sample ``n f_hat_v^2`` of the variance per report
-:math:`V = q^*(1 - q^*) / (p^* - q^*)^2`. Its support count is exactly ``Bin(n, q*)`` for every
-oracle (each user's report supports ``v`` with probability ``q*``, independently of the others),
-so the normalised square :math:`Z = (C_v - n q^*)^2 / (n q^*(1 - q^*))` has mean 1 and variance
+:math:`V = q^*(1 - q^*) / (p^* - q^*)^2`. Its support count is exactly ``Bin(n, q*)`` for GRR, SUE, OUE,
+SS and HR (each user's report supports ``v`` with probability ``q*``, independently of the others);
+for OLH and BLH it is a sum of independent Bernoulli variables whose probabilities depend on how
+often the family's seeds hash the user's item with ``v`` and differ from ``q* = 1/g`` by the
+family's departure from an ideal one (a few 1e-5 over its ``2**31`` seeds), nothing at the checks'
+width. So the normalised square :math:`Z = (C_v - n q^*)^2 / (n q^*(1 - q^*))` has mean 1 and variance
 :math:`2 + (1 - 6 q^*(1 - q^*)) / (n q^*(1 - q^*))` (the binomial's fourth cumulant): the
 ``z_sd`` column, from which :mod:`~pldp.experiments.wang2017.checks` derives the standard error
 of the empirical variance.
