@@ -6,7 +6,7 @@ The pipeline::
     Tally --pldp.estimate(mechanism, tally, method)--> Estimate
 
 Every mechanism (:class:`KRR`, :class:`URR`, :class:`IPRR`, :class:`RAPPOR`, :class:`OUE`,
-:class:`IDUE`; :class:`OLH`, :class:`HR` and :class:`SS` for large domains; the longitudinal
+:class:`IDUE`, :class:`URAP`; :class:`OLH`, :class:`HR` and :class:`SS` for large domains; the longitudinal
 :class:`LGRR`, :class:`LIPRR`, :class:`LOUE`, :class:`LOSUE`, :class:`LSUE`, :class:`LSOUE`,
 :class:`LIDUE`) and protocol (:mod:`pldp.protocols`) is a
 :class:`FrequencyOracle` with the same interface: ``perturb``, ``tally``, ``simulate``,
@@ -52,6 +52,7 @@ if TYPE_CHECKING:  # what the names below are, for type checkers; at run time ea
         OUE,
         RAPPOR,
         SS,
+        URAP,
         URR,
         DirectEncoding,
         Longitudinal,
@@ -68,8 +69,8 @@ if TYPE_CHECKING:  # what the names below are, for type checkers; at run time ea
 
 _MECHANISMS = (
     "HR", "IDUE", "IPRR", "KRR", "LGRR", "LIDUE", "LIPRR", "LOSUE", "LOUE", "LSOUE", "LSUE", "OLH", "OUE", "RAPPOR",
-    "SS", "URR", "DirectEncoding", "Longitudinal", "LongitudinalDirect", "LongitudinalUnary", "Mechanism", "Memo",
-    "UnaryEncoding",
+    "SS", "URAP", "URR", "DirectEncoding", "Longitudinal", "LongitudinalDirect", "LongitudinalUnary", "Mechanism",
+    "Memo", "UnaryEncoding",
 )  # fmt: skip
 #: Where each public name is defined. ``import pldp`` loads none of them: the first use of a name
 #: imports its module (PEP 562, :mod:`pldp._lazy`), so ``import pldp.client`` or ``pldp --help``
@@ -107,6 +108,7 @@ __all__ = [
     "OUE",
     "RAPPOR",
     "SS",
+    "URAP",
     "URR",
     "BudgetError",
     "ComposedPrivacy",

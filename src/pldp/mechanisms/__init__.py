@@ -18,6 +18,7 @@ from pldp.mechanisms.longitudinal import (
     Memo,
 )
 from pldp.mechanisms.subset import SS
+from pldp.mechanisms.uldp import URAP
 from pldp.mechanisms.unary import IDUE, OUE, RAPPOR, UnaryEncoding
 
 __all__ = [
@@ -36,6 +37,7 @@ __all__ = [
     "OUE",
     "RAPPOR",
     "SS",
+    "URAP",
     "URR",
     "DirectEncoding",
     "Longitudinal",
