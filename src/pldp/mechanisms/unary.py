@@ -268,7 +268,8 @@ class UnaryEncoding(UnaryReports):
         else:
             claimed = pair_budgets(ge, self._pair_rule)
         groups = [np.flatnonzero(inverse == g) for g in range(uniq.shape[0])]
-        return PairPrivacyReport(self.notion, ge, groups, claimed, realised)
+        invertible = bool(np.any(~sens))  # under ULDP a non-sensitive item's set bit reveals it
+        return PairPrivacyReport(self.notion, ge, groups, claimed, realised, invertible=invertible)
 
 
 @register
