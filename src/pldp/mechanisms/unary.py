@@ -74,10 +74,10 @@ class UnaryEncoding(UnaryReports):
     Parameters
     ----------
     a, b : array_like, shape (d,)
-        Bit probabilities with ``0 < b_k < a_k < 1``; rounded to the coin grid (``a`` down,
-        ``b`` up; see the module docstring).
+        Bit probabilities with ``0 < b_k < a_k < 1`` (``b_k = 0`` exactly for a non-sensitive item
+        under ``"uldp"``); rounded to the coin grid (``a`` down, ``b`` up; see the module docstring).
     budgets : ItemBudgets
-        Budget of each item (all finite).
+        Budget of each item (all finite, but for ``"uldp"``: ``inf`` marks a non-sensitive item).
     pair_rule : {"min", "avg", "ldp", "uldp"}
         The notion claimed: MinID-LDP, AvgID-LDP, plain LDP with the smallest budget, or ULDP
         (non-sensitive items of budget ``inf`` with ``b = 0``; see :class:`pldp.mechanisms.uldp.URAP`).
