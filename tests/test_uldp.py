@@ -5,8 +5,9 @@
 * URR with sensitive set ``S`` at ``eps`` is IPRR with budgets ``eps`` on ``S`` and ``inf`` elsewhere
   (one channel, two notions);
 * uRAP is the limit of two-level unary channels under AvgID-LDP as the non-sensitive budget grows
-  (IDUE needs finite budgets), and beats the solved two-level IDUE and RAPPOR/OUE when most users
-  hold non-sensitive items;
+  (IDUE needs finite budgets), and beats the solved two-level IDUE under MinID-LDP and RAPPOR/OUE
+  when most users hold non-sensitive items; a two-level AvgID-LDP IDUE beats it only by telling
+  the two levels apart beyond ``eps``;
 * its estimates are unbiased with the variance of :func:`pldp.theory.item_variance`.
 """
 
@@ -282,3 +283,20 @@ def test_the_mle_and_the_other_estimators_take_b_zero() -> None:
         f = urap.estimate(tally, method).frequencies
         assert np.all(np.isfinite(f)), method
         assert np.linalg.norm(f - truth) <= radius, method
+
+
+def test_an_avgid_idue_of_two_levels_can_beat_urap_only_by_giving_up_eps_between_the_levels() -> None:
+    """AvgID-LDP grants a pair of a sensitive and a non-sensitive item ``(eps + eps_N) / 2``: with
+    ``eps_N = 8 eps`` the solved IDUE (opt2) has a smaller total variance than uRAP, and a sensitive
+    and a non-sensitive input are then told apart with a log-ratio above ``2 eps`` (4.5 here) on
+    reports that reveal nothing (IDUE has no invertible report), which ULDP at ``eps`` forbids."""
+    eps = 1.0
+    urap = URAP(eps, MASK8)
+    idue = pldp.IDUE(pldp.ItemBudgets(np.where(MASK8, eps, 8 * eps)), model="opt2", pair_rule="avg")
+    assert _fixed_variance(*idue.support, COUNTS8).sum() < _fixed_variance(*urap.support, COUNTS8).sum()
+    rep = idue.privacy()
+    assert rep.holds
+    sens = rep.group_epsilon == eps
+    across = rep.realised[np.ix_(sens, ~sens)].max(), rep.realised[np.ix_(~sens, sens)].max()
+    assert max(across) > 2 * eps
+    assert urap.privacy().realised.max() <= eps + 1e-9  # uRAP: every pair within eps on protected reports
