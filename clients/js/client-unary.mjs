@@ -1,6 +1,6 @@
 // client-unary.mjs: the unary node of the JS client (pldp-client.mjs; pldp.channel.unary): one
 // word per bit, bit k set below a[k] for the true item and below b[k] for the others
-// (docs/wire-format.md §2, §3.2); under ULDP b[k] = 0 on the non-sensitive items (§3.10).
+// (docs/wire-format.md §2, §3.2); under ULDP b[k] = 0 on the non-sensitive items (§3.12).
 
 import { checkBudgets, checkInt, checkInts, checkKeys, groups, repr, who } from "./client-checks.mjs";
 import { exactFraction, logRatio, ratioWithin } from "./client-exact.mjs";

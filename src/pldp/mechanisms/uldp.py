@@ -40,7 +40,7 @@ grid (one grid step more generous fails).
 Exact grid. ``theta`` is rounded down to ``A``; ``b`` is the smallest ``B`` and ``theta_N`` the
 largest ``A_N`` whose conditions :func:`~pldp.channel.exact.ratio_within` accepts, so the thresholds
 that run are the tight ones (coins of 32 bits). The sampler is the unary node with notion
-``"ULDP"`` (``docs/wire-format.md`` §3.10): not a new kind, since the report and the program are
+``"ULDP"`` (``docs/wire-format.md`` §3.12): not a new kind, since the report and the program are
 the unary node's and only the claims differ.
 """
 
