@@ -67,6 +67,7 @@ def _oracle_cases() -> dict[str, pldp.FrequencyOracle]:
     return {
         "krr": pldp.KRR(1.0, 4),
         "urr": pldp.URR(1.0, np.array([True, True, False, False])),
+        "urap": pldp.URAP(1.0, np.array([True, True, False, False])),
         "iprr": pldp.IPRR(pldp.ItemBudgets.from_array([0.1, 0.5, 1.0, np.inf, np.inf])),
         "rappor": pldp.RAPPOR(1.0, 6),
         "oue": pldp.OUE(1.0, 5),

@@ -112,7 +112,7 @@ def test_which_estimates_sum_to_one_is_what_the_docstrings_say() -> None:
 
 # ------------------------------------------------------------------------------ defect 7
 def test_unary_mle_raises_pldp_errors() -> None:
-    with pytest.raises(pldp.ParameterError, match="0 < b < a < 1"):
+    with pytest.raises(pldp.ParameterError, match="0 <= b < a < 1"):
         mle_unary(np.array([5, 3, 2]), 10, np.full(3, 0.3), np.full(3, 0.6))  # was an ArithmeticError
     with pytest.raises(pldp.ParameterError):
         mle_unary(np.array([5, 3, 2]), 10, np.full(3, 0.6), np.array([0.3, 0.3, np.nan]))  # was NaN

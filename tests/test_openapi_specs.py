@@ -108,7 +108,7 @@ REFUSED: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     "a node without a required member": ("oue", _edit([*ROOT, "notion"], delete=True)),
     "a node with an unknown member": ("krr", _edit([*ROOT, "extra"], 1)),
     "a threshold off the grid": ("oue", _edit([*ROOT, "a", 0], 2**32)),
-    "a unary node claiming a direct notion": ("oue", _edit([*ROOT, "notion"], "ULDP")),
+    "a unary node claiming a direct notion": ("oue", _edit([*ROOT, "notion"], "IPLDP")),
     "a direct node over one item": ("krr", _edit([*ROOT, "d"], 1)),
     "a level reported some other way": ("rcf", _edit([*ROOT, "level_report"], "shouted")),
     "a level's node of another kind": ("rcf", _edit([*ROOT, "items", 0, "kind"], "padding")),

@@ -721,7 +721,7 @@ def test_the_models_refuse_what_pldp_refuses() -> None:
         lambda s: s.__setitem__("format", "pldp.spec/2"),
         lambda s: s.__setitem__("id", "ABC"),
         lambda s: s["sampler"]["root"]["a"].__setitem__(0, 2**32),
-        lambda s: s["sampler"]["root"].__setitem__("notion", "ULDP"),
+        lambda s: s["sampler"]["root"].__setitem__("notion", "IPLDP"),
     ]:
         bad = json.loads(json.dumps(spec))
         edit(bad)

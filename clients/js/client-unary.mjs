@@ -1,6 +1,6 @@
 // client-unary.mjs: the unary node of the JS client (pldp-client.mjs; pldp.channel.unary): one
 // word per bit, bit k set below a[k] for the true item and below b[k] for the others
-// (docs/wire-format.md §2, §3.2).
+// (docs/wire-format.md §2, §3.2); under ULDP b[k] = 0 on the non-sensitive items (§3.12).
 
 import { checkBudgets, checkInt, checkInts, checkKeys, groups, repr, who } from "./client-checks.mjs";
 import { exactFraction, logRatio, ratioWithin } from "./client-exact.mjs";
@@ -8,14 +8,16 @@ import { GRID, GRID_N } from "./client-grid.mjs";
 import { SpecError, base64Encode } from "./client-wire.mjs";
 
 export const UNARY_NOTIONS = ["LDP", "MinID-LDP", "AvgID-LDP"];
+/** The notions of a unary node: those of independent bits with 0 < b < a, and ULDP. */
+export const UNARY_NODE_NOTIONS = [...UNARY_NOTIONS, "ULDP"];
 
 /**
  * The thresholds `a` and `b` of independent bits over d items at `path` (b[k] < a[k] for every bit),
  * with their sampling tables: also a memo node's instantaneous response.
  */
-export function unaryThresholds(obj, path, d) {
+export function unaryThresholds(obj, path, d, zeroB = false) {
   const a = checkInts(obj.a, `${path}.a`, d, 1, GRID - 1);
-  const b = checkInts(obj.b, `${path}.b`, d, 1, GRID - 1);
+  const b = checkInts(obj.b, `${path}.b`, d, zeroB ? 0 : 1, GRID - 1);
   const bad = [];
   for (let k = 0; k < d; k++) if (!(b[k] < a[k])) bad.push(k);
   if (bad.length) throw new SpecError(`${path}: need b[k] < a[k] for every bit; not so at ${repr(bad.slice(0, 5))}`);
@@ -25,15 +27,57 @@ export function unaryThresholds(obj, path, d) {
 export function parseUnary(obj, path) {
   checkKeys(obj, path, ["kind", "d", "a", "b", "notion", "epsilons"]);
   const d = checkInt(obj.d, `${path}.d`, 2, 2 ** 24);
-  const { a, b, ta, tb, nbytes } = unaryThresholds(obj, path, d);
-  if (!UNARY_NOTIONS.includes(obj.notion)) {
-    throw new SpecError(`${path}.notion must be one of ${repr(UNARY_NOTIONS)}, got ${repr(obj.notion)}`);
+  if (!UNARY_NODE_NOTIONS.includes(obj.notion)) {
+    throw new SpecError(`${path}.notion must be one of ${repr(UNARY_NODE_NOTIONS)}, got ${repr(obj.notion)}`);
   }
-  const epsilons = checkBudgets(obj.epsilons, `${path}.epsilons`, d, false);
+  const uldp = obj.notion === "ULDP";
+  const { a, b, ta, tb, nbytes } = unaryThresholds(obj, path, d, uldp);
+  const epsilons = checkBudgets(obj.epsilons, `${path}.epsilons`, d, uldp);
+  if (uldp) {
+    const bad = [];
+    for (let k = 0; k < d; k++) if ((b[k] === 0) !== (epsilons[k] === Infinity)) bad.push(k);
+    if (bad.length) {
+      throw new SpecError(
+        `${path}: under ULDP b[k] = 0 exactly for the items of budget inf; not so at ${repr(bad.slice(0, 5))}`,
+      );
+    }
+    if (epsilons.every((e) => e === Infinity)) {
+      throw new SpecError(`${path}: a ULDP node needs at least one sensitive item (finite budget)`);
+    }
+  }
   return { kind: "unary", d, a, b, notion: obj.notion, epsilons, ta, tb, nbytes };
 }
 
-export const unaryRows = (node, part) => pairRows(node.a, node.b, node.epsilons, node.notion, GRID_N, part);
+export const unaryRows = (node, part) =>
+  node.notion === "ULDP"
+    ? uldpRows(node.a, node.b, node.epsilons, part)
+    : pairRows(node.a, node.b, node.epsilons, node.notion, GRID_N, part);
+
+/**
+ * The ULDP claims of independent bits with b = 0 on the non-sensitive items (pldp.channel.unary's
+ * uldp_rows): on a protected output, f_i (G - b_j) / (G - a_j) <= e^eps for every ordered pair of
+ * distinct items, f_i = a_i / b_i for a sensitive i and (G - a_i) / G for a non-sensitive one, eps
+ * the smallest finite budget; one row per pair of groups of equal (a, b, budget).
+ */
+export function uldpRows(aIn, bIn, epsilons, part) {
+  const a = aIn.map(BigInt);
+  const b = bIn.map(BigInt);
+  const gs = [...groups(a.map((v, k) => `${v}|${b[k]}|${epsilons[k]}`)).values()];
+  const claimed = Math.min(...epsilons.filter((e) => e !== Infinity));
+  const rows = [];
+  for (const gi of gs) {
+    for (const gj of gs) {
+      if (gi === gj && gi.length < 2) continue; // a pair needs two distinct items
+      const [i, j] = [gi[0], gj[0]];
+      const sensitive = epsilons[i] !== Infinity;
+      const num = (sensitive ? a[i] : GRID_N - a[i]) * (GRID_N - b[j]);
+      const den = (sensitive ? b[i] : GRID_N) * (GRID_N - a[j]);
+      const holds = ratioWithin(num, den, claimed);
+      rows.push({ part, subject: `${who(gi)} vs ${who(gj)}`, claimed, realised: logRatio(num, den), holds });
+    }
+  }
+  return rows;
+}
 
 /**
  * The pair claims of independent bits, bit k set w.p. a[k] / grid for item k and b[k] / grid for

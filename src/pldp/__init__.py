@@ -6,9 +6,9 @@ The pipeline::
     Tally --pldp.estimate(mechanism, tally, method)--> Estimate
 
 Every mechanism (:class:`KRR`, :class:`URR`, :class:`IPRR`, :class:`RAPPOR`, :class:`OUE`,
-:class:`IDUE`; :class:`OLH`, :class:`HR`, :class:`SS`, :class:`CMS` and :class:`HCMS` for large
-domains; the longitudinal :class:`LGRR`, :class:`LIPRR`, :class:`LOUE`, :class:`LOSUE`, :class:`LSUE`,
-:class:`LSOUE`, :class:`LIDUE`) and protocol (:mod:`pldp.protocols`) is a
+:class:`IDUE`, :class:`URAP`; :class:`OLH`, :class:`HR`, :class:`SS`, :class:`CMS` and :class:`HCMS`
+for large domains; the longitudinal :class:`LGRR`, :class:`LIPRR`, :class:`LOUE`, :class:`LOSUE`,
+:class:`LSUE`, :class:`LSOUE`, :class:`LIDUE`) and protocol (:mod:`pldp.protocols`) is a
 :class:`FrequencyOracle` with the same interface: ``perturb``, ``tally``, ``simulate``,
 ``estimate``, ``privacy``, ``params`` and ``fingerprint``. Other public names: :class:`Domain`,
 :class:`ItemBudgets`, :class:`ItemSets`, :func:`estimate`, :class:`Estimate`, :class:`EstimateSet`,
@@ -54,6 +54,7 @@ if TYPE_CHECKING:  # what the names below are, for type checkers; at run time ea
         OUE,
         RAPPOR,
         SS,
+        URAP,
         URR,
         DirectEncoding,
         Longitudinal,
@@ -70,7 +71,7 @@ if TYPE_CHECKING:  # what the names below are, for type checkers; at run time ea
 
 _MECHANISMS = (
     "CMS", "HCMS", "HR", "IDUE", "IPRR", "KRR", "LGRR", "LIDUE", "LIPRR", "LOSUE", "LOUE", "LSOUE", "LSUE", "OLH",
-    "OUE", "RAPPOR", "SS", "URR", "DirectEncoding", "Longitudinal", "LongitudinalDirect", "LongitudinalUnary",
+    "OUE", "RAPPOR", "SS", "URAP", "URR", "DirectEncoding", "Longitudinal", "LongitudinalDirect", "LongitudinalUnary",
     "Mechanism", "Memo", "UnaryEncoding",
 )  # fmt: skip
 #: Where each public name is defined. ``import pldp`` loads none of them: the first use of a name
@@ -111,6 +112,7 @@ __all__ = [
     "OUE",
     "RAPPOR",
     "SS",
+    "URAP",
     "URR",
     "BudgetError",
     "ComposedPrivacy",

@@ -129,6 +129,7 @@ def _entries(module: str, *names: str, family: Literal["mechanism", "protocol"] 
 ENTRIES: tuple[Entry, ...] = (
     *_entries(f"{_MECHANISMS}.direct", "*DirectEncoding", "KRR", "URR", "IPRR"),
     *_entries(f"{_MECHANISMS}.unary", "*UnaryEncoding", "RAPPOR", "OUE", "IDUE"),
+    *_entries(f"{_MECHANISMS}.uldp", "URAP"),
     *_entries(f"{_MECHANISMS}.hashed", "OLH"),
     *_entries(f"{_MECHANISMS}.hadamard", "HR"),
     *_entries(f"{_MECHANISMS}.subset", "SS"),

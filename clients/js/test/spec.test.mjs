@@ -97,7 +97,33 @@ test("unary nodes: 0 < b < a < 2^32, finite budgets", async () => {
   await refused(spec, (s) => (root(s).b[3] = 0), /sampler\.root\.b\[3\] = 0 is outside/);
   await refused(spec, (s) => root(s).a.pop(), /sampler\.root\.a must be a list of 4 integers/);
   await refused(spec, (s) => (root(s).epsilons[1] = "inf"), /epsilons\[1\] must be a budget > 0, got "inf"/);
-  await refused(spec, (s) => (root(s).notion = "ULDP"), /notion must be one of \["LDP","MinID-LDP","AvgID-LDP"\]/);
+  await refused(spec, (s) => (root(s).notion = "IPLDP"), /notion must be one of \["LDP","MinID-LDP","AvgID-LDP","ULDP"\]/);
+});
+
+test("unary nodes under ULDP: b = 0 exactly on the items of budget inf, one sensitive item at least", async () => {
+  const uldp = (s) => {
+    root(s).notion = "ULDP";
+    root(s).epsilons[3] = "inf";
+    root(s).b[3] = 0;
+    root(s).a[3] = Math.floor(0.3 * G); // at most 1 - a / (b e) = 0.316 of 2^32 for OUE's a, b at 1
+  };
+  const spec = await makeSpec(oue(4, 1));
+  const ok = clone(spec);
+  uldp(ok);
+  await resign(ok);
+  await loadSpec(ok);
+  const bits = /sampler\.root: under ULDP b\[k\] = 0 exactly for the items of budget inf; not so at \[/;
+  await refused(spec, (s) => (uldp(s), (root(s).b[3] = 1)), bits);
+  const claim = /privacy claim fails: root, item 0 \(\+2\) vs item 3: realised epsilon 1\.313/;
+  await refused(spec, (s) => (uldp(s), (root(s).a[3] = root(s).a[0])), claim); // OUE's own a = 1/2 is too large
+  await refused(spec, (s) => (uldp(s), (root(s).b[0] = 0)), bits);
+  await refused(spec, (s) => (root(s).b[3] = 0), /sampler\.root\.b\[3\] = 0 is outside/);
+  const none = (s) => {
+    root(s).notion = "ULDP";
+    root(s).epsilons = root(s).epsilons.map(() => "inf");
+    root(s).b = root(s).b.map(() => 0);
+  };
+  await refused(spec, none, /a ULDP node needs at least one sensitive item/);
 });
 
 test("padding nodes: a unary inner node over d + ell items", async () => {

@@ -50,6 +50,7 @@ def configurations() -> dict[str, dict[str, Callable[[], Any]]]:
         **{e.name: {e.name: _one_budget(e.load())} for e in ENTRIES if e.one_budget},
         "URR": {"URR": lambda: pldp.URR(1.0, fig1.sensitive)},
         "IPRR": {"IPRR": lambda: pldp.IPRR(fig1)},
+        "URAP": {"URAP": lambda: pldp.URAP(1.0, fig1.sensitive)},
         "IDUE": {
             f"IDUE {m} {r}": partial(pldp.IDUE, b5, model=m, pair_rule=r) for m in IDUE_MODELS for r in ("min", "avg")
         },

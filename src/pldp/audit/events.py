@@ -344,6 +344,8 @@ class _Claim(NodeVisitor[float]):
 
     def unary(self, node: UnaryNode, x0: Input, x1: Input, level_claim: float | None) -> float:
         e0, e1 = node.epsilons[x0.item], node.epsilons[x1.item]
+        if node.notion == "ULDP":  # a non-sensitive x0's test is its set bit, an invertible output
+            return float(e0) if e0 == math.inf else min(float(e) for e in node.epsilons if e != math.inf)
         if node.notion == "AvgID-LDP":
             return float((e0 + e1) / 2)
         return float(min(e0, e1))  # LDP (equal budgets) and MinID-LDP

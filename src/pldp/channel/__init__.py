@@ -16,7 +16,7 @@ module          holds
 ``columns``     :class:`Column`: a payload column, its :class:`Cell`, codecs, row width and range checks
 ``node``        :class:`Node` (the interface), :class:`Row`, :class:`NodeVisitor` and its mark :func:`to_leaf`
 ``direct``      :class:`DirectNode` (KRR, URR, IPRR; PLDP-FEBSF's level report)
-``unary``       :class:`UnaryNode` (RAPPOR, OUE, IDUE)
+``unary``       :class:`UnaryNode` (RAPPOR, OUE, IDUE, URAP)
 ``hashed``      :class:`HashedNode` (local hashing: OLH, BLH, FLH)
 ``hadamard``    :class:`HadamardNode` (Hadamard response: HR)
 ``subset``      :class:`SubsetNode` (subset selection: SS)

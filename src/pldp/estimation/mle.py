@@ -142,7 +142,7 @@ def mle_unary(counts: np.ndarray, n: int, a: np.ndarray, b: np.ndarray, tol: flo
     Raises
     ------
     ParameterError
-        Probabilities outside ``0 < b < a < 1``, counts outside ``[0, n]``, or shapes that differ.
+        Probabilities outside ``0 <= b < a < 1``, counts outside ``[0, n]``, or shapes that differ.
     SolverError
         The multiplier could not be bracketed (not expected for valid input).
     """
@@ -151,8 +151,8 @@ def mle_unary(counts: np.ndarray, n: int, a: np.ndarray, b: np.ndarray, tol: flo
     b = np.asarray(b, dtype=float)
     if not (c.shape == a.shape == b.shape and c.ndim == 1):
         raise ParameterError(f"counts, a and b must be vectors of one length, got {c.shape}, {a.shape}, {b.shape}")
-    if not np.all((b > 0) & (b < a) & (a < 1)):
-        raise ParameterError("unary MLE needs 0 < b < a < 1 for every bit")
+    if not np.all((b >= 0) & (b < a) & (a < 1)):
+        raise ParameterError("unary MLE needs 0 <= b < a < 1 for every bit")
     if not (n > 0 and np.all((c >= 0) & (c <= n))):
         raise ParameterError(f"counts must lie in [0, n] with n > 0, got n={n}")
     gap = a - b
@@ -162,12 +162,19 @@ def mle_unary(counts: np.ndarray, n: int, a: np.ndarray, b: np.ndarray, tol: flo
         m = _unary_m(mu / gap, c, nf)
         return np.maximum(m - b, 0.0) / gap
 
-    # at mu_hi every p is 0: the derivative at p = 0 is below mu_hi everywhere
-    with np.errstate(divide="ignore"):
-        d0 = gap * (c / b - (nf - c) / (1 - b))
+    # at mu_hi every p with b > 0 is 0: the derivative at p = 0 is below mu_hi there; a bit of b = 0
+    # (ULDP's non-sensitive items) has an infinite derivative at 0 if counted, so mu_hi doubles
+    # until the p sum to at most 1
+    with np.errstate(divide="ignore", invalid="ignore"):
+        d0 = np.where(b > 0, gap * (c / np.where(b > 0, b, 1.0) - (nf - c) / (1 - b)), 0.0)
     hi = float(np.max(d0)) + 1.0
-    lo = -1.0
     steps = 0
+    while p_of(hi).sum() > 1.0:
+        hi *= 2.0
+        steps += 1
+        if steps > 2000:  # pragma: no cover - p_of(mu) -> 0 as mu grows
+            raise SolverError(f"unary MLE: could not bracket the multiplier (n={n}, d={c.size})")
+    lo = -1.0
     while p_of(lo).sum() < 1.0:
         lo *= 2.0
         steps += 1

@@ -19,6 +19,7 @@ from pldp.mechanisms.longitudinal import (
 )
 from pldp.mechanisms.sketch import CMS, HCMS
 from pldp.mechanisms.subset import SS
+from pldp.mechanisms.uldp import URAP
 from pldp.mechanisms.unary import IDUE, OUE, RAPPOR, UnaryEncoding
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
     "OUE",
     "RAPPOR",
     "SS",
+    "URAP",
     "URR",
     "DirectEncoding",
     "Longitudinal",

@@ -54,6 +54,8 @@ if TYPE_CHECKING:
 
 __all__ = ["IDUE", "OUE", "RAPPOR", "UnaryEncoding"]
 
+#: The notion claimed under each pair rule (``"uldp"``: :class:`pldp.mechanisms.uldp.URAP`).
+_NOTIONS = {"min": "MinID-LDP", "avg": "AvgID-LDP", "ldp": "LDP", "uldp": "ULDP"}
 #: Grid steps below which the 16-bit coins would move a probability by more than 0.1 %.
 _MIN_STEPS_16 = 1000
 
@@ -72,12 +74,13 @@ class UnaryEncoding(UnaryReports):
     Parameters
     ----------
     a, b : array_like, shape (d,)
-        Bit probabilities with ``0 < b_k < a_k < 1``; rounded to the coin grid (``a`` down,
-        ``b`` up; see the module docstring).
+        Bit probabilities with ``0 < b_k < a_k < 1`` (``b_k = 0`` exactly for a non-sensitive item
+        under ``"uldp"``); rounded to the coin grid (``a`` down, ``b`` up; see the module docstring).
     budgets : ItemBudgets
-        Budget of each item (all finite).
-    pair_rule : {"min", "avg", "ldp"}
-        The notion claimed: MinID-LDP, AvgID-LDP, or plain LDP with the smallest budget.
+        Budget of each item (all finite, but for ``"uldp"``: ``inf`` marks a non-sensitive item).
+    pair_rule : {"min", "avg", "ldp", "uldp"}
+        The notion claimed: MinID-LDP, AvgID-LDP, plain LDP with the smallest budget, or ULDP
+        (non-sensitive items of budget ``inf`` with ``b = 0``; see :class:`pldp.mechanisms.uldp.URAP`).
     coin_bits : {16, 32}, optional
         The coin grid; by default chosen by :func:`coin_width` (pass it to rebuild a mechanism
         from its stated thresholds exactly).
@@ -95,16 +98,22 @@ class UnaryEncoding(UnaryReports):
     def __init__(
         self, a: Any, b: Any, budgets: ItemBudgets, pair_rule: str = "min", coin_bits: int | None = None
     ) -> None:
-        budgets = self._check_budgets(budgets, all_sensitive=True)
+        if pair_rule not in _NOTIONS:
+            raise ParameterError(f"pair_rule must be 'min', 'avg', 'ldp' or 'uldp', got {pair_rule!r}")
+        budgets = self._check_budgets(budgets, all_sensitive=pair_rule != "uldp")
         a_arr = np.asarray(a, dtype=float).reshape(-1)
         b_arr = np.asarray(b, dtype=float).reshape(-1)
         if a_arr.shape != (budgets.d,) or b_arr.shape != (budgets.d,):
             raise ParameterError(f"a and b must have length d={budgets.d}, got {a_arr.shape} and {b_arr.shape}")
-        bad = ~(np.isfinite(a_arr) & np.isfinite(b_arr) & (b_arr > 0) & (a_arr < 1) & (b_arr < a_arr))
+        # ULDP: b = 0 exactly on the non-sensitive items (their set bit reveals the holder)
+        zero = ~np.isfinite(budgets.epsilons) if pair_rule == "uldp" else np.zeros(budgets.d, dtype=bool)
+        bad = ~(np.isfinite(a_arr) & np.isfinite(b_arr) & (a_arr < 1) & (b_arr < a_arr))
+        bad |= np.where(zero, b_arr != 0, ~(b_arr > 0))
         if bad.any():
-            raise ParameterError(f"need 0 < b < a < 1 for every item; bad items: {_show(np.flatnonzero(bad))}")
-        if pair_rule not in ("min", "avg", "ldp"):
-            raise ParameterError(f"pair_rule must be 'min', 'avg' or 'ldp', got {pair_rule!r}")
+            raise ParameterError(
+                f"need 0 < b < a < 1 for every item (b = 0 on a non-sensitive one under ULDP); "
+                f"bad items: {_show(np.flatnonzero(bad))}"
+            )
         if coin_bits not in (None, 16, 32):
             raise ParameterError(f"coin_bits must be 16 or 32, got {coin_bits!r}")
         width = coin_width(a_arr, b_arr) if coin_bits is None else coin_bits
@@ -139,13 +148,13 @@ class UnaryEncoding(UnaryReports):
 
     @property
     def pair_rule(self) -> str:
-        """The pair budget rule claimed: ``"min"`` (MinID-LDP), ``"avg"`` (AvgID-LDP) or ``"ldp"``."""
+        """The pair budget rule claimed: ``"min"`` (MinID-LDP), ``"avg"`` (AvgID-LDP), ``"ldp"`` or ``"uldp"``."""
         return self._pair_rule
 
     @property
     def notion(self) -> str:
         """The privacy notion claimed."""
-        return {"min": "MinID-LDP", "avg": "AvgID-LDP", "ldp": "LDP"}[self._pair_rule]
+        return _NOTIONS[self._pair_rule]
 
     def channel(self) -> np.ndarray:
         """Per-bit channel: ``Q[x, k] = Pr(y_k = 1 | x)`` (``a`` on the diagonal, ``b`` off it).
@@ -243,19 +252,24 @@ class UnaryEncoding(UnaryReports):
 
     # --------------------------------------------------------------------- privacy
     def privacy(self) -> PairPrivacyReport:
-        """Exact check of the claim for every pair of distinct items (Gu et al. eq. 5)."""
+        """Exact check of the claim for every pair of distinct items (Gu et al. eq. 5; under ULDP on
+        the protected outputs, :func:`pldp.channel.unary.uldp_rows`)."""
         eps = self._budgets.epsilons
         keys = np.stack([self._a, self._b, eps], axis=1)
         uniq, inverse = np.unique(keys, axis=0, return_inverse=True)
         inverse = inverse.reshape(-1)
         ga, gb, ge = uniq[:, 0], uniq[:, 1], uniq[:, 2]
-        realised = (np.log(ga) - np.log(gb))[:, None] + (np.log1p(-gb) - np.log1p(-ga))[None, :]
-        if self._pair_rule == "ldp":
-            claimed = np.full(realised.shape, float(eps.min()))
+        # own bit: a/b, or under ULDP for a non-sensitive item its forced 0 on a protected output
+        sens = np.isfinite(ge)
+        own = np.where(sens, np.log(ga) - np.log(np.where(sens, gb, 1.0)), np.log1p(-ga))
+        realised = own[:, None] + (np.log1p(-gb) - np.log1p(-ga))[None, :]
+        if self._pair_rule in ("ldp", "uldp"):
+            claimed = np.full(realised.shape, float(eps[np.isfinite(eps)].min()))
         else:
             claimed = pair_budgets(ge, self._pair_rule)
         groups = [np.flatnonzero(inverse == g) for g in range(uniq.shape[0])]
-        return PairPrivacyReport(self.notion, ge, groups, claimed, realised)
+        invertible = bool(np.any(~sens))  # under ULDP a non-sensitive item's set bit reveals it
+        return PairPrivacyReport(self.notion, ge, groups, claimed, realised, invertible=invertible)
 
 
 @register

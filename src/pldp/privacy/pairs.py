@@ -59,6 +59,9 @@ class PairPrivacyReport(PrivacyCheck):
     group_items : list of ndarray
         Item indices of each group.
     claimed, realised : ndarray, shape (t, t)
+    invertible : bool
+        Some outputs reveal their input (ULDP: a non-sensitive item's set bit); ``realised`` is then
+        over the protected outputs and :attr:`ldp_epsilon` is infinite.
     """
 
     notion: str
@@ -67,6 +70,7 @@ class PairPrivacyReport(PrivacyCheck):
     claimed: np.ndarray
     realised: np.ndarray
     tolerance: float = TOLERANCE
+    invertible: bool = False
 
     @property
     def pair_mask(self) -> np.ndarray:
@@ -95,7 +99,10 @@ class PairPrivacyReport(PrivacyCheck):
 
     @property
     def ldp_epsilon(self) -> float:
-        """Plain-LDP epsilon of the mechanism: the largest realised ratio over distinct inputs."""
+        """Plain-LDP epsilon of the mechanism: the largest realised ratio over distinct inputs (``inf``
+        with invertible outputs)."""
+        if self.invertible:
+            return math.inf
         m = self.pair_mask
         return float(np.max(self.realised[m])) if m.any() else 0.0
 

@@ -172,6 +172,11 @@ def standard_cases() -> dict[str, OracleCase]:
             (lambda: pldp.URR(1.0, [1, 1, 0]), lambda: pldp.URR(-1.0, np.array([True, False]))),
         ),
         mechanism(
+            "urap",
+            lambda e: pldp.URAP(e, np.array([True, True, True, False, False])),
+            (lambda: pldp.URAP(1.0, [1, 1, 0]), lambda: pldp.URAP(1.0, np.array([False, False]))),
+        ),
+        mechanism(
             "iprr",
             lambda e: pldp.IPRR(_scaled(FIG1, e)),
             (lambda: pldp.IPRR(ItemBudgets.from_array([np.inf, np.inf])), lambda: pldp.IPRR([0.1, 0.2])),  # type: ignore[arg-type]

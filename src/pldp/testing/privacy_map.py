@@ -63,7 +63,8 @@ import numpy as np
 from pldp.channel import CHAIN_GRID, GRID, Node, NodeVisitor, check_claims
 from pldp.channel.direct import output_rows
 from pldp.channel.exact import log_ratio, ratio_within
-from pldp.channel.unary import pair_rows
+from pldp.channel.node import Row
+from pldp.channel.unary import pair_rows, uldp_row
 from pldp.privacy import ComposedPrivacy, LongitudinalPrivacy, PairPrivacyReport, PrivacyCheck, PrivacyReport
 
 __all__ = ["TOLERANCE", "privacy_map_disagreements"]
@@ -194,12 +195,19 @@ class _Pairing(NodeVisitor[None]):
             # the pair budget as the float map states it (AvgID-LDP's rounded mean: the node decides the
             # exact mean, which is at most half an ulp away)
             claimed, realised = float(rep.claimed[g, h]), float(rep.realised[g, h])
+
             # Pr(report | i) / Pr(report | j) against a bound: the first row of the two items' (i before j)
-            row = pair_rows((a[i], a[j]), (b[i], b[j]), (claimed, claimed), "LDP", grid, where)[0]
+            # (under ULDP on the protected reports: uldp_row)
+            def bounded(e: float, i: int = i, j: int = j) -> Row:
+                if stated.notion == "ULDP":
+                    return uldp_row((a[i], b[i], stated.epsilons[i]), (a[j], b[j]), e, where, f"items {i} vs {j}")
+                return pair_rows((a[i], a[j]), (b[i], b[j]), (e, e), "LDP", grid, where)[0]
+
+            row = bounded(claimed)
             if not row.holds:
                 self.fail(where, f"items {i} vs {j}: epsilon {claimed:.17g} is not proven exactly ({_exact(row)})")
             bound = realised + TOLERANCE
-            row = pair_rows((a[i], a[j]), (b[i], b[j]), (bound, bound), "LDP", grid, where)[0]
+            row = bounded(bound)
             if not row.holds:
                 self.fail(where, _understated(f"items {i} vs {j}", realised, row))
         return None
