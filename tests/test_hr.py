@@ -33,6 +33,22 @@ def test_the_halves_are_the_rows_of_the_hadamard_matrix() -> None:
     assert [hadamard_order(d) for d in (2, 3, 4, 1000, 1024)] == [4, 4, 8, 1024, 2048]
 
 
+@pytest.mark.parametrize("native", [True, False])
+def test_the_parity_needs_no_numpy_2(native: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The halves' parity agrees with Python's count of ones, with numpy's ``bitwise_count`` and with
+    the xor-folding used where numpy (1.26) has none, up to the largest index ``2**31 - 1``."""
+    import pldp.bitcount
+
+    if not native:
+        monkeypatch.setattr(pldp.bitcount, "_BITWISE_COUNT", None)
+    v = np.random.default_rng(12).integers(0, 1 << 31, 5000)
+    v[:3] = (0, 1, (1 << 31) - 1)
+    want = [bin(int(a)).count("1") % 2 for a in v]
+    assert pldp.bitcount.parity(v).tolist() == want
+    x, y = v[:2500] % (1 << 20), v[2500:]
+    assert in_half(x, y).tolist() == [bin(int(a + 1) & int(b)).count("1") % 2 == 0 for a, b in zip(x, y, strict=True)]
+
+
 def test_the_program_maps_words_to_an_index_of_the_wanted_half() -> None:
     """Crafted words for item 42 (row 43 = 0b0101011, lowest set bit 1) with ``K = 128`` (7 top bits):
     ``w0 < keep`` asks for ``C_x``; an index of the other half has its bit 0 flipped."""

@@ -34,6 +34,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from pldp.bitcount import parity
 from pldp.channel.node import (
     Column,
     Node,
@@ -70,7 +71,7 @@ def hadamard_order(d: int) -> int:
 def in_half(items: Any, y: Any) -> np.ndarray:
     """``y in C_x`` for items ``x`` and indices ``y`` (broadcast): the parity of ``(x + 1) & y`` is even."""
     rows = np.asarray(items).astype(np.int64) + 1
-    return np.asarray(np.bitwise_count(rows & np.asarray(y).astype(np.int64)) % 2 == 0)
+    return np.asarray(parity(rows & np.asarray(y).astype(np.int64)) == 0)
 
 
 def into_half(items: Any, r: Any, inside: Any) -> np.ndarray:
