@@ -105,6 +105,19 @@ def test_the_claim_is_exact_and_keep_is_the_largest_that_holds() -> None:
     assert SS(4.0, 1000).privacy().holds
 
 
+@pytest.mark.parametrize(("eps", "d", "k"), [(3e-10, 1000, 269), (1e-10, 10, 3)])
+def test_a_budget_finer_than_the_grid_is_refused(eps: float, d: int, k: int) -> None:
+    """No ``keep`` puts ``keep (d - k)`` and ``(2**32 - keep) k`` within ``e^eps`` both ways: the largest
+    that meets the one direction fails the other, and the oracle refuses rather than build a node
+    whose claim fails."""
+    for keep in range(GRID * k // d - 2, GRID * k // d + 3):  # around the ideal, where both come closest
+        assert not check_claims(SubsetNode(d, k, keep, eps)).holds
+    with pytest.raises(ParameterError, match="too small"):
+        ss_keep(eps, d, k)
+    with pytest.raises(ParameterError, match="too small"):
+        SS(eps, d, k=k)
+
+
 def test_the_json_form_round_trips_and_refuses_bad_nodes() -> None:
     node = SS(1.5, 300, k=40).sampler()
     assert node.takes_one_item and not (node.takes_itemsets or node.multi_attribute or node.memoized)

@@ -43,7 +43,7 @@ import numpy as np
 from pldp._validation import as_counts, as_indices, check_epsilon, check_index_range, check_int
 from pldp.bitcount import row_ones
 from pldp.budgets import ItemBudgets
-from pldp.channel.exact import ratio_within
+from pldp.channel.exact import largest_within, ratio_within
 from pldp.channel.sampling import GRID, generator_words
 from pldp.channel.subset import SubsetNode
 from pldp.domain import Domain
@@ -72,13 +72,17 @@ def ss_k(epsilon: float, d: int) -> int:
 
 
 def ss_keep(epsilon: float, d: int, k: int) -> int:
-    """The largest ``keep`` with ``keep (d - k) <= e^eps (2**32 - keep) k``, decided exactly."""
+    """The largest ``keep`` whose node's claim holds: ``keep (d - k)`` and ``(2**32 - keep) k`` within a
+    factor ``e^eps`` of each other, both ways, decided exactly; a
+    :class:`~pldp.errors.ParameterError` when no ``keep`` on the grid has that (a tiny ``epsilon``,
+    finer than the grid's steps near ``2**32 k / d``)."""
     e = math.exp(epsilon)
-    keep = min(GRID - 1, math.floor(GRID * k * e / (k * e + d - k)))
-    while keep < GRID - 1 and ratio_within((keep + 1) * (d - k), (GRID - keep - 1) * k, epsilon):
-        keep += 1  # the float quotient was a step short
-    while keep > 1 and not ratio_within(keep * (d - k), (GRID - keep) * k, epsilon):
-        keep -= 1  # or a step long
+    guess = math.floor(GRID * k * e / (k * e + d - k))
+    keep = largest_within(guess, 1, GRID - 1, lambda t: ratio_within(t * (d - k), (GRID - t) * k, epsilon))
+    # the upper bound always has keep = 1; the inverse ratio shrinks as keep grows, so it holds at
+    # some keep exactly when it holds at the largest
+    if keep is None or not ratio_within((GRID - keep) * k, keep * (d - k), epsilon):
+        raise ParameterError(f"epsilon={epsilon:g} is too small for d={d}, k={k} on the 2**32 grid")
     return keep
 
 
