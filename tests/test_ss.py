@@ -7,6 +7,7 @@ import base64
 import json
 import math
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -18,7 +19,9 @@ from pldp.channel.sampling import GRID
 from pldp.channel.subset import SubsetNode, subset_rows
 from pldp.channel.words import Cursor, RejectedError, WordStream
 from pldp.client import Client
-from pldp.deploy import Spec, decode
+from pldp.deploy import ReportBatch, Spec, decode
+from pldp.deploy import count as count_module
+from pldp.deploy.count import check_payload, count_table
 from pldp.errors import ParameterError, ReportError, SpecError, TallyError
 from pldp.mechanisms.subset import SS, ss_k, ss_keep
 from pldp.mechanisms.unary import OUE
@@ -181,6 +184,29 @@ def test_a_collector_refuses_a_report_of_every_item() -> None:
     batch["reports"][1]["payload"] = base64.b64encode(bytes([0xFF, 0xF0])).decode()
     with pytest.raises(ReportError, match="report 1: 12 items, not k = 4"):
         decode(spec, batch)
+
+
+def test_the_payload_checks_refuse_a_report_of_every_item(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The range checks of payload columns (report files, :func:`check_payload`, :func:`count_table`)
+    refuse a report of other than ``k`` items, as the oracle's tally does: the node's own check.
+    ``count_table``'s tally is replaced by the identity, so the refusal is the check's."""
+    m = SS(1.0, 12, k=4)
+    node = m.sampler()
+    cols = {"bits": m.perturb(np.arange(3), np.random.default_rng(5))}
+    check_payload(node, cols, 3)
+    cols["bits"][1] = [0xFF, 0xF0]  # every item: each column within its range, no padding bit set
+    with pytest.raises(ReportError, match="report 1: 12 items, not k = 4") as err:
+        check_payload(node, cols, 3)
+    assert err.value.index == 1
+    pytest.importorskip("pyarrow")
+    monkeypatch.setattr(count_module, "tally_columns", lambda spec, columns: columns)
+    spec, ids = SimpleNamespace(root=node), np.zeros((3, 16), dtype=np.uint8)
+    with pytest.raises(ReportError, match="report 1: 12 items, not k = 4"):
+        count_table(spec, ReportBatch("f" * 32, ids, cols, node).to_arrow())
+    cols["bits"][1] = [0xF0, 0x00]  # four items: counted
+    assert (
+        count_table(spec, ReportBatch("f" * 32, ids, cols, node).to_arrow())["bits"].tolist() == cols["bits"].tolist()
+    )
 
 
 def test_reports_hold_k_items_and_the_count_is_the_bit_count() -> None:

@@ -35,6 +35,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from pldp.bitcount import row_ones
+from pldp.channel.columns import refuse_first
 from pldp.channel.node import (
     Column,
     Node,
@@ -159,6 +161,12 @@ class SubsetNode(Node):
         ``p* (k - 1) / (d - 1) + (1 - p*) k / (d - 1)``."""
         p = self.keep / GRID
         return p, (p * (self.k - 1) + (1 - p) * self.k) / (self.d - 1)
+
+    def check_columns(self, cols: Mapping[str, np.ndarray], n: int, prefix: str = "") -> None:
+        """Refuse the first report that holds other than ``k`` items (a report of all ones would
+        support every item)."""
+        ones = row_ones(np.asarray(cols[prefix + "bits"]))
+        refuse_first(ones != self.k, lambda i: f"{int(ones[i])} items, not k = {self.k}")
 
     # ------------------------------------------------------------------ claims
     def _ratio(self) -> tuple[int, int]:

@@ -41,13 +41,12 @@ from typing import Any, Self
 import numpy as np
 
 from pldp._validation import as_counts, as_indices, check_epsilon, check_index_range, check_int
-from pldp.bitcount import row_ones
 from pldp.budgets import ItemBudgets
 from pldp.channel.exact import largest_within, ratio_within
 from pldp.channel.sampling import GRID, generator_words
 from pldp.channel.subset import SubsetNode
 from pldp.domain import Domain
-from pldp.errors import EstimationError, ParameterError, ReportError
+from pldp.errors import EstimationError, ParameterError
 from pldp.estimation.pure import estimate_counts
 from pldp.estimation.result import Estimate
 from pldp.fingerprint import canonical_labels
@@ -197,11 +196,7 @@ class SS(Mechanism):
 
     def _check_reports(self, reports: Any) -> np.ndarray:
         rep = check_packed(reports, self.d)  # a TallyError: not (n, ceil(d / 8)) bytes, or padding bits set
-        ones = row_ones(rep)
-        bad = ones != self.k
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise ReportError(f"report {i}: {int(ones[i])} items, not k = {self.k}", i)
+        self._node.check_columns({"bits": rep}, rep.shape[0])  # a ReportError: other than k items
         return rep
 
     # ---------------------------------------------------------------------- server
