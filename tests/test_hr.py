@@ -129,6 +129,10 @@ def test_parameters_and_refusals() -> None:
         m.tally(np.array([0, 64]))
     with pytest.raises(ReportError):
         m.tally(np.zeros((3, 2), dtype=int))
+    # the public count checks its input as the tally does (an index of K or more would wrap the transform)
+    with pytest.raises(ReportError, match="report 2: value -1 is not in") as err:
+        support_counts(np.array([0, 3, -1, 99]), 50, m.K)
+    assert err.value.index == 2
 
 
 def test_same_seed_same_reports_and_counts_match_a_direct_count() -> None:

@@ -201,6 +201,12 @@ def test_flh_and_blh_are_settings_of_olh() -> None:
     assert "seeds" not in OLH(2.0, 50).params() and repr(flh).endswith(f"seeds={FLH_SEEDS})")
     with pytest.raises(ReportError, match=f"seed {FLH_SEEDS} is not in"):
         flh.tally(np.array([[0, 0], [FLH_SEEDS, 0]]))
+    # the public count checks its input as the tally does (a seed past the family would index past its table)
+    with pytest.raises(ReportError, match=f"report 1: seed {FLH_SEEDS} is not in") as err:
+        support_counts(np.array([[0, 0], [FLH_SEEDS, 0]]), 50, flh.g, FLH_SEEDS)
+    assert err.value.index == 1
+    with pytest.raises(ReportError, match="report 0: value -1"):
+        support_counts(np.array([[0, -1]]), 50, flh.g)
 
 
 @pytest.mark.parametrize(("n", "seeds", "g"), [(3000, 2**6, 3), (3000, 2**8, 8), (100, 2**10, 5), (5000, 2**4, 2**5)])

@@ -44,6 +44,7 @@ import numpy as np
 
 from pldp._validation import as_counts, as_indices, check_epsilon, check_index_range, check_int
 from pldp.budgets import ItemBudgets
+from pldp.channel.columns import refuse_first
 from pldp.channel.exact import log_ratio, ratio_within
 from pldp.channel.hadamard import HADAMARD_D, HadamardNode, hadamard_order, in_half, into_half
 from pldp.channel.sampling import GRID, generator_words
@@ -59,7 +60,7 @@ from pldp.privacy import PairPrivacyReport
 from pldp.registry import register
 from pldp.tally import Tally
 
-__all__ = ["HR", "hr_keep", "support_counts", "walsh_hadamard"]
+__all__ = ["HR", "checked_indices", "hr_keep", "support_counts", "walsh_hadamard"]
 
 #: The tally of Hadamard reports: per-item support counts, as a unary mechanism's.
 _TALLY_KIND = "unary"
@@ -91,10 +92,23 @@ def walsh_hadamard(c: np.ndarray) -> np.ndarray:
     return out
 
 
-def support_counts(values: np.ndarray, d: int, k: int) -> np.ndarray:
-    """Per item ``v``, the reports with ``y in C_v``: ``(n + (H c)_{v+1}) / 2`` for the index counts ``c``."""
-    c = np.bincount(values, minlength=k)
-    return (int(values.size) + walsh_hadamard(c)[1 : d + 1]) // 2
+def checked_indices(reports: Any, k: int) -> np.ndarray:
+    """``reports`` as a 1-D ``int64`` array of indices in ``[0, k)``, or a
+    :class:`~pldp.errors.ReportError` naming the first report that is not."""
+    rep = np.asarray(reports)
+    if rep.ndim != 1 or rep.dtype.kind not in "iu":
+        raise ReportError(f"HR reports are a 1-D integer array of indices, got shape {rep.shape}")
+    rep = rep.astype(np.int64)
+    refuse_first((rep < 0) | (rep >= k), lambda i: f"value {int(rep[i])} is not in [0, {k})")
+    return rep
+
+
+def support_counts(values: Any, d: int, k: int) -> np.ndarray:
+    """Per item ``v``, the reports with ``y in C_v``: ``(n + (H c)_{v+1}) / 2`` for the index counts ``c``;
+    a :class:`~pldp.errors.ReportError` naming the first index not in ``[0, k)`` (:func:`checked_indices`)."""
+    rep = checked_indices(values, k)
+    c = np.bincount(rep, minlength=k)
+    return (int(rep.size) + walsh_hadamard(c)[1 : d + 1]) // 2
 
 
 @register
@@ -192,25 +206,14 @@ class HR(Mechanism):
         self._node.draw(arr.astype(np.int64), cursor, np.arange(n), out)
         return out["value"]
 
-    def _check_reports(self, reports: Any) -> np.ndarray:
-        rep = np.asarray(reports)
-        if rep.ndim != 1 or rep.dtype.kind not in "iu":
-            raise ReportError(f"HR reports are a 1-D integer array of indices, got shape {rep.shape}")
-        rep = rep.astype(np.int64)
-        bad = (rep < 0) | (rep >= self.K)
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise ReportError(f"report {i}: value {int(rep[i])} is not in [0, {self.K})", i)
-        return rep
-
     # ---------------------------------------------------------------------- server
     def _tally(self, n: int, counts: np.ndarray) -> Tally:
         return Tally(n, counts, _TALLY_KIND, self.fingerprint)
 
     def tally(self, reports: Any) -> Tally:
         """The support count of every item (:func:`support_counts`: a bincount and one transform)."""
-        rep = self._check_reports(reports)
-        return self._tally(rep.size, support_counts(rep, self.d, self.K))
+        counts = support_counts(reports, self.d, self.K)  # checks the reports
+        return self._tally(np.size(reports), counts)
 
     def simulate(self, true_counts: Any, rng: np.random.Generator) -> Tally:
         """Count-level simulation with the reports' exact joint law.

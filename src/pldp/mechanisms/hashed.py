@@ -73,6 +73,7 @@ import numpy as np
 
 from pldp._validation import as_counts, as_indices, check_epsilon, check_index_range, check_int
 from pldp.budgets import ItemBudgets
+from pldp.channel.columns import refuse_first
 from pldp.channel.exact import log_ratio, ratio_within
 from pldp.channel.hashed import HASHED_G, SEEDS, HashedNode, reduce_mod, seed_shift, xxh32_lane, xxh32_mix
 from pldp.channel.sampling import GRID, generator_words
@@ -88,7 +89,7 @@ from pldp.privacy import PairPrivacyReport
 from pldp.registry import register
 from pldp.tally import Tally
 
-__all__ = ["FLH_SEEDS", "OLH", "olh_g", "support_counts"]
+__all__ = ["FLH_SEEDS", "OLH", "checked_reports", "olh_g", "support_counts"]
 
 #: The tally of local-hashing reports: per-item support counts, as a unary mechanism's.
 _TALLY_KIND = "unary"
@@ -106,8 +107,23 @@ def olh_g(epsilon: float) -> int:
     return max(2, min(round(math.exp(epsilon)) + 1, HASHED_G[1]))
 
 
-def support_counts(reports: np.ndarray, d: int, g: int, seeds: int = SEEDS) -> np.ndarray:
-    """Per item ``v``, the reports ``(s, y)`` with ``H_s(v) = y``, from seeds in ``[0, seeds)``.
+def checked_reports(reports: Any, g: int, seeds: int = SEEDS) -> np.ndarray:
+    """``reports`` as an ``(n, 2)`` ``int64`` array of ``(seed, value)``, seeds in ``[0, seeds)`` and values
+    in ``[0, g)``, or a :class:`~pldp.errors.ReportError` naming the first report that is not."""
+    rep = np.asarray(reports)
+    if rep.ndim != 2 or rep.shape[1] != 2 or rep.dtype.kind not in "iu":
+        raise ReportError(f"OLH reports are an (n, 2) integer array of (seed, value), got shape {rep.shape}")
+    rep = rep.astype(np.int64)
+    for column, name, high in ((rep[:, 0], "seed", seeds), (rep[:, 1], "value", g)):
+        bad = (column < 0) | (column >= high)
+        if bad.any():
+            refuse_first(bad, f"{name} {int(column[np.argmax(bad)])} is not in [0, {high})")
+    return rep
+
+
+def support_counts(reports: Any, d: int, g: int, seeds: int = SEEDS) -> np.ndarray:
+    """Per item ``v``, the reports ``(s, y)`` with ``H_s(v) = y``, from seeds in ``[0, seeds)``; a
+    :class:`~pldp.errors.ReportError` naming the first report out of range (:func:`checked_reports`).
 
     Two paths, the same counts. A small family (FLH): the reports' counts per ``(seed, value)``
     (one ``bincount``), then for each seed some report drew, the hash values of all ``d`` items
@@ -115,7 +131,7 @@ def support_counts(reports: np.ndarray, d: int, g: int, seeds: int = SEEDS) -> n
     seeds, or fewer reports than seeds): every report against every item, ``n d`` hash
     evaluations in cache-sized ``uint32`` blocks.
     """
-    rep = np.asarray(reports)
+    rep = checked_reports(reports, g, seeds)
     n = rep.shape[0]
     if seeds * g <= _TABLE_CELLS and seeds * (d + g) < n * d:
         return _grouped_counts(rep, d, g, seeds)
@@ -301,16 +317,7 @@ class OLH(Mechanism):
         return (np.stack([np.asarray(columns["seed"]), np.asarray(columns["value"])], axis=1),)
 
     def _check_reports(self, reports: Any) -> np.ndarray:
-        rep = np.asarray(reports)
-        if rep.ndim != 2 or rep.shape[1] != 2 or rep.dtype.kind not in "iu":
-            raise ReportError(f"OLH reports are an (n, 2) integer array of (seed, value), got shape {rep.shape}")
-        rep = rep.astype(np.int64)
-        for k, (name, high) in enumerate((("seed", self.seeds), ("value", self.g))):
-            bad = (rep[:, k] < 0) | (rep[:, k] >= high)
-            if bad.any():
-                i = int(np.flatnonzero(bad)[0])
-                raise ReportError(f"report {i}: {name} {int(rep[i, k])} is not in [0, {high})", i)
-        return rep
+        return checked_reports(reports, self.g, self.seeds)
 
     # ---------------------------------------------------------------------- server
     def _tally(self, n: int, counts: np.ndarray) -> Tally:
@@ -319,8 +326,8 @@ class OLH(Mechanism):
     def tally(self, reports: Any) -> Tally:
         """The support count of every item (:func:`support_counts`: ``n d`` hash evaluations, or
         ``n + seeds d`` operations for a small family)."""
-        rep = self._check_reports(reports)
-        return self._tally(rep.shape[0], support_counts(rep, self.d, self.g, self.seeds))
+        counts = support_counts(reports, self.d, self.g, self.seeds)  # checks the reports
+        return self._tally(np.shape(reports)[0], counts)
 
     def simulate(self, true_counts: Any, rng: np.random.Generator) -> Tally:
         """Count-level simulation: :math:`C_v \\sim \\mathrm{Bin}(t_v, p^*) + \\mathrm{Bin}(n - t_v, 1/g)`,
