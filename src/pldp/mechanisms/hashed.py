@@ -71,28 +71,23 @@ from typing import Any, Self
 
 import numpy as np
 
-from pldp._validation import as_counts, as_indices, check_epsilon, check_index_range, check_int
+from pldp._validation import as_indices, check_epsilon, check_index_range, check_int
 from pldp.budgets import ItemBudgets
 from pldp.channel.columns import refuse_first
-from pldp.channel.exact import log_ratio, ratio_within
+from pldp.channel.exact import ratio_within
 from pldp.channel.hashed import HASHED_G, SEEDS, HashedNode, reduce_mod, seed_shift, xxh32_lane, xxh32_mix
 from pldp.channel.sampling import GRID, generator_words
 from pldp.channel.words import Cursor
 from pldp.domain import Domain
-from pldp.errors import EstimationError, ParameterError, ReportError, SpecError
-from pldp.estimation.pure import estimate_counts
-from pldp.estimation.result import Estimate
+from pldp.errors import ParameterError, ReportError, SpecError
 from pldp.fingerprint import canonical_labels
-from pldp.mechanisms.base import Mechanism
+from pldp.mechanisms.support import SupportCountOracle
 from pldp.params import domain_of
-from pldp.privacy import PairPrivacyReport
 from pldp.registry import register
 from pldp.tally import Tally
 
 __all__ = ["FLH_SEEDS", "OLH", "checked_reports", "olh_g", "support_counts"]
 
-#: The tally of local-hashing reports: per-item support counts, as a unary mechanism's.
-_TALLY_KIND = "unary"
 #: FLH's default family size (:meth:`OLH.flh`; module docstring, "A small family").
 FLH_SEEDS = 1 << 14
 #: Hash evaluations per block of :func:`support_counts`' direct path: ``uint32`` blocks of 256 KiB,
@@ -178,7 +173,7 @@ def _grouped_counts(rep: np.ndarray, d: int, g: int, seeds: int) -> np.ndarray:
 
 
 @register
-class OLH(Mechanism):
+class OLH(SupportCountOracle):
     """Optimized local hashing (OLH; BLH with ``g=2``), epsilon-LDP, for large domains.
 
     A report is a seed and one of ``g`` values, whatever ``d`` is (module docstring).
@@ -280,18 +275,6 @@ class OLH(Mechanism):
         family = "" if self.seeds == SEEDS else f", seeds={self.seeds}"
         return f"OLH(epsilon={self.epsilon:g}, d={self.d}, g={self.g}{family})"
 
-    @property
-    def support(self) -> tuple[np.ndarray, np.ndarray]:
-        p, q = self._node.support
-        return np.full(self.d, p), np.full(self.d, q)
-
-    def channel(self) -> np.ndarray:
-        """The ``d x d`` support matrix: ``[x, v]`` is the probability that a report of ``x`` supports ``v``
-        (``p*`` on the diagonal, ``1/g`` elsewhere, the ideal family's); the channel of whole reports has
-        ``seeds * g`` outputs."""
-        p, q = self._node.support
-        return np.full((self.d, self.d), q) + np.eye(self.d) * (p - q)
-
     # ---------------------------------------------------------------------- client
     def perturb(self, x: Any, rng: np.random.Generator) -> np.ndarray:
         """Randomize item indices, one report ``(seed, value)`` per user (two words each; the node's program).
@@ -320,45 +303,8 @@ class OLH(Mechanism):
         return checked_reports(reports, self.g, self.seeds)
 
     # ---------------------------------------------------------------------- server
-    def _tally(self, n: int, counts: np.ndarray) -> Tally:
-        return Tally(n, counts, _TALLY_KIND, self.fingerprint)
-
     def tally(self, reports: Any) -> Tally:
         """The support count of every item (:func:`support_counts`: ``n d`` hash evaluations, or
         ``n + seeds d`` operations for a small family)."""
         counts = support_counts(reports, self.d, self.g, self.seeds)  # checks the reports
         return self._tally(np.shape(reports)[0], counts)
-
-    def simulate(self, true_counts: Any, rng: np.random.Generator) -> Tally:
-        """Count-level simulation: :math:`C_v \\sim \\mathrm{Bin}(t_v, p^*) + \\mathrm{Bin}(n - t_v, 1/g)`,
-        independently (the real counts' marginals and covariances; module docstring). O(d)."""
-        t = as_counts(true_counts, "true_counts", self.d)
-        n = int(t.sum())
-        p, q = self._node.support
-        return self._drawn_tally(n, rng.binomial(t, p) + rng.binomial(n - t, q))
-
-    def estimate(self, tally: Tally, method: str = "unbiased", **options: Any) -> Estimate:
-        """Estimate the item distribution from a tally of support counts.
-
-        ``method`` is ``"unbiased"``, ``"norm_sub"``, ``"mle"`` (the likelihood of the counts'
-        binomial marginals, as for unary reports) or ``"recover"``; see
-        :func:`pldp.estimation.pure.estimate_counts`.
-        """
-        self._check_method(method)
-        tally = self._check_tally(tally)
-        if tally.kind != _TALLY_KIND or tally.d != self.d:
-            raise EstimationError(f"a {tally.kind} tally over {tally.d} items does not fit {self!r}")
-        return estimate_counts(_TALLY_KIND, self.support, self.domain, tally.n, tally.counts, method, **options)
-
-    # --------------------------------------------------------------------- privacy
-    def privacy(self) -> PairPrivacyReport:
-        """Exact check of epsilon-LDP: every pair of items, the ratio ``(weight + keep) / weight``
-        (:class:`~pldp.channel.HashedNode`), one group of items."""
-        realised = log_ratio(self._weight + self._keep, self._weight)
-        return PairPrivacyReport(
-            "LDP",
-            np.array([self.epsilon]),
-            [np.arange(self.d)],
-            np.array([[self.epsilon]]),
-            np.array([[realised]]),
-        )

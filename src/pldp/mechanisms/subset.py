@@ -40,27 +40,22 @@ from typing import Any, Self
 
 import numpy as np
 
-from pldp._validation import as_counts, as_indices, check_epsilon, check_index_range, check_int
+from pldp._validation import as_indices, check_epsilon, check_index_range, check_int
 from pldp.budgets import ItemBudgets
 from pldp.channel.exact import largest_within, ratio_within
 from pldp.channel.sampling import GRID, generator_words
 from pldp.channel.subset import SubsetNode
 from pldp.domain import Domain
-from pldp.errors import EstimationError, ParameterError
-from pldp.estimation.pure import estimate_counts
-from pldp.estimation.result import Estimate
+from pldp.errors import ParameterError
 from pldp.fingerprint import canonical_labels
-from pldp.mechanisms.base import Mechanism
 from pldp.mechanisms.reports import bit_counts, check_packed
+from pldp.mechanisms.support import SupportCountOracle
 from pldp.params import domain_of
-from pldp.privacy import PairPrivacyReport
 from pldp.registry import register
 from pldp.tally import Tally
 
 __all__ = ["SS", "ss_k", "ss_keep"]
 
-#: The tally of subset reports: per-item support counts (bit counts), as a unary mechanism's.
-_TALLY_KIND = "unary"
 #: Words per block of :meth:`SS.perturb`.
 _BLOCK_WORDS = 1 << 20
 
@@ -86,7 +81,7 @@ def ss_keep(epsilon: float, d: int, k: int) -> int:
 
 
 @register
-class SS(Mechanism):
+class SS(SupportCountOracle):
     """Subset selection (SS), epsilon-LDP: a report is ``k`` of the ``d`` items, order-optimal for large domains.
 
     Parameters
@@ -151,17 +146,6 @@ class SS(Mechanism):
     def __repr__(self) -> str:
         return f"SS(epsilon={self.epsilon:g}, d={self.d}, k={self.k})"
 
-    @property
-    def support(self) -> tuple[np.ndarray, np.ndarray]:
-        p, q = self._node.support
-        return np.full(self.d, p), np.full(self.d, q)
-
-    def channel(self) -> np.ndarray:
-        """The ``d x d`` support matrix: ``[x, v]`` is the probability that a report of ``x`` holds ``v``
-        (``p*`` on the diagonal, ``q*`` elsewhere); the channel of whole reports has ``C(d, k)`` outputs."""
-        p, q = self._node.support
-        return np.full((self.d, self.d), q) + np.eye(self.d) * (p - q)
-
     # ---------------------------------------------------------------------- client
     def perturb(self, x: Any, rng: np.random.Generator) -> np.ndarray:
         """Randomize item indices into packed subsets (the node's program, ``1 + k`` words a report).
@@ -200,45 +184,7 @@ class SS(Mechanism):
         return rep
 
     # ---------------------------------------------------------------------- server
-    def _tally(self, n: int, counts: np.ndarray) -> Tally:
-        return Tally(n, counts, _TALLY_KIND, self.fingerprint)
-
     def tally(self, reports: Any) -> Tally:
         """The support count of every item: its bit count, over reports of exactly ``k`` items."""
         rep = self._check_reports(reports)
         return self._tally(rep.shape[0], bit_counts(rep, self.d))
-
-    def simulate(self, true_counts: Any, rng: np.random.Generator) -> Tally:
-        """Count-level simulation: :math:`C_v \\sim \\mathrm{Bin}(t_v, p^*) + \\mathrm{Bin}(n - t_v, q^*)`,
-        independently: each count's exact law, not the counts' (slightly negative) covariances
-        (module docstring). O(d)."""
-        t = as_counts(true_counts, "true_counts", self.d)
-        n = int(t.sum())
-        p, q = self._node.support
-        return self._drawn_tally(n, rng.binomial(t, p) + rng.binomial(n - t, q))
-
-    def estimate(self, tally: Tally, method: str = "unbiased", **options: Any) -> Estimate:
-        """Estimate the item distribution from a tally of support counts.
-
-        ``method`` is ``"unbiased"``, ``"norm_sub"``, ``"mle"`` (the likelihood of the counts'
-        binomial marginals, as for unary reports) or ``"recover"``; see
-        :func:`pldp.estimation.pure.estimate_counts`.
-        """
-        self._check_method(method)
-        tally = self._check_tally(tally)
-        if tally.kind != _TALLY_KIND or tally.d != self.d:
-            raise EstimationError(f"a {tally.kind} tally over {tally.d} items does not fit {self!r}")
-        return estimate_counts(_TALLY_KIND, self.support, self.domain, tally.n, tally.counts, method, **options)
-
-    # --------------------------------------------------------------------- privacy
-    def privacy(self) -> PairPrivacyReport:
-        """Exact check of epsilon-LDP: every pair of items, the ratio ``keep (d - k) / ((2**32 - keep) k)``
-        and its inverse (:class:`~pldp.channel.SubsetNode`), one group of items."""
-        (row,), _ = self._node.claims()
-        return PairPrivacyReport(
-            "LDP",
-            np.array([self.epsilon]),
-            [np.arange(self.d)],
-            np.array([[self.epsilon]]),
-            np.array([[row.realised]]),
-        )
