@@ -36,7 +36,6 @@ them too.
 
 from __future__ import annotations
 
-import math
 from functools import cached_property
 from typing import Any, Self
 
@@ -45,14 +44,13 @@ import numpy as np
 from pldp._validation import as_counts, as_indices, check_epsilon, check_index_range, check_int
 from pldp.budgets import ItemBudgets
 from pldp.channel.columns import refuse_first
-from pldp.channel.exact import ratio_within
 from pldp.channel.hadamard import HADAMARD_D, HadamardNode, hadamard_order, in_half, into_half
 from pldp.channel.sampling import GRID, generator_words
 from pldp.channel.words import Cursor
 from pldp.domain import Domain
 from pldp.errors import ParameterError, ReportError
 from pldp.fingerprint import canonical_labels
-from pldp.mechanisms.support import SupportCountOracle
+from pldp.mechanisms.support import SupportCountOracle, grid_keep
 from pldp.params import domain_of
 from pldp.registry import register
 from pldp.tally import Tally
@@ -64,13 +62,9 @@ _BLOCK = 1 << 20
 
 
 def hr_keep(epsilon: float) -> int:
-    """The largest ``keep < 2**32`` with ``keep / (2**32 - keep) <= e^eps``, decided exactly."""
-    keep = min(GRID - 1, math.floor(GRID / (1.0 + math.exp(-epsilon))))
-    while keep < GRID - 1 and ratio_within(keep + 1, GRID - keep - 1, epsilon):
-        keep += 1  # the float quotient was a step short
-    while not ratio_within(keep, GRID - keep, epsilon):
-        keep -= 1  # or a step long: the exact claim decides
-    return keep
+    """The largest ``keep < 2**32`` with ``keep / (2**32 - keep) <= e^eps``, decided exactly
+    (:func:`~pldp.mechanisms.support.grid_keep` of the ratio ``1:1``)."""
+    return grid_keep(epsilon, 1, 1)
 
 
 def walsh_hadamard(c: np.ndarray) -> np.ndarray:

@@ -74,7 +74,7 @@ import numpy as np
 from pldp._validation import as_indices, check_epsilon, check_index_range, check_int
 from pldp.budgets import ItemBudgets
 from pldp.channel.columns import refuse_first
-from pldp.channel.exact import ratio_within
+from pldp.channel.exact import largest_within, ratio_within
 from pldp.channel.hashed import HASHED_G, SEEDS, HashedNode, reduce_mod, seed_shift, xxh32_lane, xxh32_mix
 from pldp.channel.sampling import GRID, generator_words
 from pldp.channel.words import Cursor
@@ -216,13 +216,15 @@ class OLH(SupportCountOracle):
         self.g = olh_g(eps) if g is None else check_int(g, "g", HASHED_G[0])
         if self.g > HASHED_G[1]:
             raise ParameterError(f"g must be at most {HASHED_G[1]}, got {self.g}")
-        weight = max(1, math.ceil(GRID / (math.exp(eps) + self.g - 1)))
-        while GRID - self.g * weight >= 1 and not ratio_within(GRID - (self.g - 1) * weight, weight, eps):
-            weight += 1  # the float quotient was a step short: the exact claim decides
-        if GRID - self.g * weight < 1:
+        # the smallest weight with (keep + weight) / weight <= e^eps and keep = 2**32 - g weight >= 1:
+        # the largest t = -weight whose claim holds, from the float guess, decided exactly
+        guess = -math.ceil(GRID / (math.exp(eps) + self.g - 1))
+        g = self.g
+        t = largest_within(guess, -((GRID - 1) // g), -1, lambda u: ratio_within(GRID + (g - 1) * u, -u, eps))
+        if t is None:
             raise ParameterError(f"epsilon={eps:g} is too small for g={self.g} on the 2**32 grid")
-        self._weight = weight
-        self._keep = GRID - self.g * weight
+        self._weight = -t
+        self._keep = GRID - self.g * self._weight
         self.seeds = SEEDS if seeds is None else check_int(seeds, "seeds", 2)
         try:
             seed_shift(self.seeds)

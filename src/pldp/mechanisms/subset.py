@@ -42,14 +42,13 @@ import numpy as np
 
 from pldp._validation import as_indices, check_epsilon, check_index_range, check_int
 from pldp.budgets import ItemBudgets
-from pldp.channel.exact import largest_within, ratio_within
-from pldp.channel.sampling import GRID, generator_words
+from pldp.channel.sampling import generator_words
 from pldp.channel.subset import SubsetNode
 from pldp.domain import Domain
 from pldp.errors import ParameterError
 from pldp.fingerprint import canonical_labels
 from pldp.mechanisms.reports import bit_counts, check_packed
-from pldp.mechanisms.support import SupportCountOracle
+from pldp.mechanisms.support import SupportCountOracle, grid_keep
 from pldp.params import domain_of
 from pldp.registry import register
 from pldp.tally import Tally
@@ -67,17 +66,9 @@ def ss_k(epsilon: float, d: int) -> int:
 
 def ss_keep(epsilon: float, d: int, k: int) -> int:
     """The largest ``keep`` whose node's claim holds: ``keep (d - k)`` and ``(2**32 - keep) k`` within a
-    factor ``e^eps`` of each other, both ways, decided exactly; a
-    :class:`~pldp.errors.ParameterError` when no ``keep`` on the grid has that (a tiny ``epsilon``,
-    finer than the grid's steps near ``2**32 k / d``)."""
-    e = math.exp(epsilon)
-    guess = math.floor(GRID * k * e / (k * e + d - k))
-    keep = largest_within(guess, 1, GRID - 1, lambda t: ratio_within(t * (d - k), (GRID - t) * k, epsilon))
-    # the upper bound always has keep = 1; the inverse ratio shrinks as keep grows, so it holds at
-    # some keep exactly when it holds at the largest
-    if keep is None or not ratio_within((GRID - keep) * k, keep * (d - k), epsilon):
-        raise ParameterError(f"epsilon={epsilon:g} is too small for d={d}, k={k} on the 2**32 grid")
-    return keep
+    factor ``e^eps`` of each other, both ways (:func:`~pldp.mechanisms.support.grid_keep`); a
+    :class:`~pldp.errors.ParameterError` when no ``keep`` on the grid has that."""
+    return grid_keep(epsilon, d - k, k)
 
 
 @register

@@ -13,6 +13,7 @@ better than independent marginals, its simulation.
 
 from __future__ import annotations
 
+import math
 from abc import abstractmethod
 from typing import Any
 
@@ -20,17 +21,41 @@ import numpy as np
 
 from pldp._validation import as_counts
 from pldp.channel.every_pair import EveryPairLeaf
-from pldp.errors import EstimationError
+from pldp.channel.exact import largest_within, ratio_within
+from pldp.channel.sampling import GRID
+from pldp.errors import EstimationError, ParameterError
 from pldp.estimation.pure import estimate_counts
 from pldp.estimation.result import Estimate
 from pldp.mechanisms.base import Mechanism
 from pldp.privacy import PairPrivacyReport
 from pldp.tally import Tally
 
-__all__ = ["SupportCountOracle"]
+__all__ = ["SupportCountOracle", "grid_keep"]
 
 #: The tally of support counts: per-item counts, as a unary mechanism's.
 _TALLY_KIND = "unary"
+
+
+def grid_keep(epsilon: float, a: int, b: int) -> int:
+    """The largest ``keep`` in ``[1, 2**32)`` with ``keep a`` and ``(2**32 - keep) b`` within a factor
+    ``e^eps`` of each other both ways, decided exactly: the threshold of a node whose claim is that
+    ratio (subset selection's ``a = d - k, b = k``; Hadamard response's ``a = b = 1``). A
+    :class:`~pldp.errors.ParameterError` when no ``keep`` on the grid has it (a tiny ``epsilon``,
+    finer than the grid's steps near ``2**32 b / (a + b)``).
+
+    Examples
+    --------
+    >>> grid_keep(math.log(3), 1, 1)   # keep / (2**32 - keep) <= 3
+    3221225472
+    """
+    e = math.exp(epsilon)
+    guess = math.floor(GRID * b * e / (b * e + a))
+    keep = largest_within(guess, 1, GRID - 1, lambda t: ratio_within(t * a, (GRID - t) * b, epsilon))
+    # the one way holds at keep = 1; the other shrinks as keep grows, so it holds at some keep
+    # exactly when it holds at the largest
+    if keep is None or not ratio_within((GRID - keep) * b, keep * a, epsilon):
+        raise ParameterError(f"epsilon={epsilon:g} is too small for the 2**32 grid (ratio {a}:{b})")
+    return keep
 
 
 class SupportCountOracle(Mechanism):
