@@ -204,12 +204,6 @@ class SubsetNode(EveryPairLeaf):
     def draw_one(self, inp: Any, stream: WordStream, out: dict[str, np.ndarray], prefix: str = "") -> None:
         first = stream.peek(1)[0]
         stream.advance(1)
-        bounds, choices, t = self.bounds, np.empty(self.k, dtype=np.int64), 0
-        while t < self.k:  # the words of the choices left, up to the first rejected one
-            v, ok = uniform_below(stream.peek(self.k - t), bounds[t:])
-            good = int(np.argmin(ok)) if not ok.all() else self.k - t
-            choices[t : t + good] = v[:good]
-            stream.advance(good + (t + good < self.k))  # a rejected word is consumed and replaced
-            t += good
+        choices = stream.uniforms(self.bounds)
         inside = np.array([int(first) < self.keep])
         out[prefix + "bits"][:1] = subset_rows(np.asarray(inp)[:1], inside, choices[None, :], self.d)
