@@ -145,30 +145,6 @@ def test_same_seed_same_reports_and_counts_match_a_direct_count() -> None:
     assert m.tally(a).counts.tolist() == direct
 
 
-def _theory_variance(m: HR, f: np.ndarray, n: int) -> np.ndarray:
-    p, q = m.sampler().support
-    return (f * p * (1 - p) + (1 - f) * q * (1 - q)) / (n * (p - q) ** 2)
-
-
-def test_the_unbiased_estimate_is_unbiased_with_the_stated_variance() -> None:
-    """Real reports, 80 runs of 4,000 users over 60 items: every item's mean estimate within 4.5
-    standard errors of the truth, and the pooled ratio of the empirical to the theoretical variance
-    within 5 of its standard deviations (sqrt(2 / 79 / 60) = 0.02) of 1."""
-    m, n, runs = HR(1.0, 60), 4000, 80
-    counts = np.zeros(60, dtype=int)
-    counts[:4] = [1600, 800, 400, 200]
-    counts[4:] = np.diff(np.linspace(0, n - counts[:4].sum(), 57).astype(int))
-    f = counts / n
-    x = np.repeat(np.arange(60), counts)
-    rng = np.random.default_rng(20261130)
-    est = np.array([m.estimate(m.tally(m.perturb(x, rng))).frequencies for _ in range(runs)])
-    var = _theory_variance(m, f, n)
-    z = (est.mean(axis=0) - f) / np.sqrt(var / runs)
-    assert np.max(np.abs(z)) < 4.5
-    ratio = float(np.mean(est.var(axis=0, ddof=1) / var))
-    assert abs(ratio - 1) < 5 * math.sqrt(2 / (runs - 1) / 60)
-
-
 @pytest.mark.parametrize("eps", [0.5, 1.0, 2.0, 5.0])
 def test_the_variance_factor_is_binary_randomized_response_s(eps: float) -> None:
     """V = ((e^eps + 1) / (e^eps - 1))^2 per report at an absent item, at the grid's p*: keep is

@@ -18,6 +18,7 @@ from pldp.errors import ParameterError, ReportError, SpecError
 from pldp.mechanisms.hashed import FLH_SEEDS, OLH, olh_g, support_counts
 from pldp.testing import OracleCase, parametrize_with_checks
 from pldp.testing.cases import COUNTS, VARIANT
+from tests.test_large_domains import theory_variance
 
 #: XXH32 of ``x.to_bytes(4, "little")`` with ``seed``, from the reference implementation
 #: (``xxhash.xxh32_intdigest``, python-xxhash 3.6 over libxxhash 0.8).
@@ -105,31 +106,6 @@ def test_same_seed_same_reports_and_counts_match_a_direct_count() -> None:
     assert a.tobytes() == b.tobytes()
     direct = [sum(int(hash_values(v, s, m.g)) == y for s, y in a) for v in range(40)]
     assert support_counts(a, 40, m.g).tolist() == direct
-
-
-def _theory_variance(m: OLH, f: np.ndarray, n: int) -> np.ndarray:
-    p, q = m.sampler().support
-    return (f * p * (1 - p) + (1 - f) * q * (1 - q)) / (n * (p - q) ** 2)
-
-
-def test_the_unbiased_estimate_is_unbiased_with_the_stated_variance() -> None:
-    """Real reports (the hash family's collisions included), 80 runs of 4,000 users over 64 items:
-    every item's mean estimate within 4.5 standard errors of the truth, and the pooled ratio of
-    the empirical to the theoretical variance within 5 of its standard deviations
-    (sqrt(2 / 79 / 64) = 0.02) of 1."""
-    m, n, runs = OLH(1.0, 64), 4000, 80
-    counts = np.zeros(64, dtype=int)
-    counts[:4] = [1600, 800, 400, 200]
-    counts[4:] = np.diff(np.linspace(0, n - counts[:4].sum(), 61).astype(int))
-    f = counts / n
-    x = np.repeat(np.arange(64), counts)
-    rng = np.random.default_rng(20261130)
-    est = np.array([m.estimate(m.tally(m.perturb(x, rng))).frequencies for _ in range(runs)])
-    var = _theory_variance(m, f, n)
-    z = (est.mean(axis=0) - f) / np.sqrt(var / runs)
-    assert np.max(np.abs(z)) < 4.5
-    ratio = float(np.mean(est.var(axis=0, ddof=1) / var))
-    assert abs(ratio - 1) < 5 * math.sqrt(2 / (runs - 1) / 64)
 
 
 def test_the_variance_factor_is_wang_et_al_s() -> None:
@@ -258,7 +234,7 @@ def test_flh_estimates_are_centred_on_the_family_s_own_mean() -> None:
     x = np.repeat(np.arange(d), counts)
     rng = np.random.default_rng(20261130)
     est = np.array([m.estimate(m.tally(m.perturb(x, rng))).frequencies for _ in range(runs)])
-    se = np.sqrt(_theory_variance(m, f, n) / runs)
+    se = np.sqrt(theory_variance(m, f, n) / runs)
     mean = _family_mean(m, f)
     assert np.max(np.abs(est.mean(axis=0) - mean) / se) < 4.5
     assert np.max(np.abs(mean - f) / se) > 4.5

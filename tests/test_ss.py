@@ -250,26 +250,6 @@ def test_ss_beats_oue_at_d_1000_eps_4() -> None:
     assert oq[0] * (1 - oq[0]) / (op[0] - oq[0]) ** 2 == pytest.approx(oue, rel=1e-3)  # OUE's coins are 16-bit
 
 
-def test_the_unbiased_estimate_is_unbiased_with_the_stated_variance() -> None:
-    """80 runs of 4,000 users over 64 items: every item's mean estimate within 4.5 standard errors
-    of the truth, and the pooled ratio of the empirical to the theoretical (binomial-marginal)
-    variance within 5 of its standard deviations (sqrt(2 / 79 / 64) = 0.02) of 1."""
-    m, n, runs = SS(1.0, 64), 4000, 80
-    counts = np.zeros(64, dtype=int)
-    counts[:4] = [1600, 800, 400, 200]
-    counts[4:] = np.diff(np.linspace(0, n - counts[:4].sum(), 61).astype(int))
-    f = counts / n
-    x = np.repeat(np.arange(64), counts)
-    rng = np.random.default_rng(20261130)
-    est = np.array([m.estimate(m.tally(m.perturb(x, rng))).frequencies for _ in range(runs)])
-    p, q = m.sampler().support
-    var = (f * p * (1 - p) + (1 - f) * q * (1 - q)) / (n * (p - q) ** 2)
-    z = (est.mean(axis=0) - f) / np.sqrt(var / runs)
-    assert np.max(np.abs(z)) < 4.5
-    ratio = float(np.mean(est.var(axis=0, ddof=1) / var))
-    assert abs(ratio - 1) < 5 * math.sqrt(2 / (runs - 1) / 64)
-
-
 def test_simulate_has_each_counts_law() -> None:
     """simulate's counts: means and variances of Bin(t, p*) + Bin(n - t, q*), to 4.5 standard errors
     over 400 draws (a variance's relative SE is sqrt(2 / 399) = 0.071); the per-user counts sum to
