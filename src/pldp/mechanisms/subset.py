@@ -18,7 +18,9 @@ order-optimal; the default is ``k = max(1, round(d / (e^eps + 1)))``. At ``d = 1
 (``tests/test_ss.py``).
 
 Exact sampling: ``keep`` is the largest integer with ``keep (d - k) / ((2**32 - keep) k) <= e^eps``
-(decided exactly), so :attr:`support`'s ``p* = keep / 2**32`` is within ``2**-32`` of the ideal.
+(decided exactly), so :attr:`support`'s ``p* = keep / 2**32`` is within ``2**-32`` of the ideal; the
+claim bounds the inverse ratio too, and at a budget finer than the grid's steps (e.g. ``eps = 1e-10``,
+``d = 10, k = 3``) no ``keep`` meets both: SS refuses it (:func:`ss_keep`).
 
 Reports are ``d`` bits, packed as a unary report's, with exactly ``k`` ones; :meth:`SS.tally` refuses
 any other number of ones (a report of all ones would support every item) and counts the bits.
