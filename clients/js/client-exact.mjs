@@ -155,3 +155,14 @@ export const EVERY_PAIR = "every pair of items";
 export function everyPairRow(num, den, eps, part) {
   return { part, subject: EVERY_PAIR, claimed: eps, realised: logRatio(num, den), holds: ratioWithin(num, den, eps) };
 }
+
+/**
+ * The claims of a node that protects every pair of items alike at eps (local hashing, Hadamard
+ * response, subset selection), as a kind's `verify` returns them: [[row], eps], the row that of the
+ * larger of a, b (BigInts, the probabilities of a report under two items, up to one factor) over the
+ * smaller.
+ */
+export function everyPairClaim(a, b, eps, part) {
+  const [num, den] = a >= b ? [a, b] : [b, a];
+  return [[everyPairRow(num, den, eps, part)], eps];
+}

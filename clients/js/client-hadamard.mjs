@@ -2,7 +2,7 @@
 // one index of a K x K Sylvester-Hadamard matrix, in the item's half C_x w.p. keep / 2^32 (docs/wire-format.md §2).
 
 import { checkBudget, checkInt, checkKeys } from "./client-checks.mjs";
-import { everyPairRow } from "./client-exact.mjs";
+import { everyPairClaim } from "./client-exact.mjs";
 import { GRID, GRID_BITS } from "./client-grid.mjs";
 import { SpecError } from "./client-wire.mjs";
 
@@ -33,10 +33,7 @@ export function parseHadamard(obj, path) {
 
 /** The claim: max(keep, 2^32 - keep) / min(keep, 2^32 - keep) <= e^epsilon for every pair of items. */
 export function verifyHadamard(node, part) {
-  const keep = BigInt(node.keep);
-  const rest = BigInt(GRID) - keep;
-  const [num, den] = keep >= rest ? [keep, rest] : [rest, keep];
-  return [[everyPairRow(num, den, node.epsilon, part)], node.epsilon];
+  return everyPairClaim(BigInt(node.keep), BigInt(GRID - node.keep), node.epsilon, part);
 }
 
 /** One report's column [value] for item x: two words of `words` (a {@link Words} stream). */

@@ -3,7 +3,7 @@
 // randomized response over g values of XXH32(item, seed) mod g (docs/wire-format.md §2).
 
 import { checkBudget, checkInt, checkKeys, repr } from "./client-checks.mjs";
-import { everyPairRow } from "./client-exact.mjs";
+import { everyPairClaim } from "./client-exact.mjs";
 import { GRID, GRID_BITS } from "./client-grid.mjs";
 import { SpecError } from "./client-wire.mjs";
 
@@ -50,9 +50,7 @@ export function parseHashed(obj, path) {
 
 /** The claim: (weight + keep) / weight <= e^epsilon for every pair of items, whatever the hash. */
 export function verifyHashed(node, part) {
-  const num = BigInt(node.weight + node.keep);
-  const den = BigInt(node.weight);
-  return [[everyPairRow(num, den, node.epsilon, part)], node.epsilon];
+  return everyPairClaim(BigInt(node.weight + node.keep), BigInt(node.weight), node.epsilon, part);
 }
 
 /** One report's columns [seed, value] for item x: two words of `words` (a {@link Words} stream); the seed

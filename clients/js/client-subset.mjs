@@ -3,7 +3,7 @@
 // partial Fisher-Yates shuffle with exact uniform choices (docs/wire-format.md §2).
 
 import { checkBudget, checkInt, checkKeys } from "./client-checks.mjs";
-import { everyPairRow } from "./client-exact.mjs";
+import { everyPairClaim } from "./client-exact.mjs";
 import { GRID } from "./client-grid.mjs";
 import { SpecError, base64Encode } from "./client-wire.mjs";
 
@@ -22,9 +22,7 @@ export function parseSubset(obj, path) {
 /** The claim: keep (d - k) / ((2^32 - keep) k) and its inverse <= e^epsilon for every pair of items. */
 export function verifySubset(node, part) {
   const a = BigInt(node.keep) * BigInt(node.d - node.k);
-  const b = BigInt(GRID - node.keep) * BigInt(node.k);
-  const [num, den] = a >= b ? [a, b] : [b, a];
-  return [[everyPairRow(num, den, node.epsilon, part)], node.epsilon];
+  return everyPairClaim(a, BigInt(GRID - node.keep) * BigInt(node.k), node.epsilon, part);
 }
 
 /** One report's bits (base64) for item x: a word for membership, then k exact uniform choices. */

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["WIDE", "count_bits", "group_bit_counts", "row_ones"]
+__all__ = ["WIDE", "count_bits", "group_bit_counts", "parity", "row_ones"]
 
 #: Rows wider than this many bytes (d > 1024 bits) are counted by unpacking them.
 WIDE = 128
@@ -118,6 +118,25 @@ def row_ones(rows: np.ndarray) -> np.ndarray:
         for j in range(counts.shape[1]):  # a few columns: faster than a reduction along a short axis
             out += counts[:, j]
     return ones
+
+
+def parity(values: np.ndarray) -> np.ndarray:
+    """Per non-negative integer below ``2**63``, the parity of its number of ones (``0`` or ``1``,
+    ``int64``): ``np.bitwise_count`` where numpy has it (2.0+), else the value xor-folded onto its
+    lowest bit (as the JavaScript client's ``inHalf``).
+
+    Examples
+    --------
+    >>> parity(np.array([0, 1, 3, 7, 2**40 + 1])).tolist()
+    [0, 1, 0, 1, 0]
+    """
+    v = np.asarray(values).astype(np.int64)
+    if _BITWISE_COUNT is not None:
+        return np.asarray(_BITWISE_COUNT(v) & 1, dtype=np.int64)
+    v = v.copy()
+    for shift in (32, 16, 8, 4, 2, 1):
+        v ^= v >> shift
+    return np.asarray(v & 1, dtype=np.int64)
 
 
 def group_bit_counts(rows: np.ndarray, group: np.ndarray, groups: int, weights: np.ndarray | None = None) -> np.ndarray:

@@ -20,10 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from pldp.attacks.base import Attack, rule_for
-from pldp.attacks.pure import ALL_RULES, PureRule, _choose
+from pldp.attacks.base import rule_for
+from pldp.attacks.support import SupportRule
 from pldp.mechanisms.hadamard import HR
-from pldp.oracle import FrequencyOracle
 
 __all__ = ["HadamardRule", "common_indices", "null_basis"]
 
@@ -63,20 +62,8 @@ def common_indices(targets: np.ndarray, k: int, m: int, rng: np.random.Generator
 
 
 @rule_for(HR)
-class HadamardRule(PureRule):
+class HadamardRule(SupportRule):
     """HR: a report is one index of the Hadamard matrix (module docstring)."""
 
-    def reports(self, oracle: FrequencyOracle, attack: Attack, m: int, rng: np.random.Generator) -> np.ndarray:
-        mech: Any = oracle
-        if ALL_RULES[attack.strategy] == "input":
-            return mech.perturb(_choose(attack.targets, m, rng), rng)
-        return common_indices(attack.targets, mech.K, m, rng)
-
-    def support(self, mech: Any, targets: np.ndarray, how: str) -> np.ndarray:
-        p, q = mech.support
-        s = q.copy()
-        if how == "input":
-            s[targets] += (p[targets] - q[targets]) / targets.size
-        else:
-            s[targets] = 1.0
-        return s
+    def mga_reports(self, mech: Any, targets: np.ndarray, m: int, rng: np.random.Generator) -> np.ndarray:
+        return common_indices(targets, mech.K, m, rng)

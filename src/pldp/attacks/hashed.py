@@ -25,7 +25,8 @@ from typing import Any
 import numpy as np
 
 from pldp.attacks.base import Attack, rule_for
-from pldp.attacks.pure import ALL_RULES, PureRule, _choose
+from pldp.attacks.pure import ALL_RULES
+from pldp.attacks.support import SupportRule
 from pldp.channel.hashed import SEEDS, hash_values
 from pldp.mechanisms.hashed import OLH
 from pldp.oracle import FrequencyOracle
@@ -80,24 +81,11 @@ def search_seeds(targets: np.ndarray, g: int, m: int, rng: np.random.Generator, 
 
 
 @rule_for(OLH)
-class HashedRule(PureRule):
+class HashedRule(SupportRule):
     """OLH and BLH: a report is a seed and a value (module docstring)."""
 
-    def reports(self, oracle: FrequencyOracle, attack: Attack, m: int, rng: np.random.Generator) -> np.ndarray:
-        mech: Any = oracle
-        if ALL_RULES[attack.strategy] == "input":
-            return mech.perturb(_choose(attack.targets, m, rng), rng)
-        return search_seeds(attack.targets, mech.g, m, rng, mech.seeds)
-
-    def support(self, mech: Any, targets: np.ndarray, how: str) -> np.ndarray:
-        p, q = mech.support
-        if how == "input":
-            s = q.copy()
-            s[targets] += (p[targets] - q[targets]) / targets.size
-            return s
-        s = q.copy()
-        s[targets] = 1.0
-        return s
+    def mga_reports(self, mech: Any, targets: np.ndarray, m: int, rng: np.random.Generator) -> np.ndarray:
+        return search_seeds(targets, mech.g, m, rng, mech.seeds)
 
     def expected_gain(self, oracle: FrequencyOracle, attack: Attack, m: int, data: tuple[Any, ...]) -> float | None:
         mech: Any = oracle

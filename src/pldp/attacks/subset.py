@@ -18,29 +18,21 @@ from typing import Any
 
 import numpy as np
 
-from pldp.attacks.base import Attack, rule_for
-from pldp.attacks.pure import ALL_RULES, PureRule, _choose, unary_rows
+from pldp.attacks.base import rule_for
+from pldp.attacks.pure import unary_rows
+from pldp.attacks.support import SupportRule
 from pldp.mechanisms.subset import SS
-from pldp.oracle import FrequencyOracle
 
 __all__ = ["SubsetRule"]
 
 
 @rule_for(SS)
-class SubsetRule(PureRule):
+class SubsetRule(SupportRule):
     """SS: a report is ``k`` of the ``d`` items (module docstring)."""
 
-    def reports(self, oracle: FrequencyOracle, attack: Attack, m: int, rng: np.random.Generator) -> np.ndarray:
-        mech: Any = oracle
-        if ALL_RULES[attack.strategy] == "input":
-            return mech.perturb(_choose(attack.targets, m, rng), rng)
-        return unary_rows(mech.d, attack.targets, np.full(m, mech.k, dtype=np.int64), rng)
+    def mga_reports(self, mech: Any, targets: np.ndarray, m: int, rng: np.random.Generator) -> np.ndarray:
+        return unary_rows(mech.d, targets, np.full(m, mech.k, dtype=np.int64), rng)
 
-    def support(self, mech: Any, targets: np.ndarray, how: str) -> np.ndarray:
-        p, q = mech.support
-        s = q.copy()
-        if how == "input":
-            s[targets] += (p[targets] - q[targets]) / targets.size
-        else:
-            s[targets] = min(1.0, mech.k / targets.size)
-        return s
+    def mga_support(self, mech: Any, targets: np.ndarray) -> float:
+        """``min(1, k / r)``: a fake holds every target, or ``k`` of them when ``r > k``."""
+        return min(1.0, mech.k / targets.size)

@@ -12,10 +12,11 @@ refinement always ends.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from fractions import Fraction
 from functools import lru_cache
 
-__all__ = ["epsilon_ceiling", "exp_bounds", "log_ratio", "ratio_within"]
+__all__ = ["epsilon_ceiling", "exp_bounds", "largest_within", "log_ratio", "ratio_within"]
 
 #: Relative margin within which the floating-point pre-check defers to exact arithmetic.
 _MARGIN = 1e-9
@@ -112,6 +113,29 @@ def ratio_within(num: int, den: int, epsilon: float | Fraction) -> bool:
         if ratio > hi:
             return False
         bits *= 2
+
+
+def largest_within(guess: int, lo: int, hi: int, within: Callable[[int], bool]) -> int | None:
+    """The largest ``t`` in ``[lo, hi]`` with ``within(t)``, for a test true up to an edge and false
+    above it (a claim decided exactly, e.g. by :func:`ratio_within`), found from a floating-point
+    ``guess`` of the edge by single steps either way; None when ``within(lo)`` is false.
+
+    The grid samplers round their parameters so: the float formula lands on the edge or a step
+    beside it, and the exact claim decides.
+
+    Examples
+    --------
+    >>> largest_within(10, 0, 100, lambda t: t * t <= 50)
+    7
+    >>> largest_within(3, 5, 9, lambda t: t < 5) is None
+    True
+    """
+    t = min(max(guess, lo), hi)
+    while t < hi and within(t + 1):
+        t += 1  # the float guess was a step short
+    while t >= lo and not within(t):
+        t -= 1  # or a step long
+    return t if t >= lo else None
 
 
 def epsilon_ceiling(num: int, den: int, digits: int = 6) -> float:

@@ -29,21 +29,21 @@ is flipped (a bijection between the two halves, so the report is uniform within 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
+from pldp.bitcount import parity
+from pldp.channel.every_pair import EveryPairLeaf
 from pldp.channel.node import (
     Column,
-    Node,
     NodeVisitor,
     ParseNode,
     R,
-    Row,
     SchemaRef,
     budget_schema,
-    every_pair_row,
     int_schema,
     node_object,
     read_budget,
@@ -70,7 +70,7 @@ def hadamard_order(d: int) -> int:
 def in_half(items: Any, y: Any) -> np.ndarray:
     """``y in C_x`` for items ``x`` and indices ``y`` (broadcast): the parity of ``(x + 1) & y`` is even."""
     rows = np.asarray(items).astype(np.int64) + 1
-    return np.asarray(np.bitwise_count(rows & np.asarray(y).astype(np.int64)) % 2 == 0)
+    return np.asarray(parity(rows & np.asarray(y).astype(np.int64)) == 0)
 
 
 def into_half(items: Any, r: Any, inside: Any) -> np.ndarray:
@@ -82,7 +82,7 @@ def into_half(items: Any, r: Any, inside: Any) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class HadamardNode(Node):
+class HadamardNode(EveryPairLeaf):
     """A Hadamard-response sampler: an index in ``C_x`` w.p. ``keep / 2**32``, else in its complement,
     uniform within the half (module docstring)."""
 
@@ -123,10 +123,6 @@ class HadamardNode(Node):
     def accept(self, visitor: NodeVisitor[R], *args: Any) -> R:
         return visitor.hadamard(self, *args)
 
-    @property
-    def takes_one_item(self) -> bool:
-        return True
-
     # ------------------------------------------------------------------ reports
     def columns(self, prefix: str = "") -> list[Column]:
         return [Column(prefix + "value", "value", self.K)]
@@ -138,35 +134,20 @@ class HadamardNode(Node):
         return self.keep / GRID, 0.5
 
     # ------------------------------------------------------------------ claims
-    def claims(self, part: str = "root") -> tuple[list[Row], float]:
-        num, den = max(self.keep, GRID - self.keep), min(self.keep, GRID - self.keep)
-        return [every_pair_row(num, den, self.epsilon, part)], self.epsilon
+    def claim_ratio(self) -> tuple[int, int]:
+        return max(self.keep, GRID - self.keep), min(self.keep, GRID - self.keep)
 
-    def item_keys(self) -> list[tuple[Any, ...]]:
-        return [(self.keep, self.epsilon)] * self.d  # every item alike to the channel
-
-    def pair_claim(self, i: int, j: int) -> float:
-        return float(self.epsilon)
-
-    def pair_law(self, i: int, j: int, column_prefix: str) -> tuple[np.ndarray, np.ndarray, Any]:
-        """A report's category: 0 ``y in C_i \\ C_j``, 1 ``y in C_j \\ C_i``, 2 both, 3 neither (``K/4``
-        indices each); its exact laws under ``i`` and ``j``. Category 0 has the ratio ``keep / (2**32 - keep)``."""
+    def pair_support(self, i: int, j: int) -> tuple[float, float, float]:
+        """A report of ``i`` lies in ``C_i`` w.p. ``keep / 2**32``, in ``C_j`` w.p. ``1/2``, in both (``K/4``
+        of the ``K/2`` indices of either half) w.p. ``keep / 2**33``."""
         k = self.keep / GRID
-        p0 = np.array([k, 1 - k, k, 1 - k]) / 2
-        p1 = np.array([1 - k, k, k, 1 - k]) / 2
-        value = column_prefix + "value"
+        return k, 0.5, k / 2
 
-        def classify(cols: Any) -> np.ndarray:
-            y = np.asarray(cols[value])
-            hi, hj = in_half(i, y), in_half(j, y)
-            return np.where(hi & hj, 2, np.where(hi, 0, np.where(hj, 1, 3))).astype(np.int64)
-
-        return p0, p1, classify
+    def supports(self, cols: Mapping[str, np.ndarray], item: int, column_prefix: str) -> np.ndarray:
+        """``y in C_item``."""
+        return in_half(item, np.asarray(cols[column_prefix + "value"]))
 
     # ------------------------------------------------------------------ the program
-    def reports(self, inp: Any) -> int:
-        return int(inp.size)
-
     def words(self, inp: Any) -> np.ndarray:
         return np.full(inp.size, 2, dtype=np.int64)
 

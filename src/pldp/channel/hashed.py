@@ -37,22 +37,21 @@ of the ``g`` values).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
+from pldp.channel.every_pair import EveryPairLeaf
 from pldp.channel.node import (
     Column,
-    Node,
     NodeVisitor,
     ParseNode,
     R,
-    Row,
     SchemaRef,
     budget_schema,
     enum_schema,
-    every_pair_row,
     int_schema,
     node_object,
     read_budget,
@@ -199,7 +198,7 @@ def _seeds_schema() -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
-class HashedNode(Node):
+class HashedNode(EveryPairLeaf):
     """A local-hashing sampler: a uniform seed ``s``, then ``H_s(x)`` kept w.p. ``(weight + keep) / 2**32``
     and each hash value reported w.p. ``weight / 2**32`` otherwise (module docstring)."""
 
@@ -262,10 +261,6 @@ class HashedNode(Node):
     def accept(self, visitor: NodeVisitor[R], *args: Any) -> R:
         return visitor.hashed(self, *args)
 
-    @property
-    def takes_one_item(self) -> bool:
-        return True
-
     # ------------------------------------------------------------------ reports
     def columns(self, prefix: str = "") -> list[Column]:
         return [Column(prefix + "seed", "seed", self.seeds), Column(prefix + "value", "value", self.g)]
@@ -277,39 +272,25 @@ class HashedNode(Node):
         return (self.weight + self.keep) / GRID, 1.0 / self.g
 
     # ------------------------------------------------------------------ claims
-    def claims(self, part: str = "root") -> tuple[list[Row], float]:
-        num, den = self.weight + self.keep, self.weight
-        return [every_pair_row(num, den, self.epsilon, part)], self.epsilon
+    def claim_ratio(self) -> tuple[int, int]:
+        return self.weight + self.keep, self.weight
 
-    def item_keys(self) -> list[tuple[Any, ...]]:
-        return [(self.keep, self.weight, self.epsilon)] * self.d  # every item alike to the channel
-
-    def pair_claim(self, i: int, j: int) -> float:
-        return float(self.epsilon)
-
-    def pair_law(self, i: int, j: int, column_prefix: str) -> tuple[np.ndarray, np.ndarray, Any]:
-        """A report's category: 0 ``y = H_s(i) != H_s(j)``, 1 ``y = H_s(j) != H_s(i)``, 2 ``y = H_s(i) = H_s(j)``,
-        3 neither; its laws under ``i`` and ``j`` with the collision probability ``c`` the pair's own over
-        a small family (:func:`collision_rates`, exact up to ``2**20`` seeds), else taken as ``1/g``.
-        Category 0 has the ratio ``(weight + keep) / weight`` exactly, whatever the collisions are."""
+    def pair_support(self, i: int, j: int) -> tuple[float, float, float]:
+        """With the collision probability ``c`` of ``i`` and ``j`` over the seeds the pair's own over a
+        small family (:func:`collision_rates`, exact up to ``2**20`` seeds), else taken as ``1/g``: a
+        report of ``i`` supports ``i`` w.p. ``(weight + keep) / 2**32``, ``j`` when the two collide or
+        when ``y`` is ``H_s(j)`` by chance, both when they collide. The ratio ``(weight + keep) / weight``
+        of category 0 is exact whatever the collisions are."""
         hit, miss = (self.weight + self.keep) / GRID, self.weight / GRID
         c = float(collision_rates([[i, j]], self.seeds, self.g)[0]) if self.seeds <= _EXACT_PAIR_SEEDS else 1 / self.g
-        p0 = np.array([(1 - c) * hit, (1 - c) * miss, c * hit, 0.0])
-        p1 = np.array([(1 - c) * miss, (1 - c) * hit, c * hit, 0.0])
-        p0[3], p1[3] = 1 - p0[:3].sum(), 1 - p1[:3].sum()
-        seed, value = column_prefix + "seed", column_prefix + "value"
+        return hit, (1 - c) * miss + c * hit, c * hit
 
-        def classify(cols: Any) -> np.ndarray:
-            s, y = np.asarray(cols[seed]), np.asarray(cols[value])
-            hi, hj = hash_values(i, s, self.g) == y, hash_values(j, s, self.g) == y
-            return np.where(hi & hj, 2, np.where(hi, 0, np.where(hj, 1, 3))).astype(np.int64)
-
-        return p0, p1, classify
+    def supports(self, cols: Mapping[str, np.ndarray], item: int, column_prefix: str) -> np.ndarray:
+        """``y = H_s(item)``."""
+        s, y = np.asarray(cols[column_prefix + "seed"]), np.asarray(cols[column_prefix + "value"])
+        return np.asarray(hash_values(item, s, self.g) == y)
 
     # ------------------------------------------------------------------ the program
-    def reports(self, inp: Any) -> int:
-        return int(inp.size)
-
     def words(self, inp: Any) -> np.ndarray:
         return np.full(inp.size, 2, dtype=np.int64)
 

@@ -228,6 +228,13 @@ class Node(ABC):
     def columns(self, prefix: str = "") -> list[Column]:
         """The payload columns of this node's reports, in the order of the wire format."""
 
+    def check_columns(self, cols: Mapping[str, np.ndarray], n: int, prefix: str = "") -> None:
+        """Refuse the first of ``n`` reports whose payload columns (named ``prefix`` + the column's
+        name), each within its range, still are no report of this node (a
+        :class:`~pldp.errors.ReportError` naming it): what ranges cannot say, e.g. a subset's size.
+        Nothing by default; :func:`pldp.channel.check_columns` calls it after the ranges."""
+        return None
+
     def empty_columns(self, n: int) -> dict[str, np.ndarray]:
         """Payload columns of ``n`` reports with no values yet: zero bits, ``-1`` items and levels."""
         return {c.name: c.empty(n) for c in self.columns()}

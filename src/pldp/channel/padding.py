@@ -121,16 +121,6 @@ class PaddingNode(Node):
 
     def draw_one(self, inp: Any, stream: WordStream, out: dict[str, np.ndarray], prefix: str = "") -> None:
         flat, _, sizes = inp
-
-        def uniform(m: int) -> int:
-            while True:
-                w = stream.peek(1)
-                stream.advance(1)
-                v, ok = uniform_below(w, np.array([m]))
-                if ok[0]:
-                    return int(v[0])
-
-        slot = uniform(max(int(sizes[0]), self.ell))
-        dummy = uniform(self.ell)
+        slot, dummy = (int(v) for v in stream.uniforms([max(int(sizes[0]), self.ell), self.ell]))
         item = int(flat[slot]) if slot < sizes[0] else self.d + dummy
         self.inner.draw_one(np.array([item]), stream, out, prefix)

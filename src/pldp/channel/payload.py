@@ -10,7 +10,8 @@ payloads; a memoized chain's report is its permanent node's payload. Three visit
 rules, one method per kind: :func:`payload_writer` (:func:`payload_json`) writes a report's payload from the columns,
 :class:`PayloadReader` reads payloads into columns (refusing the first of the wrong shape), and
 :func:`check_columns` checks every column's range (items and levels below their bounds, no
-padding bits set, nothing where a report's level sends nothing); :func:`carried_rows` says which
+padding bits set, nothing where a report's level sends nothing) and then a leaf node's own
+check (:meth:`~pldp.channel.node.Node.check_columns`, e.g. a subset's size); :func:`carried_rows` says which
 reports' levels fill a column. :mod:`pldp.deploy.wire`,
 :mod:`pldp.deploy.count` and the readers of report files call these; none of them knows the kinds.
 """
@@ -185,9 +186,10 @@ class _Check(NodeVisitor[None]):
     """The range checks of one part's columns: ``node.accept(_CHECK, columns, n, prefix)``."""
 
     def leaf(self, node: Node, cols: dict[str, np.ndarray], n: int, prefix: str) -> None:
-        """Every column of every report within its range."""
+        """Every column of every report within its range, then the node's own check of the reports."""
         for column in node.columns(prefix):
             column.check(cols[column.name], column.size)
+        node.check_columns(cols, n, prefix)
 
     def direct(self, node: DirectNode, cols: dict[str, np.ndarray], n: int, prefix: str) -> None:
         self.leaf(node, cols, n, prefix)

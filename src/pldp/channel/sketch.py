@@ -42,6 +42,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from pldp.bitcount import parity as bit_parity
 from pldp.channel.exact import log_ratio, ratio_within
 from pldp.channel.hashed import hash_values
 from pldp.channel.node import (
@@ -94,12 +95,12 @@ def top_bits(words: Any, bits: int) -> np.ndarray:
 
 def sketch_hashes(items: Any, rows: Any, m: int) -> np.ndarray:
     """``h_j(x)``: XXH32 of item ``x`` with seed ``j``, modulo ``m`` (broadcast), as ``int64``."""
-    return hash_values(items, rows, m)
+    return hash_values(items, rows, m).astype(np.int64)
 
 
 def hadamard_entry(r: Any, col: Any) -> np.ndarray:
     """``H[r, col] = (-1)^popcount(r & col)`` of the Sylvester-Hadamard matrix (broadcast), as ``int64``."""
-    parity = np.bitwise_count(np.asarray(r).astype(np.int64) & np.asarray(col).astype(np.int64)) % 2
+    parity = bit_parity(np.asarray(r).astype(np.int64) & np.asarray(col).astype(np.int64))
     return np.asarray(1 - 2 * parity.astype(np.int64))
 
 

@@ -29,22 +29,22 @@ that the words a report reads do not depend on ``w0``), else the ``k`` drawn. Th
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
+from pldp.bitcount import row_ones
+from pldp.channel.columns import refuse_first
+from pldp.channel.every_pair import EveryPairLeaf
 from pldp.channel.node import (
     Column,
-    Node,
     NodeVisitor,
     ParseNode,
     R,
-    Row,
     SchemaRef,
     budget_schema,
-    every_pair_row,
     int_schema,
     node_object,
     read_budget,
@@ -104,7 +104,7 @@ def _one_row(x: int, inside: bool, choices: list[int], d: int) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class SubsetNode(Node):
+class SubsetNode(EveryPairLeaf):
     """A subset-selection sampler: ``k`` of ``d`` items, the user's among them w.p. ``keep / 2**32``
     and the rest uniform (module docstring)."""
 
@@ -145,10 +145,6 @@ class SubsetNode(Node):
     def accept(self, visitor: NodeVisitor[R], *args: Any) -> R:
         return visitor.subset(self, *args)
 
-    @property
-    def takes_one_item(self) -> bool:
-        return True
-
     # ------------------------------------------------------------------ reports
     def columns(self, prefix: str = "") -> list[Column]:
         return [Column(prefix + "bits", "bits", self.d)]
@@ -160,43 +156,27 @@ class SubsetNode(Node):
         p = self.keep / GRID
         return p, (p * (self.k - 1) + (1 - p) * self.k) / (self.d - 1)
 
+    def check_columns(self, cols: Mapping[str, np.ndarray], n: int, prefix: str = "") -> None:
+        """Refuse the first report that holds other than ``k`` items (a report of all ones would
+        support every item)."""
+        ones = row_ones(np.asarray(cols[prefix + "bits"]))
+        refuse_first(ones != self.k, lambda i: f"{int(ones[i])} items, not k = {self.k}")
+
     # ------------------------------------------------------------------ claims
-    def _ratio(self) -> tuple[int, int]:
-        """``(num, den)``, ``num >= den``: the largest ratio of a set's probabilities under two items."""
+    def claim_ratio(self) -> tuple[int, int]:
         a, b = self.keep * (self.d - self.k), (GRID - self.keep) * self.k
         return max(a, b), min(a, b)
 
-    def claims(self, part: str = "root") -> tuple[list[Row], float]:
-        num, den = self._ratio()
-        return [every_pair_row(num, den, self.epsilon, part)], self.epsilon
+    def pair_support(self, i: int, j: int) -> tuple[float, float, float]:
+        """A report of ``i`` holds ``i`` w.p. ``p* = keep / 2**32``, ``j`` w.p. ``q*``, both w.p.
+        ``p* (k - 1) / (d - 1)`` (of the ``C(d-1, k-1)`` sets that hold ``i``, ``C(d-2, k-2)`` hold ``j``)."""
+        p, q = self.support
+        return p, q, p * (self.k - 1) / (self.d - 1)
 
-    def item_keys(self) -> list[tuple[Any, ...]]:
-        return [(self.k, self.keep, self.epsilon)] * self.d  # every item alike to the channel
-
-    def pair_claim(self, i: int, j: int) -> float:
-        return float(self.epsilon)
-
-    def pair_law(
-        self, i: int, j: int, column_prefix: str
-    ) -> tuple[np.ndarray, np.ndarray, Callable[[Mapping[str, np.ndarray]], np.ndarray]]:
-        """A report's category: 0 ``i`` in ``S`` and not ``j``, 1 ``j`` and not ``i``, 2 both, 3 neither;
-        its exact laws under ``i`` and ``j`` (of the ``C(d-1, k-1)`` sets that hold the user's item,
-        ``C(d-2, k-2)`` hold the other one; of the ``C(d-1, k)`` that do not, ``C(d-2, k-1)``).
-        The likelihood ratio of a whole report is a function of the category."""
-        p, d, k = self.keep / GRID, self.d, self.k
-        own_only, both = p * (d - k) / (d - 1), p * (k - 1) / (d - 1)
-        other_only, neither = (1 - p) * k / (d - 1), (1 - p) * (d - 1 - k) / (d - 1)
-        p0 = np.array([own_only, other_only, both, neither])
-        p1 = np.array([other_only, own_only, both, neither])
-        bits = column_prefix + "bits"
-
-        def classify(cols: Mapping[str, np.ndarray]) -> np.ndarray:
-            rows = np.asarray(cols[bits])
-            hi = (rows[:, i >> 3] & (0x80 >> (i & 7))) != 0
-            hj = (rows[:, j >> 3] & (0x80 >> (j & 7))) != 0
-            return np.where(hi & hj, 2, np.where(hi, 0, np.where(hj, 1, 3))).astype(np.int64)
-
-        return p0, p1, classify
+    def supports(self, cols: Mapping[str, np.ndarray], item: int, column_prefix: str) -> np.ndarray:
+        """The set holds ``item``: its bit is set."""
+        rows = np.asarray(cols[column_prefix + "bits"])
+        return np.asarray((rows[:, item >> 3] & (0x80 >> (item & 7))) != 0)
 
     # ------------------------------------------------------------------ the program
     @property
@@ -212,9 +192,6 @@ class SubsetNode(Node):
         inside = w[:, 0].astype(np.int64) < self.keep
         return subset_rows(np.asarray(x), inside, choices, self.d), np.asarray(ok.all(axis=1))
 
-    def reports(self, inp: Any) -> int:
-        return int(inp.size)
-
     def words(self, inp: Any) -> np.ndarray:
         return np.full(inp.size, 1 + self.k, dtype=np.int64)
 
@@ -227,12 +204,6 @@ class SubsetNode(Node):
     def draw_one(self, inp: Any, stream: WordStream, out: dict[str, np.ndarray], prefix: str = "") -> None:
         first = stream.peek(1)[0]
         stream.advance(1)
-        bounds, choices, t = self.bounds, np.empty(self.k, dtype=np.int64), 0
-        while t < self.k:  # the words of the choices left, up to the first rejected one
-            v, ok = uniform_below(stream.peek(self.k - t), bounds[t:])
-            good = int(np.argmin(ok)) if not ok.all() else self.k - t
-            choices[t : t + good] = v[:good]
-            stream.advance(good + (t + good < self.k))  # a rejected word is consumed and replaced
-            t += good
+        choices = stream.uniforms(self.bounds)
         inside = np.array([int(first) < self.keep])
         out[prefix + "bits"][:1] = subset_rows(np.asarray(inp)[:1], inside, choices[None, :], self.d)

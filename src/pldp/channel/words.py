@@ -10,9 +10,11 @@ than planned; then the batch is redrawn report by report from a :class:`WordStre
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
+from pldp.channel.sampling import uniform_below
 from pldp.errors import ParameterError
 
 __all__ = ["Cursor", "RejectedError", "WordSource", "WordStream"]
@@ -44,6 +46,29 @@ class WordStream:
     def advance(self, n: int) -> None:
         """Consume ``n`` words."""
         self._buf = self._buf[n:]
+
+    def uniforms(self, bounds: Any) -> np.ndarray:
+        """Exact uniform integers below each of ``bounds`` in turn (``int64``), by rejection
+        (:func:`~pldp.channel.sampling.uniform_below`): each draw consumes words until one is
+        accepted, a rejected word replaced by the next. The words of the draws left are read at once,
+        up to the first rejected one.
+
+        Examples
+        --------
+        >>> words = iter([7, 2**32 - 1, 9])   # 2**32 - 1 is rejected below 3
+        >>> WordStream(lambda n: np.array([next(words) for _ in range(n)])).uniforms([10, 3]).tolist()
+        [7, 0]
+        """
+        m = np.asarray(bounds, dtype=np.int64).reshape(-1)
+        out = np.empty(m.size, dtype=np.int64)
+        t = 0
+        while t < m.size:
+            v, ok = uniform_below(self.peek(m.size - t), m[t:])
+            good = int(np.argmin(ok)) if not ok.all() else m.size - t
+            out[t : t + good] = v[:good]
+            self.advance(good + (t + good < m.size))  # a rejected word is consumed and replaced
+            t += good
+        return out
 
 
 class Cursor:

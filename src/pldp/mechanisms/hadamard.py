@@ -36,7 +36,6 @@ them too.
 
 from __future__ import annotations
 
-import math
 from functools import cached_property
 from typing import Any, Self
 
@@ -44,37 +43,28 @@ import numpy as np
 
 from pldp._validation import as_counts, as_indices, check_epsilon, check_index_range, check_int
 from pldp.budgets import ItemBudgets
-from pldp.channel.exact import log_ratio, ratio_within
+from pldp.channel.columns import refuse_first
 from pldp.channel.hadamard import HADAMARD_D, HadamardNode, hadamard_order, in_half, into_half
 from pldp.channel.sampling import GRID, generator_words
 from pldp.channel.words import Cursor
 from pldp.domain import Domain
-from pldp.errors import EstimationError, ParameterError, ReportError
-from pldp.estimation.pure import estimate_counts
-from pldp.estimation.result import Estimate
+from pldp.errors import ParameterError, ReportError
 from pldp.fingerprint import canonical_labels
-from pldp.mechanisms.base import Mechanism
+from pldp.mechanisms.support import SupportCountOracle, grid_keep
 from pldp.params import domain_of
-from pldp.privacy import PairPrivacyReport
 from pldp.registry import register
 from pldp.tally import Tally
 
-__all__ = ["HR", "hr_keep", "support_counts", "walsh_hadamard"]
+__all__ = ["HR", "checked_indices", "hr_keep", "support_counts", "walsh_hadamard"]
 
-#: The tally of Hadamard reports: per-item support counts, as a unary mechanism's.
-_TALLY_KIND = "unary"
 #: Reports drawn at once by :meth:`HR.simulate` (a few MB of temporaries).
 _BLOCK = 1 << 20
 
 
 def hr_keep(epsilon: float) -> int:
-    """The largest ``keep < 2**32`` with ``keep / (2**32 - keep) <= e^eps``, decided exactly."""
-    keep = min(GRID - 1, math.floor(GRID / (1.0 + math.exp(-epsilon))))
-    while keep < GRID - 1 and ratio_within(keep + 1, GRID - keep - 1, epsilon):
-        keep += 1  # the float quotient was a step short
-    while not ratio_within(keep, GRID - keep, epsilon):
-        keep -= 1  # or a step long: the exact claim decides
-    return keep
+    """The largest ``keep < 2**32`` with ``keep / (2**32 - keep) <= e^eps``, decided exactly
+    (:func:`~pldp.mechanisms.support.grid_keep` of the ratio ``1:1``)."""
+    return grid_keep(epsilon, 1, 1)
 
 
 def walsh_hadamard(c: np.ndarray) -> np.ndarray:
@@ -91,14 +81,27 @@ def walsh_hadamard(c: np.ndarray) -> np.ndarray:
     return out
 
 
-def support_counts(values: np.ndarray, d: int, k: int) -> np.ndarray:
-    """Per item ``v``, the reports with ``y in C_v``: ``(n + (H c)_{v+1}) / 2`` for the index counts ``c``."""
-    c = np.bincount(values, minlength=k)
-    return (int(values.size) + walsh_hadamard(c)[1 : d + 1]) // 2
+def checked_indices(reports: Any, k: int) -> np.ndarray:
+    """``reports`` as a 1-D ``int64`` array of indices in ``[0, k)``, or a
+    :class:`~pldp.errors.ReportError` naming the first report that is not."""
+    rep = np.asarray(reports)
+    if rep.ndim != 1 or rep.dtype.kind not in "iu":
+        raise ReportError(f"HR reports are a 1-D integer array of indices, got shape {rep.shape}")
+    rep = rep.astype(np.int64)
+    refuse_first((rep < 0) | (rep >= k), lambda i: f"value {int(rep[i])} is not in [0, {k})")
+    return rep
+
+
+def support_counts(values: Any, d: int, k: int) -> np.ndarray:
+    """Per item ``v``, the reports with ``y in C_v``: ``(n + (H c)_{v+1}) / 2`` for the index counts ``c``;
+    a :class:`~pldp.errors.ReportError` naming the first index not in ``[0, k)`` (:func:`checked_indices`)."""
+    rep = checked_indices(values, k)
+    c = np.bincount(rep, minlength=k)
+    return (int(rep.size) + walsh_hadamard(c)[1 : d + 1]) // 2
 
 
 @register
-class HR(Mechanism):
+class HR(SupportCountOracle):
     """Hadamard response (HR), epsilon-LDP, for large domains.
 
     A report is one index below ``K``, the smallest power of two ``> d`` (module docstring).
@@ -165,17 +168,6 @@ class HR(Mechanism):
     def __repr__(self) -> str:
         return f"HR(epsilon={self.epsilon:g}, d={self.d})"
 
-    @property
-    def support(self) -> tuple[np.ndarray, np.ndarray]:
-        p, q = self._node.support
-        return np.full(self.d, p), np.full(self.d, q)
-
-    def channel(self) -> np.ndarray:
-        """The ``d x d`` support matrix: ``[x, v]`` is the probability that a report of ``x`` supports ``v``
-        (``p*`` on the diagonal, ``1/2`` elsewhere); the channel of whole reports has ``K`` outputs."""
-        p, q = self._node.support
-        return np.full((self.d, self.d), q) + np.eye(self.d) * (p - q)
-
     # ---------------------------------------------------------------------- client
     def perturb(self, x: Any, rng: np.random.Generator) -> np.ndarray:
         """Randomize item indices, one index in ``[0, K)`` per user (two words each; the node's program).
@@ -192,25 +184,11 @@ class HR(Mechanism):
         self._node.draw(arr.astype(np.int64), cursor, np.arange(n), out)
         return out["value"]
 
-    def _check_reports(self, reports: Any) -> np.ndarray:
-        rep = np.asarray(reports)
-        if rep.ndim != 1 or rep.dtype.kind not in "iu":
-            raise ReportError(f"HR reports are a 1-D integer array of indices, got shape {rep.shape}")
-        rep = rep.astype(np.int64)
-        bad = (rep < 0) | (rep >= self.K)
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise ReportError(f"report {i}: value {int(rep[i])} is not in [0, {self.K})", i)
-        return rep
-
     # ---------------------------------------------------------------------- server
-    def _tally(self, n: int, counts: np.ndarray) -> Tally:
-        return Tally(n, counts, _TALLY_KIND, self.fingerprint)
-
     def tally(self, reports: Any) -> Tally:
         """The support count of every item (:func:`support_counts`: a bincount and one transform)."""
-        rep = self._check_reports(reports)
-        return self._tally(rep.size, support_counts(rep, self.d, self.K))
+        counts = support_counts(reports, self.d, self.K)  # checks the reports
+        return self._tally(np.size(reports), counts)
 
     def simulate(self, true_counts: Any, rng: np.random.Generator) -> Tally:
         """Count-level simulation with the reports' exact joint law.
@@ -235,29 +213,3 @@ class HR(Mechanism):
         for x in np.flatnonzero(~few):
             c[in_half(x, ys)] += rng.multinomial(honest[x], np.full(k // 2, 2.0 / k))
         return self._drawn_tally(n, (n + walsh_hadamard(c)[1 : self.d + 1]) // 2)
-
-    def estimate(self, tally: Tally, method: str = "unbiased", **options: Any) -> Estimate:
-        """Estimate the item distribution from a tally of support counts.
-
-        ``method`` is ``"unbiased"``, ``"norm_sub"``, ``"mle"`` (the likelihood of the counts'
-        binomial marginals, as for unary reports) or ``"recover"``; see
-        :func:`pldp.estimation.pure.estimate_counts`.
-        """
-        self._check_method(method)
-        tally = self._check_tally(tally)
-        if tally.kind != _TALLY_KIND or tally.d != self.d:
-            raise EstimationError(f"a {tally.kind} tally over {tally.d} items does not fit {self!r}")
-        return estimate_counts(_TALLY_KIND, self.support, self.domain, tally.n, tally.counts, method, **options)
-
-    # --------------------------------------------------------------------- privacy
-    def privacy(self) -> PairPrivacyReport:
-        """Exact check of epsilon-LDP: every pair of items, the ratio ``keep / (2**32 - keep)``
-        (:class:`~pldp.channel.HadamardNode`), one group of items."""
-        realised = log_ratio(self._keep, GRID - self._keep)
-        return PairPrivacyReport(
-            "LDP",
-            np.array([self.epsilon]),
-            [np.arange(self.d)],
-            np.array([[self.epsilon]]),
-            np.array([[realised]]),
-        )

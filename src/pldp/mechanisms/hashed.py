@@ -71,27 +71,23 @@ from typing import Any, Self
 
 import numpy as np
 
-from pldp._validation import as_counts, as_indices, check_epsilon, check_index_range, check_int
+from pldp._validation import as_indices, check_epsilon, check_index_range, check_int
 from pldp.budgets import ItemBudgets
-from pldp.channel.exact import log_ratio, ratio_within
+from pldp.channel.columns import refuse_first
+from pldp.channel.exact import largest_within, ratio_within
 from pldp.channel.hashed import HASHED_G, SEEDS, HashedNode, reduce_mod, seed_shift, xxh32_lane, xxh32_mix
 from pldp.channel.sampling import GRID, generator_words
 from pldp.channel.words import Cursor
 from pldp.domain import Domain
-from pldp.errors import EstimationError, ParameterError, ReportError, SpecError
-from pldp.estimation.pure import estimate_counts
-from pldp.estimation.result import Estimate
+from pldp.errors import ParameterError, ReportError, SpecError
 from pldp.fingerprint import canonical_labels
-from pldp.mechanisms.base import Mechanism
+from pldp.mechanisms.support import SupportCountOracle
 from pldp.params import domain_of
-from pldp.privacy import PairPrivacyReport
 from pldp.registry import register
 from pldp.tally import Tally
 
-__all__ = ["FLH_SEEDS", "OLH", "olh_g", "support_counts"]
+__all__ = ["FLH_SEEDS", "OLH", "checked_reports", "olh_g", "support_counts"]
 
-#: The tally of local-hashing reports: per-item support counts, as a unary mechanism's.
-_TALLY_KIND = "unary"
 #: FLH's default family size (:meth:`OLH.flh`; module docstring, "A small family").
 FLH_SEEDS = 1 << 14
 #: Hash evaluations per block of :func:`support_counts`' direct path: ``uint32`` blocks of 256 KiB,
@@ -106,8 +102,23 @@ def olh_g(epsilon: float) -> int:
     return max(2, min(round(math.exp(epsilon)) + 1, HASHED_G[1]))
 
 
-def support_counts(reports: np.ndarray, d: int, g: int, seeds: int = SEEDS) -> np.ndarray:
-    """Per item ``v``, the reports ``(s, y)`` with ``H_s(v) = y``, from seeds in ``[0, seeds)``.
+def checked_reports(reports: Any, g: int, seeds: int = SEEDS) -> np.ndarray:
+    """``reports`` as an ``(n, 2)`` ``int64`` array of ``(seed, value)``, seeds in ``[0, seeds)`` and values
+    in ``[0, g)``, or a :class:`~pldp.errors.ReportError` naming the first report that is not."""
+    rep = np.asarray(reports)
+    if rep.ndim != 2 or rep.shape[1] != 2 or rep.dtype.kind not in "iu":
+        raise ReportError(f"OLH reports are an (n, 2) integer array of (seed, value), got shape {rep.shape}")
+    rep = rep.astype(np.int64)
+    for column, name, high in ((rep[:, 0], "seed", seeds), (rep[:, 1], "value", g)):
+        bad = (column < 0) | (column >= high)
+        if bad.any():
+            refuse_first(bad, f"{name} {int(column[np.argmax(bad)])} is not in [0, {high})")
+    return rep
+
+
+def support_counts(reports: Any, d: int, g: int, seeds: int = SEEDS) -> np.ndarray:
+    """Per item ``v``, the reports ``(s, y)`` with ``H_s(v) = y``, from seeds in ``[0, seeds)``; a
+    :class:`~pldp.errors.ReportError` naming the first report out of range (:func:`checked_reports`).
 
     Two paths, the same counts. A small family (FLH): the reports' counts per ``(seed, value)``
     (one ``bincount``), then for each seed some report drew, the hash values of all ``d`` items
@@ -115,7 +126,7 @@ def support_counts(reports: np.ndarray, d: int, g: int, seeds: int = SEEDS) -> n
     seeds, or fewer reports than seeds): every report against every item, ``n d`` hash
     evaluations in cache-sized ``uint32`` blocks.
     """
-    rep = np.asarray(reports)
+    rep = checked_reports(reports, g, seeds)
     n = rep.shape[0]
     if seeds * g <= _TABLE_CELLS and seeds * (d + g) < n * d:
         return _grouped_counts(rep, d, g, seeds)
@@ -162,7 +173,7 @@ def _grouped_counts(rep: np.ndarray, d: int, g: int, seeds: int) -> np.ndarray:
 
 
 @register
-class OLH(Mechanism):
+class OLH(SupportCountOracle):
     """Optimized local hashing (OLH; BLH with ``g=2``), epsilon-LDP, for large domains.
 
     A report is a seed and one of ``g`` values, whatever ``d`` is (module docstring).
@@ -205,13 +216,15 @@ class OLH(Mechanism):
         self.g = olh_g(eps) if g is None else check_int(g, "g", HASHED_G[0])
         if self.g > HASHED_G[1]:
             raise ParameterError(f"g must be at most {HASHED_G[1]}, got {self.g}")
-        weight = max(1, math.ceil(GRID / (math.exp(eps) + self.g - 1)))
-        while GRID - self.g * weight >= 1 and not ratio_within(GRID - (self.g - 1) * weight, weight, eps):
-            weight += 1  # the float quotient was a step short: the exact claim decides
-        if GRID - self.g * weight < 1:
+        # the smallest weight with (keep + weight) / weight <= e^eps and keep = 2**32 - g weight >= 1:
+        # the largest t = -weight whose claim holds, from the float guess, decided exactly
+        guess = -math.ceil(GRID / (math.exp(eps) + self.g - 1))
+        g = self.g
+        t = largest_within(guess, -((GRID - 1) // g), -1, lambda u: ratio_within(GRID + (g - 1) * u, -u, eps))
+        if t is None:
             raise ParameterError(f"epsilon={eps:g} is too small for g={self.g} on the 2**32 grid")
-        self._weight = weight
-        self._keep = GRID - self.g * weight
+        self._weight = -t
+        self._keep = GRID - self.g * self._weight
         self.seeds = SEEDS if seeds is None else check_int(seeds, "seeds", 2)
         try:
             seed_shift(self.seeds)
@@ -264,18 +277,6 @@ class OLH(Mechanism):
         family = "" if self.seeds == SEEDS else f", seeds={self.seeds}"
         return f"OLH(epsilon={self.epsilon:g}, d={self.d}, g={self.g}{family})"
 
-    @property
-    def support(self) -> tuple[np.ndarray, np.ndarray]:
-        p, q = self._node.support
-        return np.full(self.d, p), np.full(self.d, q)
-
-    def channel(self) -> np.ndarray:
-        """The ``d x d`` support matrix: ``[x, v]`` is the probability that a report of ``x`` supports ``v``
-        (``p*`` on the diagonal, ``1/g`` elsewhere, the ideal family's); the channel of whole reports has
-        ``seeds * g`` outputs."""
-        p, q = self._node.support
-        return np.full((self.d, self.d), q) + np.eye(self.d) * (p - q)
-
     # ---------------------------------------------------------------------- client
     def perturb(self, x: Any, rng: np.random.Generator) -> np.ndarray:
         """Randomize item indices, one report ``(seed, value)`` per user (two words each; the node's program).
@@ -301,57 +302,11 @@ class OLH(Mechanism):
         return (np.stack([np.asarray(columns["seed"]), np.asarray(columns["value"])], axis=1),)
 
     def _check_reports(self, reports: Any) -> np.ndarray:
-        rep = np.asarray(reports)
-        if rep.ndim != 2 or rep.shape[1] != 2 or rep.dtype.kind not in "iu":
-            raise ReportError(f"OLH reports are an (n, 2) integer array of (seed, value), got shape {rep.shape}")
-        rep = rep.astype(np.int64)
-        for k, (name, high) in enumerate((("seed", self.seeds), ("value", self.g))):
-            bad = (rep[:, k] < 0) | (rep[:, k] >= high)
-            if bad.any():
-                i = int(np.flatnonzero(bad)[0])
-                raise ReportError(f"report {i}: {name} {int(rep[i, k])} is not in [0, {high})", i)
-        return rep
+        return checked_reports(reports, self.g, self.seeds)
 
     # ---------------------------------------------------------------------- server
-    def _tally(self, n: int, counts: np.ndarray) -> Tally:
-        return Tally(n, counts, _TALLY_KIND, self.fingerprint)
-
     def tally(self, reports: Any) -> Tally:
         """The support count of every item (:func:`support_counts`: ``n d`` hash evaluations, or
         ``n + seeds d`` operations for a small family)."""
-        rep = self._check_reports(reports)
-        return self._tally(rep.shape[0], support_counts(rep, self.d, self.g, self.seeds))
-
-    def simulate(self, true_counts: Any, rng: np.random.Generator) -> Tally:
-        """Count-level simulation: :math:`C_v \\sim \\mathrm{Bin}(t_v, p^*) + \\mathrm{Bin}(n - t_v, 1/g)`,
-        independently (the real counts' marginals and covariances; module docstring). O(d)."""
-        t = as_counts(true_counts, "true_counts", self.d)
-        n = int(t.sum())
-        p, q = self._node.support
-        return self._drawn_tally(n, rng.binomial(t, p) + rng.binomial(n - t, q))
-
-    def estimate(self, tally: Tally, method: str = "unbiased", **options: Any) -> Estimate:
-        """Estimate the item distribution from a tally of support counts.
-
-        ``method`` is ``"unbiased"``, ``"norm_sub"``, ``"mle"`` (the likelihood of the counts'
-        binomial marginals, as for unary reports) or ``"recover"``; see
-        :func:`pldp.estimation.pure.estimate_counts`.
-        """
-        self._check_method(method)
-        tally = self._check_tally(tally)
-        if tally.kind != _TALLY_KIND or tally.d != self.d:
-            raise EstimationError(f"a {tally.kind} tally over {tally.d} items does not fit {self!r}")
-        return estimate_counts(_TALLY_KIND, self.support, self.domain, tally.n, tally.counts, method, **options)
-
-    # --------------------------------------------------------------------- privacy
-    def privacy(self) -> PairPrivacyReport:
-        """Exact check of epsilon-LDP: every pair of items, the ratio ``(weight + keep) / weight``
-        (:class:`~pldp.channel.HashedNode`), one group of items."""
-        realised = log_ratio(self._weight + self._keep, self._weight)
-        return PairPrivacyReport(
-            "LDP",
-            np.array([self.epsilon]),
-            [np.arange(self.d)],
-            np.array([[self.epsilon]]),
-            np.array([[realised]]),
-        )
+        counts = support_counts(reports, self.d, self.g, self.seeds)  # checks the reports
+        return self._tally(np.shape(reports)[0], counts)

@@ -18,7 +18,9 @@ order-optimal; the default is ``k = max(1, round(d / (e^eps + 1)))``. At ``d = 1
 (``tests/test_ss.py``).
 
 Exact sampling: ``keep`` is the largest integer with ``keep (d - k) / ((2**32 - keep) k) <= e^eps``
-(decided exactly), so :attr:`support`'s ``p* = keep / 2**32`` is within ``2**-32`` of the ideal.
+(decided exactly), so :attr:`support`'s ``p* = keep / 2**32`` is within ``2**-32`` of the ideal; the
+claim bounds the inverse ratio too, and at a budget finer than the grid's steps (e.g. ``eps = 1e-10``,
+``d = 10, k = 3``) no ``keep`` meets both: SS refuses it (:func:`ss_keep`).
 
 Reports are ``d`` bits, packed as a unary report's, with exactly ``k`` ones; :meth:`SS.tally` refuses
 any other number of ones (a report of all ones would support every item) and counts the bits.
@@ -40,28 +42,21 @@ from typing import Any, Self
 
 import numpy as np
 
-from pldp._validation import as_counts, as_indices, check_epsilon, check_index_range, check_int
-from pldp.bitcount import row_ones
+from pldp._validation import as_indices, check_epsilon, check_index_range, check_int
 from pldp.budgets import ItemBudgets
-from pldp.channel.exact import ratio_within
-from pldp.channel.sampling import GRID, generator_words
+from pldp.channel.sampling import generator_words
 from pldp.channel.subset import SubsetNode
 from pldp.domain import Domain
-from pldp.errors import EstimationError, ParameterError, ReportError
-from pldp.estimation.pure import estimate_counts
-from pldp.estimation.result import Estimate
+from pldp.errors import ParameterError
 from pldp.fingerprint import canonical_labels
-from pldp.mechanisms.base import Mechanism
 from pldp.mechanisms.reports import bit_counts, check_packed
+from pldp.mechanisms.support import SupportCountOracle, grid_keep
 from pldp.params import domain_of
-from pldp.privacy import PairPrivacyReport
 from pldp.registry import register
 from pldp.tally import Tally
 
 __all__ = ["SS", "ss_k", "ss_keep"]
 
-#: The tally of subset reports: per-item support counts (bit counts), as a unary mechanism's.
-_TALLY_KIND = "unary"
 #: Words per block of :meth:`SS.perturb`.
 _BLOCK_WORDS = 1 << 20
 
@@ -72,18 +67,14 @@ def ss_k(epsilon: float, d: int) -> int:
 
 
 def ss_keep(epsilon: float, d: int, k: int) -> int:
-    """The largest ``keep`` with ``keep (d - k) <= e^eps (2**32 - keep) k``, decided exactly."""
-    e = math.exp(epsilon)
-    keep = min(GRID - 1, math.floor(GRID * k * e / (k * e + d - k)))
-    while keep < GRID - 1 and ratio_within((keep + 1) * (d - k), (GRID - keep - 1) * k, epsilon):
-        keep += 1  # the float quotient was a step short
-    while keep > 1 and not ratio_within(keep * (d - k), (GRID - keep) * k, epsilon):
-        keep -= 1  # or a step long
-    return keep
+    """The largest ``keep`` whose node's claim holds: ``keep (d - k)`` and ``(2**32 - keep) k`` within a
+    factor ``e^eps`` of each other, both ways (:func:`~pldp.mechanisms.support.grid_keep`); a
+    :class:`~pldp.errors.ParameterError` when no ``keep`` on the grid has that."""
+    return grid_keep(epsilon, d - k, k)
 
 
 @register
-class SS(Mechanism):
+class SS(SupportCountOracle):
     """Subset selection (SS), epsilon-LDP: a report is ``k`` of the ``d`` items, order-optimal for large domains.
 
     Parameters
@@ -148,17 +139,6 @@ class SS(Mechanism):
     def __repr__(self) -> str:
         return f"SS(epsilon={self.epsilon:g}, d={self.d}, k={self.k})"
 
-    @property
-    def support(self) -> tuple[np.ndarray, np.ndarray]:
-        p, q = self._node.support
-        return np.full(self.d, p), np.full(self.d, q)
-
-    def channel(self) -> np.ndarray:
-        """The ``d x d`` support matrix: ``[x, v]`` is the probability that a report of ``x`` holds ``v``
-        (``p*`` on the diagonal, ``q*`` elsewhere); the channel of whole reports has ``C(d, k)`` outputs."""
-        p, q = self._node.support
-        return np.full((self.d, self.d), q) + np.eye(self.d) * (p - q)
-
     # ---------------------------------------------------------------------- client
     def perturb(self, x: Any, rng: np.random.Generator) -> np.ndarray:
         """Randomize item indices into packed subsets (the node's program, ``1 + k`` words a report).
@@ -193,53 +173,11 @@ class SS(Mechanism):
 
     def _check_reports(self, reports: Any) -> np.ndarray:
         rep = check_packed(reports, self.d)  # a TallyError: not (n, ceil(d / 8)) bytes, or padding bits set
-        ones = row_ones(rep)
-        bad = ones != self.k
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise ReportError(f"report {i}: {int(ones[i])} items, not k = {self.k}", i)
+        self._node.check_columns({"bits": rep}, rep.shape[0])  # a ReportError: other than k items
         return rep
 
     # ---------------------------------------------------------------------- server
-    def _tally(self, n: int, counts: np.ndarray) -> Tally:
-        return Tally(n, counts, _TALLY_KIND, self.fingerprint)
-
     def tally(self, reports: Any) -> Tally:
         """The support count of every item: its bit count, over reports of exactly ``k`` items."""
         rep = self._check_reports(reports)
         return self._tally(rep.shape[0], bit_counts(rep, self.d))
-
-    def simulate(self, true_counts: Any, rng: np.random.Generator) -> Tally:
-        """Count-level simulation: :math:`C_v \\sim \\mathrm{Bin}(t_v, p^*) + \\mathrm{Bin}(n - t_v, q^*)`,
-        independently: each count's exact law, not the counts' (slightly negative) covariances
-        (module docstring). O(d)."""
-        t = as_counts(true_counts, "true_counts", self.d)
-        n = int(t.sum())
-        p, q = self._node.support
-        return self._drawn_tally(n, rng.binomial(t, p) + rng.binomial(n - t, q))
-
-    def estimate(self, tally: Tally, method: str = "unbiased", **options: Any) -> Estimate:
-        """Estimate the item distribution from a tally of support counts.
-
-        ``method`` is ``"unbiased"``, ``"norm_sub"``, ``"mle"`` (the likelihood of the counts'
-        binomial marginals, as for unary reports) or ``"recover"``; see
-        :func:`pldp.estimation.pure.estimate_counts`.
-        """
-        self._check_method(method)
-        tally = self._check_tally(tally)
-        if tally.kind != _TALLY_KIND or tally.d != self.d:
-            raise EstimationError(f"a {tally.kind} tally over {tally.d} items does not fit {self!r}")
-        return estimate_counts(_TALLY_KIND, self.support, self.domain, tally.n, tally.counts, method, **options)
-
-    # --------------------------------------------------------------------- privacy
-    def privacy(self) -> PairPrivacyReport:
-        """Exact check of epsilon-LDP: every pair of items, the ratio ``keep (d - k) / ((2**32 - keep) k)``
-        and its inverse (:class:`~pldp.channel.SubsetNode`), one group of items."""
-        (row,), _ = self._node.claims()
-        return PairPrivacyReport(
-            "LDP",
-            np.array([self.epsilon]),
-            [np.arange(self.d)],
-            np.array([[self.epsilon]]),
-            np.array([[row.realised]]),
-        )
