@@ -159,8 +159,10 @@ def _exact(node: dict[str, Any], count: int, others: int) -> list[float]:
                     worst = max(worst, math.inf if q2 == 0 else math.log(q / q2))
         else:  # unary: bits other than x and x' cancel; x's bit set and x''s clear is the worst
             a, b = node["a"], node["b"]
+            if b[x] == 0:  # ULDP: only x's holders set x's bit
+                worst = math.inf
             for x2 in range(others):
-                if x2 != x:
+                if x2 != x and b[x] > 0:
                     worst = max(worst, math.log(a[x] * (GRID - b[x2]) / (b[x] * (GRID - a[x2]))))
         out.append(worst)
     return out
@@ -219,6 +221,9 @@ def test_the_epsilons_shown_bound_every_channel(browser: Any, server: Server) ->
     assert shown["idue-opt0"] == [[[0.5, 0.5, 1, 2, 2]]]  # MinID-LDP: each answer at its own budget
     assert shown["idue-opt1-avg"] == [[[1.25, 1.25, 1.5, 2, 2]]]  # AvgID-LDP: the mean with the largest
     assert shown["rcf"] == [[[0.5] * 6, [1] * 6, [2] * 6]]
+    assert (
+        shown["urap"][0][0][-1] == "inf" and shown["urap"][0][0][0] != "inf"
+    )  # ULDP: a non-sensitive answer may be revealed
     assert errors(browser) == []
 
 

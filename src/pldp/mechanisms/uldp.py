@@ -109,7 +109,7 @@ class URAP(UnaryEncoding):
     >>> import numpy as np
     >>> m = URAP(1.0, np.array([True, True, False, False]))
     >>> float(m.a[0]), round(float(m.b[0]), 6), round(float(m.a[2]), 6), float(m.b[2])
-    (0.5, 0.268941, 0.316060, 0.0)
+    (0.5, 0.268941, 0.31606, 0.0)
     >>> m.privacy().holds, m.notion
     (True, 'ULDP')
     """

@@ -51,6 +51,9 @@ function nodeProtection(node, count, others) {
     });
   }
   const smallest = Math.min(...eps);
+  // ULDP (uRAP): a non-sensitive answer's own bit is set by its holders only (b = 0), so a report
+  // may reveal it; every other report protects any answer against any other at the smallest budget
+  if (node.notion === "ULDP") return eps.slice(0, count).map((e, x) => (node.b[x] === 0 ? Infinity : smallest));
   const pair =
     node.notion === "MinID-LDP" ? (a, b) => Math.min(a, b) : node.notion === "AvgID-LDP" ? (a, b) => (a + b) / 2 : () => smallest;
   return eps.slice(0, count).map((e, x) => {
