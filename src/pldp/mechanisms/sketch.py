@@ -38,7 +38,7 @@ correlated and
     \\mathrm{Var}(\\hat n_x) = \\frac{n_x p^*(1 - p^*) + (n - n_x) q^*(1 - q^*)}{(p^* - q^*)^2}
         + \\sum_{x' \\ne x} \\frac{n_{x'} (n_{x'} - 1)}{k (m - 1)} ,
 
-the second term growing with ``n^2 / (k m)``. :meth:`estimate` adds that term, at the estimated
+the second term growing with ``n^2 / (k m)``. :meth:`CMS.estimate` (and HCMS's) adds that term, at the estimated
 frequencies (clipped at 0), to the variance of every method (:func:`collision_variance`).
 
 For one fixed family (Apple's, and this one: the seeds ``0 .. k-1``, public) the estimate is biased
