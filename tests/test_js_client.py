@@ -244,7 +244,21 @@ def test_js_refuses_the_hand_edited_specs_python_refuses(tmp_path: Path) -> None
     mixed["sampler"]["root"]["items"][2] = wider  # level 2 over 7 items, the others over 6
     with pytest.raises(SpecError, match="nodes of one kind must have the same size"):
         Spec.from_json(json.dumps(_resigned(mixed)))  # a report file has one item column of fixed width
+    # a ULDP node where every item must be protected: the padding's inner node, a level's node
+    uldp = Spec.from_mechanism(pldp.URAP(1.0, np.array([True, True, True, False, False])), question="q").to_dict()
+    padded = Spec.from_mechanism(PaddingSampling(pldp.OUE(1.0, 5), 2), question="q").to_dict()
+    padded["sampler"]["root"]["inner"] = {**uldp["sampler"]["root"], "d": 7}
+    padded["sampler"]["root"]["inner"].update(
+        {k: v + v[-1:] * 2 for k, v in uldp["sampler"]["root"].items() if isinstance(v, list)}
+    )
+    leveled = Spec.from_mechanism(RCF([0.5, 1.0, 2.0], 5, oracle="oue"), question="q").to_dict()
+    leveled["sampler"]["root"]["items"][0] = uldp["sampler"]["root"]
+    for bad in (padded, leveled):
+        with pytest.raises(SpecError, match="must protect every item: a ULDP node may reveal one"):
+            Spec.from_json(json.dumps(_resigned(bad)))
     cases = [
+        (_resigned(padded), r"root\.inner must protect every item: a ULDP node may reveal one"),
+        (_resigned(leveled), r"root\.items must protect every item: a ULDP node may reveal one"),
         (_resigned(mixed), r"root: the levels' nodes of one kind must have the same size"),
         (_resigned(raised), r"privacy claim fails: root, output 0 \(\+2\)"),
         (altered, "does not match its content"),

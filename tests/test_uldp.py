@@ -300,3 +300,26 @@ def test_an_avgid_idue_of_two_levels_can_beat_urap_only_by_giving_up_eps_between
     across = rep.realised[np.ix_(sens, ~sens)].max(), rep.realised[np.ix_(~sens, sens)].max()
     assert max(across) > 2 * eps
     assert urap.privacy().realised.max() <= eps + 1e-9  # uRAP: every pair within eps on protected reports
+
+
+def test_a_uldp_node_is_refused_where_every_item_must_be_protected() -> None:
+    """Padding-and-sampling's item-set claim and a level's claim assume every item protected (b > 0):
+    a ULDP node (which may reveal a non-sensitive input) is refused inside them, by the spec's parser
+    and by the library."""
+    import json
+
+    from pldp.channel import parse_node
+    from pldp.errors import ParameterError, SpecError
+    from pldp.protocols import PaddingSampling
+
+    urap = pldp.URAP(1.0, np.array([True, True, False, False]))
+    inner = urap.sampler().to_json()
+    padding = {"kind": "padding", "d": 2, "ell": 2, "inner": inner}
+    with pytest.raises(SpecError, match="inner must protect every item"):
+        parse_node(json.loads(json.dumps(padding)))
+    oue = pldp.OUE(1.0, 4).sampler().to_json()
+    leveled = {"kind": "leveled", "d": 4, "levels": [1.0, 1.0], "items": [oue, inner], "level_report": "clear"}
+    with pytest.raises(SpecError, match="items must protect every item"):
+        parse_node(leveled)
+    with pytest.raises(ParameterError, match="must protect every item"):
+        PaddingSampling(urap, 2)

@@ -24,6 +24,10 @@ export function parseLeveled(obj, path, parseNode) {
   if (items.some((n) => n.kind !== "direct" && n.kind !== "unary")) {
     throw new SpecError(`${path}.items must be direct or unary nodes`);
   }
+  // a level's claim is its budget for every item; a ULDP node may reveal its input
+  if (items.some((n) => n.kind === "unary" && n.notion === "ULDP")) {
+    throw new SpecError(`${path}.items must protect every item: a ULDP node may reveal one`);
+  }
   const d = checkInt(obj.d, `${path}.d`, 2, Math.min(...items.map((n) => n.d)));
   const mode = obj.level_report;
   if (!LEVEL_REPORTS.includes(mode)) {

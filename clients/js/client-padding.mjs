@@ -15,6 +15,8 @@ export function parsePadding(obj, path, parseNode) {
   if (inner.kind !== "unary" || inner.d !== d + ell) {
     throw new SpecError(`${path}.inner must be a unary node over d + ell = ${d + ell} items`);
   }
+  // its item-set claim (Gu et al., Theorem 4) needs every bit's b > 0
+  if (inner.notion === "ULDP") throw new SpecError(`${path}.inner must protect every item: a ULDP node may reveal one`);
   return { kind: "padding", d, ell, inner };
 }
 

@@ -121,6 +121,9 @@ class LeveledNode(Node):
         items = tuple(node for node in parsed if isinstance(node, (DirectNode, UnaryNode)))
         if len(items) != len(parsed):
             raise SpecError(f"{path}.items must be direct or unary nodes")
+        if any(isinstance(node, UnaryNode) and node.notion == "ULDP" for node in items):
+            # a level's claim is its budget for every item; a ULDP node may reveal its input
+            raise SpecError(f"{path}.items must protect every item: a ULDP node may reveal one")
         d = read_int(obj["d"], f"{path}.d", 2, min(node.d for node in items))
         mode = obj["level_report"]
         if mode not in LEVEL_REPORTS:

@@ -61,6 +61,8 @@ class PaddingNode(Node):
         inner = parse_node(obj["inner"], f"{path}.inner")
         if not isinstance(inner, UnaryNode) or inner.d != d + ell:
             raise SpecError(f"{path}.inner must be a unary node over d + ell = {d + ell} items")
+        if inner.notion == "ULDP":  # its item-set claim (Gu et al., Theorem 4) needs every bit's b > 0
+            raise SpecError(f"{path}.inner must protect every item: a ULDP node may reveal one")
         return cls(d, ell, inner)
 
     @classmethod

@@ -98,12 +98,13 @@ def uldp_rows(a: tuple[int, ...], b: tuple[int, ...], epsilons: tuple[float, ...
     """The ULDP claims of independent bits whose non-sensitive items (budget ``inf``) have ``b = 0``.
 
     On a protected output (no non-sensitive bit set) the bits other than ``i`` and ``j`` cancel
-    between inputs ``i`` and ``j``; bit ``j`` contributes at most ``(G - b_j) / (G - a_j)`` (its 1
-    when ``j`` is sensitive, its forced 0 when not) and bit ``i`` at most ``a_i / b_i`` if ``i`` is
-    sensitive, ``(G - a_i) / G`` (its forced 0) if not. So for every ordered pair of distinct items
-    ``f_i (G - b_j) / (G - a_j) <= e^eps`` with ``eps`` the smallest finite budget: the unary ratio
-    (Gu et al. eq. 5) when ``i`` is sensitive. One row per pair of groups of equal ``(a, b, budget)``,
-    decided exactly on the ``2**32`` grid. The invertible outputs need no row: ``b = 0`` on a
+    between inputs ``i`` and ``j``; bit ``j`` contributes at most ``(G - b_j) / (G - a_j)`` (its 0,
+    forced when ``j`` is not sensitive; a set bit gives ``b_j / a_j < 1``) and bit ``i`` at most
+    ``a_i / b_i`` if ``i`` is sensitive, ``(G - a_i) / G`` (its forced 0) if not. So for every
+    ordered pair of distinct items ``f_i (G - b_j) / (G - a_j) <= e^eps`` with ``eps`` the
+    smallest finite budget: the unary ratio (Gu et al. eq. 5) when ``i`` is sensitive. One row per
+    pair of groups of equal ``(a, b, budget)``, decided exactly on the ``2**32`` grid. The
+    invertible outputs need no row: ``b = 0`` on a
     non-sensitive item means only its holder sets its bit, which the parser checks."""
     by_group = groups(list(zip(a, b, epsilons, strict=True)))
     claim = min(e for e in epsilons if e != math.inf)

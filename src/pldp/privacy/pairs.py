@@ -108,7 +108,10 @@ class PairPrivacyReport(PrivacyCheck):
 
     @property
     def lemma1_epsilon(self) -> float:
-        """The LDP epsilon that MinID-LDP guarantees, ``min(max E, 2 min E)`` (Gu et al. Lemma 1)."""
+        """The LDP epsilon that MinID-LDP guarantees, ``min(max E, 2 min E)`` (Gu et al. Lemma 1);
+        ``inf`` when a report may reveal its input (ULDP's invertible outputs)."""
+        if self.invertible:
+            return math.inf
         e = self.group_epsilon
         return float(min(e.max(), 2 * e.min()))
 

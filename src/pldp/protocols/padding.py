@@ -93,6 +93,8 @@ class PaddingSampling(Protocol):
     def __init__(self, base: UnaryEncoding, ell: int) -> None:
         if not isinstance(base, UnaryEncoding):
             raise ParameterError(f"base must be a unary mechanism (IDUE, OUE, RAPPOR), got {type(base).__name__}")
+        if base.sampler().notion == "ULDP":  # the item-set claim (Gu et al., Theorem 4) needs every b > 0
+            raise ParameterError(f"base must protect every item: {type(base).__name__} may reveal a non-sensitive one")
         ell = check_int(ell, "ell", 1)
         eps = base.budgets.epsilons
         star = int(np.argmin(eps))  # an item with the smallest budget: the dummies copy it
