@@ -23,6 +23,7 @@ from pldp.mechanisms.hadamard import hr_keep
 from pldp.mechanisms.sketch import CMS, HCMS, cms_flip, collision_variance
 from pldp.testing import check_oracle
 from tests.deploy_cases import spec_of
+from tests.tolerances import FLOAT_RTOL
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -111,7 +112,7 @@ def test_the_claims_are_exact_and_fail_one_grid_step_more_generous(eps: float) -
     if keep < GRID - 1:
         assert not check_claims(HCMSNode(100, 16, 64, "xxh32", eps, keep + 1)).holds
     # the ratio of two flipped coordinates: the square of one coordinate's
-    assert check_claims(cms).rows[0].realised == pytest.approx(2 * math.log((GRID - flip) / flip), rel=1e-12)
+    assert check_claims(cms).rows[0].realised == pytest.approx(2 * math.log((GRID - flip) / flip), rel=FLOAT_RTOL)
     assert CMS(eps, 100).privacy().holds and HCMS(eps, 100).privacy().holds
 
 
@@ -124,7 +125,7 @@ def test_the_pair_laws_are_the_reports_laws() -> None:
         p0, p1, classify = node.pair_law(2, 7, "")
         assert p0.sum() == pytest.approx(1, abs=1e-12) and p1.tolist() == [p0[1], p0[0], p0[2]]
         num, den = node.ratio()
-        assert p0[0] / p1[0] == pytest.approx(num / den, rel=1e-9)
+        assert p0[0] / p1[0] == pytest.approx(num / den, rel=FLOAT_RTOL)
         n = 40_000
         cat = classify(mech.report_columns(mech.perturb(np.full(n, 2), rng)))
         rate = np.bincount(cat, minlength=3) / n
@@ -320,7 +321,7 @@ def test_the_collision_variance_is_the_other_items_squares() -> None:
     f = np.array([0.5, 0.25, 0.25, -0.1])  # a negative estimate counts as 0
     got = collision_variance(f, 100, 4, 17)
     each = f.clip(0) * np.maximum(f.clip(0) - 0.01, 0)
-    assert np.allclose(got, (each.sum() - each) / 64, rtol=1e-12)
+    assert np.allclose(got, (each.sum() - each) / 64, rtol=FLOAT_RTOL)
 
 
 @pytest.mark.parametrize("cls", [CMS, HCMS])

@@ -27,6 +27,7 @@ from pldp.mechanisms.subset import SS, ss_k, ss_keep
 from pldp.mechanisms.unary import OUE
 from pldp.testing import check_oracle
 from tests.deploy_cases import spec_of
+from tests.tolerances import FLOAT_RTOL
 
 #: A node of 10 items, subsets of 3.
 NODE = SS(1.0, 10, k=3).sampler()
@@ -227,7 +228,7 @@ def test_the_pair_law_is_the_reports_law() -> None:
     node = m.sampler()
     p0, p1, classify = node.pair_law(2, 7, "")
     assert p0.sum() == pytest.approx(1, abs=1e-12) and p1.tolist() == [p0[1], p0[0], p0[2], p0[3]]
-    assert p0[0] / p1[0] == pytest.approx(node.keep * 7 / ((GRID - node.keep) * 3), rel=1e-12)
+    assert p0[0] / p1[0] == pytest.approx(node.keep * 7 / ((GRID - node.keep) * 3), rel=FLOAT_RTOL)
     n = 40_000
     cat = classify({"bits": m.perturb(np.full(n, 2), np.random.default_rng(11))})
     rate = np.bincount(cat, minlength=4) / n

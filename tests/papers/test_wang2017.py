@@ -16,6 +16,7 @@ import pytest
 
 from pldp.experiments import wang2017 as w
 from pldp.experiments.runner import run_experiments, write_outputs
+from tests.tolerances import FLOAT_RTOL
 
 #: Two-sided false-alarm probability of one oracle's acceptance interval. With N = 32,768 samples the
 #: relative SD of the pooled variance is sqrt(2 / N) = 0.78 % and the interval is +/- 3.9 SD = +/- 3.0 %.
@@ -39,7 +40,7 @@ def test_grids_and_closed_forms() -> None:
     r3 = math.sqrt(3.0)
     expected = {"GRR": 101 / 4, "SUE": r3 / (r3 - 1) ** 2, "OUE": 3.0, "OLH": 3.0, "BLH": 4.0, "HR": 4.0}
     for name, value in expected.items():
-        assert w.closed_form(name, eps, d) == pytest.approx(value, rel=1e-12)  # float formulas: rounding only
+        assert w.closed_form(name, eps, d) == pytest.approx(value, rel=FLOAT_RTOL)  # float formulas: rounding only
         # The support is the ideal one up to pldp's rounding: each probability moves by at most `units`
         # steps of its grid (2**-16 for the unary coins; 2**-32 elsewhere, and GRR's p* absorbs the d - 1
         # rounded-up q*), so q*(1-q*)/(p*-q*)^2 moves relatively by at most 4 units step / (p* - q*).
