@@ -41,16 +41,15 @@ from typing import Any, Self
 
 import numpy as np
 
-from pldp._validation import as_counts, as_indices, check_epsilon, check_index_range, check_int
+from pldp._validation import as_counts, check_epsilon, check_int
 from pldp.budgets import ItemBudgets
 from pldp.channel.columns import refuse_first
 from pldp.channel.hadamard import HADAMARD_D, HadamardNode, hadamard_order, in_half, into_half
-from pldp.channel.sampling import GRID, generator_words
-from pldp.channel.words import Cursor
+from pldp.channel.sampling import GRID
 from pldp.domain import Domain
 from pldp.errors import ParameterError, ReportError
 from pldp.fingerprint import canonical_labels
-from pldp.mechanisms.support import SupportCountOracle, grid_keep
+from pldp.mechanisms.support import SupportCountOracle, grid_keep, run_program
 from pldp.params import domain_of
 from pldp.registry import register
 from pldp.tally import Tally
@@ -176,12 +175,7 @@ class HR(SupportCountOracle):
         -------
         ndarray of int64, shape (n,)
         """
-        arr = as_indices(x, "x").reshape(-1)
-        check_index_range(arr, self.d, "x")
-        n = arr.size
-        out = self._node.empty_columns(n)
-        cursor = Cursor(generator_words(rng, 2 * n), 2 * np.arange(n, dtype=np.int64))
-        self._node.draw(arr.astype(np.int64), cursor, np.arange(n), out)
+        _, out = run_program(self._node, x, self.d, rng, 2)
         return out["value"]
 
     # ---------------------------------------------------------------------- server

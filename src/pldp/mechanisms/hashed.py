@@ -71,17 +71,16 @@ from typing import Any, Self
 
 import numpy as np
 
-from pldp._validation import as_indices, check_epsilon, check_index_range, check_int
+from pldp._validation import check_epsilon, check_int
 from pldp.budgets import ItemBudgets
 from pldp.channel.columns import refuse_first
 from pldp.channel.exact import largest_within, ratio_within
 from pldp.channel.hashed import HASHED_G, SEEDS, HashedNode, reduce_mod, seed_shift, xxh32_lane, xxh32_mix
-from pldp.channel.sampling import GRID, generator_words
-from pldp.channel.words import Cursor
+from pldp.channel.sampling import GRID
 from pldp.domain import Domain
 from pldp.errors import ParameterError, ReportError, SpecError
 from pldp.fingerprint import canonical_labels
-from pldp.mechanisms.support import SupportCountOracle
+from pldp.mechanisms.support import SupportCountOracle, run_program
 from pldp.params import domain_of
 from pldp.registry import register
 from pldp.tally import Tally
@@ -286,12 +285,7 @@ class OLH(SupportCountOracle):
         ndarray of int64, shape (n, 2)
             Each row a seed in ``[0, seeds)`` and a value in ``[0, g)``.
         """
-        arr = as_indices(x, "x").reshape(-1)
-        check_index_range(arr, self.d, "x")
-        n = arr.size
-        out = self._node.empty_columns(n)
-        cursor = Cursor(generator_words(rng, 2 * n), 2 * np.arange(n, dtype=np.int64))
-        self._node.draw(arr.astype(np.int64), cursor, np.arange(n), out)
+        _, out = run_program(self._node, x, self.d, rng, 2)
         return np.stack([out["seed"], out["value"]], axis=1)
 
     def report_columns(self, reports: Any) -> dict[str, np.ndarray]:

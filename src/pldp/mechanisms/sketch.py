@@ -56,12 +56,11 @@ from typing import Any, Self
 
 import numpy as np
 
-from pldp._validation import as_counts, as_indices, check_epsilon, check_index_range, check_int
+from pldp._validation import as_counts, check_epsilon, check_int
 from pldp.budgets import ItemBudgets
 from pldp.channel.exact import log_ratio, ratio_within
-from pldp.channel.sampling import GRID, generator_words
+from pldp.channel.sampling import GRID
 from pldp.channel.sketch import SKETCH_D, SKETCH_K, SKETCH_M, CMSNode, HCMSNode, hadamard_entry, sketch_hashes
-from pldp.channel.words import Cursor
 from pldp.domain import Domain
 from pldp.errors import EstimationError, ParameterError, ReportError
 from pldp.estimation.pure import estimate_counts
@@ -69,6 +68,7 @@ from pldp.estimation.result import Estimate
 from pldp.fingerprint import canonical_labels
 from pldp.mechanisms.base import Mechanism
 from pldp.mechanisms.hadamard import hr_keep, walsh_hadamard
+from pldp.mechanisms.support import run_program
 from pldp.params import domain_of
 from pldp.privacy import PairPrivacyReport
 from pldp.registry import register
@@ -180,13 +180,7 @@ class _Sketch(Mechanism):
 
     def _words(self, x: Any, rng: np.random.Generator, per: int) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """Run the node's program on ``x``: ``per`` words a report; the payload columns."""
-        arr = as_indices(x, "x").reshape(-1)
-        check_index_range(arr, self.d, "x")
-        n = arr.size
-        out = self._node.empty_columns(n)
-        cursor = Cursor(generator_words(rng, per * n), per * np.arange(n, dtype=np.int64))
-        self._node.draw(arr.astype(np.int64), cursor, np.arange(n), out)
-        return arr, out
+        return run_program(self._node, x, self.d, rng, per)
 
     def _check_index(self, values: np.ndarray, name: str, high: int) -> None:
         bad = (values < 0) | (values >= high)

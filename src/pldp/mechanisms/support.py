@@ -19,10 +19,12 @@ from typing import Any
 
 import numpy as np
 
-from pldp._validation import as_counts
+from pldp._validation import as_counts, as_indices, check_index_range
 from pldp.channel.every_pair import EveryPairLeaf
 from pldp.channel.exact import largest_within, ratio_within
-from pldp.channel.sampling import GRID
+from pldp.channel.node import Node
+from pldp.channel.sampling import GRID, generator_words
+from pldp.channel.words import Cursor
 from pldp.errors import EstimationError, ParameterError
 from pldp.estimation.pure import estimate_counts
 from pldp.estimation.result import Estimate
@@ -30,7 +32,7 @@ from pldp.mechanisms.base import Mechanism
 from pldp.privacy import PairPrivacyReport
 from pldp.tally import Tally
 
-__all__ = ["SupportCountOracle", "grid_keep"]
+__all__ = ["SupportCountOracle", "grid_keep", "run_program"]
 
 #: The tally of support counts: per-item counts, as a unary mechanism's.
 _TALLY_KIND = "unary"
@@ -56,6 +58,25 @@ def grid_keep(epsilon: float, a: int, b: int) -> int:
     if keep is None or not ratio_within((GRID - keep) * b, keep * a, epsilon):
         raise ParameterError(f"epsilon={epsilon:g} is too small for the 2**32 grid (ratio {a}:{b})")
     return keep
+
+
+def run_program(
+    node: Node, x: Any, d: int, rng: np.random.Generator, per: int
+) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """The items ``x`` (checked to lie in ``[0, d)``) and the payload columns of their reports, drawn
+    by ``node``'s own program from ``per`` words of ``rng`` each (a program of a fixed number of
+    words: local hashing, Hadamard response, the sketches)."""
+    arr = as_indices(x, "x").reshape(-1)
+    check_index_range(arr, d, "x")
+    n = arr.size
+    out = node.empty_columns(n)
+    node.draw(
+        arr.astype(np.int64),
+        Cursor(generator_words(rng, per * n), per * np.arange(n, dtype=np.int64)),
+        np.arange(n),
+        out,
+    )
+    return arr, out
 
 
 class SupportCountOracle(Mechanism):
