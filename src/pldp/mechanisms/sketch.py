@@ -58,7 +58,7 @@ import numpy as np
 
 from pldp._validation import as_counts, check_epsilon, check_int
 from pldp.budgets import ItemBudgets
-from pldp.channel.exact import log_ratio, ratio_within
+from pldp.channel.exact import largest_within, log_ratio, ratio_within
 from pldp.channel.sampling import GRID
 from pldp.channel.sketch import SKETCH_D, SKETCH_K, SKETCH_M, CMSNode, HCMSNode, hadamard_entry, sketch_hashes
 from pldp.domain import Domain
@@ -83,13 +83,13 @@ _BLOCK_CELLS = 1 << 21
 
 
 def cms_flip(epsilon: float) -> int:
-    """The smallest ``flip`` with ``((2**32 - flip) / flip)^2 <= e^eps``, decided exactly."""
-    flip = max(1, math.ceil(GRID / (1.0 + math.exp(epsilon / 2.0))))
-    while flip > 1 and ratio_within((GRID - flip + 1) ** 2, (flip - 1) ** 2, epsilon):
-        flip -= 1  # the float quotient was a step long
-    while flip < GRID // 2 and not ratio_within((GRID - flip) ** 2, flip**2, epsilon):
-        flip += 1  # or a step short: the exact claim decides
-    return flip
+    """The smallest ``flip`` with ``((2**32 - flip) / flip)^2 <= e^eps``, decided exactly: ``2**32``
+    less the largest keep in ``[2**31, 2**32)`` that meets it (:func:`~pldp.channel.exact.largest_within`;
+    at ``2**31`` the ratio is 1, so one does)."""
+    guess = GRID - math.ceil(GRID / (1.0 + math.exp(epsilon / 2.0)))
+    keep = largest_within(guess, GRID // 2, GRID - 1, lambda t: ratio_within(t * t, (GRID - t) ** 2, epsilon))
+    assert keep is not None  # the ratio is 1 at 2**31
+    return GRID - keep
 
 
 def support_counts(table: np.ndarray, d: int) -> np.ndarray:
