@@ -155,24 +155,6 @@ def test_the_variance_factor_is_binary_randomized_response_s(eps: float) -> None
     assert q * (1 - q) / (p - q) ** 2 == pytest.approx(((math.exp(eps) + 1) / (math.exp(eps) - 1)) ** 2, rel=1e-7)
 
 
-def test_simulate_has_the_reports_law() -> None:
-    """simulate's support counts have the real counts' means and variances: 400 draws, means within
-    4.5 standard errors, the pooled variance ratio within 5 of its standard deviations
-    (sqrt(2 / 399 / 20) = 0.016) of 1. Items of few and of many users take both of its paths (K = 32).
-    False alarms: the largest of 20 items' |z| over 4.5 at most 20 * 6.8e-6 = 1.4e-4 (Bonferroni), the
-    ratio's 5 sd 5.7e-7 (normal approximations)."""
-    m, t = HR(1.0, 20), np.arange(20) * 10
-    rng = np.random.default_rng(5)
-    sims = np.array([m.simulate(t, rng).counts for _ in range(400)])
-    p, q = m.sampler().support
-    n = t.sum()
-    mean = t * p + (n - t) * q
-    var = t * p * (1 - p) + (n - t) * q * (1 - q)
-    assert np.max(np.abs(sims.mean(axis=0) - mean) / np.sqrt(var / 400)) < 4.5
-    ratio = float(np.mean(sims.var(axis=0, ddof=1) / var))
-    assert abs(ratio - 1) < 5 * math.sqrt(2 / 399 / 20)
-
-
 @pytest.mark.parametrize("targets", [[0], [0, 2, 5], [3, 4, 9, 10, 11]])
 def test_the_attack_s_indices_are_in_every_target_s_half(targets: list[int]) -> None:
     """Every fake index supports each target; the fakes are uniform over the ``2**(bits - rank)``

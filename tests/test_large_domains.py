@@ -1,5 +1,5 @@
 """The oracles for large domains (OLH, HR, SS) against theory on real reports: unbiased estimates with
-the stated variance, one test for the three."""
+the stated variance, one test for the three; simulate's marginals, one test for OLH and HR."""
 
 from __future__ import annotations
 
@@ -49,3 +49,23 @@ def test_the_unbiased_estimate_is_unbiased_with_the_stated_variance(m: Any) -> N
     assert np.max(np.abs(z)) < 4.5
     ratio = float(np.mean(est.var(axis=0, ddof=1) / var))
     assert abs(ratio - 1) < 5 * math.sqrt(2 / (runs - 1) / d)
+
+
+@pytest.mark.parametrize("m", [OLH(1.0, 20), HR(1.0, 20)], ids=repr)
+def test_simulate_has_the_reports_marginals(m: Any) -> None:
+    """simulate's support counts have the real counts' marginals, Bin(t, p*) + Bin(n - t, q*): 400
+    draws, means within 4.5 standard errors, the pooled variance ratio within 5 of its standard
+    deviations (sqrt(2 / 399 / 20) = 0.016) of 1 (HR: items of few and of many users take both of its
+    paths, K = 32). False alarms: the largest of 20 items' |z| over 4.5 at most 20 * 6.8e-6 = 1.4e-4
+    (Bonferroni), the ratio's 5 sd 5.7e-7 (normal approximations). SS's counts have their own test
+    (tests/test_ss.py: its per-user counts sum to n k, simulate's do not)."""
+    t = np.arange(20) * 10
+    rng = np.random.default_rng(5)
+    sims = np.array([m.simulate(t, rng).counts for _ in range(400)])
+    p, q = m.sampler().support
+    n = t.sum()
+    mean = t * p + (n - t) * q
+    var = t * p * (1 - p) + (n - t) * q * (1 - q)
+    assert np.max(np.abs(sims.mean(axis=0) - mean) / np.sqrt(var / 400)) < 4.5
+    ratio = float(np.mean(sims.var(axis=0, ddof=1) / var))
+    assert abs(ratio - 1) < 5 * math.sqrt(2 / 399 / 20)

@@ -124,23 +124,6 @@ def test_the_variance_factor_is_wang_et_al_s() -> None:
         assert q * (1 - q) / (p - q) ** 2 == pytest.approx(v, rel=rel)
 
 
-def test_simulate_has_the_reports_law() -> None:
-    """simulate's support counts have the real counts' marginals, Bin(t, p*) + Bin(n - t, 1/g): 400
-    draws, means within 4.5 standard errors, the pooled variance ratio within 5 of its standard
-    deviations (sqrt(2 / 399 / 20) = 0.016) of 1. False alarms: the largest of 20 items' |z| over 4.5
-    at most 20 * 6.8e-6 = 1.4e-4 (Bonferroni), the ratio's 5 sd 5.7e-7 (normal approximations)."""
-    m, t = OLH(1.0, 20), np.arange(20) * 10
-    rng = np.random.default_rng(5)
-    sims = np.array([m.simulate(t, rng).counts for _ in range(400)])
-    p, q = m.sampler().support
-    n = t.sum()
-    mean = t * p + (n - t) * q
-    var = t * p * (1 - p) + (n - t) * q * (1 - q)
-    assert np.max(np.abs(sims.mean(axis=0) - mean) / np.sqrt(var / 400)) < 4.5
-    ratio = float(np.mean(sims.var(axis=0, ddof=1) / var))
-    assert abs(ratio - 1) < 5 * math.sqrt(2 / 399 / 20)
-
-
 # ---------------------------------------------------------------------------- FLH: a small family
 def test_a_small_family_s_program_takes_the_top_bits_of_the_first_word() -> None:
     """FLH's seed is the first word's top log2(S) bits: 2**8 seeds read w0 >> 24, OLH's w0 >> 1."""
