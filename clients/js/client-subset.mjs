@@ -29,18 +29,20 @@ export function verifySubset(node, part) {
 export function drawSubset(words, node, x) {
   const { d, k } = node;
   const inside = words.word() < node.keep;
-  const a = new Int32Array(d - 1);
-  for (let i = 0; i < d - 1; i++) a[i] = i < x ? i : i + 1; // [d] \ {x}, increasing
+  // the partial Fisher-Yates shuffle of [d] \ {x} (increasing), on the positions it moves only:
+  // position p holds p + (p >= x) until a swap moves it (O(k), not a d-long array)
+  const moved = new Map();
+  const at = (p) => (moved.has(p) ? moved.get(p) : p < x ? p : p + 1);
   for (let t = 0; t < k; t++) {
     const j = t + words.uniform(d - 1 - t);
-    const at = a[t];
-    a[t] = a[j];
-    a[j] = at;
+    const [vt, vj] = [at(t), at(j)];
+    moved.set(t, vj);
+    moved.set(j, vt);
   }
   const bytes = new Uint8Array(node.nbytes);
   const set = (v) => (bytes[v >> 3] |= 128 >> (v & 7));
-  for (let t = 0; t < k - 1; t++) set(a[t]);
-  set(inside ? x : a[k - 1]);
+  for (let t = 0; t < k - 1; t++) set(at(t));
+  set(inside ? x : at(k - 1));
   return base64Encode(bytes);
 }
 
