@@ -324,3 +324,21 @@ def test_a_uldp_node_is_refused_where_every_item_must_be_protected() -> None:
         parse_node(leveled)
     with pytest.raises(ParameterError, match="must protect every item"):
         PaddingSampling(urap, 2)
+
+
+@pytest.mark.parametrize("eps", [0.5, 1.0, 3.0])
+def test_rappor_shaped_urap_has_the_published_closed_forms(eps: float) -> None:
+    """At ``theta = e^(eps/2) / (e^(eps/2) + 1)`` the derived parameters are the closed forms of the
+    RAPPOR-shaped uRAP as other implementations state them (a sensitive bit flips w.p.
+    ``1/(e^(eps/2)+1)``, a non-sensitive holder keeps hers w.p. ``1 - e^(-eps/2)``), here
+    derived independently of :func:`uldp_thresholds`: the closed forms, rounded to the grid
+    the way the thresholds are (``A`` down, ``B`` and ``G - A_N`` up, each to a tight ratio),
+    lie within two grid steps of what runs."""
+    h = math.exp(eps / 2)
+    theta = h / (h + 1)
+    m = URAP(eps, np.array([True, True, False]), theta=theta)
+    step = 2.0 / GRID  # the thresholds are tight integers; the closed forms sit within a step of each
+    assert abs(float(m.a[0]) - theta) <= step
+    assert abs(float(m.b[0]) - 1 / (h + 1)) <= step
+    assert abs(float(m.a[2]) - (1 - 1 / h)) <= step
+    assert float(m.b[2]) == 0.0

@@ -35,7 +35,12 @@ is derived from ULDP's definition (protected outputs within :math:`e^{\\varepsil
 outputs from one non-sensitive input only) as the unary mechanism with generalized-RAPPOR
 sensitive bits and the largest non-sensitive keep probability; where the paper's parameters
 differ, this class is the derived one. ``tests/test_uldp.py`` shows every condition tight on the
-grid (one grid step more generous fails).
+grid (one grid step more generous fails). At RAPPOR-shaped ``theta`` the derived parameters are
+the closed forms an independent implementation of uRAP uses (the encoder and decoder published
+with "Optimal Discrete Distribution Estimation under Utility-Optimized Local Differential
+Privacy"): a sensitive bit flips w.p. :math:`1/(e^{\\varepsilon/2}+1)` and a
+non-sensitive holder keeps her bit w.p. :math:`1 - e^{-\\varepsilon/2}`
+(``test_rappor_shaped_urap_has_the_published_closed_forms``).
 
 Exact grid. ``theta`` is rounded down to ``A``; ``b`` is the smallest ``B`` and ``theta_N`` the
 largest ``A_N`` whose conditions :func:`~pldp.channel.exact.ratio_within` accepts, so the thresholds
