@@ -43,12 +43,16 @@ from pldp.budgets import ItemBudgets
 from pldp.errors import ParameterError
 from pldp.estimation.simplex import maximize_on_simplex
 from pldp.mechanisms.base import Mechanism
+from pldp.mechanisms.direct import URR
+from pldp.mechanisms.hashed_items import two_level_hashing
 from pldp.mechanisms.longitudinal.formulas import longitudinal_variance
+from pldp.mechanisms.uldp import URAP
 
 __all__ = [
     "WorstCase",
     "expected_l1",
     "expected_l2",
+    "hashing_against_uldp",
     "high_privacy_losses",
     "item_variance",
     "longitudinal_variance",
@@ -286,3 +290,29 @@ def low_privacy_is_exact(budgets: ItemBudgets | Mechanism) -> bool:
     r = 1.0 / np.expm1(eps)
     s = 1.0 / (1.0 + r.sum())
     return bool(r.max() * s <= 1.0 / d * (1 + 1e-12))
+
+
+def hashing_against_uldp(eps_s: float, s: int, d: int, eps_n: float = math.inf) -> dict[str, float]:
+    """The total variance at the uniform distribution (``sum_v n Var[f_hat_v]``) of OLH at ``eps_s``
+    (every item sensitive), item-level hashing
+    (:func:`~pldp.mechanisms.hashed_items.two_level_hashing`), and the ULDP mechanisms
+    uRAP (``theta = 1/2``) and uRR with the same ``s`` sensitive items at ``eps_s``.
+
+    Examples
+    --------
+    >>> out = hashing_against_uldp(1.0, 10, 1000)
+    >>> out["item-level hashing"] < out["OLH"], out["uRAP"] < out["item-level hashing"]
+    (True, True)
+    """
+    p = np.full(d, 1.0 / d)
+    mask = np.zeros(d, dtype=bool)
+    mask[:s] = True
+    olh = two_level_hashing(eps_s, eps_s, s, d)
+    item = two_level_hashing(eps_s, eps_n, s, d)
+    out = {}
+    for name, m in (("OLH", olh), ("item-level hashing", item)):
+        v_s, v_n = m.variance(1.0 / d)
+        out[name] = s * v_s + (d - s) * v_n
+    out["uRAP"] = float(np.sum(item_variance(URAP(eps_s, mask), p, 1, "iid")))
+    out["uRR"] = float(np.sum(item_variance(URR(eps_s, mask), p, 1, "iid")))
+    return out
