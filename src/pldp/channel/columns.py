@@ -25,7 +25,7 @@ import numpy as np
 
 from pldp.errors import ReportError
 
-__all__ = ["Cell", "Column", "check_bits", "int_array", "refuse_first"]
+__all__ = ["Cell", "Column", "check_bits", "int_array", "refuse_first", "refuse_out_of_range"]
 
 #: Items on the wire are 32-bit signed integers: a JSON item outside ``[-2**31, 2**31)`` is refused
 #: as it is read; the rest of its range is checked with the others' (:meth:`Column.check`).
@@ -49,6 +49,16 @@ def refuse_first(bad: np.ndarray, why: str | Callable[[int], str], offset: int =
         i = int(np.flatnonzero(bad)[0])
         row = offset + i
         raise ReportError(f"report {row}: {why if isinstance(why, str) else why(i)}", row)
+
+
+def refuse_out_of_range(values: np.ndarray, high: int, name: str, offset: int = 0) -> None:
+    """Refuse the first of ``values`` not in ``[0, high)``: ``"report {row}: {name} {value} is not in
+    [0, {high})"`` (:func:`refuse_first`). Two reductions decide the common case (every value in
+    range) without building a mask."""
+    if values.size and (values.min() < 0 or values.max() >= high):
+        refuse_first(
+            (values < 0) | (values >= high), lambda i: f"{name} {int(values[i])} is not in [0, {high})", offset
+        )
 
 
 def check_bits(bits: np.ndarray, nbits: int, rows: np.ndarray | None, name: str, offset: int = 0) -> None:
@@ -133,6 +143,8 @@ class Column:
         if self.cell is Cell.BITS:
             check_bits(values, int(bound), rows, "the report")
             return
+        if rows is None and np.ndim(bound) == 0 and (not values.size or (values.min() >= 0 and values.max() < bound)):
+            return  # every value in range: two reductions, no mask
         bad = (values < 0) | (values >= bound)
         if rows is not None:
             bad &= rows

@@ -43,7 +43,7 @@ import numpy as np
 
 from pldp._validation import as_counts, check_epsilon, check_int
 from pldp.budgets import ItemBudgets
-from pldp.channel.columns import refuse_first
+from pldp.channel.columns import refuse_out_of_range
 from pldp.channel.hadamard import HADAMARD_D, HadamardNode, hadamard_order, in_half, into_half
 from pldp.channel.sampling import GRID
 from pldp.domain import Domain
@@ -86,8 +86,8 @@ def checked_indices(reports: Any, k: int) -> np.ndarray:
     rep = np.asarray(reports)
     if rep.ndim != 1 or rep.dtype.kind not in "iu":
         raise ReportError(f"HR reports are a 1-D integer array of indices, got shape {rep.shape}")
-    rep = rep.astype(np.int64)
-    refuse_first((rep < 0) | (rep >= k), lambda i: f"value {int(rep[i])} is not in [0, {k})")
+    rep = rep.astype(np.int64, copy=False)
+    refuse_out_of_range(rep, k, "value")
     return rep
 
 

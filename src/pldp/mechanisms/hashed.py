@@ -73,7 +73,7 @@ import numpy as np
 
 from pldp._validation import check_epsilon, check_int
 from pldp.budgets import ItemBudgets
-from pldp.channel.columns import refuse_first
+from pldp.channel.columns import refuse_out_of_range
 from pldp.channel.exact import largest_within, ratio_within
 from pldp.channel.hashed import HASHED_G, SEEDS, HashedNode, reduce_mod, seed_shift, xxh32_lane, xxh32_mix
 from pldp.channel.sampling import GRID
@@ -107,11 +107,9 @@ def checked_reports(reports: Any, g: int, seeds: int = SEEDS) -> np.ndarray:
     rep = np.asarray(reports)
     if rep.ndim != 2 or rep.shape[1] != 2 or rep.dtype.kind not in "iu":
         raise ReportError(f"OLH reports are an (n, 2) integer array of (seed, value), got shape {rep.shape}")
-    rep = rep.astype(np.int64)
+    rep = rep.astype(np.int64, copy=False)
     for column, name, high in ((rep[:, 0], "seed", seeds), (rep[:, 1], "value", g)):
-        bad = (column < 0) | (column >= high)
-        if bad.any():
-            refuse_first(bad, f"{name} {int(column[np.argmax(bad)])} is not in [0, {high})")
+        refuse_out_of_range(column, high, name)
     return rep
 
 

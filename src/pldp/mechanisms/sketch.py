@@ -58,6 +58,7 @@ import numpy as np
 
 from pldp._validation import as_counts, check_epsilon, check_int
 from pldp.budgets import ItemBudgets
+from pldp.channel.columns import refuse_out_of_range
 from pldp.channel.exact import largest_within, log_ratio, ratio_within
 from pldp.channel.sampling import GRID
 from pldp.channel.sketch import SKETCH_D, SKETCH_K, SKETCH_M, CMSNode, HCMSNode, hadamard_entry, sketch_hashes
@@ -183,10 +184,7 @@ class _Sketch(Mechanism):
         return run_program(self._node, x, self.d, rng, per)
 
     def _check_index(self, values: np.ndarray, name: str, high: int) -> None:
-        bad = (values < 0) | (values >= high)
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise ReportError(f"report {i}: {name} {int(values[i])} is not in [0, {high})", i)
+        refuse_out_of_range(values, high, name)
 
     # ---------------------------------------------------------------------- server
     def _tally(self, n: int, counts: np.ndarray) -> Tally:
