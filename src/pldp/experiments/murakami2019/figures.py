@@ -12,8 +12,9 @@ from pldp.experiments.wang2017.figures import theory_figure, write_table
 __all__ = ["plot_adult", "plot_mse_eps"]
 
 _CAPTION = (
-    "MSE (squared error summed over the items) of the unbiased estimates: the closed form, the empirical mean "
-    "over the repeats, its standard error, ratio and z, and the mean MSE over non-private's on the same users"
+    "MSE (squared error summed over the items) of the unbiased estimates per number of sensitive items |X_S|, "
+    "epsilon and method: the closed form, the empirical mean over the repeats, its standard error, ratio and z, "
+    "and the mean MSE over non-private's on the same users"
 )
 
 
@@ -40,7 +41,7 @@ def _plot(table: Any, directory: Path, stem: str, what: str) -> list[Path]:
             )
         )
     frame = cells[["sensitive", "epsilon", "method", "theory", "mse", "se", "ratio", "z", "vs_nonprivate", "repeats"]]
-    frame = frame.rename(columns={"sensitive": "|X_S|", "mse": "empirical"}).astype({"method": str})
+    frame = frame.rename(columns={"sensitive": "sensitive items", "mse": "empirical"}).astype({"method": str})
     return paths + write_table(frame, directory, stem, _CAPTION + f"; {what}, n = {n:,}, d = {d:,}")
 
 
