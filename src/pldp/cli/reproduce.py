@@ -16,7 +16,7 @@ from pldp.errors import ParameterError
 __all__ = ["KOSARAK_PAPERS", "PAPERS", "add_commands"]
 
 #: Papers with an experiment module ``pldp.experiments.<name>``.
-PAPERS = ("iprr", "idue", "febsf", "mpldp", "longitudinal", "attacks", "wang2017")
+PAPERS = ("iprr", "idue", "febsf", "mpldp", "longitudinal", "attacks", "wang2017", "murakami2019")
 #: Papers whose experiments read Kosarak, and so take ``--kosarak``.
 KOSARAK_PAPERS = ("iprr", "idue", "wang2017")
 #: Width of the "ours" column of the summary tables; longer text wraps onto further lines.

@@ -9,6 +9,9 @@ Single-item data (:class:`LabeledItems`, one value per user, PLDP-FEBSF):
 * ``education``: UCI Adult ``education``, 16 values, the 32,561 rows of ``adult.data``.
 * ``country``: UCI Adult ``native-country``, 42 values including ``"?"``, the 48,842 rows
   of ``adult.data`` and ``adult.test``.
+* ``education_country``: the pair of the two, ``"<education>|<country>"``, 484 values that occur,
+  the 48,842 rows (:func:`load_adult_education_country`; Murakami & Kawamoto's census data
+  stand-in, not in the catalog).
 * ``job``: UCI Bank Marketing ``job``, 12 values including ``"unknown"``, 45,211 rows. The
   paper says 9 values; the released file has 12.
 
@@ -85,6 +88,7 @@ __all__ = [
     "list_datasets",
     "load_adult_country",
     "load_adult_education",
+    "load_adult_education_country",
     "load_bank_job",
     "load_clothing",
     "load_dataset",
@@ -148,6 +152,19 @@ def load_adult_country() -> LabeledItems:
     (PLDP-FEBSF "Country"). 42 labels, sorted, ``"?"`` (missing) first."""
     _, _, country = _adult_columns()
     return _labeled("country", country)
+
+
+@functools.lru_cache(maxsize=1)
+def load_adult_education_country() -> LabeledItems:
+    """Adult ``education`` and ``native-country`` as one item, ``"<education>|<country>"``, over the
+    48,842 rows of ``adult.data`` and ``adult.test``: the 484 pairs that occur, sorted.
+
+    >>> data = load_adult_education_country()
+    >>> data.n, len(data.domain), data.domain.labels[data.items[0]]
+    (48842, 484, 'Bachelors|United-States')
+    """
+    _, education, country = _adult_columns()
+    return _labeled("education_country", np.char.add(np.char.add(education, "|"), country))
 
 
 @functools.lru_cache(maxsize=1)

@@ -15,7 +15,7 @@ from pldp.experiments.plotting import Panel, draw
 if TYPE_CHECKING:  # pandas is an optional dependency (extra "experiments")
     import pandas as pd
 
-__all__ = ["Check", "CheckFn", "Experiment", "PlotFn", "RunFn"]
+__all__ = ["Check", "CheckFn", "Experiment", "PlotFn", "RunFn", "grid"]
 
 #: One repeat of one setting: ``run(setting, rng) -> rows``; each row is a flat dict such as
 #: ``{"method": "IPRR/NS", "mse": 1.2, "re": 0.3}`` (the runner adds paper, experiment, the
@@ -162,3 +162,15 @@ class Experiment:
 
         quick = None if self.quick_settings is None else tagged(self.quick_settings)
         return dataclasses.replace(self, settings=tagged(self.settings), quick_settings=quick)
+
+
+def grid(**axes: Sequence[Any]) -> list[dict[str, Any]]:
+    """Cartesian product of the axes, in the order given (first axis slowest).
+
+    >>> grid(eps=(1, 2), d=(8,))
+    [{'eps': 1, 'd': 8}, {'eps': 2, 'd': 8}]
+    """
+    out: list[dict[str, Any]] = [{}]
+    for key, values in axes.items():
+        out = [{**s, key: v} for s in out for v in values]
+    return out

@@ -9,7 +9,7 @@ from typing import Any
 from pldp.experiments.idue.checks import check_clothing, check_ell, check_real, check_shares, check_theory
 from pldp.experiments.idue.figures import by_dataset, clothing_panels, ell_panels, plot_theory
 from pldp.experiments.idue.runs import FIG2_METHODS, PAPER, SINGLE_DATASETS, UNARY, run_itemsets, run_single
-from pldp.experiments.spec import Experiment
+from pldp.experiments.spec import Experiment, grid
 
 __all__ = ["EXPERIMENTS", "FIG4_EPS", "experiments"]
 
@@ -28,16 +28,8 @@ KOSARAK_ELLS = (1, 2, 3, 5, 8, 12, 16, 20)
 KOSARAK_NOTE = "Kosarak is the bundled real prefix (36,682 users, 17,034 items), not the full 990,002 users."
 
 
-def _grid(**axes: Sequence[Any]) -> list[dict[str, Any]]:
-    """Cartesian product of the axes, in the order given (first axis slowest)."""
-    out: list[dict[str, Any]] = [{}]
-    for key, values in axes.items():
-        out = [{**s, key: v} for s in out for v in values]
-    return out
-
-
 def _fig5_grid(shares: Sequence[float]) -> list[dict[str, Any]]:
-    return _grid(dataset=SINGLE_DATASETS, epsilon=(FIG5_EPS[0],), epsilon2=(FIG5_EPS[1],), share=shares)
+    return grid(dataset=SINGLE_DATASETS, epsilon=(FIG5_EPS[0],), epsilon2=(FIG5_EPS[1],), share=shares)
 
 
 #: Figs. 2-8 of Gu et al. (ICDE 2020), with the bundled Kosarak prefix.
@@ -48,10 +40,10 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         title="MSE vs ε: empirical and theoretical (eq. 7), synthetic single-item data",
         claim="The empirical MSE is very close to the theoretical one; IDUE (MinID-LDP) outperforms RAPPOR and "
         "OUE (LDP at the smallest budget); opt1 and opt2 have somewhat larger MSE than opt0.",
-        settings=_grid(dataset=("powerlaw", "uniform"), epsilon=EPSILONS),
+        settings=grid(dataset=("powerlaw", "uniform"), epsilon=EPSILONS),
         run=functools.partial(run_single, methods=FIG2_METHODS, theory=True),
         repeats=REPEATS,
-        quick_settings=_grid(dataset=("powerlaw", "uniform"), epsilon=QUICK_EPS),
+        quick_settings=grid(dataset=("powerlaw", "uniform"), epsilon=QUICK_EPS),
         plot=plot_theory,
         check=check_theory,
         notes="Power-law: 100 items, 100,000 users (exponent 2); uniform: 1,000 items, 100,000 users; "
@@ -65,10 +57,10 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         name="fig3",
         title="MSE and RE(20) vs ε on Retail and Kosarak (first item per user)",
         claim="IDUE has the smallest MSE and RE for all ε.",
-        settings=_grid(dataset=SINGLE_DATASETS, epsilon=EPSILONS),
+        settings=grid(dataset=SINGLE_DATASETS, epsilon=EPSILONS),
         run=functools.partial(run_single, methods=UNARY, ks=(20,)),
         repeats=REPEATS,
-        quick_settings=_grid(dataset=SINGLE_DATASETS, epsilon=(2.0, 4.0)),
+        quick_settings=grid(dataset=SINGLE_DATASETS, epsilon=(2.0, 4.0)),
         quick_repeats=4,
         panels=by_dataset("fig3", "epsilon", ("mse", "re"), k=20),
         check=check_real,
@@ -81,10 +73,10 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         name="fig4",
         title=f"RE(k) vs k on Retail and Kosarak (ε = {FIG4_EPS:g})",
         claim="IDUE has the smallest RE for all k.",
-        settings=_grid(dataset=SINGLE_DATASETS, epsilon=(FIG4_EPS,)),
+        settings=grid(dataset=SINGLE_DATASETS, epsilon=(FIG4_EPS,)),
         run=functools.partial(run_single, methods=UNARY, ks=FIG4_KS),
         repeats=REPEATS,
-        quick_settings=_grid(dataset=SINGLE_DATASETS, epsilon=(FIG4_EPS,)),
+        quick_settings=grid(dataset=SINGLE_DATASETS, epsilon=(FIG4_EPS,)),
         quick_repeats=4,
         panels=by_dataset("fig4", "k", ("re",)),
         check=check_real,
@@ -116,10 +108,10 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         title="Clothing item-sets, ℓ = 2: precision and RE of the top k, vs ε (k = 20) and vs k (ε = 2)",
         claim="IDUE-PS has the smallest RE; for a smaller ε or k (ε = 1; k = 10 or 20) its top-k precision may be "
         "worse than OUE-PS's (for larger ε and k it is the highest).",
-        settings=_grid(dataset=("clothing",), ell=(2,), epsilon=EPSILONS),
+        settings=grid(dataset=("clothing",), ell=(2,), epsilon=EPSILONS),
         run=functools.partial(run_itemsets, methods=UNARY, ks=FIG6_KS),
         repeats=REPEATS,
-        quick_settings=_grid(dataset=("clothing",), ell=(2,), epsilon=(1.0, 2.0, 3.0)),
+        quick_settings=grid(dataset=("clothing",), ell=(2,), epsilon=(1.0, 2.0, 3.0)),
         quick_repeats=4,
         panels=clothing_panels(FIG6_K, FIG6_EPS),
         check=check_clothing,
@@ -134,10 +126,10 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         title="Clothing item-sets: IDUE-PS RE(20) and precision vs ℓ for several ε",
         claim="The best ℓ depends on the data and grows with ε (variance dominates at small ε, truncation bias at "
         "large ε).",
-        settings=_grid(dataset=("clothing",), epsilon=EPSILONS),
+        settings=grid(dataset=("clothing",), epsilon=EPSILONS),
         run=functools.partial(run_itemsets, methods=("IDUE",), ks=(20,), ells=CLOTHING_ELLS),
         repeats=REPEATS,
-        quick_settings=_grid(dataset=("clothing",), epsilon=(1.0, 5.0)),
+        quick_settings=grid(dataset=("clothing",), epsilon=(1.0, 5.0)),
         panels=ell_panels("fig7", "clothing", 20),
         check=check_ell,
         full_ours="best ℓ 1, 1, 2, 2, 2 for ε = 1..5",
@@ -148,10 +140,10 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         name="fig8",
         title="Kosarak item-sets: IDUE-PS RE(100) and precision vs ℓ for several ε",
         claim="The best ℓ grows with ε; at a small ℓ (such as 5) RE hardly falls with ε (truncation bias dominates).",
-        settings=_grid(dataset=("kosarak",), epsilon=EPSILONS),
+        settings=grid(dataset=("kosarak",), epsilon=EPSILONS),
         run=functools.partial(run_itemsets, methods=("IDUE",), ks=(100,), ells=KOSARAK_ELLS),
         repeats=REPEATS,
-        quick_settings=_grid(dataset=("kosarak",), epsilon=(1.0, 5.0)),
+        quick_settings=grid(dataset=("kosarak",), epsilon=(1.0, 5.0)),
         panels=ell_panels("fig8", "kosarak", 100),
         check=check_ell,
         notes="Kosarak is the bundled real prefix (36,682 users, mean set size 8), so counts are about 27x "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -10,14 +11,24 @@ import numpy as np
 from pldp.experiments.wang2017.checks import dataset_cells, variance_cells
 from pldp.experiments.wang2017.runs import ORACLES
 
-__all__ = ["plot_dataset", "plot_per_user", "plot_variance_d", "plot_variance_eps", "theory_figure"]
+__all__ = ["plot_dataset", "plot_per_user", "plot_variance_d", "plot_variance_eps", "theory_figure", "write_table"]
 
 
 def theory_figure(
-    cells: Any, path: Path, *, x: str, y: str, theory: str, se: str, title: str, ylabel: str, logx: bool = False
+    cells: Any,
+    path: Path,
+    *,
+    x: str,
+    y: str,
+    theory: str,
+    se: str,
+    title: str,
+    ylabel: str,
+    logx: bool = False,
+    methods: Sequence[str] = ORACLES,
 ) -> Path:
-    """One panel: per oracle, its closed form (a line, ``theory``) and the empirical mean (markers with
-    one-standard-error bars, ``y`` +/- ``se``) against ``x``; log y."""
+    """One panel: per method (in the order of ``methods``), its closed form (a line, ``theory``) and the
+    empirical mean (markers with one-standard-error bars, ``y`` +/- ``se``) against ``x``; log y."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -25,7 +36,7 @@ def theory_figure(
 
     fig, ax = plt.subplots(figsize=(5.2, 3.8), dpi=110)
     markers = "osD^v<>xP*"
-    for i, name in enumerate(m for m in ORACLES if m in set(cells["method"])):
+    for i, name in enumerate(m for m in methods if m in set(cells["method"])):
         part = cells[cells["method"] == name].sort_values(x)
         (line,) = ax.plot(part[x], part[theory], lw=1.0, label=name)
         ax.errorbar(
@@ -60,7 +71,7 @@ def _cell(value: Any) -> str:
     return f"{value:.4g}"
 
 
-def _write_table(frame: Any, directory: Path, stem: str, caption: str) -> list[Path]:
+def write_table(frame: Any, directory: Path, stem: str, caption: str) -> list[Path]:
     """``frame`` as ``<stem>.csv`` and as a Markdown table ``<stem>.md`` under ``caption``."""
     directory.mkdir(parents=True, exist_ok=True)
     frame.to_csv(directory / f"{stem}.csv", index=False)
@@ -102,7 +113,7 @@ def plot_variance_eps(table: Any, directory: Path) -> list[Path]:
         )
         for i, d in enumerate(sorted(cells["d"].unique()))
     ]
-    return paths + _write_table(_variance_table(cells, ["d", "epsilon"]), directory, "var_eps", _CAPTION)
+    return paths + write_table(_variance_table(cells, ["d", "epsilon"]), directory, "var_eps", _CAPTION)
 
 
 def plot_variance_d(table: Any, directory: Path) -> list[Path]:
@@ -123,14 +134,14 @@ def plot_variance_d(table: Any, directory: Path) -> list[Path]:
         )
         for e in sorted(cells["epsilon"].unique())
     ]
-    return paths + _write_table(_variance_table(cells, ["epsilon", "d"]), directory, "var_d", _CAPTION)
+    return paths + write_table(_variance_table(cells, ["epsilon", "d"]), directory, "var_d", _CAPTION)
 
 
 def plot_per_user(table: Any, directory: Path) -> list[Path]:
     """``per_user.md`` / ``.csv``: the variances of real perturb + tally runs."""
     cells = variance_cells(table, ["epsilon", "d", "method"])
     caption = _CAPTION.replace("Variance per report", "Per-user path (perturb + tally): variance per report")
-    return _write_table(_variance_table(cells, ["epsilon", "d"]), Path(directory), "per_user", caption)
+    return write_table(_variance_table(cells, ["epsilon", "d"]), Path(directory), "per_user", caption)
 
 
 def plot_dataset(table: Any, directory: Path) -> list[Path]:
@@ -154,4 +165,4 @@ def plot_dataset(table: Any, directory: Path) -> list[Path]:
     )
     frame["method"] = frame["method"].astype(str)
     caption = f"MSE of the unbiased estimates on Kosarak's first items, over all {d:,} items and the top {k}"
-    return [fig, *_write_table(frame, directory, "kosarak", caption)]
+    return [fig, *write_table(frame, directory, "kosarak", caption)]

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
-
-from pldp.experiments.spec import Experiment
+from pldp.experiments.spec import Experiment, grid
 from pldp.experiments.wang2017.checks import check_d, check_dataset, check_eps, check_per_user
 from pldp.experiments.wang2017.figures import plot_dataset, plot_per_user, plot_variance_d, plot_variance_eps
 from pldp.experiments.wang2017.runs import PAPER, run_dataset, run_variance
@@ -19,14 +16,6 @@ D_GRID: tuple[int, ...] = tuple(2**i for i in range(1, 15))
 #: Users of the variance experiments (the variance per report at an absent item does not depend on it).
 USERS = 100_000
 REPEATS = 10
-
-
-def _grid(**axes: Sequence[Any]) -> list[dict[str, Any]]:
-    """Cartesian product of the axes, in the order given (first axis slowest)."""
-    out: list[dict[str, Any]] = [{}]
-    for key, values in axes.items():
-        out = [{**s, key: v} for s in out for v in values]
-    return out
 
 
 _VARIANCE_NOTES = (
@@ -44,10 +33,10 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         title="Variance per report against epsilon at d = 1,024: closed form vs empirical",
         claim="OUE and OLH have the same variance, 4e^eps/(e^eps-1)^2, the least of GRR, SUE (basic RAPPOR), OUE, "
         "BLH and OLH for large domains; the variances are those of the closed forms.",
-        settings=_grid(d=(1024,), epsilon=EPS_GRID, n=(USERS,), samples=(8192,)),
+        settings=grid(d=(1024,), epsilon=EPS_GRID, n=(USERS,), samples=(8192,)),
         run=run_variance,
         repeats=REPEATS,
-        quick_settings=_grid(d=(1024,), epsilon=(0.5, 1.0, 2.0, 3.0, 4.0, 5.0), n=(USERS,), samples=(512,)),
+        quick_settings=grid(d=(1024,), epsilon=(0.5, 1.0, 2.0, 3.0, 4.0, 5.0), n=(USERS,), samples=(512,)),
         plot=plot_variance_eps,
         check=check_eps,
         notes=_VARIANCE_NOTES,
@@ -61,10 +50,10 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         title="Variance per report against d at eps = 2 and 4: closed form vs empirical",
         claim="GRR's variance grows linearly with d and beats OUE (and OLH) only when d < 3e^eps + 2; the variance "
         "of the other protocols does not depend on d.",
-        settings=_grid(epsilon=(2.0, 4.0), d=D_GRID, n=(USERS,), samples=(4096,)),
+        settings=grid(epsilon=(2.0, 4.0), d=D_GRID, n=(USERS,), samples=(4096,)),
         run=run_variance,
         repeats=REPEATS,
-        quick_settings=_grid(epsilon=(2.0, 4.0), d=(2, 8, 64, 1024, 16384), n=(USERS,), samples=(256,)),
+        quick_settings=grid(epsilon=(2.0, 4.0), d=(2, 8, 64, 1024, 16384), n=(USERS,), samples=(256,)),
         plot=plot_variance_d,
         check=check_d,
         notes=_VARIANCE_NOTES,
@@ -77,10 +66,10 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         name="per_user",
         title="Variance per report through real reports (perturb + tally), d = 64",
         claim="The closed forms hold for the reports the clients send, not only for count-level simulation.",
-        settings=_grid(epsilon=(1.0, 4.0), d=(64,), n=(10_000,), samples=(2048,), per_user=(True,)),
+        settings=grid(epsilon=(1.0, 4.0), d=(64,), n=(10_000,), samples=(2048,), per_user=(True,)),
         run=run_variance,
         repeats=5,
-        quick_settings=_grid(epsilon=(2.0,), d=(64,), n=(10_000,), samples=(128,), per_user=(True,)),
+        quick_settings=grid(epsilon=(2.0,), d=(64,), n=(10_000,), samples=(128,), per_user=(True,)),
         plot=plot_per_user,
         check=check_per_user,
         notes="Every user perturbed and every report tallied (whatever --path says): OLH's hashing, SS's subsets "
@@ -94,10 +83,10 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         title="MSE of the frequency estimates on Kosarak's first items (a large domain)",
         claim="On a large real domain OUE and OLH are the most accurate of Wang et al.'s protocols, GRR far less "
         "accurate; the errors are those the variances predict.",
-        settings=_grid(dataset=("kosarak",), epsilon=(1.0, 2.0, 3.0, 4.0, 5.0), top=(50,)),
+        settings=grid(dataset=("kosarak",), epsilon=(1.0, 2.0, 3.0, 4.0, 5.0), top=(50,)),
         run=run_dataset,
         repeats=REPEATS,
-        quick_settings=_grid(dataset=("kosarak",), epsilon=(1.0, 2.0, 4.0), top=(50,)),
+        quick_settings=grid(dataset=("kosarak",), epsilon=(1.0, 2.0, 4.0), top=(50,)),
         plot=plot_dataset,
         check=check_dataset,
         notes="Each user's first item of the bundled Kosarak prefix (36,682 users, 17,034 items; --kosarak PATH "
