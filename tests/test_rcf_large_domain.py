@@ -130,6 +130,7 @@ def test_a_level_not_in_the_clear_and_a_sketch_are_refused() -> None:
         RCF(LEVELS, 6, oracle="blh")  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 def test_olh_levels_combine_without_bias_at_the_predicted_variance() -> None:
     """Seeded Monte Carlo: RCF-OLH at four budgets with unequal users per level, users i.i.d. from
     ``p`` (the cells multinomial per level, then :meth:`RCF.simulate`): the combined unbiased
