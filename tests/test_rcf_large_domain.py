@@ -16,6 +16,9 @@ from scipy import stats
 
 import pldp
 from pldp.channel import LeveledNode, check_columns, parse_node
+from pldp.client import Client
+from pldp.deploy import Spec, decode
+from pldp.deploy.count import count_table
 from pldp.errors import ParameterError, ReportError, SpecError
 from pldp.estimation.combine import data_free_variance
 from pldp.protocols import APLDP, FEBSF, PBP, RCF
@@ -161,3 +164,29 @@ def test_olh_levels_combine_without_bias_at_the_predicted_variance() -> None:
     # the item nobody holds: 1 / sum(n_tau / V_tau) with OLH's closed-form V_tau
     factors = np.array([_olh_factor(e, m.g) for e, m in zip(LEVELS, rcf.mechanisms, strict=True)])
     np.testing.assert_allclose(sigma2[-1], 1 / np.sum(n / factors), rtol=GRID_RTOL)
+
+
+@pytest.mark.parametrize(
+    "oracle",
+    [
+        APLDP([0.5, 1.0, 4.0], 16, candidates=("krr", "olh", "hr")),  # OLH (g = 3, 4) and k-RR levels
+        RCF([0.5, 2.0], 6, oracle="ss"),
+    ],
+    ids=["apldp-olh-krr", "rcf-ss"],
+)
+def test_deployed_reports_tally_alike_from_json_arrow_and_files(oracle: pldp.FrequencyOracle) -> None:
+    pytest.importorskip("pyarrow")
+    spec = Spec.from_mechanism(oracle, question="q?")
+    rng = np.random.default_rng(7)
+    words = np.random.default_rng(8)
+    client = Client(spec, random=lambda n: words.integers(0, 2**32, size=n, dtype=np.uint64).astype(np.uint32))
+    batch = client.reports(rng.integers(0, oracle.d, 400), level=rng.integers(0, len(oracle.levels), 400))
+    tally = decode(spec, batch.to_json())
+    assert tally.n == 400 and decode(spec, batch.to_arrow()) == tally
+    assert count_table(spec, batch.to_arrow()) == tally
+    data = batch.to_json()
+    level0 = next(r for r in data["reports"] if r["payload"]["level"] == 0)
+    if isinstance(level0["payload"]["data"], dict):  # OLH at level 0: g = 3, the largest g is 4
+        level0["payload"]["data"]["value"] = 3
+        with pytest.raises(ReportError, match="value 3 is out of range"):
+            decode(spec, data)
