@@ -27,7 +27,7 @@ from pldp.channel.sampling import GRID
 from pldp.client import Client
 from pldp.deploy import Spec, spec_id, verify
 from pldp.errors import SpecError
-from pldp.protocols import FEBSF, RCF, PaddingSampling
+from pldp.protocols import APLDP, FEBSF, RCF, PaddingSampling
 from tests.deploy_cases import LEVELS, oracle_cases, spec_of, with_every_kind
 from tests.needs import need_node
 
@@ -60,12 +60,19 @@ def _cases() -> dict[str, pldp.FrequencyOracle]:
             "rappor-ps": PaddingSampling(pldp.RAPPOR(1.0, 6), 3),
             "olh-d50": pldp.OLH(1.0, 50),  # OLH: the seed is w0 >> 1
             "flh-d50": pldp.OLH(1.0, 50, seeds=2**8),  # a small family: the seed is w0 >> 24
+            # levels in the clear over large-domain leaves: OLH with g = 3, 4, 8 per level; OLH
+            # and k-RR levels in one node (item, seed and value columns); subsets with rejections
+            "rcf-olh": RCF([0.5, 1.0, 2.0], 6, oracle="olh"),
+            "apldp-olh": APLDP([0.5, 1.0, 4.0], 16, candidates=("krr", "olh", "hr")),
+            "rcf-ss": RCF([0.5, 1.0, 2.0], 6, oracle="ss"),
             **MEMO_CASES,
         }
     )
 
 
 CASES = _cases()
+#: Cases whose word streams make uniform(m) reject (every 5th word 2**32 - 1): padding, subsets.
+REJECTING = {name for name in CASES if name.endswith("-ps")} | {"rcf-ss"}
 
 
 def _spec(name: str) -> Spec:
@@ -183,16 +190,17 @@ def test_js_and_python_clients_write_the_same_bytes(name: str, tmp_path: Path, m
         return v, ok
 
     monkeypatch.setattr(pldp.channel.padding, "uniform_below", counting)
+    monkeypatch.setattr(pldp.channel.subset, "uniform_below", counting)
     spec = _spec(name)
     calls = _calls(name, seed=len(name))
-    words = _words(40_000, seed=7, padding=name.endswith("-ps"))
+    words = _words(40_000, seed=7, padding=name in REJECTING)
     memo = name in MEMO_CASES
     want = _python_lines(spec, words, calls, tmp_path / "memo-py.json" if memo else None)
     got = _node(tmp_path, spec.to_json(), words, calls, store="memo-js.json" if memo else None)
     assert len(got) == len(want), got[-1:]
     for i, (g, w) in enumerate(zip(got, want, strict=True)):
         assert g == w, f"call {i} ({calls[i]['method']}) differs"
-    if name.endswith("-ps"):  # the rejection branch of uniform(m) ran in these streams
+    if name in REJECTING:  # the rejection branch of uniform(m) ran in these streams
         assert sum(rejected) > 0
     if memo:  # the same memo, byte for byte; values were reused and new ones drawn
         assert (tmp_path / "memo-js.json").read_bytes() == (tmp_path / "memo-py.json").read_bytes()

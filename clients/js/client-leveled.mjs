@@ -1,6 +1,7 @@
 // client-leveled.mjs: the leveled node of the JS client (pldp-client.mjs; pldp.channel.leveled):
-// one direct or unary node per privacy level, the level itself perturbed, sent in the clear or
-// hidden (docs/wire-format.md §2, §3.4).
+// one node per privacy level, the level itself perturbed, sent in the clear or hidden
+// (docs/wire-format.md §2, §3.4). A level in the clear may use any kind of ITEM_KINDS (each level
+// its own parameters, e.g. OLH's g); a perturbed or hidden level direct or unary nodes only.
 
 import { checkBudget, checkBudgets, checkInt, checkKeys, repr } from "./client-checks.mjs";
 import { drawDirect } from "./client-direct.mjs";
@@ -9,6 +10,11 @@ import { GRID_N } from "./client-grid.mjs";
 import { SpecError } from "./client-wire.mjs";
 
 const LEVEL_REPORTS = ["perturbed", "clear", "hidden"];
+/** The kinds a level's node may be (pldp.channel.leveled.ITEM_KINDS); a level not in the clear: the first two. */
+const ITEM_KINDS = ["direct", "unary", "hashed", "hadamard", "subset"];
+const HIDDEN_ITEM_KINDS = ["direct", "unary"];
+/** The payload columns whose size every level that has one must share (one packed width, one item range). */
+const SHARED_COLUMNS = ["item", "bits"];
 
 /** The leveled node at `path`; `parseNode` parses its items' nodes and its level sampler. */
 export function parseLeveled(obj, path, parseNode) {
@@ -21,8 +27,8 @@ export function parseLeveled(obj, path, parseNode) {
     throw new SpecError(`${path}.items must hold one node per level (${T})`);
   }
   const items = obj.items.map((o, i) => parseNode(o, `${path}.items[${i}]`));
-  if (items.some((n) => n.kind !== "direct" && n.kind !== "unary")) {
-    throw new SpecError(`${path}.items must be direct or unary nodes`);
+  if (items.some((n) => !ITEM_KINDS.includes(n.kind))) {
+    throw new SpecError(`${path}.items must be ${ITEM_KINDS.slice(0, -1).join(", ")} or ${ITEM_KINDS.at(-1)} nodes`);
   }
   // a level's claim is its budget for every item; a ULDP node may reveal its input
   if (items.some((n) => n.kind === "unary" && n.notion === "ULDP")) {
@@ -33,10 +39,14 @@ export function parseLeveled(obj, path, parseNode) {
   if (!LEVEL_REPORTS.includes(mode)) {
     throw new SpecError(`${path}.level_report must be one of ${repr(LEVEL_REPORTS)}, got ${repr(mode)}`);
   }
+  if (mode !== "clear" && items.some((n) => !HIDDEN_ITEM_KINDS.includes(n.kind))) {
+    throw new SpecError(`${path}: with the level ${mode}, the levels' nodes must be direct or unary`);
+  }
   if (mode !== "clear" && new Set(items.map((n) => `${n.kind}/${n.d}`)).size > 1) {
     throw new SpecError(`${path}: with the level ${mode}, every level's node must have the same kind and size`);
   }
-  if (["direct", "unary"].some((k) => new Set(items.filter((n) => n.kind === k).map((n) => n.d)).size > 1)) {
+  // an item or bits column is as large as the node's d (direct, unary, subset)
+  if (SHARED_COLUMNS.some((c) => new Set(items.filter((n) => n.columns.includes(c)).map((n) => n.d)).size > 1)) {
     throw new SpecError(`${path}: the levels' nodes of one kind must have the same size (one payload column each)`);
   }
   let levelSampler = null;
@@ -58,7 +68,7 @@ export function parseLeveled(obj, path, parseNode) {
     levelEpsilon = checkBudget(obj.level_epsilon, `${path}.level_epsilon`, true);
   }
   items.forEach((node, i) => {
-    if (node.epsilons.some((b) => b !== Infinity && b !== levels[i])) {
+    if ((node.epsilons ?? [node.epsilon]).some((b) => b !== Infinity && b !== levels[i])) {
       throw new SpecError(`${path}.items[${i}] must claim the level's budget ${fmtG(levels[i], 17)} for every item`);
     }
   });

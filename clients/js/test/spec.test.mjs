@@ -151,13 +151,22 @@ test("leveled nodes: structure, the level report and the claims of each level", 
   await refused(spec, (s) => (root(s).levels[0] = 1.2), /items\[0\] must claim the level's budget 1\.2 for every item/);
   await refused(spec, (s) => (root(s).d = 3), /sampler\.root\.d = 3 is outside \[2, 2\]/);
   await refused(spec, (s) => (root(s).levels = []), /levels must be a non-empty list/);
-  await refused(spec, (s) => (root(s).items[0] = { kind: "padding", d: 1, ell: 1, inner: oue(2, 1.1) }), /items must be direct or unary nodes/);
-  // a clear level may mix kinds (APLDP)
+  await refused(
+    spec,
+    (s) => (root(s).items[0] = { kind: "padding", d: 1, ell: 1, inner: oue(2, 1.1) }),
+    /items must be direct, unary, hashed, hadamard or subset nodes/,
+  );
+  // Hadamard response over 2 items at the second level's budget (pldp.HR(2.0, 2).sampler())
+  const hadamard = { kind: "hadamard", d: 2, K: 4, keep: 3782994644, epsilon: 2 };
+  await refused(spec, (s) => (root(s).items[1] = hadamard), /with the level perturbed, the levels' nodes must be direct or unary/);
+  // a clear level may mix kinds (APLDP), large-domain leaves too
   const mixed = febsfLike(1.8);
   mixed.level_report = "clear";
   delete mixed.level_sampler;
   delete mixed.level_epsilon;
   mixed.items[1] = oue(2, 2);
+  await loadSpec(await makeSpec(mixed));
+  mixed.items[1] = hadamard;
   await loadSpec(await makeSpec(mixed));
 });
 

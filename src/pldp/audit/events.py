@@ -199,6 +199,14 @@ class _Leaf(NodeVisitor[Statistic]):
     def unary(self, node: UnaryNode, x0: int, other: UnaryNode, x1: int, prefix: str) -> Statistic:
         return _unary(node, x0, other, x1, prefix + "bits")
 
+    def leaf(self, node: Node, x0: int, other: Node, x1: int, prefix: str) -> Statistic:
+        """One node (one level): its pair law (:meth:`~pldp.channel.Node.pair_law`). Two levels'
+        nodes of a kind the leaf rules cover can only be levels in the clear (a hidden or perturbed
+        level is direct or unary), whose level statistic already tells them apart: nothing more."""
+        if node == other:
+            return Statistic(*node.pair_law(x0, x1, prefix))
+        return _constant()
+
 
 _LEAF = _Leaf()
 

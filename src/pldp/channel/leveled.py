@@ -8,6 +8,17 @@ kind and size: PBP, PPDA). A level that is not sent in the clear is a secret of 
 node claims ``level_epsilon`` for it, checked against the *whole* report by :meth:`LeveledNode.level_ratio`
 (ERRATA FEBSF-6: the item report depends on the level too).
 
+A level sent in the clear may use any node that takes one item and protects it at the level's
+budget: direct, unary (not ULDP), or one of the large-domain leaves (local hashing, Hadamard
+response, subset selection; :class:`~pldp.channel.every_pair.EveryPairLeaf`), each level its own
+kind and parameters (a level's ``g`` travels with its node; with the level in the clear it tells
+nothing the level does not). The node's payload columns are the union of its levels' columns by
+kind, each as large as its largest level's, and every report is checked against its own level's
+node (:meth:`LeveledNode.level_sizes`, :meth:`LeveledNode.check_columns`). A hidden or perturbed
+level needs every level's node of one kind, direct or unary (:data:`HIDDEN_ITEM_KINDS`). Sketches
+are no level's node: their reports are rows of a sketch that only the sketch's own estimator reads,
+and no leveled protocol builds them.
+
 A level's node may be a memo node (:class:`~pldp.channel.memo.MemoNode`: the memoized chains of
 :class:`pldp.protocols.LLevels`, level in the clear): the node then claims each level's
 :math:`\\varepsilon_\\infty` and :math:`\\varepsilon_1`, and :meth:`LeveledNode.one_report` is one
@@ -17,6 +28,7 @@ report's channel. Such a node is not read from a spec yet (:data:`MEMO_LEVELS_RE
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any, ClassVar
@@ -24,6 +36,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from pldp.channel.direct import DirectNode
+from pldp.channel.every_pair import EveryPairLeaf
 from pldp.channel.exact import log_ratio, ratio_within
 from pldp.channel.memo import MemoNode
 from pldp.channel.node import (
@@ -48,10 +61,10 @@ from pldp.channel.node import (
 )
 from pldp.channel.sampling import direct_draw
 from pldp.channel.unary import UnaryNode
-from pldp.channel.words import Cursor
+from pldp.channel.words import Cursor, WordStream
 from pldp.errors import SpecError
 
-__all__ = ["ITEM_KINDS", "LEVEL_MEMBERS", "LEVEL_REPORTS", "MEMO_LEVELS_REFUSAL", "LeveledNode"]
+__all__ = ["HIDDEN_ITEM_KINDS", "ITEM_KINDS", "LEVEL_MEMBERS", "LEVEL_REPORTS", "MEMO_LEVELS_REFUSAL", "LeveledNode"]
 
 #: How a leveled node may report the level, and the optional members each needs (and the others refuse).
 LEVEL_MEMBERS: dict[str, tuple[str, ...]] = {
@@ -61,8 +74,16 @@ LEVEL_MEMBERS: dict[str, tuple[str, ...]] = {
 }
 #: How a leveled node reports the level.
 LEVEL_REPORTS = tuple(LEVEL_MEMBERS)
-#: The kinds of node a level's item node may be.
-ITEM_KINDS = ("direct", "unary")
+#: The kinds of node a level's item node may be (a level in the clear: any of them).
+ITEM_KINDS = ("direct", "unary", "hashed", "hadamard", "subset")
+#: The kinds of node a level not sent in the clear may use: those whose ratio between levels
+#: :func:`_item_ratio` computes.
+HIDDEN_ITEM_KINDS = ("direct", "unary")
+#: The payload columns of a leveled node, after the level: these kinds first (the order of the
+#: direct and unary levels' columns), then the others in the order the levels' nodes name them.
+_COLUMN_ORDER = ("item", "bits")
+#: A level's item node.
+LevelItem = DirectNode | UnaryNode | MemoNode | EveryPairLeaf
 #: Why a spec may not hold a leveled node of memoized chains (:class:`pldp.protocols.LLevels`).
 MEMO_LEVELS_REFUSAL = (
     "a memoized leveled sampler cannot be deployed yet: the clients' memo keeps one permanent response per "
@@ -77,7 +98,7 @@ class LeveledNode(Node):
     kind: ClassVar[str] = "leveled"
     d: int
     levels: tuple[float, ...]
-    items: tuple[DirectNode | UnaryNode | MemoNode, ...]
+    items: tuple[LevelItem, ...]
     level_report: str
     level_sampler: DirectNode | None = None
     level_epsilon: float | None = None
@@ -118,9 +139,9 @@ class LeveledNode(Node):
         parsed = [parse_node(o, f"{path}.items[{i}]") for i, o in enumerate(items_json)]
         if any(node.memoized for node in parsed):
             raise SpecError(f"{path}: {MEMO_LEVELS_REFUSAL}")
-        items = tuple(node for node in parsed if isinstance(node, (DirectNode, UnaryNode)))
-        if len(items) != len(parsed):
-            raise SpecError(f"{path}.items must be direct or unary nodes")
+        items = tuple(node for node in parsed if isinstance(node, (DirectNode, UnaryNode, EveryPairLeaf)))
+        if len(items) != len(parsed) or any(node.kind not in ITEM_KINDS for node in items):
+            raise SpecError(f"{path}.items must be {', '.join(ITEM_KINDS[:-1])} or {ITEM_KINDS[-1]} nodes")
         if any(isinstance(node, UnaryNode) and node.notion == "ULDP" for node in items):
             # a level's claim is its budget for every item; a ULDP node may reveal its input
             raise SpecError(f"{path}.items must protect every item: a ULDP node may reveal one")
@@ -128,9 +149,11 @@ class LeveledNode(Node):
         mode = obj["level_report"]
         if mode not in LEVEL_REPORTS:
             raise SpecError(f"{path}.level_report must be one of {LEVEL_REPORTS}, got {mode!r}")
+        if mode != "clear" and any(node.kind not in HIDDEN_ITEM_KINDS for node in items):
+            raise SpecError(f"{path}: with the level {mode}, the levels' nodes must be direct or unary")
         if mode != "clear" and len({(node.kind, node.d) for node in items}) > 1:
             raise SpecError(f"{path}: with the level {mode}, every level's node must have the same kind and size")
-        if any(len({node.d for node in items if node.kind == k}) > 1 for k in ("direct", "unary")):
+        if any(len({c.size for node in items for c in node.columns() if c.kind == k}) > 1 for k in _COLUMN_ORDER):
             raise SpecError(f"{path}: the levels' nodes of one kind must have the same size (one payload column each)")
         sampler = None
         if mode == "perturbed":
@@ -151,7 +174,7 @@ class LeveledNode(Node):
                 raise SpecError(f"{path} must state level_epsilon, the protection of the {mode} level")
             level_eps = read_budget(obj["level_epsilon"], f"{path}.level_epsilon", allow_inf=True)
         for i, (node, e) in enumerate(zip(items, lv, strict=True)):
-            if any(b != e for b in node.epsilons if b != math.inf):
+            if any(b != e for b in _claimed_budgets(node) if b != math.inf):
                 raise SpecError(f"{path}.items[{i}] must claim the level's budget {e} for every item")
         return cls(d, lv, items, mode, sampler, level_eps)
 
@@ -185,12 +208,34 @@ class LeveledNode(Node):
 
     # ------------------------------------------------------------------ reports
     def columns(self, prefix: str = "") -> list[Column]:
+        """The level (unless hidden), then each kind of column of the levels' nodes, as large as
+        its largest level's (:data:`_COLUMN_ORDER`)."""
         cols = [] if self.level_report == "hidden" else [Column(prefix + "level", "level", self.t)]
-        for name in ("item", "bits"):
-            sizes = [c.size for node in self.items for c in node.columns() if c.kind == name]
-            if sizes:
-                cols.append(Column(prefix + name, name, max(sizes)))
+        named = [c.kind for node in self.items for c in node.columns()]
+        kinds = [k for k in _COLUMN_ORDER if k in named] + [k for k in dict.fromkeys(named) if k not in _COLUMN_ORDER]
+        for name in kinds:
+            cols.append(Column(prefix + name, name, int(self.level_sizes(name).max())))
         return cols
+
+    def level_sizes(self, kind: str) -> np.ndarray:
+        """Per level, the size of its node's column of ``kind`` (0 where its reports have none): a
+        report's bound in that column is its own level's."""
+        sizes = [max((c.size for c in node.columns() if c.kind == kind), default=0) for node in self.items]
+        return np.array(sizes, dtype=np.int64)
+
+    def check_columns(
+        self, cols: Mapping[str, np.ndarray], n: int, prefix: str = "", rows: np.ndarray | None = None
+    ) -> None:
+        """Each level's node's own check (:meth:`~pldp.channel.node.Node.check_columns`, e.g. a
+        subset's size) of the reports of that level; the ranges are checked before
+        (:func:`pldp.channel.check_columns`)."""
+        if self.level_report == "hidden":
+            level = np.zeros(n, dtype=np.int64)
+        else:
+            level = np.asarray(cols[prefix + "level"])
+        for t, node in enumerate(self.items):
+            mine = level == t
+            node.check_columns(cols, n, prefix, mine if rows is None else mine & rows)
 
     def as_leveled(self) -> LeveledNode:
         return self
@@ -203,7 +248,7 @@ class LeveledNode(Node):
     def memoized(self) -> bool:
         return any(node.memoized for node in self.items)
 
-    def item_channels(self) -> tuple[DirectNode | UnaryNode, ...]:
+    def item_channels(self) -> tuple[DirectNode | UnaryNode | EveryPairLeaf, ...]:
         """Each level's channel of one report: its node, or a memoized chain's one-report channel
         (:meth:`~pldp.channel.memo.MemoNode.one_report`, a view for statistical audits)."""
         return tuple(node.one_report() if isinstance(node, MemoNode) else node for node in self.items)
@@ -213,8 +258,8 @@ class LeveledNode(Node):
         return replace(self, items=self.item_channels())
 
     def level_carries(self, kind: str) -> np.ndarray:
-        """Per level, whether its item node's reports fill the column of ``kind`` (``"item"`` or ``"bits"``)."""
-        return np.array([node.columns()[0].kind == kind for node in self.items])
+        """Per level, whether its item node's reports fill the column of ``kind`` (``"item"``, ``"bits"``, ...)."""
+        return self.level_sizes(kind) > 0
 
     # ------------------------------------------------------------------ claims
     def claims(self, part: str = "root") -> tuple[list[Row], float]:
@@ -288,16 +333,34 @@ class LeveledNode(Node):
         elif self.level_report == "clear":
             out[prefix + "level"][rows] = level
 
+    def draw_one(self, inp: Any, stream: WordStream, out: dict[str, np.ndarray], prefix: str = "") -> None:
+        """The item by its level's node, reading ``stream`` as it goes (a subset's rejections), then the level."""
+        x, level = inp
+        t = int(level[0])
+        self.items[t].draw_one(x, stream, out, prefix)
+        if self.level_report == "perturbed":
+            assert self.level_sampler is not None
+            w = stream.peek(1)
+            stream.advance(1)
+            out[prefix + "level"][:1] = direct_draw(level, w, self.level_sampler.table)
+        elif self.level_report == "clear":
+            out[prefix + "level"][:1] = t
 
-def _item_ratio(node: DirectNode | UnaryNode | MemoNode, other: DirectNode | UnaryNode | MemoNode) -> Fraction | None:
+
+def _claimed_budgets(node: LevelItem) -> tuple[float, ...]:
+    """The budgets a level's node claims: one per item, or the one budget of a large-domain leaf."""
+    return (node.epsilon,) if isinstance(node, EveryPairLeaf) else node.epsilons
+
+
+def _item_ratio(node: LevelItem, other: LevelItem) -> Fraction | None:
     """Largest ``Pr(o | x, node) / Pr(o | x, other)`` over items ``x`` and outputs ``o`` (None: infinite).
 
     The two nodes have one kind (:meth:`LeveledNode.parse` refuses a hidden or perturbed level
     over nodes of different kinds). A memoized chain is not bounded here (None: no hidden level is
     claimed over memoized chains; only :class:`pldp.protocols.LLevels` has them, level in the clear).
     """
-    if isinstance(node, MemoNode) or isinstance(other, MemoNode):
-        return None
+    if isinstance(node, (MemoNode, EveryPairLeaf)) or isinstance(other, (MemoNode, EveryPairLeaf)):
+        return None  # a large-domain leaf: a hidden level over them is refused (parse)
     if isinstance(node, DirectNode) and isinstance(other, DirectNode):
         return node.ratio_to(other)
     assert isinstance(node, UnaryNode) and isinstance(other, UnaryNode)

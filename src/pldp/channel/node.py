@@ -228,11 +228,14 @@ class Node(ABC):
     def columns(self, prefix: str = "") -> list[Column]:
         """The payload columns of this node's reports, in the order of the wire format."""
 
-    def check_columns(self, cols: Mapping[str, np.ndarray], n: int, prefix: str = "") -> None:
-        """Refuse the first of ``n`` reports whose payload columns (named ``prefix`` + the column's
-        name), each within its range, still are no report of this node (a
-        :class:`~pldp.errors.ReportError` naming it): what ranges cannot say, e.g. a subset's size.
-        Nothing by default; :func:`pldp.channel.check_columns` calls it after the ranges."""
+    def check_columns(
+        self, cols: Mapping[str, np.ndarray], n: int, prefix: str = "", rows: np.ndarray | None = None
+    ) -> None:
+        """Refuse the first of ``n`` reports (of ``rows``, a mask, or all) whose payload columns
+        (named ``prefix`` + the column's name), each within its range, still are no report of this
+        node (a :class:`~pldp.errors.ReportError` naming it): what ranges cannot say, e.g. a
+        subset's size. Nothing by default; :func:`pldp.channel.check_columns` calls it after the
+        ranges (a leveled node for each level's reports)."""
         return None
 
     def empty_columns(self, n: int) -> dict[str, np.ndarray]:

@@ -208,10 +208,10 @@ class _Check(NodeVisitor[None]):
             level_column, *columns = columns
             level = cols[level_column.name]
             level_column.check(level, node.t)
-        sizes = np.array([item_node.d for item_node in node.items])
         for column in columns:
             values = cols[column.name]
-            uses = node.level_carries(column.kind)
+            sizes = node.level_sizes(column.kind)  # each report's bound is its own level's
+            uses = sizes > 0
             rows = uses[level]
             if column.cell is Cell.INDEX:
                 column.check(values, sizes[level], rows)
@@ -219,6 +219,7 @@ class _Check(NodeVisitor[None]):
                 for t in np.flatnonzero(uses):
                     column.check(values, int(sizes[t]), rows & (level == t))
             refuse_first(~rows & column.holds(values), f"its level's node sends no {column.kind}")
+        node.check_columns(cols, n, prefix)
 
     def attributes(self, node: AttributesNode, cols: dict[str, np.ndarray], n: int, prefix: str) -> None:
         for part_prefix, part in node.by_attribute:

@@ -161,11 +161,14 @@ class SubsetNode(EveryPairLeaf):
         p = self.keep / GRID
         return p, (p * (self.k - 1) + (1 - p) * self.k) / (self.d - 1)
 
-    def check_columns(self, cols: Mapping[str, np.ndarray], n: int, prefix: str = "") -> None:
-        """Refuse the first report that holds other than ``k`` items (a report of all ones would
-        support every item)."""
+    def check_columns(
+        self, cols: Mapping[str, np.ndarray], n: int, prefix: str = "", rows: np.ndarray | None = None
+    ) -> None:
+        """Refuse the first report (of ``rows``, or all) that holds other than ``k`` items (a report
+        of all ones would support every item)."""
         ones = row_ones(np.asarray(cols[prefix + "bits"]))
-        refuse_first(ones != self.k, lambda i: f"{int(ones[i])} items, not k = {self.k}")
+        bad = ones != self.k
+        refuse_first(bad if rows is None else bad & rows, lambda i: f"{int(ones[i])} items, not k = {self.k}")
 
     # ------------------------------------------------------------------ claims
     def claim_ratio(self) -> tuple[int, int]:

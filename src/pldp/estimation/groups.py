@@ -45,7 +45,8 @@ def joint_mle(mechanisms: Sequence[Mechanism], tallies: Sequence[Tally]) -> np.n
     """Maximum likelihood of ``p`` from independent groups, each a pure mechanism.
 
     Direct encoding contributes the multinomial log-likelihood :math:`\\sum_y C_y \\ln m_y`
-    (exact), unary encoding the count-based binomial one
+    (exact), unary encoding and the support counts of the large-domain oracles (a tally of kind
+    ``"unary"``) the count-based binomial one
     :math:`\\sum_k C_k \\ln m_k + (n - C_k)\\ln(1 - m_k)` (as :func:`pldp.estimation.mle.mle_unary`),
     with :math:`m = q^* + (p^* - q^*) p`. Both are separable and concave in ``p``, so the
     maximum over the simplex is found by the KKT bisection of
@@ -59,7 +60,7 @@ def joint_mle(mechanisms: Sequence[Mechanism], tallies: Sequence[Tally]) -> np.n
     gap = np.array([np.broadcast_to(mech.support[0] - mech.support[1], (d,)) for mech, _ in used], dtype=float)
     gap = gap.reshape(-1, d)
     c = np.array([tal.counts for _, tal in used], dtype=float).reshape(len(used), d)
-    unary = np.array([mech.family == "unary" for mech, _ in used])[:, None]
+    unary = np.array([tally.kind == "unary" for _, tally in used])[:, None]  # bit or support counts
     n = np.array([float(tal.n) for _, tal in used])[:, None]
     rest = np.where(unary, n - c, 0.0)  # n - C_k, unary only
     hit, miss = gap * c, gap * rest

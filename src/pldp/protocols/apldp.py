@@ -48,6 +48,14 @@ def select_mechanism(
     numerically for ``2 <= d < 5000``, ``0 < eps <= 20``), so RAPPOR is chosen only when OUE is
     not a candidate.
 
+    The large-domain oracles (``"olh"``, ``"hr"``, ``"ss"``) are scored by the same criterion,
+    which is exact for them too: a support count is a sum of the users' independent indicators,
+    each 1 with probability :math:`m_y`, and the loss sums the items' variances whatever the
+    counts' covariances. OLH at its rounded optimal ``g`` scores within a few per mille of OUE
+    (equal at :math:`g = e^\\varepsilon + 1`: :math:`q^* = 1/g` gives the same two terms), so the
+    grid's rounding decides between them; subset selection with ``k = 1`` is k-RR, and they tie
+    up to that rounding too.
+
     Returns
     -------
     (str, dict)
@@ -76,9 +84,12 @@ class APLDP(RCF):
     "weighted and summed"; Sec. 7.1 says APLDP used k-RR and basic RAPPOR.
 
     What is assumed here. The candidates default to k-RR, OUE and basic RAPPOR (pass
-    ``candidates=("krr", "rappor")`` for the original pair); the selection criterion is the
+    ``candidates=("krr", "rappor")`` for the original pair); the large-domain oracles OLH, HR
+    and SS may be added (e.g. ``candidates=("krr", "oue", "olh", "ss")``) but are not among the
+    defaults, so that a default APLDP keeps its levels' oracles and its spec (subset selection
+    would win most levels, and OLH ties with OUE up to rounding). The selection criterion is the
     expected :math:`l_2` loss of :func:`select_mechanism` (data-independent, equal to the worst
-    case over ``p``); the weights are those of :class:`RCF`.
+    case over ``p``); the weights are those of :class:`RCF`, whose estimators serve every mix.
 
     Parameters
     ----------
@@ -86,8 +97,8 @@ class APLDP(RCF):
         Budget levels, strictly increasing.
     d : int or Domain
         The item domain.
-    candidates : sequence of {"krr", "oue", "rappor"}
-        Protocols to choose from.
+    candidates : sequence of {"krr", "oue", "rappor", "olh", "hr", "ss"}
+        Protocols to choose from (:data:`~pldp.protocols.leveled.ORACLES`).
 
     Attributes
     ----------
@@ -100,6 +111,8 @@ class APLDP(RCF):
     --------
     >>> APLDP([0.5, 4.0], 16).choices
     ('oue', 'krr')
+    >>> APLDP([0.5, 4.0], 1000, candidates=("krr", "oue", "olh", "hr")).choices
+    ('oue', 'olh')
     """
 
     def __init__(self, levels: Any, d: int | Domain, candidates: Sequence[str] = ("krr", "oue", "rappor")) -> None:

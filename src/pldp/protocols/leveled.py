@@ -28,6 +28,9 @@ from pldp.estimation.detect import UnaryLaws, tally_region
 from pldp.fingerprint import canonical_labels
 from pldp.mechanisms.base import Mechanism
 from pldp.mechanisms.direct import KRR
+from pldp.mechanisms.hadamard import HR
+from pldp.mechanisms.hashed import OLH
+from pldp.mechanisms.subset import SS
 from pldp.mechanisms.unary import OUE, RAPPOR, UnaryEncoding
 from pldp.params import domain_of, epsilons_of
 from pldp.privacy import ComposedPrivacy
@@ -35,7 +38,9 @@ from pldp.protocols.base import Protocol
 from pldp.tally import Tally, unary_report_stats
 
 __all__ = [
+    "HIDDEN_REFUSAL",
     "ORACLES",
+    "SMALL_ORACLES",
     "UNARY_AFFINE",
     "LeveledProtocol",
     "cell_users",
@@ -45,8 +50,26 @@ __all__ = [
     "perturb_by_level",
 ]
 
-#: The pure frequency oracles a level can use: k-RR, OUE and basic (one-time) RAPPOR.
-ORACLES: dict[str, Callable[[float, Domain], Mechanism]] = {"krr": KRR, "oue": OUE, "rappor": RAPPOR}
+#: The pure frequency oracles a level can use: k-RR, OUE and basic (one-time) RAPPOR, and the
+#: large-domain ones, OLH (each level its own optimal ``g = round(e^eps) + 1``), Hadamard response
+#: and subset selection, whose reports are counted per item by support (``(p*, q*)`` per level, so
+#: the pure oracles' estimators and variances apply).
+ORACLES: dict[str, Callable[[float, Domain], Mechanism]] = {
+    "krr": KRR,
+    "oue": OUE,
+    "rappor": RAPPOR,
+    "olh": OLH,
+    "hr": HR,
+    "ss": SS,
+}
+#: The oracles whose reports are one item or one bit per item: what a protocol that pools the
+#: levels' reports or hides the level can use (PBP, PLDP-FEBSF; :data:`HIDDEN_REFUSAL`).
+SMALL_ORACLES = ("krr", "oue", "rappor")
+#: Why a protocol that does not send the level in the clear refuses the large-domain oracles.
+HIDDEN_REFUSAL = (
+    "the large-domain oracles (olh, hr, ss) need the level in the clear: the exact protection of a level "
+    "that is not sent as is is computed over direct and unary reports only"
+)
 #: The unary oracles' bit probabilities are affine, ``a = alpha + beta * b`` at every budget (exactly on
 #: the coin grid): OUE ``a = 1/2``, RAPPOR ``a = 1 - b``. So a report's expected number of ones,
 #: ``alpha + (d - 1 + beta) b``, tells ``b`` (and ``a``) of any mixture of levels (PPDA's calibration).
@@ -66,10 +89,12 @@ def check_levels(levels: Any) -> np.ndarray:
     return arr
 
 
-def check_oracle(oracle: Any, allowed: Sequence[str] = tuple(ORACLES)) -> str:
-    """``oracle`` if it names one of ``allowed``, else :class:`~pldp.errors.ParameterError`."""
+def check_oracle(oracle: Any, allowed: Sequence[str] = tuple(ORACLES), reason: str = "") -> str:
+    """``oracle`` if it names one of ``allowed``, else :class:`~pldp.errors.ParameterError`
+    (saying ``reason`` when ``oracle`` is an oracle of :data:`ORACLES` that ``allowed`` leaves out)."""
     if oracle not in allowed:
-        raise ParameterError(f"oracle must be one of {tuple(allowed)}, got {oracle!r}")
+        why = f": {reason}" if reason and oracle in ORACLES else ""
+        raise ParameterError(f"oracle must be one of {tuple(allowed)}, got {oracle!r}{why}")
     return str(oracle)
 
 

@@ -20,7 +20,7 @@ from pldp.estimation.pure import estimate_counts
 from pldp.estimation.result import Estimate
 from pldp.estimation.spread import DEFAULT_BETA, spread_robust
 from pldp.methods import STANDARD_METHODS
-from pldp.protocols.leveled import HiddenLevels, check_oracle, make_oracle
+from pldp.protocols.leveled import HIDDEN_REFUSAL, SMALL_ORACLES, HiddenLevels, check_oracle, make_oracle
 from pldp.registry import register
 from pldp.tally import Tally
 
@@ -65,7 +65,7 @@ class PBP(HiddenLevels):
 
     def __init__(self, levels: Any, rho: Any, d: int | Domain, oracle: Literal["krr", "oue", "rappor"] = "krr") -> None:
         super().__init__(levels, d)
-        self.oracle = check_oracle(oracle)
+        self.oracle = check_oracle(oracle, SMALL_ORACLES, HIDDEN_REFUSAL)
         self.rho = as_frequencies(rho, self.t, "rho").copy()
         self.rho.setflags(write=False)
         self.mechanisms = tuple(make_oracle(self.oracle, e, self.domain) for e in self.levels)

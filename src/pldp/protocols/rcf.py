@@ -40,9 +40,10 @@ class GroupedReports:
     Attributes
     ----------
     data : tuple of ndarray
-        ``data[l]`` holds the reports of the users with ``level == l``, in user order: item
-        indices (k-RR) or bit-packed unary rows (OUE, RAPPOR), as the level's mechanism
-        produces them (one array per level, since the levels' report formats may differ).
+        ``data[l]`` holds the reports of the users with ``level == l``, in user order, as the
+        level's mechanism produces them: item indices (k-RR), bit-packed unary rows (OUE,
+        RAPPOR), ``(seed, value)`` rows (OLH), Hadamard indices (HR), bit-packed subsets (SS)
+        (one array per level, since the levels' report formats may differ).
     level : ndarray of int, shape (n,)
         Each user's level index (sent in the clear).
     """
@@ -126,7 +127,16 @@ class RCF(LeveledProtocol):
         V_\\tau = \\frac{q_\\tau(1 - q_\\tau)}{n_\\tau (p_\\tau - q_\\tau)^2},
 
     which keep the combination exactly unbiased (for basic RAPPOR they are MPLDP's Theorem 2
-    weights). Recycling is not implemented (see ``docs/protocols.md``).
+    weights), and give the combined variance :math:`(\\sum_\\tau 1/V_\\tau)^{-1}` for an item
+    nobody holds. Recycling is not implemented (see ``docs/protocols.md``).
+
+    The large-domain oracles serve as well: OLH (each level with its own optimal
+    :math:`g_\\tau = \\mathrm{round}(e^{\\varepsilon_\\tau}) + 1`, as :class:`~pldp.OLH` picks it;
+    the level travels in the clear, so its ``g`` tells nothing the level does not), Hadamard
+    response and subset selection. Their reports are counted per item by support, with
+    :math:`p^*_\\tau, q^*_\\tau` in place of :math:`p_\\tau, q_\\tau` above (for OLH,
+    :math:`V_\\tau = (e^{\\varepsilon_\\tau} + g_\\tau - 1)^2 / (n_\\tau (e^{\\varepsilon_\\tau} - 1)^2
+    (g_\\tau - 1))`), and every estimator below applies.
 
     Parameters
     ----------
@@ -134,8 +144,8 @@ class RCF(LeveledProtocol):
         Budget levels, strictly increasing, each finite and > 0.
     d : int or Domain
         The item domain (at least 2 items).
-    oracle : {"krr", "oue", "rappor"}
-        Pure frequency oracle of every level.
+    oracle : {"krr", "oue", "rappor", "olh", "hr", "ss"}
+        Pure frequency oracle of every level (:data:`~pldp.protocols.leveled.ORACLES`).
 
     Examples
     --------
@@ -145,12 +155,23 @@ class RCF(LeveledProtocol):
     >>> est = rcf.estimate(tally)
     >>> est.frequencies.shape, bool(abs(est.frequencies.sum() - 1) < 1e-12)
     ((4,), True)
+
+    With OLH at every level (``g`` 3, 4 and 8 at budgets 0.5, 1 and 2), equal numbers of users
+    per level weigh in by the inverse of OLH's variance factors, about 15.8, 3.69 and 0.725:
+
+    >>> rcf = RCF([0.5, 1.0, 2.0], 100, oracle="olh")
+    >>> [m.g for m in rcf.mechanisms]
+    [3, 4, 8]
+    >>> rcf.weights([1000, 1000, 1000])[:, 0].round(3).tolist()
+    [0.037, 0.158, 0.805]
     """
 
     tally_type: ClassVar[type[BaseTally]] = GroupedTally
     methods: ClassVar[tuple[str, ...]] = (*STANDARD_METHODS, "robust", "huber")
 
-    def __init__(self, levels: Any, d: int | Domain, oracle: Literal["krr", "oue", "rappor"] = "krr") -> None:
+    def __init__(
+        self, levels: Any, d: int | Domain, oracle: Literal["krr", "oue", "rappor", "olh", "hr", "ss"] = "krr"
+    ) -> None:
         self.oracle = check_oracle(oracle)
         self._setup(levels, d, [self.oracle] * check_levels(levels).size)
 
@@ -176,20 +197,24 @@ class RCF(LeveledProtocol):
         return cls(levels, dom, oracles.pop())
 
     def reports_from_columns(self, columns: Mapping[str, np.ndarray]) -> tuple[Any, ...]:
-        """Each level's reports (items or bit rows, as its mechanism makes them) and the levels."""
+        """Each level's reports, as its mechanism reads them from its own columns
+        (:meth:`~pldp.oracle.FrequencyOracle.reports_from_columns`), and the levels."""
         level = columns["level"]
         parts = []
-        for t, node in enumerate(self.mechanisms):
+        for t, mech in enumerate(self.mechanisms):
             sel = level == t
-            parts.append(columns["item"][sel] if node.family == "direct" else columns["bits"][sel])
+            own = {c.name: np.asarray(columns[c.name])[sel] for c in mech.sampler().columns()}
+            parts.append(mech.reports_from_columns(own)[0])
         return (GroupedReports(tuple(parts), level),)
 
     def report_columns(self, reports: GroupedReports) -> dict[str, np.ndarray]:
-        """The level column, and each user's report in the item or the bits column of her level."""
+        """The level column, and each user's report in her level's mechanism's columns
+        (:meth:`~pldp.oracle.FrequencyOracle.report_columns`); the other columns stay empty."""
         cols = self.sampler().empty_columns(reports.level.size)
         cols["level"] = np.asarray(reports.level, dtype=np.int64)
         for t, (mech, data) in enumerate(zip(self.mechanisms, reports.data, strict=True)):
-            cols["item" if mech.family == "direct" else "bits"][reports.level == t] = data
+            for name, values in mech.report_columns(data).items():
+                cols[name][reports.level == t] = values
         return cols
 
     # -------------------------------------------------------------------- client

@@ -188,6 +188,8 @@ def standard_cases() -> dict[str, OracleCase]:
         padding("rappor-ps", lambda e: pldp.RAPPOR(e, 5)),
         *(febsf(o) for o in ("krr", "rappor", "oue")),
         leveled("rcf", lambda lv: RCF(lv, 5, oracle="oue"), leveled_bad),
+        # a large-domain oracle at every level, each its own g (3, 4, 8), the level in the clear
+        leveled("rcf-olh", lambda lv: RCF(lv, 5, oracle="olh"), (lambda: RCF(LEVELS, 5, oracle="blh"),)),  # type: ignore[arg-type]
         llevels("lgrr"),
         llevels("losue"),
         leveled("apldp", lambda lv: APLDP(lv, 5), (lambda: APLDP(LEVELS, 5, candidates=("grr",)), *leveled_bad)),

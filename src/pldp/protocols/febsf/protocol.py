@@ -38,7 +38,15 @@ from pldp.protocols.febsf.em import em
 from pldp.protocols.febsf.huber import huber
 from pldp.protocols.febsf.robust import robust
 from pldp.protocols.febsf.tally import FEBSFReports, FEBSFTally, pattern_tally
-from pldp.protocols.leveled import LeveledProtocol, cell_users, check_oracle, make_oracle, perturb_by_level
+from pldp.protocols.leveled import (
+    HIDDEN_REFUSAL,
+    SMALL_ORACLES,
+    LeveledProtocol,
+    cell_users,
+    check_oracle,
+    make_oracle,
+    perturb_by_level,
+)
 from pldp.registry import oracle_from_params, register
 from pldp.tally import BaseTally
 
@@ -81,7 +89,7 @@ class FEBSF(LeveledProtocol):
     ) -> None:
         super().__init__(levels, d)
         self.eps_p = check_epsilon(eps_p, "eps_p")
-        self.oracle = check_oracle(oracle)
+        self.oracle = check_oracle(oracle, SMALL_ORACLES, HIDDEN_REFUSAL)
         self.mechanisms = tuple(make_oracle(self.oracle, e, self.domain) for e in self.levels)
         t = self.t
         if level_mechanism is None:
