@@ -60,6 +60,7 @@ def _cases() -> dict[str, pldp.FrequencyOracle]:
             "rappor-ps": PaddingSampling(pldp.RAPPOR(1.0, 6), 3),
             "olh-d50": pldp.OLH(1.0, 50),  # OLH: the seed is w0 >> 1
             "flh-d50": pldp.OLH(1.0, 50, seeds=2**8),  # a small family: the seed is w0 >> 24
+            "olh-d10000-range": pldp.OLH(1.0, 10_000),  # labels {"range": d}: answers as integers or their strings
             **MEMO_CASES,
         }
     )
@@ -69,6 +70,8 @@ CASES = _cases()
 
 
 def _spec(name: str) -> Spec:
+    if name.endswith("-range"):
+        return Spec.from_mechanism(CASES[name], question=f"{name}?", labels="range")
     return spec_of(CASES[name], name)
 
 

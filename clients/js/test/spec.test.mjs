@@ -59,6 +59,21 @@ test("labels: distinct strings, as many as the sampler's items; MPLDP one list p
   await refused(multi, (s) => (s.question = "one?"), /question must hold one question per attribute \(2\)/);
 });
 
+test('labels {"range": d}: the answers 0 .. d-1, given as integers or their decimal strings; any other object refused', async () => {
+  const spec = await makeSpec(krr(3, 1), { labels: { range: 3 } });
+  const client = new Client(await loadSpec(spec), { random: (n) => new Uint32Array(n) });
+  assert.deepEqual(client.report("2"), client.report(2));
+  for (const bad of ["3", "02", "-1", " 1", "1.0", "x"]) assert.throws(() => client.report(bad), /not one of the spec's labels/);
+  const wrong = /labels must be a list of labels or \{"range": d\} with d an integer >= 2 and no other member/;
+  for (const value of [{ range: -1 }, { range: 1 }, { range: 2.5 }, { range: true }, { range: "3" }, { range: 3, extra: 1 }, {}]) {
+    await refused(spec, (s) => (s.labels = value), wrong);
+  }
+  await refused(spec, (s) => (s.labels = { range: 4 }), /labels has 4 answers but the sampler takes 3/);
+  const multi = await makeSpec({ kind: "attributes", parts: [krr(2, 1), oue(3, 1)] }, { labels: [["a", "b"], { range: 3 }] });
+  await loadSpec(multi);
+  await refused(multi, (s) => (s.labels[1] = { range: 3, d: 3 }), /labels\[1\] must be a list of labels or \{"range": d\}/);
+});
+
 test("the sampler: grid_bits 32, known kinds, exact members", async () => {
   const spec = await makeSpec(krr(3, 1));
   await refused(spec, (s) => (s.sampler.grid_bits = 31), /sampler\.grid_bits must be 32, got 31/);
