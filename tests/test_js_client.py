@@ -46,6 +46,7 @@ MEMO_CASES: dict[str, pldp.FrequencyOracle] = {
     "loue": pldp.LOUE(2.0, 1.0, 5),
     "lsue-d11": pldp.LSUE(3.0, 1.0, 11),
     "lidue": pldp.LIDUE(PERM, ONE),
+    "lgrr-range": pldp.LGRR(2.0, 1.0, 4),  # labels {"range": d}: the memo's fingerprint over them as written
 }
 
 
