@@ -254,7 +254,7 @@ class Spec:
         labels : list of str or "range", optional (MPLDP: one list, or "range", per attribute)
             The answers, in index order; default the oracle's labels as strings. The spec's
             oracle uses these labels. ``"range"``: the answers are the integers ``0 .. d-1``,
-            written ``{"range": d}`` (a spec of a few kilobytes over 10^6 items), their labels
+            written ``{"range": d}`` (a spec of a few hundred bytes over 10^6 items), their labels
             their decimal strings; the oracle's labels are then ``{"range": d}`` too.
         memo_key : str, optional
             For a memoized chain (``pldp.LGRR``, ``pldp.LOUE``, ...): which campaigns share a
