@@ -46,6 +46,7 @@ MEMO_CASES: dict[str, pldp.FrequencyOracle] = {
     "loue": pldp.LOUE(2.0, 1.0, 5),
     "lsue-d11": pldp.LSUE(3.0, 1.0, 11),
     "lidue": pldp.LIDUE(PERM, ONE),
+    "lgrr-range": pldp.LGRR(2.0, 1.0, 4),  # labels {"range": d}: the memo's fingerprint over them as written
 }
 
 
@@ -65,6 +66,7 @@ def _cases() -> dict[str, pldp.FrequencyOracle]:
             "rcf-olh": RCF([0.5, 1.0, 2.0], 6, oracle="olh"),
             "apldp-olh": APLDP([0.5, 1.0, 4.0], 16, candidates=("krr", "olh", "hr")),
             "rcf-ss": RCF([0.5, 1.0, 2.0], 6, oracle="ss"),
+            "olh-d10000-range": pldp.OLH(1.0, 10_000),  # labels {"range": d}: answers as integers or their strings
             **MEMO_CASES,
         }
     )
@@ -76,6 +78,8 @@ REJECTING = {name for name in CASES if name.endswith("-ps")} | {"rcf-ss"}
 
 
 def _spec(name: str) -> Spec:
+    if name.endswith("-range"):
+        return Spec.from_mechanism(CASES[name], question=f"{name}?", labels="range")
     return spec_of(CASES[name], name)
 
 

@@ -52,6 +52,10 @@ def _specs() -> dict[str, Spec]:
             continue
         out[name + "+caps"] = Spec.from_mechanism(case.oracle, question=question, caps=CAPS)
     out["lgrr+key"] = Spec.from_mechanism(standard_cases()["lgrr"].oracle, question="keyed?", memo_key="survey-1")
+    out["olh+range"] = Spec.from_mechanism(standard_cases()["olh"].oracle, question="an integer?", labels="range")
+    out["mpldp+range"] = Spec.from_mechanism(
+        standard_cases()["mpldp"].oracle, question=["first?", "second?"], labels=[["a", "b", "c"], "range"]
+    )
     return out
 
 
@@ -126,6 +130,12 @@ REFUSED: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     "one label": ("krr", _edit(["labels"], ["only"])),
     "a label twice": ("krr", _edit(["labels", 1], "0")),
     "an empty memo key": ("lgrr", _edit(["memo", "key"], "")),
+    "a range of one answer": ("olh+range", _edit(["labels", "range"], 1)),
+    "a range that is not whole": ("olh+range", _edit(["labels", "range"], 2.5)),
+    "a range that is a boolean": ("olh+range", _edit(["labels", "range"], True)),
+    "a range that is a string": ("olh+range", _edit(["labels", "range"], "10")),
+    "a range with a member too many": ("olh+range", _edit(["labels", "extra"], 1)),
+    "an attribute's range with a member too many": ("mpldp+range", _edit(["labels", 1, "d"], 4)),
     "an unknown cap": ("krr+caps", _edit(["caps", "weekly"], 1.0)),
     "null caps": ("krr+caps", _edit(["caps"], None)),
     "no cap in caps": ("krr+caps", _edit(["caps"], {})),

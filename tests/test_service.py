@@ -21,7 +21,7 @@ pytest.importorskip("uvicorn")
 
 import pldp
 from pldp.client import Client
-from pldp.deploy import Spec, decode
+from pldp.deploy import Spec, decode, spec_id
 from pldp.deploy.remote import Collector, RemoteError
 from pldp.service import store
 from tests.service_server import Server, stored_and_recount
@@ -209,6 +209,28 @@ def test_a_spec_whose_claim_fails_is_refused(server: Server) -> None:
     with pytest.raises(RemoteError) as info:
         server.admin().create_campaign(json.dumps(data))
     assert info.value.status == 400 and info.value.code == "bad_spec" and "privacy claim fails" in info.value.reason
+
+
+def test_a_range_form_spec_round_trips_through_the_collector(server: Server) -> None:
+    """``"labels": {"range": d}``: stored and served as posted (the same id), reports of answers given
+    as integers or their strings decoded to the library's tally, the estimate's labels the integers;
+    a range that is not the sampler's count is refused."""
+    spec = Spec.from_mechanism(pldp.OLH(1.0, 1_000), question="range?", labels="range")
+    _, analyst = _campaign(server, spec)
+    served = analyst.spec(spec.id)
+    assert served == spec and served.to_dict()["labels"] == {"range": 1_000}
+    batch = Client(served).reports([str(v) for v in range(0, 1_000, 7)] + list(range(500)))
+    assert server.client().submit(spec.id, batch) == {"accepted": 643, "duplicates": 0}
+    stored, recount = stored_and_recount(server.db, spec)
+    assert stored == recount == decode(spec, batch)
+    part = analyst.estimate(spec.id, "unbiased")["attributes"][0]
+    assert part["labels"] == [str(i) for i in range(1_000)]
+    wrong = spec.to_dict()
+    wrong["labels"] = {"range": 999}
+    wrong["id"] = spec_id(wrong)
+    with pytest.raises(RemoteError) as info:
+        server.admin().create_campaign(json.dumps(wrong))
+    assert info.value.status == 400 and "labels has 999 answers but the sampler takes 1000" in info.value.reason
 
 
 def test_spec_has_its_id_as_etag_and_the_schema_is_served(server: Server) -> None:

@@ -348,6 +348,49 @@ def test_the_dashboard_shows_the_top_answers_of_a_large_domain(browser: Any, ser
 
 
 @pytest.mark.slow
+def test_a_range_of_integers_is_typed_and_charted_by_its_integers(browser: Any, server: Server) -> None:
+    """A spec whose answers are the integers 0 .. 9,999 (``"labels": {"range": 10000}``, no list): the
+    survey takes a typed integer in range (and refuses other text in the page, nothing sent), the
+    collector stores the report, and the dashboard labels its top answers by their integers."""
+    from selenium.webdriver.common.by import By
+
+    d = 10_000
+    spec = Spec.from_mechanism(pldp.OLH(2.0, d), question="Which number?", labels="range")
+    assert spec.to_dict()["labels"] == {"range": d}
+    _, analyst, token = campaign(server, spec)
+    ready(browser, f"{server.url}/c/{spec.id}")
+    assert browser.find_elements(By.CSS_SELECTOR, 'input[type="radio"], datalist') == []
+    field = browser.find_element(By.ID, "answer-0")
+    assert field.get_attribute("inputmode") == "numeric"
+    for typed in ("10000", "12a"):
+        field.clear()
+        field.send_keys(typed)
+        browser.find_element(By.ID, "submit").click()
+        error = wait(browser, shown("error"), what="the error")
+        assert f"“{typed}” is not a whole number from 0 to 9,999" in error.text and stored(server.db, spec.id) == []
+    field.clear()
+    field.send_keys("4321")
+    browser.find_element(By.ID, "submit").click()
+    wait(browser, shown("thanks"), what="the thanks")
+    (report,) = json.loads(browser.find_element(By.ID, "sent").get_attribute("textContent"))["reports"]
+    assert stored(server.db, spec.id) == [(report["id"], report["payload"])]
+    # reports from the Python client, some answers far more often than the rest
+    rng = np.random.default_rng(13)
+    popular = np.array([7, 4321, 9_998])
+    answers = np.where(rng.random(3_000) < 0.6, popular[rng.integers(0, 3, 3_000)], rng.integers(0, d, 3_000))
+    server.client().submit(spec.id, Client(spec).reports(answers))
+    browser.get(f"{server.url}/dashboard/{spec.id}")
+    use_token(browser, token)
+    drawn = wait(browser, chart_is("unbiased", 3_001), what="bars")
+    part = analyst.estimate(spec.id, "unbiased")["attributes"][0]
+    f = np.asarray(part["frequencies"])
+    top = sorted(range(d), key=lambda i: (-f[i], i))[:20]
+    assert drawn["labels"] == [str(i) for i in top]  # the answers' integers
+    assert {"7", "4321", "9998"} <= set(drawn["labels"][:3])
+    assert errors(browser) == []
+
+
+@pytest.mark.slow
 def test_the_dashboard_explains_refusals(browser: Any, server: Server) -> None:
     from selenium.webdriver.common.by import By
 

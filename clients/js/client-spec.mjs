@@ -3,23 +3,10 @@
 
 import { isObject, repr } from "./client-checks.mjs";
 import { fmtG } from "./client-exact.mjs";
+import { checkLabels, labelIndex as indexOfLabels } from "./client-labels.mjs";
 import { checkMemo } from "./client-memo.mjs";
 import { parseSampler, verifyNode } from "./client-nodes.mjs";
 import { SPEC_FORMAT, SpecError, canonicalJSON, sha256Hex, specId } from "./client-wire.mjs";
-
-function checkLabels(value, path) {
-  if (!Array.isArray(value) || value.length < 2 || !value.every((v) => typeof v === "string")) {
-    throw new SpecError(`${path} must be a list of at least 2 strings`);
-  }
-  const seen = new Set();
-  const dup = [];
-  for (const v of value) {
-    if (seen.has(v)) dup.push(v);
-    seen.add(v);
-  }
-  if (dup.length) throw new SpecError(`${path} has duplicate labels: ${repr(dup.slice(0, 5))}`);
-  return value;
-}
 
 function checkAnswers(root, labels, question) {
   if (root.takes === "parts") {
@@ -29,13 +16,13 @@ function checkAnswers(root, labels, question) {
       throw new SpecError(`question must hold one question per attribute (${P})`);
     }
     root.parts.forEach((part, i) => {
-      const n = checkLabels(labels[i], `labels[${i}]`).length;
+      const n = checkLabels(labels[i], `labels[${i}]`);
       if (n !== part.d) throw new SpecError(`labels[${i}] has ${n} answers but attribute ${i} takes ${part.d}`);
     });
     return;
   }
   if (typeof question !== "string") throw new SpecError("question must be a string");
-  const n = checkLabels(labels, "labels").length;
+  const n = checkLabels(labels, "labels");
   if (n !== root.d) throw new SpecError(`labels has ${n} answers but the sampler takes ${root.d}`);
 }
 
@@ -117,8 +104,8 @@ function deepFreeze(v) {
 
 /**
  * Read and check a campaign spec (`pldp.spec/1`) before any report is made: its format and
- * members, its id against its content (JCS + SHA-256), its labels (distinct strings, one list per
- * attribute for MPLDP), the sampler's structure (grid_bits 32, every node's kind, lengths,
+ * members, its id against its content (JCS + SHA-256), its labels (distinct strings or {"range": d}, one
+ * per attribute for MPLDP), the sampler's structure (grid_bits 32, every node's kind, lengths,
  * integer thresholds on the grid) and every privacy claim ({@link verify}).
  *
  * @param {string|object} jsonTextOrObject The spec's JSON text or parsed object (copied).
@@ -169,7 +156,7 @@ export async function loadSpec(jsonTextOrObject) {
     );
   }
   const lists = root.takes === "parts" ? data.labels : [data.labels];
-  const labelIndex = lists.map((l) => new Map(l.map((lab, i) => [lab, i])));
+  const labelIndex = lists.map((l) => indexOfLabels(l)); // a range form parses its labels: no d strings
   let memo = null;
   if (root.memoized) {
     const text = canonicalJSON({ labels: data.labels, permanent: data.sampler.root.permanent });

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 import numpy as np
@@ -47,6 +47,7 @@ from pldp.channel import (
 )
 from pldp.channel.sampling import os_words
 from pldp.channel.words import Cursor, RejectedError, WordSource, WordStream
+from pldp.deploy.labels import label_index
 from pldp.deploy.memostore import DeviceMemo, MemoFile, MemoStore, permanent_fingerprint
 from pldp.deploy.spec import Spec
 from pldp.deploy.wire import ReportBatch
@@ -115,7 +116,7 @@ class _Inputs(NodeVisitor[Any]):
         return out
 
 
-def _item_sets(rows: list[list[Any]], index: dict[Any, int], d: int) -> tuple[np.ndarray, ...] | None:
+def _item_sets(rows: list[list[Any]], index: Mapping[Any, int], d: int) -> tuple[np.ndarray, ...] | None:
     """Item-sets as ``(flat, offsets, sizes)``, each set's items ascending, read with whole-batch
     operations when every element is a Python int (an index) or every one a label, each in range
     and no set repeating an item; None otherwise, and the per-set reader of :class:`_Inputs` then
@@ -215,7 +216,7 @@ class Client:
             self._memo = DeviceMemo(where, key, permanent_fingerprint(self.spec.labels, node), node)
         labels = self.spec.labels
         lists = root.label_lists(labels)
-        self._index = [{lab: i for i, lab in enumerate(lab_list)} for lab_list in lists]
+        self._index = [label_index(lab_list) for lab_list in lists]  # a range form's parses, making no d strings
 
     # ------------------------------------------------------------------ inputs
     def _items(self, answers: Any, part: int, n_items: int) -> np.ndarray:

@@ -2,6 +2,7 @@
 import test from "node:test";
 import assert from "node:assert/strict";
 import { loadSpec, verify, Client, SpecError } from "../pldp-client.mjs";
+import { AnswerRange, answerLabels, labelIndex } from "../client-labels.mjs";
 import { makeSpec, resign, clone, krr, oue, tightBinary, febsfLike, hiddenUnary, lumpy, G } from "./fixtures.mjs";
 
 /** Edit a copy of a spec, re-sign it, and expect loadSpec to refuse it with `message`. */
@@ -57,6 +58,34 @@ test("labels: distinct strings, as many as the sampler's items; MPLDP one list p
   await refused(multi, (s) => (s.labels[1] = ["x", "y", "x"]), /labels\[1\] has duplicate labels/);
   await refused(multi, (s) => (s.labels[0] = ["x", "y", "z"]), /labels\[0\] has 3 answers but attribute 0 takes 2/);
   await refused(multi, (s) => (s.question = "one?"), /question must hold one question per attribute \(2\)/);
+});
+
+test('labels {"range": d}: the answers 0 .. d-1, given as integers or their decimal strings; any other object refused', async () => {
+  const spec = await makeSpec(krr(3, 1), { labels: { range: 3 } });
+  const client = new Client(await loadSpec(spec), { random: (n) => new Uint32Array(n) });
+  assert.deepEqual(client.report("2"), client.report(2));
+  for (const bad of ["3", "02", "-1", " 1", "1.0", "x"]) assert.throws(() => client.report(bad), /not one of the spec's labels/);
+  const wrong = /labels must be a list of labels or \{"range": d\} with d an integer >= 2 and no other member/;
+  for (const value of [{ range: -1 }, { range: 1 }, { range: 2.5 }, { range: true }, { range: "3" }, { range: 3, extra: 1 }, {}]) {
+    await refused(spec, (s) => (s.labels = value), wrong);
+  }
+  await refused(spec, (s) => (s.labels = { range: 4 }), /labels has 4 answers but the sampler takes 3/);
+  const multi = await makeSpec({ kind: "attributes", parts: [krr(2, 1), oue(3, 1)] }, { labels: [["a", "b"], { range: 3 }] });
+  await loadSpec(multi);
+  await refused(multi, (s) => (s.labels[1] = { range: 3, d: 3 }), /labels\[1\] must be a list of labels or \{"range": d\}/);
+});
+
+test("answerLabels reads both forms alike; the range's labels are made when asked for", () => {
+  const range = answerLabels({ range: 12 });
+  const list = answerLabels(Array.from({ length: 12 }, (_, i) => String(i)));
+  for (const labels of [range, list]) {
+    assert.equal(labels.length, 12);
+    assert.deepEqual([labels.at(0), labels.at(11), labels.at(-1), labels.at(12)], ["0", "11", "11", undefined]);
+    assert.deepEqual([labels.indexOf("7"), labels.indexOf("12"), labels.indexOf("07"), labels.indexOf(7)], [7, -1, -1, -1]);
+    assert.deepEqual(labels.filter((_, i) => i % 5 === 0), ["0", "5", "10"]);
+    assert.deepEqual([...labels], list);
+  }
+  assert.ok(range instanceof AnswerRange && labelIndex({ range: 12 }).get("11") === 11 && labelIndex({ range: 12 }).get("1e1") === undefined);
 });
 
 test("the sampler: grid_bits 32, known kinds, exact members", async () => {

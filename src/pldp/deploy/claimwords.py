@@ -27,6 +27,7 @@ from typing import Any
 
 from pldp.channel.claims import Verification
 from pldp.channel.node import EVERY_PAIR, Row
+from pldp.deploy.labels import answer_labels
 
 __all__ = ["claim_words", "claims_table"]
 
@@ -88,7 +89,7 @@ def claim_words(spec: dict[str, Any], row: Row) -> tuple[str, str]:
     attr, sampled, level, tail = m.groups()
     root = spec["sampler"]["root"]
     node = root if attr is None else root["parts"][int(attr)]
-    labels = spec["labels"] if attr is None else spec["labels"][int(attr)]
+    labels = answer_labels(spec["labels"] if attr is None else spec["labels"][int(attr)])
     question = spec["question"] if attr is None else spec["question"][int(attr)]
     where = [] if attr is None else [f"“{question}”"]
 

@@ -29,7 +29,7 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
@@ -38,6 +38,7 @@ import numpy as np
 
 from pldp.channel import MemoInput, MemoNode
 from pldp.deploy.jcs import jcs
+from pldp.deploy.labels import labels_json
 from pldp.devicefiles import device_file_path, file_lock, write_private
 from pldp.errors import PLDPError
 
@@ -69,9 +70,10 @@ def default_store_path() -> Path:
     return device_file_path("memo.json", "PLDP_MEMO_STORE")
 
 
-def permanent_fingerprint(labels: list[Any], node: MemoNode) -> str:
-    """32 hex digits of SHA-256 of the JCS text of ``{"labels", "permanent"}``: which PRRs a memo holds."""
-    text = jcs({"labels": labels, "permanent": node.permanent.to_json()})
+def permanent_fingerprint(labels: Sequence[Any], node: MemoNode) -> str:
+    """32 hex digits of SHA-256 of the JCS text of ``{"labels", "permanent"}``: which PRRs a memo
+    holds (the spec's labels as written: a list, or ``{"range": d}``)."""
+    text = jcs({"labels": labels_json(labels), "permanent": node.permanent.to_json()})
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections.abc import Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +26,7 @@ from pldp.channel.node import Node
 from pldp.channel.parse import parse_node
 from pldp.channel.sampling import GRID_BITS
 from pldp.deploy.jcs import jcs
+from pldp.deploy.labels import answer_labels, check_labels, labels_json
 from pldp.errors import SpecError
 from pldp.fingerprint import FINGERPRINT_LENGTH, canonical, is_fingerprint
 
@@ -43,26 +45,16 @@ def spec_id(content: dict[str, Any]) -> str:
     return hashlib.sha256(jcs(body).encode("utf-8")).hexdigest()[:FINGERPRINT_LENGTH]
 
 
-def relabel(params: dict[str, Any], labels: list[str]) -> dict[str, Any]:
+def relabel(params: dict[str, Any], labels: list[str] | dict[str, int]) -> dict[str, Any]:
     """``params`` with the item labels replaced (also in a padding protocol's base and a memoized
-    chain's permanent mechanism)."""
+    chain's permanent mechanism): a list of labels, or ``{"range": d}`` (the items ``0 .. d-1``)."""
     out = dict(params)
     if "labels" in out:
-        out["labels"] = list(labels)
+        out["labels"] = labels_json(labels)
     for nested in ("base", "permanent"):
         if nested in out:
             out[nested] = relabel(out[nested], labels)
     return out
-
-
-def _labels(value: Any, path: str) -> list[str]:
-    if not isinstance(value, list) or len(value) < 2 or not all(isinstance(v, str) for v in value):
-        raise SpecError(f"{path} must be a list of at least 2 strings")
-    seen: set[str] = set()
-    dup = [v for v in value if v in seen or seen.add(v)]  # type: ignore[func-returns-value]
-    if dup:
-        raise SpecError(f"{path} has duplicate labels: {dup[:5]}")
-    return value
 
 
 def _check_answers(root: Node, labels: Any, question: Any) -> None:
@@ -75,14 +67,25 @@ def _check_answers(root: Node, labels: Any, question: Any) -> None:
             raise SpecError(f"question must hold one question per attribute ({len(parts)})")
         for i, (lab, part) in enumerate(zip(labels, parts, strict=True)):
             d = _answers(part)
-            if len(_labels(lab, f"labels[{i}]")) != d:
-                raise SpecError(f"labels[{i}] has {len(lab)} answers but attribute {i} takes {d}")
+            n = check_labels(lab, f"labels[{i}]")
+            if n != d:
+                raise SpecError(f"labels[{i}] has {n} answers but attribute {i} takes {d}")
         return
     if not isinstance(question, str):
         raise SpecError("question must be a string")
-    n = len(_labels(labels, "labels"))
+    n = check_labels(labels, "labels")
     if n != _answers(root):
         raise SpecError(f"labels has {n} answers but the sampler takes {_answers(root)}")
+
+
+def _answers_form(labels: Any, d: int) -> list[str] | dict[str, int]:
+    """The spec's labels (one attribute's) for :meth:`Spec.from_mechanism`'s ``labels``: ``"range"``
+    for ``{"range": d}``, else the labels as strings."""
+    if isinstance(labels, str):
+        if labels != "range":
+            raise SpecError(f'labels must be a list of labels or "range", got {labels!r}')
+        return {"range": d}
+    return [str(v) for v in labels]
 
 
 def _answers(node: Node) -> int:
@@ -189,7 +192,10 @@ def read_spec(data: Any) -> tuple[Node, str]:
         _check_caps(data["caps"])
     if not is_fingerprint(data["id"]):
         raise SpecError(f"the spec id must be {FINGERPRINT_LENGTH} lower-case hex digits, got {data['id']!r}")
-    actual = spec_id(data)
+    try:
+        actual = spec_id(data)
+    except (TypeError, ValueError) as exc:  # JCS refuses an integer beyond 2**53, a non-finite number
+        raise SpecError(f"the spec holds a value its id cannot be computed over: {str(exc)[:200]}") from None
     if actual != data["id"]:
         raise SpecError(
             f"the spec id {data['id']} does not match its content (which hashes to {actual}): it was altered"
@@ -245,9 +251,11 @@ class Spec:
             Any pldp mechanism or protocol.
         question : str (MPLDP: one per attribute)
             What respondents are asked.
-        labels : list of str, optional (MPLDP: one list per attribute)
+        labels : list of str or "range", optional (MPLDP: one list, or "range", per attribute)
             The answers, in index order; default the oracle's labels as strings. The spec's
-            oracle uses these labels.
+            oracle uses these labels. ``"range"``: the answers are the integers ``0 .. d-1``,
+            written ``{"range": d}`` (a spec of a few hundred bytes over 10^6 items), their labels
+            their decimal strings; the oracle's labels are then ``{"range": d}`` too.
         memo_key : str, optional
             For a memoized chain (``pldp.LGRR``, ``pldp.LOUE``, ...): which campaigns share a
             device's permanent responses (the same key, the same permanent response per value).
@@ -271,11 +279,16 @@ class Spec:
         if memo_key is not None and not root.memoized:
             raise SpecError(f"memo_key is for memoized chains; {type(oracle).__name__} is not one")
         if root.multi_attribute:
+            parts = [part for _, part in root.by_attribute]
             if labels is None:
-                labels = [[str(v) for v in range(_answers(part))] for _, part in root.by_attribute]
-            labels = [list(map(str, lab)) for lab in labels]
+                labels = [[str(v) for v in range(_answers(part))] for part in parts]
+            elif isinstance(labels, str):
+                labels = [labels] * len(parts)
+            if len(labels) != len(parts):
+                raise SpecError(f"labels must hold one list per attribute ({len(parts)})")
+            labels = [_answers_form(lab, _answers(part)) for lab, part in zip(labels, parts, strict=True)]
         else:
-            labels = [str(v) for v in (oracle.domain.labels if labels is None else labels)]
+            labels = _answers_form(oracle.domain.labels if labels is None else labels, _answers(root))
             if "labels" in params or "base" in params:
                 params = relabel(params, labels)
                 oracle = oracle_from_params(params) if params != canonical(oracle.params()) else oracle
@@ -345,9 +358,13 @@ class Spec:
         return self._data["question"]
 
     @property
-    def labels(self) -> list[Any]:
-        """The answer labels (one list per attribute for MPLDP)."""
-        return list(self._data["labels"])
+    def labels(self) -> Sequence[Any]:
+        """The answer labels (one sequence per attribute for MPLDP): a list of strings, or for the
+        range form ``{"range": d}`` an :class:`~pldp.deploy.labels.AnswerRange` (the decimal
+        strings of ``0 .. d-1``, made when asked for)."""
+        if self._root.multi_attribute:
+            return [answer_labels(lab) for lab in self._data["labels"]]
+        return answer_labels(self._data["labels"])
 
     @property
     def root(self) -> Node:

@@ -132,7 +132,17 @@ def _absent(schema: dict[str, Any]) -> None:
 
 
 #: A spec's labels: at least two distinct answers.
-Labels = Annotated[list[str], Field(min_length=2, json_schema_extra={"uniqueItems": True})]
+LabelList = Annotated[list[str], Field(min_length=2, json_schema_extra={"uniqueItems": True})]
+
+
+class AnswerRange(Strict):
+    """The answers ``0 .. d-1``, labelled by their decimal strings (``d`` the sampler's)."""
+
+    range: int = Field(ge=2, description="d: the number of answers, the sampler's d.")
+
+
+#: A spec's labels (one attribute's): the list of its answers, or the range of integers ``0 .. d-1``.
+Labels = LabelList | AnswerRange
 #: The sampler's root is a memo node exactly when the spec has a ``memo`` member.
 _MEMOIZED: dict[str, Any] = {
     "properties": {"sampler": {"properties": {"root": {"properties": {"kind": {"const": MemoNode.kind}}}}}}
@@ -185,7 +195,9 @@ class CampaignSpec(Strict):
     format: Literal["pldp.spec/1"]
     id: SpecId
     question: str | list[str] = Field(description="What respondents are asked (MPLDP: one per attribute).")
-    labels: Labels | list[Labels] = Field(description="The answers in index order (MPLDP: one list each).")
+    labels: Labels | list[Labels] = Field(
+        description='The answers in index order, or {"range": d} for the integers 0 .. d-1 (MPLDP: one each).'
+    )
     oracle: OracleParams
     sampler: Sampler
     memo: Memo | SkipJsonSchema[None] = Field(

@@ -46,9 +46,14 @@ export function protectionList(spec) {
       const except = open.length ? ` (${listWords(open)} not protected at some level)` : "";
       return [el("li", {}, `${head}every answer${except} at the ε of the respondent's level (${levels}); ${level}.`)];
     }
+    if (q.answers.every((e) => e === q.answers[0]) && q.answers[0] !== Infinity) {
+      return [el("li", {}, `${head}every answer at ${sym} = ${formatEps(q.answers[0])}`)];
+    }
     const groups = new Map();
-    q.answers.forEach((e, x) => groups.set(e, [...(groups.get(e) ?? []), `“${q.labels[x]}”`]));
-    if (groups.size === 1 && !groups.has(Infinity)) return [el("li", {}, `${head}every answer at ${sym} = ${formatEps(q.answers[0])}`)];
+    q.answers.forEach((e, x) => {
+      if (!groups.has(e)) groups.set(e, []);
+      groups.get(e).push(`“${q.labels.at(x)}”`);
+    });
     return [...groups].map(([e, names]) =>
       el(
         "li",

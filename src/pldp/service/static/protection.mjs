@@ -31,6 +31,7 @@
 //   `protection`; roundsSentences says both.
 
 import { EVERY_PAIR } from "/static/client-exact.mjs";
+import { answerLabels } from "/static/client-labels.mjs";
 import { budget, el, formatEps, plural } from "/static/common.mjs";
 
 /**
@@ -93,15 +94,17 @@ export function questionProtection(node) {
 /**
  * The protection of every question of a loaded spec: one entry per attribute (MPLDP), else one.
  *
+ * `labels` reads both forms of the spec's labels (client-labels.mjs: `length`, `at(i)`, `indexOf`, `filter`).
+ *
  * @param {object} spec A spec returned by loadSpec.
- * @returns {Array<{question: string, labels: string[]} & ReturnType<typeof questionProtection>>}
+ * @returns {Array<{question: string, labels: string[] | AnswerRange} & ReturnType<typeof questionProtection>>}
  */
 export function protection(spec) {
   const root = spec.sampler.root;
   if (root.kind === "attributes") {
-    return root.parts.map((part, i) => ({ question: spec.question[i], labels: spec.labels[i], ...questionProtection(part) }));
+    return root.parts.map((part, i) => ({ question: spec.question[i], labels: answerLabels(spec.labels[i]), ...questionProtection(part) }));
   }
-  return [{ question: spec.question, labels: spec.labels, ...questionProtection(root) }];
+  return [{ question: spec.question, labels: answerLabels(spec.labels), ...questionProtection(root) }];
 }
 
 // ------------------------------------------------------------------ words
@@ -309,7 +312,7 @@ export function claimWords(spec, row) {
   const [, attr, sampled, level, tail] = m;
   const root = spec.sampler.root;
   let node = attr === undefined ? root : root.parts[Number(attr)];
-  const labels = attr === undefined ? spec.labels : spec.labels[Number(attr)];
+  const labels = answerLabels(attr === undefined ? spec.labels : spec.labels[Number(attr)]);
   const question = attr === undefined ? spec.question : spec.question[Number(attr)];
   const where = [];
   if (attr !== undefined) where.push(`“${question}”`);
@@ -329,7 +332,7 @@ export function claimWords(spec, row) {
     where.push(levelName(Number(level)));
     node = node.items[Number(level)];
   }
-  const name = (y) => (y < d ? `“${labels[y]}”` : sampled ? `filler ${y - d + 1}` : `extra item ${y - d + 1}`);
+  const name = (y) => (y < d ? `“${labels.at(y)}”` : sampled ? `filler ${y - d + 1}` : `extra item ${y - d + 1}`);
   const names = (y) => listWords(groupOf(node, y).map(name), 4);
   const out = OUTPUT.exec(row.subject);
   if (out) {

@@ -30,7 +30,7 @@ export function countedNote(q, chosen) {
   const memo = q.kind === "memo" ? " each time it is new" : "";
   let own = `Your answer's own protection is the ${sym} shown beside it on the survey.`;
   if (chosen !== null && chosen !== undefined) {
-    const label = `“${q.labels[chosen]}”`;
+    const label = `“${q.labels.at(chosen)}”`;
     own =
       q.answers[chosen] === Infinity
         ? `Your answer, ${label}, is not protected: your report may reveal it.`

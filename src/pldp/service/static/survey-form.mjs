@@ -2,6 +2,7 @@
 // one's report reveals, the privacy level to choose for a leveled question, and the answers read back.
 
 import { budget, el, formatEps } from "/static/common.mjs";
+import { AnswerRange } from "/static/client-labels.mjs";
 import { answerNotes, symbolOf } from "/static/protection.mjs";
 
 const LEVEL_NOTES = {
@@ -36,9 +37,19 @@ export const MANY_CHOICES = 30;
 
 /**
  * A question of many answers: a text field completing from them (a datalist, each option with its
- * note), one of which must be chosen exactly (readAnswers refuses any other text).
+ * note), one of which must be chosen exactly (readAnswers refuses any other text). For answers that
+ * are the integers 0 .. d-1 (a spec's {"range": d}), a field for the integer, with no list.
  */
 function searchChoice(name, labels, notes) {
+  if (labels instanceof AnswerRange) {
+    const last = (labels.length - 1).toLocaleString("en");
+    return el(
+      "div",
+      { class: "choices search" },
+      el("label", { for: name, class: "hint" }, `Type your answer: a whole number from 0 to ${last}`),
+      el("input", { type: "text", id: name, name, inputmode: "numeric", autocomplete: "off", spellcheck: "false" }),
+    );
+  }
   const listId = `${name}-list`;
   return el(
     "div",
@@ -117,6 +128,19 @@ export function questionFieldset(index, q, node, several) {
   return { block, part: { kind, name, level: kind === "leveled" ? `level-${index}` : null, question, search } };
 }
 
+/** The answer typed for a question of many answers (`part.search` its labels): its index, else an Error saying why. */
+function searched(form, part, label) {
+  const range = part.search instanceof AnswerRange;
+  const raw = form.querySelector(`input[name="${part.name}"]`).value;
+  const typed = range ? raw.trim() : raw;
+  const x = part.search.indexOf(typed);
+  if (x >= 0) return x;
+  const last = (part.search.length - 1).toLocaleString("en");
+  const why = !typed ? "no answer was typed" : range ? `“${typed}” is not a whole number from 0 to ${last}` : `“${typed}” is not one of the answers`;
+  const ask = range ? `Please type a whole number from 0 to ${last} as your answer to ${label}` : `Please choose one of the listed answers to ${label}`;
+  throw Object.assign(new Error(`${ask}: ${why}.`), { field: part.name });
+}
+
 /** The answers of `form` to its questions `parts` (from questionFieldset): throws an Error naming the first question left unanswered. */
 export function readAnswers(form, parts) {
   const checked = (name) => form.querySelector(`input[name="${name}"]:checked`);
@@ -127,13 +151,7 @@ export function readAnswers(form, parts) {
     if (part.kind === "padding") {
       answers.push([...form.querySelectorAll(`input[name="${part.name}"]:checked`)].map((x) => Number(x.value)));
     } else if (part.search) {
-      const typed = form.querySelector(`input[name="${part.name}"]`).value;
-      const x = part.search.indexOf(typed);
-      if (x < 0) {
-        const why = typed ? `“${typed}” is not one of the answers` : "no answer was typed";
-        throw Object.assign(new Error(`Please choose one of the listed answers to ${label}: ${why}.`), { field: part.name });
-      }
-      answers.push(x);
+      answers.push(searched(form, part, label));
     } else {
       const input = checked(part.name);
       if (!input) throw Object.assign(new Error(`Please choose an answer to ${label}.`), { field: part.name });
