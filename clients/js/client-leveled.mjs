@@ -1,14 +1,19 @@
 // client-leveled.mjs: the leveled node of the JS client (pldp-client.mjs; pldp.channel.leveled):
 // one direct or unary node per privacy level, the level itself perturbed, sent in the clear or
-// hidden (docs/wire-format.md §2, §3.4).
+// hidden (docs/wire-format.md §2, §3.4); with the level not in the clear, a level's node may also be
+// a local-hashing, Hadamard-response or subset node, every level's of one report format.
 
 import { checkBudget, checkBudgets, checkInt, checkKeys, repr } from "./client-checks.mjs";
 import { drawDirect } from "./client-direct.mjs";
-import { fmtG, fracGreater, logRatio, ratioWithin } from "./client-exact.mjs";
+import { everyPairRatio, fmtG, fracGreater, logRatio, ratioWithin } from "./client-exact.mjs";
 import { GRID_N } from "./client-grid.mjs";
 import { SpecError } from "./client-wire.mjs";
 
 const LEVEL_REPORTS = ["perturbed", "clear", "hidden"];
+/** The kinds a level's node may be besides direct and unary when the level is not in the clear. */
+const HIDDEN_ITEM_KINDS = ["hashed", "hadamard", "subset"];
+/** What two levels' nodes must share for the level to stay hidden (pldp.channel.leveled._report_format). */
+const reportFormat = (n) => (n.everyPair ? n.everyPair.format : `${n.kind}/${n.d}`);
 
 /** The leveled node at `path`; `parseNode` parses its items' nodes and its level sampler. */
 export function parseLeveled(obj, path, parseNode) {
@@ -21,8 +26,8 @@ export function parseLeveled(obj, path, parseNode) {
     throw new SpecError(`${path}.items must hold one node per level (${T})`);
   }
   const items = obj.items.map((o, i) => parseNode(o, `${path}.items[${i}]`));
-  if (items.some((n) => n.kind !== "direct" && n.kind !== "unary")) {
-    throw new SpecError(`${path}.items must be direct or unary nodes`);
+  if (items.some((n) => n.kind !== "direct" && n.kind !== "unary" && !HIDDEN_ITEM_KINDS.includes(n.kind))) {
+    throw new SpecError(`${path}.items must be direct or unary nodes, or (the level not in the clear) hashed, hadamard or subset nodes`);
   }
   // a level's claim is its budget for every item; a ULDP node may reveal its input
   if (items.some((n) => n.kind === "unary" && n.notion === "ULDP")) {
@@ -33,8 +38,11 @@ export function parseLeveled(obj, path, parseNode) {
   if (!LEVEL_REPORTS.includes(mode)) {
     throw new SpecError(`${path}.level_report must be one of ${repr(LEVEL_REPORTS)}, got ${repr(mode)}`);
   }
-  if (mode !== "clear" && new Set(items.map((n) => `${n.kind}/${n.d}`)).size > 1) {
-    throw new SpecError(`${path}: with the level ${mode}, every level's node must have the same kind and size`);
+  if (mode === "clear" && items.some((n) => HIDDEN_ITEM_KINDS.includes(n.kind))) {
+    throw new SpecError(`${path}.items must be direct or unary nodes with the level in the clear`);
+  }
+  if (mode !== "clear" && new Set(items.map(reportFormat)).size > 1) {
+    throw new SpecError(`${path}: with the level ${mode}, every level's node must have the same kind and size, and one report format`);
   }
   if (["direct", "unary"].some((k) => new Set(items.filter((n) => n.kind === k).map((n) => n.d)).size > 1)) {
     throw new SpecError(`${path}: the levels' nodes of one kind must have the same size (one payload column each)`);
@@ -58,7 +66,7 @@ export function parseLeveled(obj, path, parseNode) {
     levelEpsilon = checkBudget(obj.level_epsilon, `${path}.level_epsilon`, true);
   }
   items.forEach((node, i) => {
-    if (node.epsilons.some((b) => b !== Infinity && b !== levels[i])) {
+    if ((node.everyPair ? [node.epsilon] : node.epsilons).some((b) => b !== Infinity && b !== levels[i])) {
       throw new SpecError(`${path}.items[${i}] must claim the level's budget ${fmtG(levels[i], 17)} for every item`);
     }
   });
@@ -74,6 +82,8 @@ function bitRatio(p, p2) {
 
 /** Largest Pr(o | x, node) / Pr(o | x, other) over items x and outputs o; null if infinite. */
 function itemRatio(node, other) {
+  if (node.kind !== other.kind) return null;
+  if (node.everyPair) return everyPairRatio(node, other, GRID_N);
   if (node.kind === "direct" && other.kind === "direct") {
     let best = [0n, 1n];
     const seen = new Set();

@@ -4,7 +4,11 @@ The sampler of the user-level protocols (PLDP-FEBSF, RCF, APLDP, PBP, PPDA) and 
 of MPLDP. A user at level ``t`` reports her item with ``items[t]`` and her level as the
 ``level_report`` says: ``"clear"`` (sent as is: RCF, APLDP, MPLDP), ``"perturbed"`` (drawn by the
 direct node ``level_sampler``: PLDP-FEBSF) or ``"hidden"`` (not sent, every level's node of one
-kind and size: PBP, PPDA). A level that is not sent in the clear is a secret of its own: the
+kind and size: PBP, PPDA). A level that is not sent in the clear may also be reported through a
+node that protects every pair of items alike (:data:`HIDDEN_ITEM_KINDS`: local hashing, Hadamard
+response, subset selection; PBP), every level's of one report format
+(:attr:`~pldp.channel.every_pair.EveryPairLeaf.report_format`), so that the format does not tell the
+level. A level that is not sent in the clear is a secret of its own: the
 node claims ``level_epsilon`` for it, checked against the *whole* report by :meth:`LeveledNode.level_ratio`
 (ERRATA FEBSF-6: the item report depends on the level too).
 
@@ -19,11 +23,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
 from pldp.channel.direct import DirectNode
+from pldp.channel.every_pair import EveryPairLeaf
 from pldp.channel.exact import log_ratio, ratio_within
 from pldp.channel.memo import MemoNode
 from pldp.channel.node import (
@@ -48,10 +53,10 @@ from pldp.channel.node import (
 )
 from pldp.channel.sampling import direct_draw
 from pldp.channel.unary import UnaryNode
-from pldp.channel.words import Cursor
+from pldp.channel.words import Cursor, WordStream
 from pldp.errors import SpecError
 
-__all__ = ["ITEM_KINDS", "LEVEL_MEMBERS", "LEVEL_REPORTS", "MEMO_LEVELS_REFUSAL", "LeveledNode"]
+__all__ = ["HIDDEN_ITEM_KINDS", "ITEM_KINDS", "LEVEL_MEMBERS", "LEVEL_REPORTS", "MEMO_LEVELS_REFUSAL", "LeveledNode"]
 
 #: How a leveled node may report the level, and the optional members each needs (and the others refuse).
 LEVEL_MEMBERS: dict[str, tuple[str, ...]] = {
@@ -63,6 +68,11 @@ LEVEL_MEMBERS: dict[str, tuple[str, ...]] = {
 LEVEL_REPORTS = tuple(LEVEL_MEMBERS)
 #: The kinds of node a level's item node may be.
 ITEM_KINDS = ("direct", "unary")
+#: The kinds a level's item node may be besides those when the level is not sent in the clear (every
+#: level's node of one report format): the nodes that protect every pair of items alike.
+HIDDEN_ITEM_KINDS = ("hashed", "hadamard", "subset")
+#: A level's item node.
+ItemNode = DirectNode | UnaryNode | EveryPairLeaf | MemoNode
 #: Why a spec may not hold a leveled node of memoized chains (:class:`pldp.protocols.LLevels`).
 MEMO_LEVELS_REFUSAL = (
     "a memoized leveled sampler cannot be deployed yet: the clients' memo keeps one permanent response per "
@@ -77,7 +87,7 @@ class LeveledNode(Node):
     kind: ClassVar[str] = "leveled"
     d: int
     levels: tuple[float, ...]
-    items: tuple[DirectNode | UnaryNode | MemoNode, ...]
+    items: tuple[ItemNode, ...]
     level_report: str
     level_sampler: DirectNode | None = None
     level_epsilon: float | None = None
@@ -118,9 +128,12 @@ class LeveledNode(Node):
         parsed = [parse_node(o, f"{path}.items[{i}]") for i, o in enumerate(items_json)]
         if any(node.memoized for node in parsed):
             raise SpecError(f"{path}: {MEMO_LEVELS_REFUSAL}")
-        items = tuple(node for node in parsed if isinstance(node, (DirectNode, UnaryNode)))
+        items = tuple(node for node in parsed if isinstance(node, (DirectNode, UnaryNode, EveryPairLeaf)))
         if len(items) != len(parsed):
-            raise SpecError(f"{path}.items must be direct or unary nodes")
+            raise SpecError(
+                f"{path}.items must be direct or unary nodes, "
+                "or (the level not in the clear) hashed, hadamard or subset nodes"
+            )
         if any(isinstance(node, UnaryNode) and node.notion == "ULDP" for node in items):
             # a level's claim is its budget for every item; a ULDP node may reveal its input
             raise SpecError(f"{path}.items must protect every item: a ULDP node may reveal one")
@@ -128,8 +141,13 @@ class LeveledNode(Node):
         mode = obj["level_report"]
         if mode not in LEVEL_REPORTS:
             raise SpecError(f"{path}.level_report must be one of {LEVEL_REPORTS}, got {mode!r}")
-        if mode != "clear" and len({(node.kind, node.d) for node in items}) > 1:
-            raise SpecError(f"{path}: with the level {mode}, every level's node must have the same kind and size")
+        if mode == "clear" and any(isinstance(node, EveryPairLeaf) for node in items):
+            raise SpecError(f"{path}.items must be direct or unary nodes with the level in the clear")
+        if mode != "clear" and len({_report_format(node) for node in items}) > 1:
+            raise SpecError(
+                f"{path}: with the level {mode}, every level's node must have the same kind and size, "
+                "and one report format"
+            )
         if any(len({node.d for node in items if node.kind == k}) > 1 for k in ("direct", "unary")):
             raise SpecError(f"{path}: the levels' nodes of one kind must have the same size (one payload column each)")
         sampler = None
@@ -151,7 +169,8 @@ class LeveledNode(Node):
                 raise SpecError(f"{path} must state level_epsilon, the protection of the {mode} level")
             level_eps = read_budget(obj["level_epsilon"], f"{path}.level_epsilon", allow_inf=True)
         for i, (node, e) in enumerate(zip(items, lv, strict=True)):
-            if any(b != e for b in node.epsilons if b != math.inf):
+            budgets = (node.epsilon,) if isinstance(node, EveryPairLeaf) else node.epsilons
+            if any(b != e for b in budgets if b != math.inf):
                 raise SpecError(f"{path}.items[{i}] must claim the level's budget {e} for every item")
         return cls(d, lv, items, mode, sampler, level_eps)
 
@@ -163,7 +182,11 @@ class LeveledNode(Node):
             {
                 "d": int_schema(2, description="Number of items (at most each level node's d)."),
                 "levels": list_schema(budget_schema(False), 1, "The budgets a user chooses from."),
-                "items": list_schema(one_of([ref(k) for k in ITEM_KINDS]), 1, "One node per level."),
+                "items": list_schema(
+                    one_of([ref(k) for k in ITEM_KINDS + HIDDEN_ITEM_KINDS]),
+                    1,
+                    f"One node per level ({', '.join(HIDDEN_ITEM_KINDS)}: the level not in the clear).",
+                ),
                 "level_report": enum_schema(LEVEL_REPORTS, "How the level is sent."),
                 "level_sampler": {**ref("direct"), "description": 'A direct node over the levels ("perturbed" only).'},
                 "level_epsilon": budget_schema(True, 'The level\'s protection (not for "clear").'),
@@ -186,7 +209,8 @@ class LeveledNode(Node):
     # ------------------------------------------------------------------ reports
     def columns(self, prefix: str = "") -> list[Column]:
         cols = [] if self.level_report == "hidden" else [Column(prefix + "level", "level", self.t)]
-        for name in ("item", "bits"):
+        names = [c.kind for node in self.items for c in node.columns()]
+        for name in ("item", "bits", *dict.fromkeys(n for n in names if n not in ("item", "bits"))):
             sizes = [c.size for node in self.items for c in node.columns() if c.kind == name]
             if sizes:
                 cols.append(Column(prefix + name, name, max(sizes)))
@@ -203,7 +227,7 @@ class LeveledNode(Node):
     def memoized(self) -> bool:
         return any(node.memoized for node in self.items)
 
-    def item_channels(self) -> tuple[DirectNode | UnaryNode, ...]:
+    def item_channels(self) -> tuple[DirectNode | UnaryNode | EveryPairLeaf, ...]:
         """Each level's channel of one report: its node, or a memoized chain's one-report channel
         (:meth:`~pldp.channel.memo.MemoNode.one_report`, a view for statistical audits)."""
         return tuple(node.one_report() if isinstance(node, MemoNode) else node for node in self.items)
@@ -213,8 +237,8 @@ class LeveledNode(Node):
         return replace(self, items=self.item_channels())
 
     def level_carries(self, kind: str) -> np.ndarray:
-        """Per level, whether its item node's reports fill the column of ``kind`` (``"item"`` or ``"bits"``)."""
-        return np.array([node.columns()[0].kind == kind for node in self.items])
+        """Per level, whether its item node's reports fill the column of ``kind`` (``"item"``, ``"bits"``, ...)."""
+        return np.array([any(c.kind == kind for c in node.columns()) for node in self.items])
 
     # ------------------------------------------------------------------ claims
     def claims(self, part: str = "root") -> tuple[list[Row], float]:
@@ -288,17 +312,43 @@ class LeveledNode(Node):
         elif self.level_report == "clear":
             out[prefix + "level"][rows] = level
 
+    def draw_one(self, inp: Any, stream: WordStream, out: dict[str, np.ndarray], prefix: str = "") -> None:
+        """:meth:`draw` of one report, the level's node reading ``stream`` as it goes (a subset node's
+        rejections consume what they must), then the level report's word."""
+        x, level = inp
+        self.items[int(level[0])].draw_one(x[:1], stream, out, prefix)
+        if self.level_report == "perturbed":
+            assert self.level_sampler is not None
+            w = stream.peek(1)
+            stream.advance(1)
+            out[prefix + "level"][:1] = direct_draw(level[:1], w, self.level_sampler.table)
+        elif self.level_report == "clear":
+            out[prefix + "level"][:1] = level[:1]
 
-def _item_ratio(node: DirectNode | UnaryNode | MemoNode, other: DirectNode | UnaryNode | MemoNode) -> Fraction | None:
-    """Largest ``Pr(o | x, node) / Pr(o | x, other)`` over items ``x`` and outputs ``o`` (None: infinite).
+
+class _Compared(Protocol):
+    """A node that bounds its outputs' ratio to another of its kind exactly (``ratio_to``)."""
+
+    def ratio_to(self, other: Any) -> Fraction | None: ...
+
+
+def _report_format(node: ItemNode) -> tuple[Any, ...]:
+    """What two levels' nodes must share for the level to stay hidden: the kind and size, and an
+    every-pair node's :attr:`~pldp.channel.every_pair.EveryPairLeaf.report_format`."""
+    return node.report_format if isinstance(node, EveryPairLeaf) else (node.kind, node.d)
+
+
+def _item_ratio(node: ItemNode, other: ItemNode) -> Fraction | None:
+    """Largest ``Pr(o | x, node) / Pr(o | x, other)`` over items ``x`` and outputs ``o`` (None: infinite),
+    by the nodes' own ``ratio_to`` (direct, unary, and every every-pair kind's one
+    :meth:`~pldp.channel.every_pair.EveryPairLeaf.ratio_to`).
 
     The two nodes have one kind (:meth:`LeveledNode.parse` refuses a hidden or perturbed level
-    over nodes of different kinds). A memoized chain is not bounded here (None: no hidden level is
-    claimed over memoized chains; only :class:`pldp.protocols.LLevels` has them, level in the clear).
+    over nodes of different kinds or report formats; None for those). A memoized chain is not
+    bounded here (None: no hidden level is claimed over memoized chains; only
+    :class:`pldp.protocols.LLevels` has them, level in the clear).
     """
-    if isinstance(node, MemoNode) or isinstance(other, MemoNode):
+    if isinstance(node, MemoNode) or isinstance(other, MemoNode) or type(node) is not type(other):
         return None
-    if isinstance(node, DirectNode) and isinstance(other, DirectNode):
-        return node.ratio_to(other)
-    assert isinstance(node, UnaryNode) and isinstance(other, UnaryNode)
-    return node.ratio_to(other)
+    compared: _Compared = node
+    return compared.ratio_to(other)

@@ -26,6 +26,7 @@ import numpy as np
 from pldp.channel.attributes import AttributesNode
 from pldp.channel.columns import Cell, Column, refuse_first
 from pldp.channel.direct import DirectNode
+from pldp.channel.every_pair import EveryPairLeaf
 from pldp.channel.leveled import LeveledNode
 from pldp.channel.memo import MemoNode
 from pldp.channel.node import Node, NodeVisitor
@@ -201,6 +202,9 @@ class _Check(NodeVisitor[None]):
         self.leaf(node, cols, n, prefix)
 
     def leveled(self, node: LeveledNode, cols: dict[str, np.ndarray], n: int, prefix: str) -> None:
+        if node.level_report == "hidden" and isinstance(node.items[0], EveryPairLeaf):
+            node.items[0].accept(self, cols, n, prefix)  # every level's node of one report format: one checks all
+            return
         columns = node.columns(prefix)
         if node.level_report == "hidden":
             level = np.zeros(n, dtype=np.int64)
