@@ -27,7 +27,7 @@ from pldp.channel.sampling import GRID
 from pldp.client import Client
 from pldp.deploy import Spec, spec_id, verify
 from pldp.errors import SpecError
-from pldp.protocols import FEBSF, RCF, PaddingSampling
+from pldp.protocols import FEBSF, PBP, RCF, PaddingSampling
 from tests.deploy_cases import LEVELS, oracle_cases, spec_of, with_every_kind
 from tests.needs import need_node
 
@@ -60,6 +60,8 @@ def _cases() -> dict[str, pldp.FrequencyOracle]:
             "rappor-ps": PaddingSampling(pldp.RAPPOR(1.0, 6), 3),
             "olh-d50": pldp.OLH(1.0, 50),  # OLH: the seed is w0 >> 1
             "flh-d50": pldp.OLH(1.0, 50, seeds=2**8),  # a small family: the seed is w0 >> 24
+            # the level hidden behind local hashing: one g at every level, the claim by EveryPairLeaf.ratio_to
+            "pbp-olh": PBP([0.5, 1.0, 2.0], [0.3, 0.3, 0.4], 50, "olh"),
             **MEMO_CASES,
         }
     )

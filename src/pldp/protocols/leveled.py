@@ -12,7 +12,7 @@ expands a count table into users. The frequency oracles a level may use are name
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
 from typing import Any, ClassVar
 
@@ -28,6 +28,7 @@ from pldp.estimation.detect import UnaryLaws, tally_region
 from pldp.fingerprint import canonical_labels
 from pldp.mechanisms.base import Mechanism
 from pldp.mechanisms.direct import KRR
+from pldp.mechanisms.support import SupportCountOracle
 from pldp.mechanisms.unary import OUE, RAPPOR, UnaryEncoding
 from pldp.params import domain_of, epsilons_of
 from pldp.privacy import ComposedPrivacy
@@ -90,6 +91,9 @@ def perturb_by_level(
     out: np.ndarray
     if isinstance(first, UnaryEncoding):
         out = np.empty((items.size, first.nbytes_per_report), dtype=np.uint8)
+    elif isinstance(first, SupportCountOracle):  # OLH, HR, SS: the shape of the first level's reports
+        empty = first.perturb(items[:0], rng)
+        out = np.empty((items.size, *empty.shape[1:]), dtype=empty.dtype)
     else:
         out = np.empty(items.size, dtype=np.int64)
     for i, mech in enumerate(mechanisms):
@@ -248,6 +252,14 @@ class HiddenLevels(LeveledProtocol):
         if not isinstance(first, UnaryEncoding):
             return pooled
         return pooled.with_report_stats(*self.report_stats(first._check_reports(reports)))
+
+    def report_columns(self, reports: Any) -> dict[str, np.ndarray]:
+        """The payload columns of the reports: the levels' mechanisms' own (one format, no level column)."""
+        return self.mechanisms[0].report_columns(reports)
+
+    def reports_from_columns(self, columns: Mapping[str, np.ndarray]) -> tuple[Any, ...]:
+        """The reports of payload columns, as the levels' mechanisms read them."""
+        return self.mechanisms[0].reports_from_columns(columns)
 
     def level_weights(self) -> np.ndarray | None:
         """The shares of the levels if public (PBP), else None."""
