@@ -179,6 +179,23 @@ def test_a_deployed_pbp_decodes_to_its_tally_and_one_by_one_reports_are_the_batc
     assert spec.mechanism().estimate(tally).n == 200
 
 
+def test_a_rejected_subset_choice_at_a_hidden_level_is_the_levels_own_ss_report() -> None:
+    """A word past the last whole multiple of a choice's range is rejected: the client redraws the
+    report word by word (LeveledNode.draw_one), and the level's report is then exactly what the
+    level's own SS draws from the same words."""
+    pbp = PBP(LEVELS, RHO, 20, "ss")
+    stream = [7, 7, 7, 7, 5, GRID - 1, *range(1000, 1000 + 40)]  # id, membership, a rejected first choice
+
+    def source() -> object:
+        words = list(stream)
+        return lambda n: np.array([words.pop(0) for _ in range(n)], dtype=np.uint32)
+
+    for t, mech in enumerate(pbp.mechanisms):
+        got = Client(spec_of(pbp, "q"), random=source()).report(3, level=t)
+        want = Client(Spec.from_mechanism(mech, question="q"), random=source()).report(3)
+        assert got["payload"] == {"data": want["payload"]}
+
+
 # --------------------------------------------------------------------------- the estimator's law
 def test_pbp_olh_is_unbiased_with_the_pooled_variance() -> None:
     """R replicates of N i.i.d. users (level ~ rho, item ~ f, independent: cells multinomial),
