@@ -21,10 +21,12 @@ from pldp.channel.every_pair import EveryPairLeaf
 from pldp.channel.hadamard import in_half
 from pldp.channel.hashed import hash_values
 from pldp.channel.leveled import LeveledNode
+from pldp.channel.payload import check_columns
 from pldp.channel.sampling import GRID
+from pldp.channel.words import Cursor
 from pldp.client import Client
 from pldp.deploy import Spec, decode
-from pldp.errors import EstimationError, ParameterError, SpecError
+from pldp.errors import EstimationError, ParameterError, ReportError, SpecError
 from pldp.protocols import PBP
 from pldp.protocols.one_format import best_hash_range, hiding_cost
 from tests.deploy_cases import answers_of, spec_of, words
@@ -156,6 +158,27 @@ def test_nodes_of_another_format_are_not_bounded_and_are_refused_in_a_spec() -> 
     del clear["level_epsilon"]
     with pytest.raises(SpecError, match="direct or unary nodes with the level in the clear"):
         LeveledNode.parse(clear, "root", _parse_node)
+
+
+def test_a_perturbed_level_over_hashed_nodes_is_drawn_checked_and_claimed_as_the_product() -> None:
+    """The level report is independent of the item report given (x, t): the level ratio is the
+    product of the level sampler's largest ratio and the items' (LeveledNode.level_ratio); the
+    payload check reads the level column and one level's node checks the rest."""
+    levels = (0.5, 1.0, 2.0)
+    items = tuple(pldp.OLH(e, 6, g=4, seeds=4).sampler() for e in levels)
+    level_sampler = pldp.KRR(1.0, 3).sampler()
+    node = LeveledNode(6, levels, items, "perturbed", level_sampler, math.inf)
+    items_only = Fraction(*LeveledNode(6, levels, items, "hidden", None, math.inf).level_ratio())
+    level_only = max(level_sampler.max_output_ratio(t, u) for t, u in itertools.permutations(range(3), 2))
+    assert Fraction(*node.level_ratio()) == items_only * level_only
+    x, level = np.arange(60) % 6, np.arange(60) % 3
+    cols = node.empty_columns(60)
+    node.draw((x, level), Cursor(words(1)(240), 4 * np.arange(60)), np.arange(60), cols)
+    assert [c.name for c in node.columns()] == ["level", "seed", "value"]
+    check_columns(node, cols, 60)
+    cols["value"][7] = 4  # g = 4: out of range
+    with pytest.raises(ReportError, match="report 7"):
+        check_columns(node, cols, 60)
 
 
 def _parse_node(obj: object, path: str) -> object:

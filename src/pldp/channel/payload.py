@@ -202,8 +202,11 @@ class _Check(NodeVisitor[None]):
         self.leaf(node, cols, n, prefix)
 
     def leveled(self, node: LeveledNode, cols: dict[str, np.ndarray], n: int, prefix: str) -> None:
-        if node.level_report == "hidden" and isinstance(node.items[0], EveryPairLeaf):
-            node.items[0].accept(self, cols, n, prefix)  # every level's node of one report format: one checks all
+        if isinstance(node.items[0], EveryPairLeaf):  # every level's node of one report format: one checks all
+            if node.level_report != "hidden":
+                level_column = node.columns(prefix)[0]
+                level_column.check(cols[level_column.name], node.t)
+            node.items[0].accept(self, cols, n, prefix)
             return
         columns = node.columns(prefix)
         if node.level_report == "hidden":
