@@ -17,6 +17,7 @@ import pytest
 from scipy import stats
 
 import pldp
+from pldp.audit.run import audit
 from pldp.channel.every_pair import EveryPairLeaf
 from pldp.channel.hadamard import in_half
 from pldp.channel.hashed import hash_values
@@ -217,6 +218,20 @@ def test_a_rejected_subset_choice_at_a_hidden_level_is_the_levels_own_ss_report(
         got = Client(spec_of(pbp, "q"), random=source()).report(3, level=t)
         want = Client(Spec.from_mechanism(mech, question="q"), random=source()).report(3)
         assert got["payload"] == {"data": want["payload"]}
+
+
+@pytest.mark.parametrize("oracle", ["olh", "hr", "ss"])
+def test_the_audit_s_exact_law_of_a_level_pair_attains_the_level_ratio(oracle: str) -> None:
+    """The audit's exact channel of two levels of one item (hit or miss, each level's mass) reaches
+    the hidden level's exact ratio (LeveledNode.level_ratio), and no item pair exceeds the top budget."""
+    pbp = PBP(LEVELS, RHO, 3, oracle)
+    result = audit(spec_of(pbp, "q"), trials=500, rng=np.random.default_rng(3))
+    assert result.ok
+    level_rows = [row for row in result.rows if row.secret == "level"]
+    ratio = Fraction(*pbp.sampler().level_ratio())  # the largest over ordered pairs of levels
+    assert math.isclose(max(row.exact for row in level_rows), math.log(ratio), rel_tol=1e-9)  # float logs
+    item_rows = [row for row in result.rows if row.secret == "item"]
+    assert max(row.exact for row in item_rows) <= max(LEVELS) + 1e-9
 
 
 # --------------------------------------------------------------------------- the estimator's law

@@ -36,6 +36,7 @@ from scipy import stats
 
 from pldp.audit.pairs import Input, Pair
 from pldp.channel import AttributesNode, DirectNode, LeveledNode, MemoNode, Node, NodeVisitor, PaddingNode, UnaryNode
+from pldp.channel.every_pair import EveryPairLeaf
 from pldp.channel.sampling import GRID
 from pldp.errors import ParameterError
 
@@ -199,11 +200,29 @@ class _Leaf(NodeVisitor[Statistic]):
     def unary(self, node: UnaryNode, x0: int, other: UnaryNode, x1: int, prefix: str) -> Statistic:
         return _unary(node, x0, other, x1, prefix + "bits")
 
+    def leaf(self, node: Node, x0: int, other: Node, x1: int, prefix: str) -> Statistic:
+        """Two every-pair nodes of one report format (a hidden level's, PBP over OLH, HR, SS): a
+        report's category of support of ``x0`` and ``x1`` (:meth:`~pldp.channel.every_pair.EveryPairLeaf.pair_law`),
+        its law under ``x0`` by ``node`` and under ``x1`` by ``other``; one item: whether it is supported."""
+        if not (isinstance(node, EveryPairLeaf) and isinstance(other, EveryPairLeaf)):
+            return super().leaf(node, x0, other, x1, prefix)
+        if node.report_format != other.report_format:
+            raise ParameterError("the two inputs' reports have different formats: every output tells them apart")
+        if x0 == x1:
+            hits = [n.hit_mass / GRID for n in (node, other)]
+            return Statistic(
+                np.array([hits[0], 1 - hits[0]]),
+                np.array([hits[1], 1 - hits[1]]),
+                lambda cols: (~node.supports(cols, x0, prefix)).astype(np.int64),
+            )
+        law0, _, classify = node.pair_law(x0, x1, prefix)
+        return Statistic(law0, other.pair_law(x0, x1, prefix)[1], classify)
+
 
 _LEAF = _Leaf()
 
 
-def _leaf(n0: DirectNode | UnaryNode, x0: int, n1: DirectNode | UnaryNode, x1: int, prefix: str) -> Statistic:
+def _leaf(n0: Node, x0: int, n1: Node, x1: int, prefix: str) -> Statistic:
     """The statistic of two leaf nodes' reports (two budget levels, or one node twice)."""
     if [c.cell for c in n0.columns()] != [c.cell for c in n1.columns()]:  # an item, or bits
         raise ParameterError("the two inputs' reports have different kinds: every output tells them apart")
