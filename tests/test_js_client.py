@@ -27,7 +27,7 @@ from pldp.channel.sampling import GRID
 from pldp.client import Client
 from pldp.deploy import Spec, spec_id, verify
 from pldp.errors import SpecError
-from pldp.protocols import APLDP, FEBSF, RCF, PaddingSampling
+from pldp.protocols import APLDP, FEBSF, PBP, RCF, PaddingSampling
 from tests.deploy_cases import LEVELS, oracle_cases, spec_of, with_every_kind
 from tests.needs import need_node
 
@@ -67,6 +67,8 @@ def _cases() -> dict[str, pldp.FrequencyOracle]:
             "apldp-olh": APLDP([0.5, 1.0, 4.0], 16, candidates=("krr", "olh", "hr")),
             "rcf-ss": RCF([0.5, 1.0, 2.0], 6, oracle="ss"),
             "olh-d10000-range": pldp.OLH(1.0, 10_000),  # labels {"range": d}: answers as integers or their strings
+            # the level hidden behind local hashing: one g at every level, the claim by EveryPairLeaf.ratio_to
+            "pbp-olh": PBP([0.5, 1.0, 2.0], [0.3, 0.3, 0.4], 50, "olh"),
             **MEMO_CASES,
         }
     )

@@ -157,6 +157,20 @@ export function everyPairRow(num, den, eps, part) {
 }
 
 /**
+ * Largest Pr(o | x, node) / Pr(o | x, other) over items x and outputs o of two nodes that protect every
+ * pair of items alike, of one report format (pldp.channel.every_pair.EveryPairLeaf.ratio_to): under any
+ * item the outputs that support it share the mass `hit` (over `grid`), the others the rest, each class
+ * of a size the format fixes, so the ratio is the larger of hit / hit2 and (grid - hit) / (grid - hit2).
+ * [num, den] BigInts; null (not bounded here) for nodes of different formats.
+ */
+export function everyPairRatio(node, other, grid) {
+  if (node.everyPair.format !== other.everyPair.format) return null;
+  const [h, h2] = [BigInt(node.everyPair.hit), BigInt(other.everyPair.hit)];
+  const [a, b] = [[h, h2], [grid - h, grid - h2]];
+  return fracGreater(a, b) ? a : b;
+}
+
+/**
  * The claims of a node that protects every pair of items alike at eps (local hashing, Hadamard
  * response, subset selection), as a kind's `verify` returns them: [[row], eps], the row that of the
  * larger of a, b (BigInts, the probabilities of a report under two items, up to one factor) over the

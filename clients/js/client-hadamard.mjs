@@ -28,7 +28,8 @@ export function parseHadamard(obj, path) {
   }
   const keep = checkInt(obj.keep, `${path}.keep`, 1, GRID - 1);
   const epsilon = checkBudget(obj.epsilon, `${path}.epsilon`, false);
-  return { kind: "hadamard", d, K, keep, epsilon };
+  // everyPair: the report format (K / 2 indices support an item, K / 2 do not) and the mass of those that do
+  return { kind: "hadamard", d, K, keep, epsilon, everyPair: { format: `hadamard/${d}/${K}`, hit: keep } };
 }
 
 /** The claim: max(keep, 2^32 - keep) / min(keep, 2^32 - keep) <= e^epsilon for every pair of items. */

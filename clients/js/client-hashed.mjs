@@ -45,7 +45,10 @@ export function parseHashed(obj, path) {
     throw new SpecError(`${path}: keep + g * weight = ${keep + g * weight} must be 2**${GRID_BITS} = ${GRID}`);
   }
   const epsilon = checkBudget(obj.epsilon, `${path}.epsilon`, false);
-  return { kind: "hashed", d, g, family: obj.family, seeds, keep, weight, epsilon, shift: GRID_BITS - Math.log2(seeds) };
+  const shift = GRID_BITS - Math.log2(seeds);
+  // everyPair: the report format (S outputs support an item, S (g - 1) do not) and the mass of those that do
+  const everyPair = { format: `hashed/${d}/${g}/${obj.family}/${seeds}`, hit: weight + keep };
+  return { kind: "hashed", d, g, family: obj.family, seeds, keep, weight, epsilon, shift, everyPair };
 }
 
 /** The claim: (weight + keep) / weight <= e^epsilon for every pair of items, whatever the hash. */

@@ -1,20 +1,22 @@
 // client-leveled.mjs: the leveled node of the JS client (pldp-client.mjs; pldp.channel.leveled):
 // one node per privacy level, the level itself perturbed, sent in the clear or hidden
 // (docs/wire-format.md §2, §3.4). A level in the clear may use any kind of ITEM_KINDS (each level
-// its own parameters, e.g. OLH's g); a perturbed or hidden level direct or unary nodes only.
+// its own parameters, e.g. OLH's g); a perturbed or hidden level needs every level's node of one
+// report format (reportFormat: one kind and size, one g for local hashing, one k for subsets).
 
 import { checkBudget, checkBudgets, checkInt, checkKeys, repr } from "./client-checks.mjs";
 import { drawDirect } from "./client-direct.mjs";
-import { fmtG, fracGreater, logRatio, ratioWithin } from "./client-exact.mjs";
+import { everyPairRatio, fmtG, fracGreater, logRatio, ratioWithin } from "./client-exact.mjs";
 import { GRID_N } from "./client-grid.mjs";
 import { SpecError } from "./client-wire.mjs";
 
 const LEVEL_REPORTS = ["perturbed", "clear", "hidden"];
-/** The kinds a level's node may be (pldp.channel.leveled.ITEM_KINDS); a level not in the clear: the first two. */
+/** The kinds a level's node may be (pldp.channel.leveled.ITEM_KINDS). */
 const ITEM_KINDS = ["direct", "unary", "hashed", "hadamard", "subset"];
-const HIDDEN_ITEM_KINDS = ["direct", "unary"];
 /** The payload columns whose size every level that has one must share (one packed width, one item range). */
 const SHARED_COLUMNS = ["item", "bits"];
+/** What two levels' nodes must share for the level to stay hidden (pldp.channel.leveled._report_format). */
+const reportFormat = (n) => (n.everyPair ? n.everyPair.format : `${n.kind}/${n.d}`);
 
 /** The leveled node at `path`; `parseNode` parses its items' nodes and its level sampler. */
 export function parseLeveled(obj, path, parseNode) {
@@ -39,11 +41,8 @@ export function parseLeveled(obj, path, parseNode) {
   if (!LEVEL_REPORTS.includes(mode)) {
     throw new SpecError(`${path}.level_report must be one of ${repr(LEVEL_REPORTS)}, got ${repr(mode)}`);
   }
-  if (mode !== "clear" && items.some((n) => !HIDDEN_ITEM_KINDS.includes(n.kind))) {
-    throw new SpecError(`${path}: with the level ${mode}, the levels' nodes must be direct or unary`);
-  }
-  if (mode !== "clear" && new Set(items.map((n) => `${n.kind}/${n.d}`)).size > 1) {
-    throw new SpecError(`${path}: with the level ${mode}, every level's node must have the same kind and size`);
+  if (mode !== "clear" && new Set(items.map(reportFormat)).size > 1) {
+    throw new SpecError(`${path}: with the level ${mode}, every level's node must have the same kind and size, and one report format`);
   }
   // an item or bits column is as large as the node's d (direct, unary, subset)
   if (SHARED_COLUMNS.some((c) => new Set(items.filter((n) => n.columns.includes(c)).map((n) => n.d)).size > 1)) {
@@ -84,6 +83,8 @@ function bitRatio(p, p2) {
 
 /** Largest Pr(o | x, node) / Pr(o | x, other) over items x and outputs o; null if infinite. */
 function itemRatio(node, other) {
+  if (node.kind !== other.kind) return null;
+  if (node.everyPair) return everyPairRatio(node, other, GRID_N);
   if (node.kind === "direct" && other.kind === "direct") {
     let best = [0n, 1n];
     const seen = new Set();

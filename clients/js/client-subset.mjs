@@ -16,7 +16,9 @@ export function parseSubset(obj, path) {
   if (k >= d) throw new SpecError(`${path}.k must be below d = ${d}, got ${k}`);
   const keep = checkInt(obj.keep, `${path}.keep`, 1, GRID - 1);
   const epsilon = checkBudget(obj.epsilon, `${path}.epsilon`, false);
-  return { kind: "subset", d, k, keep, epsilon, nbytes: (d + 7) >> 3 };
+  // everyPair: the report format (C(d-1, k-1) sets hold an item, C(d-1, k) do not) and the mass of those that do
+  const everyPair = { format: `subset/${d}/${k}`, hit: keep };
+  return { kind: "subset", d, k, keep, epsilon, nbytes: (d + 7) >> 3, everyPair };
 }
 
 /** The claim: keep (d - k) / ((2^32 - keep) k) and its inverse <= e^epsilon for every pair of items. */

@@ -36,6 +36,7 @@ from scipy import stats
 
 from pldp.audit.pairs import Input, Pair
 from pldp.channel import AttributesNode, DirectNode, LeveledNode, MemoNode, Node, NodeVisitor, PaddingNode, UnaryNode
+from pldp.channel.every_pair import EveryPairLeaf
 from pldp.channel.sampling import GRID
 from pldp.errors import ParameterError
 
@@ -200,18 +201,36 @@ class _Leaf(NodeVisitor[Statistic]):
         return _unary(node, x0, other, x1, prefix + "bits")
 
     def leaf(self, node: Node, x0: int, other: Node, x1: int, prefix: str) -> Statistic:
-        """One node (one level): its pair law (:meth:`~pldp.channel.Node.pair_law`). Two levels'
-        nodes of a kind the leaf rules cover can only be levels in the clear (a hidden or perturbed
-        level is direct or unary), whose level statistic already tells them apart: nothing more."""
+        """One node (one level): its pair law (:meth:`~pldp.channel.Node.pair_law`). Two every-pair
+        nodes of one report format (a hidden level's, PBP over OLH, HR, SS; or levels in the clear
+        that happen to share one): a report's category of support of ``x0`` and ``x1``
+        (:meth:`~pldp.channel.every_pair.EveryPairLeaf.pair_law`), its law under ``x0`` by ``node``
+        and under ``x1`` by ``other``; one item: whether it is supported. Two nodes of different
+        formats can only be levels in the clear, whose level statistic already tells them apart:
+        nothing more."""
         if node == other:
             return Statistic(*node.pair_law(x0, x1, prefix))
-        return _constant()
+        if not (
+            isinstance(node, EveryPairLeaf)
+            and isinstance(other, EveryPairLeaf)
+            and node.report_format == other.report_format
+        ):
+            return _constant()
+        if x0 == x1:
+            hits = [n.hit_mass / GRID for n in (node, other)]
+            return Statistic(
+                np.array([hits[0], 1 - hits[0]]),
+                np.array([hits[1], 1 - hits[1]]),
+                lambda cols: (~node.supports(cols, x0, prefix)).astype(np.int64),
+            )
+        law0, _, classify = node.pair_law(x0, x1, prefix)
+        return Statistic(law0, other.pair_law(x0, x1, prefix)[1], classify)
 
 
 _LEAF = _Leaf()
 
 
-def _leaf(n0: DirectNode | UnaryNode, x0: int, n1: DirectNode | UnaryNode, x1: int, prefix: str) -> Statistic:
+def _leaf(n0: Node, x0: int, n1: Node, x1: int, prefix: str) -> Statistic:
     """The statistic of two leaf nodes' reports (two budget levels, or one node twice)."""
     if [c.cell for c in n0.columns()] != [c.cell for c in n1.columns()]:  # an item, or bits
         raise ParameterError("the two inputs' reports have different kinds: every output tells them apart")

@@ -133,6 +133,16 @@ class HadamardNode(EveryPairLeaf):
         another item w.p. exactly ``1/2`` (``C_x`` and ``C_v`` share half of each)."""
         return self.keep / GRID, 0.5
 
+    @property
+    def report_format(self) -> tuple[Any, ...]:
+        """``d`` and ``K``: ``K / 2`` indices support an item (``C_x``), ``K / 2`` do not."""
+        return ("hadamard", self.d, self.K)
+
+    @property
+    def hit_mass(self) -> int:
+        """``keep``: an index in ``C_x``."""
+        return self.keep
+
     # ------------------------------------------------------------------ claims
     def claim_ratio(self) -> tuple[int, int]:
         return max(self.keep, GRID - self.keep), min(self.keep, GRID - self.keep)

@@ -271,6 +271,16 @@ class HashedNode(EveryPairLeaf):
         item w.p. ``1/g`` (exactly ``(keep + g weight) / (g 2**32)`` when two items collide w.p. ``1/g``)."""
         return (self.weight + self.keep) / GRID, 1.0 / self.g
 
+    @property
+    def report_format(self) -> tuple[Any, ...]:
+        """``d``, ``g``, the family and its size: ``S`` outputs support an item, ``S (g - 1)`` do not."""
+        return ("hashed", self.d, self.g, self.family, self.seeds)
+
+    @property
+    def hit_mass(self) -> int:
+        """``weight + keep``: ``H_s(x)`` kept, or drawn among the ``g`` values."""
+        return self.weight + self.keep
+
     # ------------------------------------------------------------------ claims
     def claim_ratio(self) -> tuple[int, int]:
         return self.weight + self.keep, self.weight

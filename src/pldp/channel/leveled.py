@@ -3,21 +3,28 @@
 The sampler of the user-level protocols (PLDP-FEBSF, RCF, APLDP, PBP, PPDA) and of each attribute
 of MPLDP. A user at level ``t`` reports her item with ``items[t]`` and her level as the
 ``level_report`` says: ``"clear"`` (sent as is: RCF, APLDP, MPLDP), ``"perturbed"`` (drawn by the
-direct node ``level_sampler``: PLDP-FEBSF) or ``"hidden"`` (not sent, every level's node of one
-kind and size: PBP, PPDA). A level that is not sent in the clear is a secret of its own: the
-node claims ``level_epsilon`` for it, checked against the *whole* report by :meth:`LeveledNode.level_ratio`
-(ERRATA FEBSF-6: the item report depends on the level too).
+direct node ``level_sampler``: PLDP-FEBSF) or ``"hidden"`` (not sent: PBP, PPDA). A level that is
+not sent in the clear is a secret of its own: the node claims ``level_epsilon`` for it, checked
+against the *whole* report by :meth:`LeveledNode.level_ratio` (ERRATA FEBSF-6: the item report
+depends on the level too).
 
-A level sent in the clear may use any node that takes one item and protects it at the level's
-budget: direct, unary (not ULDP), or one of the large-domain leaves (local hashing, Hadamard
-response, subset selection; :class:`~pldp.channel.every_pair.EveryPairLeaf`), each level its own
-kind and parameters (a level's ``g`` travels with its node; with the level in the clear it tells
-nothing the level does not). The node's payload columns are the union of its levels' columns by
-kind, each as large as its largest level's, and every report is checked against its own level's
-node (:meth:`LeveledNode.level_sizes`, :meth:`LeveledNode.check_columns`). A hidden or perturbed
-level needs every level's node of one kind, direct or unary (:data:`HIDDEN_ITEM_KINDS`). Sketches
-are no level's node: their reports are rows of a sketch that only the sketch's own estimator reads,
-and no leveled protocol builds them.
+A level's node may be any node that takes one item and protects it at the level's budget
+(:data:`ITEM_KINDS`): direct, unary (not ULDP), or one of the large-domain leaves that protect
+every pair of items alike (local hashing, Hadamard response, subset selection;
+:class:`~pldp.channel.every_pair.EveryPairLeaf`).
+
+* **Level in the clear:** each level its own kind and parameters (a level's ``g`` travels with its
+  node; with the level in the clear it tells nothing the level does not). The node's payload
+  columns are the union of its levels' columns by kind, each as large as its largest level's, and
+  every report is checked against its own level's node (:meth:`LeveledNode.level_sizes`,
+  :meth:`LeveledNode.check_columns`).
+* **Level hidden or perturbed:** every level's node of one report format (the kind and size, and a
+  leaf's :attr:`~pldp.channel.every_pair.EveryPairLeaf.report_format`: one ``g`` for local hashing,
+  one ``k`` for subsets), so that the format does not tell the level; the ratio between two levels'
+  nodes is their exact ``ratio_to``.
+
+Sketches are no level's node: their reports are rows of a sketch that only the sketch's own
+estimator reads, and no leveled protocol builds them.
 
 A level's node may be a memo node (:class:`~pldp.channel.memo.MemoNode`: the memoized chains of
 :class:`pldp.protocols.LLevels`, level in the clear): the node then claims each level's
@@ -31,7 +38,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
@@ -64,7 +71,7 @@ from pldp.channel.unary import UnaryNode
 from pldp.channel.words import Cursor, WordStream
 from pldp.errors import SpecError
 
-__all__ = ["HIDDEN_ITEM_KINDS", "ITEM_KINDS", "LEVEL_MEMBERS", "LEVEL_REPORTS", "MEMO_LEVELS_REFUSAL", "LeveledNode"]
+__all__ = ["ITEM_KINDS", "LEVEL_MEMBERS", "LEVEL_REPORTS", "MEMO_LEVELS_REFUSAL", "LeveledNode"]
 
 #: How a leveled node may report the level, and the optional members each needs (and the others refuse).
 LEVEL_MEMBERS: dict[str, tuple[str, ...]] = {
@@ -74,11 +81,11 @@ LEVEL_MEMBERS: dict[str, tuple[str, ...]] = {
 }
 #: How a leveled node reports the level.
 LEVEL_REPORTS = tuple(LEVEL_MEMBERS)
-#: The kinds of node a level's item node may be (a level in the clear: any of them).
+#: The kinds of node a level's item node may be. With the level in the clear, any of them (levels of
+#: different kinds in one node included); with the level hidden or perturbed, every level's node
+#: must share one report format (:func:`_report_format`), whose ratio between two levels their
+#: ``ratio_to`` computes exactly.
 ITEM_KINDS = ("direct", "unary", "hashed", "hadamard", "subset")
-#: The kinds of node a level not sent in the clear may use: those whose ratio between levels
-#: :func:`_item_ratio` computes.
-HIDDEN_ITEM_KINDS = ("direct", "unary")
 #: The payload columns of a leveled node, after the level: these kinds first (the order of the
 #: direct and unary levels' columns), then the others in the order the levels' nodes name them.
 _COLUMN_ORDER = ("item", "bits")
@@ -149,10 +156,11 @@ class LeveledNode(Node):
         mode = obj["level_report"]
         if mode not in LEVEL_REPORTS:
             raise SpecError(f"{path}.level_report must be one of {LEVEL_REPORTS}, got {mode!r}")
-        if mode != "clear" and any(node.kind not in HIDDEN_ITEM_KINDS for node in items):
-            raise SpecError(f"{path}: with the level {mode}, the levels' nodes must be direct or unary")
-        if mode != "clear" and len({(node.kind, node.d) for node in items}) > 1:
-            raise SpecError(f"{path}: with the level {mode}, every level's node must have the same kind and size")
+        if mode != "clear" and len({_report_format(node) for node in items}) > 1:
+            raise SpecError(
+                f"{path}: with the level {mode}, every level's node must have the same kind and size, "
+                "and one report format"
+            )
         if any(len({c.size for node in items for c in node.columns() if c.kind == k}) > 1 for k in _COLUMN_ORDER):
             raise SpecError(f"{path}: the levels' nodes of one kind must have the same size (one payload column each)")
         sampler = None
@@ -186,7 +194,11 @@ class LeveledNode(Node):
             {
                 "d": int_schema(2, description="Number of items (at most each level node's d)."),
                 "levels": list_schema(budget_schema(False), 1, "The budgets a user chooses from."),
-                "items": list_schema(one_of([ref(k) for k in ITEM_KINDS]), 1, "One node per level."),
+                "items": list_schema(
+                    one_of([ref(k) for k in ITEM_KINDS]),
+                    1,
+                    "One node per level (the level not in the clear: every level's node of one report format).",
+                ),
                 "level_report": enum_schema(LEVEL_REPORTS, "How the level is sent."),
                 "level_sampler": {**ref("direct"), "description": 'A direct node over the levels ("perturbed" only).'},
                 "level_epsilon": budget_schema(True, 'The level\'s protection (not for "clear").'),
@@ -334,17 +346,17 @@ class LeveledNode(Node):
             out[prefix + "level"][rows] = level
 
     def draw_one(self, inp: Any, stream: WordStream, out: dict[str, np.ndarray], prefix: str = "") -> None:
-        """The item by its level's node, reading ``stream`` as it goes (a subset's rejections), then the level."""
+        """:meth:`draw` of one report, the level's node reading ``stream`` as it goes (a subset node's
+        rejections consume what they must), then the level report's word."""
         x, level = inp
-        t = int(level[0])
-        self.items[t].draw_one(x, stream, out, prefix)
+        self.items[int(level[0])].draw_one(x[:1], stream, out, prefix)
         if self.level_report == "perturbed":
             assert self.level_sampler is not None
             w = stream.peek(1)
             stream.advance(1)
-            out[prefix + "level"][:1] = direct_draw(level, w, self.level_sampler.table)
+            out[prefix + "level"][:1] = direct_draw(level[:1], w, self.level_sampler.table)
         elif self.level_report == "clear":
-            out[prefix + "level"][:1] = t
+            out[prefix + "level"][:1] = level[:1]
 
 
 def _claimed_budgets(node: LevelItem) -> tuple[float, ...]:
@@ -352,16 +364,29 @@ def _claimed_budgets(node: LevelItem) -> tuple[float, ...]:
     return (node.epsilon,) if isinstance(node, EveryPairLeaf) else node.epsilons
 
 
+class _Compared(Protocol):
+    """A node that bounds its outputs' ratio to another of its kind exactly (``ratio_to``)."""
+
+    def ratio_to(self, other: Any) -> Fraction | None: ...
+
+
+def _report_format(node: LevelItem) -> tuple[Any, ...]:
+    """What two levels' nodes must share for the level to stay hidden: the kind and size, and an
+    every-pair node's :attr:`~pldp.channel.every_pair.EveryPairLeaf.report_format`."""
+    return node.report_format if isinstance(node, EveryPairLeaf) else (node.kind, node.d)
+
+
 def _item_ratio(node: LevelItem, other: LevelItem) -> Fraction | None:
-    """Largest ``Pr(o | x, node) / Pr(o | x, other)`` over items ``x`` and outputs ``o`` (None: infinite).
+    """Largest ``Pr(o | x, node) / Pr(o | x, other)`` over items ``x`` and outputs ``o`` (None: infinite),
+    by the nodes' own ``ratio_to`` (direct, unary, and every every-pair kind's one
+    :meth:`~pldp.channel.every_pair.EveryPairLeaf.ratio_to`).
 
     The two nodes have one kind (:meth:`LeveledNode.parse` refuses a hidden or perturbed level
-    over nodes of different kinds). A memoized chain is not bounded here (None: no hidden level is
-    claimed over memoized chains; only :class:`pldp.protocols.LLevels` has them, level in the clear).
+    over nodes of different kinds or report formats; None for those). A memoized chain is not
+    bounded here (None: no hidden level is claimed over memoized chains; only
+    :class:`pldp.protocols.LLevels` has them, level in the clear).
     """
-    if isinstance(node, (MemoNode, EveryPairLeaf)) or isinstance(other, (MemoNode, EveryPairLeaf)):
-        return None  # a large-domain leaf: a hidden level over them is refused (parse)
-    if isinstance(node, DirectNode) and isinstance(other, DirectNode):
-        return node.ratio_to(other)
-    assert isinstance(node, UnaryNode) and isinstance(other, UnaryNode)
-    return node.ratio_to(other)
+    if isinstance(node, MemoNode) or isinstance(other, MemoNode) or type(node) is not type(other):
+        return None
+    compared: _Compared = node
+    return compared.ratio_to(other)

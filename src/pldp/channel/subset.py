@@ -170,6 +170,16 @@ class SubsetNode(EveryPairLeaf):
         bad = ones != self.k
         refuse_first(bad if rows is None else bad & rows, lambda i: f"{int(ones[i])} items, not k = {self.k}")
 
+    @property
+    def report_format(self) -> tuple[Any, ...]:
+        """``d`` and ``k``: ``C(d-1, k-1)`` sets hold an item, ``C(d-1, k)`` do not."""
+        return ("subset", self.d, self.k)
+
+    @property
+    def hit_mass(self) -> int:
+        """``keep``: the set holds ``x``."""
+        return self.keep
+
     # ------------------------------------------------------------------ claims
     def claim_ratio(self) -> tuple[int, int]:
         a, b = self.keep * (self.d - self.k), (GRID - self.keep) * self.k

@@ -12,7 +12,7 @@ expands a count table into users. The frequency oracles a level may use are name
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
 from typing import Any, ClassVar
 
@@ -31,6 +31,7 @@ from pldp.mechanisms.direct import KRR
 from pldp.mechanisms.hadamard import HR
 from pldp.mechanisms.hashed import OLH
 from pldp.mechanisms.subset import SS
+from pldp.mechanisms.support import SupportCountOracle
 from pldp.mechanisms.unary import OUE, RAPPOR, UnaryEncoding
 from pldp.params import domain_of, epsilons_of
 from pldp.privacy import ComposedPrivacy
@@ -62,13 +63,14 @@ ORACLES: dict[str, Callable[[float, Domain], Mechanism]] = {
     "hr": HR,
     "ss": SS,
 }
-#: The oracles whose reports are one item or one bit per item: what a protocol that pools the
-#: levels' reports or hides the level can use (PBP, PLDP-FEBSF; :data:`HIDDEN_REFUSAL`).
+#: The oracles whose reports are one item or one bit per item: what PLDP-FEBSF can use
+#: (:data:`HIDDEN_REFUSAL`).
 SMALL_ORACLES = ("krr", "oue", "rappor")
-#: Why a protocol that does not send the level in the clear refuses the large-domain oracles.
+#: Why PLDP-FEBSF refuses the large-domain oracles (PBP takes them, one report format across levels).
 HIDDEN_REFUSAL = (
-    "the large-domain oracles (olh, hr, ss) need the level in the clear: the exact protection of a level "
-    "that is not sent as is is computed over direct and unary reports only"
+    "PLDP-FEBSF's estimators (AUEM, the joint EM over the perturbed level) are derived for k-RR and unary "
+    "reports only; the large-domain oracles (olh, hr, ss) run with the level in the clear (RCF, APLDP) or "
+    "hidden (PBP)"
 )
 #: The unary oracles' bit probabilities are affine, ``a = alpha + beta * b`` at every budget (exactly on
 #: the coin grid): OUE ``a = 1/2``, RAPPOR ``a = 1 - b``. So a report's expected number of ones,
@@ -115,6 +117,9 @@ def perturb_by_level(
     out: np.ndarray
     if isinstance(first, UnaryEncoding):
         out = np.empty((items.size, first.nbytes_per_report), dtype=np.uint8)
+    elif isinstance(first, SupportCountOracle):  # OLH, HR, SS: the shape of the first level's reports
+        empty = first.perturb(items[:0], rng)
+        out = np.empty((items.size, *empty.shape[1:]), dtype=empty.dtype)
     else:
         out = np.empty(items.size, dtype=np.int64)
     for i, mech in enumerate(mechanisms):
@@ -273,6 +278,14 @@ class HiddenLevels(LeveledProtocol):
         if not isinstance(first, UnaryEncoding):
             return pooled
         return pooled.with_report_stats(*self.report_stats(first._check_reports(reports)))
+
+    def report_columns(self, reports: Any) -> dict[str, np.ndarray]:
+        """The payload columns of the reports: the levels' mechanisms' own (one format, no level column)."""
+        return self.mechanisms[0].report_columns(reports)
+
+    def reports_from_columns(self, columns: Mapping[str, np.ndarray]) -> tuple[Any, ...]:
+        """The reports of payload columns, as the levels' mechanisms read them."""
+        return self.mechanisms[0].reports_from_columns(columns)
 
     def level_weights(self) -> np.ndarray | None:
         """The shares of the levels if public (PBP), else None."""

@@ -14,17 +14,32 @@ import numpy as np
 
 from pldp._validation import as_frequencies, check_int
 from pldp.domain import Domain
-from pldp.errors import EstimationError
+from pldp.errors import EstimationError, ParameterError
 from pldp.estimation.detect import DEFAULT_ALPHA, detect_unary
 from pldp.estimation.pure import estimate_counts
 from pldp.estimation.result import Estimate
 from pldp.estimation.spread import DEFAULT_BETA, spread_robust
+from pldp.mechanisms.hadamard import HR
+from pldp.mechanisms.hashed import OLH
+from pldp.mechanisms.subset import SS
+from pldp.mechanisms.support import SupportCountOracle
 from pldp.methods import STANDARD_METHODS
-from pldp.protocols.leveled import HIDDEN_REFUSAL, SMALL_ORACLES, HiddenLevels, check_oracle, make_oracle
+from pldp.protocols.leveled import ORACLES, HiddenLevels, check_oracle, make_oracle
+from pldp.protocols.one_format import best_hash_range, best_subset_size
 from pldp.registry import register
 from pldp.tally import Tally
 
-__all__ = ["PBP"]
+__all__ = ["PBP", "PBP_ORACLES", "SUPPORT_REFUSALS"]
+
+#: The oracles a PBP level may use: every one of :data:`~pldp.protocols.leveled.ORACLES`, the
+#: large-domain OLH, HR and SS with one report format across levels.
+PBP_ORACLES = tuple(ORACLES)
+#: Why PBP over OLH, HR or SS (support counts) refuses the methods of its unary and k-RR levels.
+SUPPORT_REFUSALS = {
+    "detect": "it tests a report's number of ones, which an OLH or HR report does not have and an SS report "
+    "always has k of",
+    "robust": "its bound on fake reports is derived for the unary and k-RR channels only",
+}
 
 
 @register
@@ -49,6 +64,20 @@ class PBP(HiddenLevels):
     against an observer who knows :math:`\\rho` but not the level; None for unary levels). Each
     user is :math:`\\varepsilon_\\tau`-LDP by her own level's mechanism (:meth:`privacy`).
 
+    Large domains: OLH, HR, SS. The level is secret, so every level's report must have one format:
+    HR's is ``K`` whatever the budget; OLH's hash range ``g`` and SS's subset size ``k`` are
+    *one* for all levels (a level-optimal ``g = e^eps + 1`` would tell the level), by default the
+    one of smallest pooled variance at an absent item, :math:`q^*(1 - q^*)/(p^* - q^*)^2` with
+    :math:`q^* = 1/g` for OLH, searched over ``g = 2 .. ceil(e^{eps_max} + 1)`` (SS: ``k = 1 ..
+    d - 1``; :mod:`pldp.protocols.one_format`). The cost against RCF-OLH, whose levels each use
+    their own ``g``, is :func:`~pldp.protocols.one_format.hiding_cost` (``docs/protocols.md``).
+    Under every level a report's probability depends only on whether it supports the item, so the
+    pooled report is one report of the same format with support probability :math:`p^*`:
+    :attr:`epsilon_blended` is that report's budget, e.g. :math:`\\log(p^*(g - 1)/(1 - p^*))` for
+    OLH. Their tallies are support counts: ``"unbiased"``, ``"norm_sub"``, ``"mle"`` (each count is
+    :math:`\\mathrm{Bin}(N, m_i)`) and ``"recover"``; ``"detect"`` and ``"robust"`` are refused
+    (see :meth:`estimate`).
+
     Parameters
     ----------
     levels : array_like of float
@@ -57,37 +86,84 @@ class PBP(HiddenLevels):
         Public shares of the levels (non-negative, summing to one).
     d : int or Domain
         The item domain.
-    oracle : {"krr", "oue", "rappor"}
+    oracle : {"krr", "oue", "rappor", "olh", "hr", "ss"}
         Pure frequency oracle of every level.
+    g : int, optional
+        OLH only: the one hash range of every level (``2 <= g <= 2**24``); default the one of
+        smallest pooled variance (:func:`~pldp.protocols.one_format.best_hash_range`).
+    k : int, optional
+        SS only: the one subset size of every level (``1 <= k < d``); default the one of smallest
+        pooled variance (:func:`~pldp.protocols.one_format.best_subset_size`).
     """
 
     methods: ClassVar[tuple[str, ...]] = (*STANDARD_METHODS, "robust", "detect", "recover")
 
-    def __init__(self, levels: Any, rho: Any, d: int | Domain, oracle: Literal["krr", "oue", "rappor"] = "krr") -> None:
+    def __init__(
+        self,
+        levels: Any,
+        rho: Any,
+        d: int | Domain,
+        oracle: Literal["krr", "oue", "rappor", "olh", "hr", "ss"] = "krr",
+        g: int | None = None,
+        k: int | None = None,
+    ) -> None:
         super().__init__(levels, d)
-        self.oracle = check_oracle(oracle, SMALL_ORACLES, HIDDEN_REFUSAL)
+        self.oracle = check_oracle(oracle, PBP_ORACLES)
         self.rho = as_frequencies(rho, self.t, "rho").copy()
         self.rho.setflags(write=False)
-        self.mechanisms = tuple(make_oracle(self.oracle, e, self.domain) for e in self.levels)
+        if (g is not None and self.oracle != "olh") or (k is not None and self.oracle != "ss"):
+            raise ParameterError(f"g is OLH's hash range and k SS's subset size: oracle={oracle!r} takes neither")
+        self.g: int | None = None
+        self.k: int | None = None
+        if self.oracle == "olh":
+            self.g = best_hash_range(self.levels, self.rho) if g is None else check_int(g, "g", 2)
+            self.mechanisms = tuple(OLH(e, self.domain, self.g) for e in self.levels)
+        elif self.oracle == "ss":
+            self.k = best_subset_size(self.levels, self.rho, self.d) if k is None else check_int(k, "k", 1)
+            self.mechanisms = tuple(SS(e, self.domain, self.k) for e in self.levels)
+        elif self.oracle == "hr":
+            self.mechanisms = tuple(HR(e, self.domain) for e in self.levels)  # K = K(d) at every budget
+        else:
+            self.mechanisms = tuple(make_oracle(self.oracle, e, self.domain) for e in self.levels)
         p_l = np.array([m.support[0][0] for m in self.mechanisms])
         q_l = np.array([m.support[1][0] for m in self.mechanisms])
         self.p_star = float(self.rho @ p_l)
         self.q_star = float(self.rho @ q_l)
-        self.epsilon_blended: float | None = (
-            math.log1p((self.p_star - self.q_star) / self.q_star) if self.oracle == "krr" else None
-        )
+        self.epsilon_blended: float | None = self._blended()
+        if self.supports_counted:  # an instance's methods: those of SupportCountOracle (see estimate)
+            vars(self)["methods"] = (*STANDARD_METHODS, "recover")
+
+    @property
+    def supports_counted(self) -> bool:
+        """Whether the levels are support-count oracles (OLH, HR, SS), tallied as support counts."""
+        return isinstance(self.mechanisms[0], SupportCountOracle)
+
+    def _blended(self) -> float | None:
+        """The pooled report's budget: k-RR's :math:`\\log(1 + (p^* - q^*)/q^*)`; a support-count
+        oracle's :math:`\\log(p^* s / (1 - p^*))`, ``s`` the outputs that miss an item per output that
+        supports it (OLH ``g - 1``, HR 1, SS ``(d - k)/k``); None for unary levels."""
+        if self.oracle == "krr":
+            return math.log1p((self.p_star - self.q_star) / self.q_star)
+        if not self.supports_counted:
+            return None
+        spread = {"olh": (self.g or 2) - 1.0, "hr": 1.0, "ss": (self.d - (self.k or 1)) / (self.k or 1)}[self.oracle]
+        return math.log(self.p_star * spread / (1.0 - self.p_star))
 
     def __repr__(self) -> str:
-        return f"PBP(levels={self.levels.tolist()}, rho={self.rho.tolist()}, d={self.d}, oracle={self.oracle!r})"
+        size = f", g={self.g}" if self.g is not None else f", k={self.k}" if self.k is not None else ""
+        return f"PBP(levels={self.levels.tolist()}, rho={self.rho.tolist()}, d={self.d}, oracle={self.oracle!r}{size})"
 
     def params(self) -> dict[str, Any]:
-        """Canonical parameters: class, labels, levels, the oracle and the public shares."""
-        return {**self._base_params(), "oracle": self.oracle, "rho": self.rho}
+        """Canonical parameters: class, labels, levels, the oracle, the public shares (and OLH's ``g``, SS's ``k``)."""
+        size = {"g": self.g} if self.g is not None else {"k": self.k} if self.k is not None else {}
+        return {**self._base_params(), "oracle": self.oracle, "rho": self.rho, **size}
 
     @classmethod
     def from_params(cls, params: dict[str, Any]) -> Self:
         levels, dom = cls._params_levels(params)
-        return cls(levels, np.asarray(params["rho"], dtype=float), dom, params["oracle"])
+        g, k = params.get("g"), params.get("k")
+        rho = np.asarray(params["rho"], dtype=float)
+        return cls(levels, rho, dom, params["oracle"], None if g is None else int(g), None if k is None else int(k))
 
     def level_weights(self) -> np.ndarray | None:
         """The public shares :math:`\\rho`."""
@@ -113,7 +189,7 @@ class PBP(HiddenLevels):
 
         ``"unbiased"`` is eq. 3 with the known shares; ``"norm_sub"`` its projection; ``"mle"``
         the exact multinomial MLE of the blended k-RR channel, or the count-based unary MLE with
-        the per-bit marginals. Variances as for mechanisms (i.i.d. users); ``options``
+        the per-bit (per-item support) marginals. Variances as for mechanisms (i.i.d. users); ``options``
         (``solver``, ``tol``, ``max_iter``) are passed on.
 
         * ``"detect"`` (unary levels): the reports whose number of ones is unlikely (below
@@ -134,16 +210,22 @@ class PBP(HiddenLevels):
           as much again (β = 1 %, ten levels 0.1..1.0, :math:`n = 10^5`: 0.066-0.072 against
           0.048). k-RR: ``"mle"``. Cost without attack (``tests/test_robust.py``): MSE ratio to
           ``"unbiased"`` below 1 (the projection).
+
+        OLH, HR and SS levels (support counts) offer ``"unbiased"``, ``"norm_sub"``, ``"mle"`` and
+        ``"recover"`` (:attr:`methods`), as the oracles do: ``"detect"`` reads a report's number of
+        ones, which their reports do not have (or, for SS, always ``k``), and ``"robust"``'s bound
+        is derived for the unary and k-RR channels only.
         """
+        if self.supports_counted and method in SUPPORT_REFUSALS:
+            raise EstimationError(f"{method!r} does not fit {self!r}: {SUPPORT_REFUSALS[method]}")
         self._check_method(method)
         tally = self._check_tally(tally)
-        if tally.kind != self.mechanisms[0].family or tally.d != self.d:
+        kind = "unary" if self.supports_counted else self.mechanisms[0].family  # support counts: a unary tally
+        if tally.kind != kind or tally.d != self.d:
             raise EstimationError(f"a {tally.kind} tally over {tally.d} items does not fit {self!r}")
         if method in ("detect", "robust"):
             return self._robust(tally, method, **options)
-        e = estimate_counts(
-            self.mechanisms[0].family, self.pooled_support, self.domain, tally.n, tally.counts, method, **options
-        )
+        e = estimate_counts(kind, self.pooled_support, self.domain, tally.n, tally.counts, method, **options)
         info = {**e.info, "protocol": "PBP", "p_star": self.p_star, "q_star": self.q_star}
         return Estimate(
             e.frequencies, e.variance, e.n, e.method, self.domain, e.iterations, e.converged, info, e.on_simplex
