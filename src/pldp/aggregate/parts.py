@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from pldp.aggregate.parquet import check_schema, check_spec_column, open_parquet, spec_proven
+from pldp.channel.columns import Cell
 from pldp.deploy.count import check_payload, count_table, empty_tally
 from pldp.deploy.spec import Spec
 from pldp.deploy.wire import arrow_columns
@@ -53,14 +54,32 @@ def _located(exc: ReportError, where: str, first_row: int, kept: np.ndarray | No
 
 def count_table_part(spec: Spec, table: Any) -> Any:
     """The count of an Arrow table of ``spec``'s reports, checked as :func:`count_table` checks them:
-    the oracle's ``count_reports`` where it has one, else :func:`count_table`'s tally (module
+    the oracle's ``count_columns`` where it has one, else :func:`count_table`'s tally (module
     docstring)."""
     oracle: Any = spec.mechanism()
-    if not hasattr(oracle, "count_reports"):
+    if not hasattr(oracle, "count_columns"):
         return count_table(spec, table)
-    columns = arrow_columns(table, spec.root)
-    check_payload(spec.root, columns, table.num_rows)
-    return oracle.count_reports(*oracle.reports_from_columns(columns))
+    columns = _in_range(spec.root, table)
+    if columns is None:  # a null, an index out of range: the checks of every spec name the first bad report
+        columns = arrow_columns(table, spec.root)
+        check_payload(spec.root, columns, table.num_rows)
+    return oracle.count_columns(columns)
+
+
+def _in_range(root: Any, table: Any) -> dict[str, np.ndarray] | None:
+    """The payload columns, zero-copy, when each is an index column of ``int32`` or ``int64`` without
+    a null and every value in its range (a min and a max; the check of a leaf of index columns);
+    None otherwise."""
+    out = {}
+    for c in root.columns():
+        column = table.column(c.name)
+        if c.cell is not Cell.INDEX or column.null_count:
+            return None
+        values = column.combine_chunks().to_numpy()
+        if values.dtype not in (np.int32, np.int64) or (values.size and (values.min() < 0 or values.max() >= c.size)):
+            return None
+        out[c.name] = values
+    return out
 
 
 def finish(spec: Spec, count: Any) -> Any:

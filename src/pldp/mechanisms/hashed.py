@@ -139,7 +139,7 @@ def support_counts(reports: Any, d: int, g: int, seeds: int = SEEDS) -> np.ndarr
     rep = checked_reports(reports, g, seeds)
     n = rep.shape[0]
     if has_table(g, seeds) and seeds * (d + g) < n * d:
-        return table_support(seed_value_table(rep, g, seeds), d, g, seeds)
+        return table_support(seed_value_table(rep[:, 0], rep[:, 1], g, seeds), d, g, seeds)
     return _direct_counts(rep, d, g)
 
 
@@ -148,10 +148,11 @@ def has_table(g: int, seeds: int) -> bool:
     return seeds * g <= _TABLE_CELLS
 
 
-def seed_value_table(rep: np.ndarray, g: int, seeds: int) -> np.ndarray:
-    """The reports per ``(seed, value)`` of checked reports (:func:`checked_reports`), ``int64``, flat:
-    the cell of ``(s, y)`` is ``s g + y``."""
-    return np.bincount(rep[:, 0] * g + rep[:, 1], minlength=seeds * g)
+def seed_value_table(seed: np.ndarray, value: np.ndarray, g: int, seeds: int) -> np.ndarray:
+    """The reports per ``(seed, value)`` of checked columns (seeds in ``[0, seeds)``, values in
+    ``[0, g)``), ``int64``, flat: the cell of ``(s, y)`` is ``s g + y`` (in the columns' own integer
+    type: ``seeds g <= 2**24``)."""
+    return np.bincount(seed * g + value, minlength=seeds * g)
 
 
 def _direct_counts(rep: np.ndarray, d: int, g: int) -> np.ndarray:
@@ -177,7 +178,7 @@ def table_support(table: np.ndarray, d: int, g: int, seeds: int) -> np.ndarray:
     per seed some report drew, the hash values of the ``d`` items, and ``C_v += table[s, H_s(v)]``
     (``min(n, seeds) d`` hash evaluations, whatever ``n`` is)."""
     drawn = np.flatnonzero(table.reshape(seeds, g).any(axis=1)).astype(np.uint32)
-    flat = table.astype(np.int32) if table.sum() < 1 << 31 else table  # a block's sum fits too
+    flat = table.astype(np.int32, copy=False) if table.sum() < 1 << 31 else table  # a block's sum fits too
     lane = xxh32_lane(np.arange(d))
     counts = np.zeros(d, dtype=np.int64)
     block = max(1, _BLOCK_CELLS // d)
@@ -209,7 +210,8 @@ class SeedValueCounts:
     n : int
         Reports counted.
     table : ndarray of int64
-        Flat, ``seeds * g`` cells; ``(s, y)`` at ``s g + y`` (:func:`seed_value_table`).
+        Flat, ``seeds * g`` cells; ``(s, y)`` at ``s g + y`` (:func:`seed_value_table`); ``int32``
+        while ``n < 2**31``.
     fingerprint : str or None
         The oracle's fingerprint (merging refuses another's).
     """
@@ -218,11 +220,16 @@ class SeedValueCounts:
     table: np.ndarray
     fingerprint: str | None
 
+    def __post_init__(self) -> None:  # int32 while every cell fits: half the bytes a merge moves
+        object.__setattr__(self, "table", self.table.astype(np.int32 if self.n < 1 << 31 else np.int64, copy=False))
+
     def merge(self, other: SeedValueCounts) -> SeedValueCounts:
         """The count of both parts' reports (of the same oracle)."""
         if not isinstance(other, SeedValueCounts) or other.fingerprint != self.fingerprint:
             raise TallyError("can only merge (seed, value) counts of the same oracle")
-        return SeedValueCounts(self.n + other.n, self.table + other.table, self.fingerprint)
+        n = self.n + other.n
+        wide = np.int32 if n < 1 << 31 else np.int64
+        return SeedValueCounts(n, np.add(self.table, other.table, dtype=wide), self.fingerprint)
 
 
 @register
@@ -363,13 +370,20 @@ class OLH(SupportCountOracle):
         """The mergeable count of ``reports`` whose support counts :meth:`tally_of` reads: a small
         family's :class:`SeedValueCounts` (``O(n)``, no hash), else the tally itself.
 
-        ``tally_of(a.count_reports(r1).merge(a.count_reports(r2)))`` equals ``a.tally(r1 ++ r2)``: a map-reduce over
-        many parts (:mod:`pldp.aggregate`) evaluates ``seeds d`` hashes once, not once per part.
+        ``tally_of(a.count_reports(r1).merge(a.count_reports(r2)))`` equals ``a.tally(r1 ++ r2)``: a
+        map-reduce over many parts (:mod:`pldp.aggregate`) evaluates ``seeds d`` hashes once, not once
+        per part.
         """
-        if not has_table(self.g, self.seeds):
-            return self.tally(reports)
         rep = self._check_reports(reports)
-        return SeedValueCounts(rep.shape[0], seed_value_table(rep, self.g, self.seeds), self.fingerprint)
+        return self.count_columns({"seed": rep[:, 0], "value": rep[:, 1]})
+
+    def count_columns(self, columns: Any) -> Tally | SeedValueCounts:
+        """:meth:`count_reports` of payload columns already checked (``seed``, ``value``: any integer
+        type; :func:`pldp.deploy.count.check_payload`)."""
+        if not has_table(self.g, self.seeds):
+            return self.tally(*self.reports_from_columns(columns))
+        seed, value = columns["seed"], columns["value"]
+        return SeedValueCounts(len(seed), seed_value_table(seed, value, self.g, self.seeds), self.fingerprint)
 
     def tally_of(self, count: Tally | SeedValueCounts) -> Tally:
         """The tally of a :meth:`count_reports` (merged or not): a table's support counts (:func:`table_support`)."""
