@@ -183,7 +183,7 @@ def bench_flh_dask(
     """
     n = n if n is not None else (FULL_N if mode.name == "full" else QUICK_N)
     seed = int(rng.integers(2**31))
-    with tempfile.TemporaryDirectory(prefix="pldp-bench-flh-") as tmp:
+    with harness.environ_kept(), tempfile.TemporaryDirectory(prefix="pldp-bench-flh-") as tmp:
         try:
             r = _run(n, makers, seed, Path(tmp))
         finally:

@@ -55,7 +55,10 @@ a bias fixed by the family whose spread over items is about
 0.0019 of OLH at ``epsilon = 1``, ``n = 10^6``). The family's error stays below the sampling error
 when ``S >= n sum_x f_x^2 / ((g - 1) V)``; the server's time grows as ``S d`` (some 4 ns per hash
 with the table's gather: 0.6-0.7 s at ``S = 2**14``, ``d = 10^4``, ``n = 10^6``, against 22-27 s for
-OLH's ``n d``; ``benchmarks/results.md``). The default ``2**14`` keeps the count under a second at
+OLH's ``n d``; ``benchmarks/results.md``). The table is a sufficient statistic that merges by
+addition (:class:`SeedValueCounts`, :meth:`OLH.count_reports`): parts of the reports (report files'
+row groups, :mod:`pldp.aggregate`) are counted in ``O(n)`` each, their tables merged, and the
+``S d`` step runs once (:meth:`OLH.tally_of`). The default ``2**14`` keeps the count under a second at
 ``d = 10^4`` with the bias about 1.2 standard errors for such data at ``n = 10^6`` (1.5 for
 Zipf(2) data) and under half of one at ``n = 10^5``; ask for more seeds when ``n`` is large and the
 data concentrated. :meth:`simulate` draws from the ideal family's law.
