@@ -212,9 +212,8 @@ class SeedValueCounts:
     ----------
     n : int
         Reports counted.
-    table : ndarray of int64
-        Flat, ``seeds * g`` cells; ``(s, y)`` at ``s g + y`` (:func:`seed_value_table`); ``int32``
-        while ``n < 2**31``.
+    table : ndarray of int32 (int64 from ``n = 2**31``)
+        Flat, ``seeds * g`` cells; ``(s, y)`` at ``s g + y`` (:func:`seed_value_table`).
     fingerprint : str or None
         The oracle's fingerprint (merging refuses another's).
     """
