@@ -21,7 +21,8 @@ import math  # noqa: E402
 import resource  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
-from collections.abc import Callable  # noqa: E402
+from collections.abc import Callable, Iterator  # noqa: E402
+from contextlib import contextmanager  # noqa: E402
 from dataclasses import asdict, dataclass, field  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
@@ -241,6 +242,23 @@ def best_of(fn: Callable[[], object], warm: Callable[[], object], repeats: int) 
             gc.enable()
         gc.collect()
     return Timing(min(times), times, 1, float("nan"))
+
+
+@contextmanager
+def environ_kept() -> Iterator[None]:
+    """Restore this process's environment on leaving.
+
+    A Dask nanny sets its ``distributed.nanny.pre-spawn-environ`` variables (``MALLOC_TRIM_THRESHOLD_``,
+    ``PYTHONHASHSEED``, ...) in the environment of the process that runs it, here the benchmark's
+    (``scale_rows.py``, ``flh_dask.py``).
+    Without this, later subprocesses (the collector of ``service_rows.py``) would inherit them.
+    """
+    saved = dict(os.environ)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
 
 
 def quiet(fn: Callable[[], object]) -> object:

@@ -14,6 +14,8 @@ Rows (see ``benchmarks/README.md``), in the order of the table:
   and the Python and JS clients' OLH reports per second;
 * ``scale_rows.py``: ``pldp aggregate`` of up to 10^9 reports on a 2-worker LocalCluster (time
   against n, memory per worker), and the figure ``scale.svg``;
+* ``flh_dask.py``: ``pldp aggregate`` of 10^9 FLH reports (d = 10^4, ε = 4) from files to estimate on a
+  2-worker LocalCluster, target 60 s (10^7 with ``--quick``; the files, some 17 GB at 10^9, are deleted);
 * ``once_rows.py``: what counting each report once costs ``aggregate`` at 10^8 and 10^9 reports
   (the footers' check, ``unique_ids``, two copies of every report);
 * ``service_rows.py``: the collector under load on loopback (``loadgen.py``), needs the service extra;
@@ -65,6 +67,7 @@ from audit_rows import bench_audit
 from deploy_rows import bench_deploy
 from detect_rows import bench_detect
 from direct_rows import bench_mle, bench_perturb, bench_trials
+from flh_dask import bench_flh_dask
 from hashed_rows import bench_hashed
 from large_domain_rows import bench_large_domain
 from longitudinal_rows import bench_longitudinal
@@ -89,6 +92,7 @@ SUITES = {
     "detect": bench_detect,
     "hashed": bench_hashed,
     "scale": bench_scale,
+    "flh": bench_flh_dask,
     "once": bench_once,
     "service": bench_service,
     "peers": bench_peers,

@@ -85,11 +85,8 @@ import harness  # first: pins the BLAS/OpenMP threads to one before numpy is imp
 # isort: split
 
 import argparse
-import os
 import shutil
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -102,22 +99,6 @@ __all__ = ["bench_scale", "plot_scale", "scale_notes"]
 
 #: Timed ``aggregate`` calls per size; the best is kept.
 REPEATS = 3
-
-
-@contextmanager
-def _environ_kept() -> Iterator[None]:
-    """Restore this process's environment on leaving.
-
-    A Dask nanny sets its ``distributed.nanny.pre-spawn-environ`` variables (``MALLOC_TRIM_THRESHOLD_``,
-    ``PYTHONHASHSEED``, ...) in the environment of the process that runs it, here the benchmark's.
-    Without this, later subprocesses (the collector of ``service_rows.py``) would inherit them.
-    """
-    saved = dict(os.environ)
-    try:
-        yield
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
 
 
 def bench_scale(mode: harness.Mode, rng: np.random.Generator) -> list[harness.Row]:
@@ -144,7 +125,7 @@ def bench_scale(mode: harness.Mode, rng: np.random.Generator) -> list[harness.Ro
     """
     full = mode.name == "full"
     rows: list[harness.Row] = []
-    with _environ_kept(), tempfile.TemporaryDirectory(prefix="pldp-bench-scale-") as tmp:
+    with harness.environ_kept(), tempfile.TemporaryDirectory(prefix="pldp-bench-scale-") as tmp:
         for series in FULL_SERIES if full else QUICK_SERIES:
             folder = Path(tmp) / series.kind
             try:

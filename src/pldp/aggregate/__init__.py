@@ -18,7 +18,8 @@ module       holds
 ``sources``  paths, URLs and directories of report files (:func:`report_sources`)
 ``parquet``  opening a file; the checks read from its footer (schema, ``spec`` column,
              the store's numbers); reading some of its reports whole
-``parts``    the tally of one file or row group (:func:`tally_part`)
+``parts``    the tally of one file or row group (:func:`tally_part`), and the count a part
+             hands on to be merged (FLH: its ``(seed, value)`` table)
 ``overlap``  the files of one store that hold the same reports, and the check of their copies
 ``unique``   every report id once: the ids partitioned by hash on disk
 ``once``     which rows each file's tally skips so that every report counts once

@@ -1,4 +1,11 @@
-"""One part of an aggregation: the tally of a report file, or of one of its row groups."""
+"""One part of an aggregation: the tally of a report file, or of one of its row groups.
+
+What a part hands on to be merged is its *count*: the tally itself for most oracles, or a
+smaller-to-merge sufficient statistic where the oracle keeps one (``count_reports`` and
+``tally_of``: FLH's ``(seed, value)`` table, :class:`pldp.mechanisms.hashed.SeedValueCounts`,
+whose support counts cost ``seeds d`` hash evaluations, once after the merge rather than once
+per part). :func:`finish` turns a merged count into the tally.
+"""
 
 from __future__ import annotations
 
@@ -9,11 +16,13 @@ from typing import Any
 import numpy as np
 
 from pldp.aggregate.parquet import check_schema, check_spec_column, open_parquet, spec_proven
-from pldp.deploy.count import count_table, empty_tally
+from pldp.channel.columns import Cell
+from pldp.deploy.count import check_payload, count_table, empty_tally
 from pldp.deploy.spec import Spec
+from pldp.deploy.wire import arrow_columns
 from pldp.errors import ParameterError, ReportError
 
-__all__ = ["kept_rows", "tally_part"]
+__all__ = ["count_part", "count_table_part", "finish", "kept_rows", "tally_part"]
 
 _REPORT_PREFIX = re.compile(r"report \d+: ")
 
@@ -43,7 +52,45 @@ def _located(exc: ReportError, where: str, first_row: int, kept: np.ndarray | No
     return ReportError(f"{where}, row {row}: {_REPORT_PREFIX.sub('', str(exc), count=1)}", row)
 
 
-def _tally_group(spec: Spec, pf: Any, group: int, source: str | Path, skip: np.ndarray | None) -> Any:
+def count_table_part(spec: Spec, table: Any) -> Any:
+    """The count of an Arrow table of ``spec``'s reports, checked as :func:`count_table` checks them:
+    the oracle's ``count_columns`` where it has one, else :func:`count_table`'s tally (module
+    docstring)."""
+    oracle: Any = spec.mechanism()
+    if not hasattr(oracle, "count_columns"):
+        return count_table(spec, table)
+    columns = _in_range(spec.root, table)
+    if columns is None:  # a null, an index out of range: the checks of every spec name the first bad report
+        columns = arrow_columns(table, spec.root)
+        check_payload(spec.root, columns, table.num_rows)
+    return oracle.count_columns(columns)
+
+
+def _in_range(root: Any, table: Any) -> dict[str, np.ndarray] | None:
+    """The payload columns, zero-copy, when each is an index column of ``int32`` or ``int64`` without
+    a null and every value in its range (a min and a max; the check of a leaf of index columns);
+    None otherwise."""
+    out = {}
+    for c in root.columns():
+        column = table.column(c.name)
+        if c.cell is not Cell.INDEX or column.null_count:
+            return None
+        values = column.combine_chunks().to_numpy()
+        if values.dtype not in (np.int32, np.int64) or (values.size and (values.min() < 0 or values.max() >= c.size)):
+            return None
+        out[c.name] = values
+    return out
+
+
+def finish(spec: Spec, count: Any) -> Any:
+    """The tally of a count of ``spec``'s reports (:func:`count_table_part`, merged or not); None: no reports."""
+    if count is None:
+        return empty_tally(spec)
+    tally_of = getattr(spec.mechanism(), "tally_of", None)
+    return count if tally_of is None else tally_of(count)
+
+
+def _count_group(spec: Spec, pf: Any, group: int, source: str | Path, skip: np.ndarray | None) -> Any:
     import pyarrow as pa
 
     meta = pf.metadata
@@ -61,13 +108,13 @@ def _tally_group(spec: Spec, pf: Any, group: int, source: str | Path, skip: np.n
     try:
         if read_spec:
             check_spec_column(table.column("spec"), spec.id)
-        return count_table(spec, table)
+        return count_table_part(spec, table)
     except ReportError as exc:
         raise _located(exc, where, first_row, kept) from None
 
 
 def tally_part(spec: Spec, source: str | Path, row_group: int | None = None, skip: np.ndarray | None = None) -> Any:
-    """The tally of one report file, or of one of its row groups.
+    """The tally of one report file, or of one of its row groups: :func:`finish` of :func:`count_part`.
 
     Parameters
     ----------
@@ -97,6 +144,12 @@ def tally_part(spec: Spec, source: str | Path, row_group: int | None = None, ski
     ParameterError
         ``row_group`` is not a row group of the file, or ``source`` is a URL fsspec cannot open.
     """
+    return finish(spec, count_part(spec, source, row_group, skip))
+
+
+def count_part(spec: Spec, source: str | Path, row_group: int | None = None, skip: np.ndarray | None = None) -> Any:
+    """The count (module docstring) of one report file, or of one of its row groups: what
+    :func:`tally_part` finishes, with its parameters and errors; None when it holds no report."""
     with open_parquet(source) as pf:
         try:
             check_schema(spec, pf.schema_arrow)
@@ -106,8 +159,8 @@ def tally_part(spec: Spec, source: str | Path, row_group: int | None = None, ski
         if row_group is not None and not 0 <= row_group < n_groups:
             raise ParameterError(f"{source} has {n_groups} row groups, not a row group {row_group}")
         groups = range(n_groups) if row_group is None else [row_group]
-        tally = None
+        count = None
         for g in groups:
-            part = _tally_group(spec, pf, g, source, skip)
-            tally = part if tally is None else tally.merge(part)
-    return tally if tally is not None else empty_tally(spec)
+            part = _count_group(spec, pf, g, source, skip)
+            count = part if count is None else count.merge(part)
+    return count

@@ -15,9 +15,8 @@ from typing import Any
 
 from pldp.aggregate.once import Once, Work
 from pldp.aggregate.parquet import Footer, read_footer
-from pldp.aggregate.parts import tally_part
+from pldp.aggregate.parts import count_part, finish
 from pldp.aggregate.sources import report_sources
-from pldp.deploy.count import empty_tally
 from pldp.deploy.spec import Spec
 from pldp.errors import ParameterError, ReportError
 from pldp.parallel import POLL, ctrl_c_between_calls, dask_client, dask_workers, progress_bar
@@ -79,7 +78,7 @@ class Aggregation:
 
 @dataclass(frozen=True)
 class _Part:
-    """A row group's result: its tally, or why it is bad."""
+    """A row group's result: its count (its tally, or what the oracle merges: ``parts.py``), or why it is bad."""
 
     source: str
     tally: Any
@@ -88,7 +87,7 @@ class _Part:
 
 @dataclass(frozen=True)
 class _Done:
-    """Merged results of whole files."""
+    """Merged results of whole files (their counts merged: ``parts.py``)."""
 
     tally: Any = None
     files: int = 0
@@ -98,10 +97,10 @@ class _Done:
 
 
 def _tally_task(spec: Spec, source: str, group: int, catch: bool, skip: Any = None) -> _Part:
-    """Map: one row group (its rows in ``skip`` left out). A bad one raises (``catch`` False: the run
-    stops) or is returned as such."""
+    """Map: one row group's count (:func:`count_part`; its rows in ``skip`` left out). A bad one raises
+    (``catch`` False: the run stops) or is returned as such."""
     try:
-        return _Part(source, tally_part(spec, source, group, skip), None)
+        return _Part(source, count_part(spec, source, group, skip), None)
     except ReportError as exc:
         if not catch:
             raise
@@ -415,7 +414,7 @@ def aggregate(
     gone = {s for s, _ in skipped}
     counted = [s for s, _ in footers if s not in gone]
     unmarked = [s for s, f in footers if s not in gone and f.origin is None]
-    tally = done.tally if done.tally is not None else empty_tally(spec)
+    tally = finish(spec, done.tally)  # a count merged on the workers, read once (parts.py)
     repeats = sum(once.repeated_rows(s) for s in counted)
     seconds = time.perf_counter() - t0
     return Aggregation(

@@ -55,7 +55,10 @@ a bias fixed by the family whose spread over items is about
 0.0019 of OLH at ``epsilon = 1``, ``n = 10^6``). The family's error stays below the sampling error
 when ``S >= n sum_x f_x^2 / ((g - 1) V)``; the server's time grows as ``S d`` (some 4 ns per hash
 with the table's gather: 0.6-0.7 s at ``S = 2**14``, ``d = 10^4``, ``n = 10^6``, against 22-27 s for
-OLH's ``n d``; ``benchmarks/results.md``). The default ``2**14`` keeps the count under a second at
+OLH's ``n d``; ``benchmarks/results.md``). The table is a sufficient statistic that merges by
+addition (:class:`SeedValueCounts`, :meth:`OLH.count_reports`): parts of the reports (report files'
+row groups, :mod:`pldp.aggregate`) are counted in ``O(n)`` each, their tables merged, and the
+``S d`` step runs once (:meth:`OLH.tally_of`). The default ``2**14`` keeps the count under a second at
 ``d = 10^4`` with the bias about 1.2 standard errors for such data at ``n = 10^6`` (1.5 for
 Zipf(2) data) and under half of one at ``n = 10^5``; ask for more seeds when ``n`` is large and the
 data concentrated. :meth:`simulate` draws from the ideal family's law.
@@ -66,6 +69,7 @@ BLH is ``g = 2`` (:meth:`OLH.blh`), with either family.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Self
 
@@ -78,14 +82,24 @@ from pldp.channel.exact import largest_within, ratio_within
 from pldp.channel.hashed import HASHED_G, SEEDS, HashedNode, reduce_mod, seed_shift, xxh32_lane, xxh32_mix
 from pldp.channel.sampling import GRID
 from pldp.domain import Domain
-from pldp.errors import ParameterError, ReportError, SpecError
+from pldp.errors import ParameterError, ReportError, SpecError, TallyError
 from pldp.fingerprint import canonical_labels
 from pldp.mechanisms.support import SupportCountOracle, run_program
 from pldp.params import domain_of
 from pldp.registry import register
 from pldp.tally import Tally
 
-__all__ = ["FLH_SEEDS", "OLH", "checked_reports", "olh_g", "support_counts"]
+__all__ = [
+    "FLH_SEEDS",
+    "OLH",
+    "SeedValueCounts",
+    "checked_reports",
+    "has_table",
+    "olh_g",
+    "seed_value_table",
+    "support_counts",
+    "table_support",
+]
 
 #: FLH's default family size (:meth:`OLH.flh`; module docstring, "A small family").
 FLH_SEEDS = 1 << 14
@@ -118,16 +132,28 @@ def support_counts(reports: Any, d: int, g: int, seeds: int = SEEDS) -> np.ndarr
     :class:`~pldp.errors.ReportError` naming the first report out of range (:func:`checked_reports`).
 
     Two paths, the same counts. A small family (FLH): the reports' counts per ``(seed, value)``
-    (one ``bincount``), then for each seed some report drew, the hash values of all ``d`` items
-    and ``C_v += table[s, H_s(v)]``: ``n + min(n, seeds) d`` operations. Otherwise (OLH's ``2**31``
-    seeds, or fewer reports than seeds): every report against every item, ``n d`` hash
-    evaluations in cache-sized ``uint32`` blocks.
+    (:func:`seed_value_table`, one ``bincount``), then for each seed some report drew, the hash
+    values of all ``d`` items and ``C_v += table[s, H_s(v)]`` (:func:`table_support`): ``n +
+    min(n, seeds) d`` operations. Otherwise (OLH's ``2**31`` seeds, or fewer reports than seeds):
+    every report against every item, ``n d`` hash evaluations in cache-sized ``uint32`` blocks.
     """
     rep = checked_reports(reports, g, seeds)
     n = rep.shape[0]
-    if seeds * g <= _TABLE_CELLS and seeds * (d + g) < n * d:
-        return _grouped_counts(rep, d, g, seeds)
+    if has_table(g, seeds) and seeds * (d + g) < n * d:
+        return table_support(seed_value_table(rep[:, 0], rep[:, 1], g, seeds), d, g, seeds)
     return _direct_counts(rep, d, g)
+
+
+def has_table(g: int, seeds: int) -> bool:
+    """Whether a family of ``seeds`` is small enough for a ``(seed, value)`` table (FLH's)."""
+    return seeds * g <= _TABLE_CELLS
+
+
+def seed_value_table(seed: np.ndarray, value: np.ndarray, g: int, seeds: int) -> np.ndarray:
+    """The reports per ``(seed, value)`` of checked columns (seeds in ``[0, seeds)``, values in
+    ``[0, g)``), ``int64``, flat: the cell of ``(s, y)`` is ``s g + y`` (in the columns' own integer
+    type: ``seeds g <= 2**24``)."""
+    return np.bincount(seed * g + value, minlength=seeds * g)
 
 
 def _direct_counts(rep: np.ndarray, d: int, g: int) -> np.ndarray:
@@ -148,10 +174,12 @@ def _direct_counts(rep: np.ndarray, d: int, g: int) -> np.ndarray:
     return counts
 
 
-def _grouped_counts(rep: np.ndarray, d: int, g: int, seeds: int) -> np.ndarray:
-    table = np.bincount(rep[:, 0].astype(np.int64) * g + rep[:, 1], minlength=seeds * g)
+def table_support(table: np.ndarray, d: int, g: int, seeds: int) -> np.ndarray:
+    """The support counts of the reports a ``(seed, value)`` table counts (:func:`seed_value_table`):
+    per seed some report drew, the hash values of the ``d`` items, and ``C_v += table[s, H_s(v)]``
+    (``min(n, seeds) d`` hash evaluations, whatever ``n`` is)."""
     drawn = np.flatnonzero(table.reshape(seeds, g).any(axis=1)).astype(np.uint32)
-    flat = table.astype(np.int32) if rep.shape[0] < 1 << 31 else table  # a block's sum fits too
+    flat = table.astype(np.int32, copy=False) if table.sum() < 1 << 31 else table  # a block's sum fits too
     lane = xxh32_lane(np.arange(d))
     counts = np.zeros(d, dtype=np.int64)
     block = max(1, _BLOCK_CELLS // d)
@@ -167,6 +195,41 @@ def _grouped_counts(rep: np.ndarray, d: int, g: int, seeds: int) -> np.ndarray:
         np.take(flat, hk, out=gotk)
         counts += np.add.reduce(gotk, axis=0, dtype=flat.dtype)
     return counts
+
+
+@dataclass(frozen=True, eq=False)
+class SeedValueCounts:
+    """FLH's mergeable count of reports: how many hold each ``(seed, value)``, the sufficient statistic
+    its support counts are read from (:meth:`OLH.tally_of`, ``seeds d`` hash evaluations once).
+
+    Counting a part of the reports costs ``O(n)``; merging two parts adds their tables
+    (``seeds g`` cells). A map-reduce over report files (:mod:`pldp.aggregate`) merges these and
+    reads the support counts once at the end, instead of ``seeds d`` hash evaluations per part.
+
+    Attributes
+    ----------
+    n : int
+        Reports counted.
+    table : ndarray of int32 (int64 from ``n = 2**31``)
+        Flat, ``seeds * g`` cells; ``(s, y)`` at ``s g + y`` (:func:`seed_value_table`).
+    fingerprint : str or None
+        The oracle's fingerprint (merging refuses another's).
+    """
+
+    n: int
+    table: np.ndarray
+    fingerprint: str | None
+
+    def __post_init__(self) -> None:  # int32 while every cell fits: half the bytes a merge moves
+        object.__setattr__(self, "table", self.table.astype(np.int32 if self.n < 1 << 31 else np.int64, copy=False))
+
+    def merge(self, other: SeedValueCounts) -> SeedValueCounts:
+        """The count of both parts' reports (of the same oracle)."""
+        if not isinstance(other, SeedValueCounts) or other.fingerprint != self.fingerprint:
+            raise TallyError("can only merge (seed, value) counts of the same oracle")
+        n = self.n + other.n
+        wide = np.int32 if n < 1 << 31 else np.int64
+        return SeedValueCounts(n, np.add(self.table, other.table, dtype=wide), self.fingerprint)
 
 
 @register
@@ -302,3 +365,30 @@ class OLH(SupportCountOracle):
         ``n + seeds d`` operations for a small family)."""
         counts = support_counts(reports, self.d, self.g, self.seeds)  # checks the reports
         return self._tally(np.shape(reports)[0], counts)
+
+    def count_reports(self, reports: Any) -> Tally | SeedValueCounts:
+        """The mergeable count of ``reports`` whose support counts :meth:`tally_of` reads: a small
+        family's :class:`SeedValueCounts` (``O(n)``, no hash), else the tally itself.
+
+        ``tally_of(a.count_reports(r1).merge(a.count_reports(r2)))`` equals ``a.tally(r1 ++ r2)``: a
+        map-reduce over many parts (:mod:`pldp.aggregate`) evaluates ``seeds d`` hashes once, not once
+        per part.
+        """
+        rep = self._check_reports(reports)
+        return self.count_columns({"seed": rep[:, 0], "value": rep[:, 1]})
+
+    def count_columns(self, columns: Any) -> Tally | SeedValueCounts:
+        """:meth:`count_reports` of payload columns already checked (``seed``, ``value``: any integer
+        type; :func:`pldp.deploy.count.check_payload`)."""
+        if not has_table(self.g, self.seeds):
+            return self.tally(*self.reports_from_columns(columns))
+        seed, value = columns["seed"], columns["value"]
+        return SeedValueCounts(len(seed), seed_value_table(seed, value, self.g, self.seeds), self.fingerprint)
+
+    def tally_of(self, count: Tally | SeedValueCounts) -> Tally:
+        """The tally of a :meth:`count_reports` (merged or not): a table's support counts (:func:`table_support`)."""
+        if not isinstance(count, SeedValueCounts):
+            return count
+        if count.fingerprint != self.fingerprint or count.table.size != self.seeds * self.g:
+            raise TallyError(f"these (seed, value) counts do not come from {self!r}")
+        return self._tally(count.n, table_support(count.table, self.d, self.g, self.seeds))
