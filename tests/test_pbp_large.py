@@ -146,7 +146,7 @@ def test_ratio_to_is_the_brute_force_largest_ratio_of_outputs(kind: str) -> None
     assert Fraction(num, den) == max(_brute_ratio(a, b) for a, b in itertools.permutations(nodes, 2))
 
 
-def test_nodes_of_another_format_are_not_bounded_and_are_refused_in_a_spec() -> None:
+def test_nodes_of_another_format_are_not_bounded_and_are_refused_in_a_hidden_level() -> None:
     a, b = pldp.OLH(1.0, 5, g=3).sampler(), pldp.OLH(2.0, 5, g=4).sampler()
     assert a.ratio_to(b) is None and a.ratio_to(pldp.HR(1.0, 5).sampler()) is None
     spec = Spec.from_mechanism(PBP(LEVELS, RHO, 5, "olh"), question="q").to_dict()
@@ -157,8 +157,8 @@ def test_nodes_of_another_format_are_not_bounded_and_are_refused_in_a_spec() -> 
     clear = {**Spec.from_mechanism(PBP(LEVELS, RHO, 5, "hr"), question="q").to_dict()["sampler"]["root"]}
     clear["level_report"] = "clear"
     del clear["level_epsilon"]
-    with pytest.raises(SpecError, match="direct or unary nodes with the level in the clear"):
-        LeveledNode.parse(clear, "root", _parse_node)
+    # in the clear the same levels are RCF's: they parse, and the level travels as a column
+    assert [c.name for c in LeveledNode.parse(clear, "root", _parse_node).columns()][:1] == ["level"]
 
 
 def test_a_perturbed_level_over_hashed_nodes_is_drawn_checked_and_claimed_as_the_product() -> None:

@@ -21,7 +21,7 @@ from pldp.deploy import Spec, decode
 from pldp.deploy.count import count_table
 from pldp.errors import ParameterError, ReportError, SpecError
 from pldp.estimation.combine import data_free_variance
-from pldp.protocols import APLDP, FEBSF, PBP, RCF
+from pldp.protocols import APLDP, FEBSF, RCF
 from pldp.protocols.apldp import select_mechanism
 from pldp.theory import expected_l2
 
@@ -117,17 +117,18 @@ def test_the_node_checks_each_report_against_its_own_level() -> None:
         check_columns(node, cols, 2)
 
 
-def test_a_level_not_in_the_clear_and_a_sketch_are_refused() -> None:
+def test_a_hidden_level_over_levels_of_another_format_and_a_sketch_are_refused() -> None:
+    # RCF's OLH levels have their own g (3 and 8): hidden, the hash range would tell the level
     root = RCF([0.5, 2.0], 6, oracle="olh").sampler().to_json()
     hidden = {**root, "level_report": "hidden", "level_epsilon": "inf"}
-    with pytest.raises(SpecError, match="with the level hidden, the levels' nodes must be direct or unary"):
+    with pytest.raises(SpecError, match="with the level hidden, every level's node must have the same kind and size"):
         parse_node(json.loads(json.dumps(hidden)))
     sketch = {**root, "items": [pldp.CMS(0.5, 6).sampler().to_json(), root["items"][1]]}
     with pytest.raises(SpecError, match="items must be direct, unary, hashed, hadamard or subset nodes"):
         parse_node(sketch)
-    with pytest.raises(ParameterError, match="need the level in the clear"):
-        PBP(LEVELS, [0.25] * 4, 6, oracle="olh")  # type: ignore[arg-type]
-    with pytest.raises(ParameterError, match="need the level in the clear"):
+    with pytest.raises(ParameterError, match="derived for k-RR and unary reports only"):
+        FEBSF(LEVELS, 0.5, 6, oracle="olh")  # type: ignore[arg-type]
+    with pytest.raises(ParameterError, match="derived for k-RR and unary reports only"):
         FEBSF(LEVELS, 0.5, 6, oracle="ss")  # type: ignore[arg-type]
     with pytest.raises(ParameterError, match="oracle must be one of"):
         RCF(LEVELS, 6, oracle="blh")  # type: ignore[arg-type]

@@ -187,7 +187,7 @@ test("leveled nodes: structure, the level report and the claims of each level", 
   );
   // Hadamard response over 2 items at the second level's budget (pldp.HR(2.0, 2).sampler())
   const hadamard = { kind: "hadamard", d: 2, K: 4, keep: 3782994644, epsilon: 2 };
-  await refused(spec, (s) => (root(s).items[1] = hadamard), /with the level perturbed, the levels' nodes must be direct or unary/);
+  await refused(spec, (s) => (root(s).items[1] = hadamard), /with the level perturbed, every level's node must have the same kind and size, and one report format/);
   // a clear level may mix kinds (APLDP), large-domain leaves too
   const mixed = febsfLike(1.8);
   mixed.level_report = "clear";

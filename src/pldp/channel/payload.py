@@ -26,7 +26,6 @@ import numpy as np
 from pldp.channel.attributes import AttributesNode
 from pldp.channel.columns import Cell, Column, refuse_first
 from pldp.channel.direct import DirectNode
-from pldp.channel.every_pair import EveryPairLeaf
 from pldp.channel.leveled import LeveledNode
 from pldp.channel.memo import MemoNode
 from pldp.channel.node import Node, NodeVisitor
@@ -202,12 +201,8 @@ class _Check(NodeVisitor[None]):
         self.leaf(node, cols, n, prefix)
 
     def leveled(self, node: LeveledNode, cols: dict[str, np.ndarray], n: int, prefix: str) -> None:
-        if isinstance(node.items[0], EveryPairLeaf):  # every level's node of one report format: one checks all
-            if node.level_report != "hidden":
-                level_column = node.columns(prefix)[0]
-                level_column.check(cols[level_column.name], node.t)
-            node.items[0].accept(self, cols, n, prefix)
-            return
+        # each report against its own level's node (a hidden or perturbed level: every level's node of
+        # one report format, so the sizes agree whatever level a report's column says)
         columns = node.columns(prefix)
         if node.level_report == "hidden":
             level = np.zeros(n, dtype=np.int64)
