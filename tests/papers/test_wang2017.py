@@ -27,7 +27,7 @@ SETTING = {"epsilon": 2.0, "d": 1024, "n": 100_000, "samples": 32_768}
 
 def test_grids_and_closed_forms() -> None:
     exps = {e.name: e for e in w.experiments()}
-    assert set(exps) == {"var_eps", "var_d", "per_user", "kosarak"}
+    assert set(exps) == {"var_eps", "var_d", "per_user", "kosarak", "levels"}
     assert w.EPS_GRID == (0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0)
     assert w.D_GRID[0] == 2 and w.D_GRID[-1] == 2**14
     for e in exps.values():  # tasks may go to Dask worker processes
@@ -120,3 +120,48 @@ def test_checks_reject_a_wrong_ranking(quick) -> None:
     assert not w.check_d(swapped).agree
     high = var_d.assign(variance=var_d["variance"] * 1.5)
     assert not w.check_d(high).agree
+
+
+def test_levels_check_can_fail(quick) -> None:
+    """The personalized comparison's claims can fail: RCF-OLH's MSE 50 % high (far beyond its SE)
+    is rejected, and so is a theory in which hiding the level costs nothing (PBP-OLH below RCF-OLH)."""
+    from pldp.experiments.wang2017.levels import check_levels
+
+    table, _, _ = quick
+    levels = table[table["experiment"] == "levels"].copy()
+    assert check_levels(levels).agree
+    rcf = levels["method"] == "RCF-OLH"
+    high = levels.copy()
+    high.loc[rcf, "mse_all"] *= 1.5
+    assert not check_levels(high).agree
+    pbp = levels["method"] == "PBP-OLH"
+    cheap = levels.copy()
+    cheap.loc[pbp, "theory_all"] = levels.loc[rcf, "theory_all"].to_numpy() * 0.9
+    cheap.loc[pbp, "mse_all"] = cheap.loc[pbp, "theory_all"]
+    assert not check_levels(cheap).agree
+
+
+def test_pbp_oue_shares_an_error_across_items_and_the_sd_of_its_mse_says_so() -> None:
+    """Seeded: PBP-OUE's estimates share the error of the level counts drawn against the public
+    shares, so one repeat's MSE over 17,034 items has an SD several times what independent errors
+    give; levels._mse_sd with the shared part matches the SD over 60 repeats (chi-square, 59 df,
+    two-sided 1e-4: within 0.63-1.45 of it), and the SD without the shared part does not (ratio ~3.9)."""
+    from scipy.stats import chi2
+
+    from pldp.experiments.wang2017.levels import SHARES, _common_variance, _mse_sd, _protocols
+
+    counts = w.first_item_counts()
+    n, d = int(counts.sum()), counts.size
+    p = counts / n
+    proto = _protocols(1.0, d)["PBP-OUE"]
+    rng = np.random.default_rng(20171)
+    mse = []
+    for _ in range(60):
+        cells = rng.multinomial(n, np.outer(SHARES, p).reshape(-1)).reshape(len(SHARES), d)
+        est = proto.estimate(proto.simulate(cells, rng), "unbiased").frequencies
+        mse.append(float(((est - p) ** 2).mean()))
+    var = proto.expected_variance(p, n)
+    sd = float(np.std(mse, ddof=1))
+    lo, hi = (math.sqrt(chi2.ppf(q, 59) / 59) for q in (0.5e-4, 1 - 0.5e-4))
+    assert lo < sd / _mse_sd(var, _common_variance(proto, n)) < hi
+    assert not lo < sd / _mse_sd(var, 0.0) < hi
