@@ -18,7 +18,31 @@ from pldp.errors import ParameterError
 
 __all__ = ["add_commands"]
 
-MECHANISMS = ("krr", "urr", "iprr", "rappor", "oue", "idue", "ps", "febsf", "rcf", "apldp", "pbp", "ppda", "mpldp")
+MECHANISMS = (
+    "krr",
+    "urr",
+    "iprr",
+    "rappor",
+    "oue",
+    "idue",
+    "urap",
+    "olh",
+    "hr",
+    "ss",
+    "cms",
+    "hcms",
+    "ps",
+    "febsf",
+    "rcf",
+    "apldp",
+    "pbp",
+    "ppda",
+    "mpldp",
+)
+#: The item oracles a leveled protocol's levels may use (``--oracle``); each protocol says which it takes.
+LEVEL_ORACLES = ("krr", "oue", "rappor", "olh", "hr", "ss")
+#: The one-budget large-domain oracles ``spec new`` builds from ``--eps`` alone.
+_LARGE = {"olh": "OLH", "hr": "HR", "ss": "SS", "cms": "CMS", "hcms": "HCMS"}
 
 
 def _numbers(text: str | None, name: str, kind: type[float] | type[int] = float) -> list[Any]:
@@ -55,6 +79,16 @@ def _parse_labels(text: str, what: str = "--labels") -> list[str]:
     return labels
 
 
+def _range_labels(text: str) -> int | None:
+    """``d`` of ``--labels range:D`` (the answers are the integers ``0 .. D-1``), else None."""
+    if not text.strip().startswith("range:"):
+        return None
+    raw = text.strip()[len("range:") :].strip()
+    if not raw.isdigit() or int(raw) < 2:
+        raise CLIError(f"--labels {text!r}: give range:D with D an integer >= 2 (the answers 0 .. D-1)")
+    return int(raw)
+
+
 def _one(text: float | None, name: str) -> float:
     if text is None:
         raise ParameterError(f"--{name} is required for this mechanism")
@@ -72,11 +106,13 @@ def _oracle(args: argparse.Namespace, d: int) -> Any:
         return pldp.RAPPOR(_one(args.eps, "eps"), d)
     if name == "oue":
         return pldp.OUE(_one(args.eps, "eps"), d)
-    if name == "urr":
+    if name in _LARGE:
+        return getattr(pldp, _LARGE[name])(_one(args.eps, "eps"), d)
+    if name in ("urr", "urap"):
         flags = np.array([v.strip() == "1" for v in (args.sensitive or "").split(",")])
         if flags.size != d:
             raise ParameterError(f"--sensitive needs {d} comma-separated 0/1 flags")
-        return pldp.URR(_one(args.eps, "eps"), flags)
+        return (pldp.URR if name == "urr" else pldp.URAP)(_one(args.eps, "eps"), flags)
     if name in ("iprr", "idue"):
         budgets = pldp.ItemBudgets.from_array(_floats(args.budgets, "budgets"))
         if len(budgets.epsilons) != d:
@@ -112,6 +148,8 @@ def _spec_new(args: argparse.Namespace) -> int:
         labels = [_parse_labels(part, f"--labels (attribute {i + 1})") for i, part in enumerate(parts)]
         question: Any = [q.strip() for q in args.question.split(";")]
         spec = Spec.from_mechanism(_oracle(args, 0), question=question, labels=labels)
+    elif (d := _range_labels(args.labels)) is not None:
+        spec = Spec.from_mechanism(_oracle(args, d), question=args.question.strip(), labels="range")
     else:
         flat = _parse_labels(args.labels)
         spec = Spec.from_mechanism(_oracle(args, len(flat)), question=args.question.strip(), labels=flat)
@@ -224,19 +262,30 @@ def add_commands(sub: Subparsers) -> None:
     new.add_argument(
         "--labels",
         required=True,
-        help="answers, comma-separated, each once (white space around them dropped; mpldp: ';' between attributes)",
+        help="answers, comma-separated, each once (white space around them dropped; mpldp: ';' between "
+        "attributes), or range:D for the integers 0 .. D-1 without labels (large domains)",
     )
     new.add_argument("--question", required=True, help="the question (mpldp: ';' between attributes)")
-    new.add_argument("--eps", type=float, default=None, help="budget (krr, urr, rappor, oue; ps with those bases)")
+    new.add_argument(
+        "--eps",
+        type=float,
+        default=None,
+        help="budget (krr, urr, urap, rappor, oue, olh, hr, ss, cms, hcms; ps with those bases)",
+    )
     new.add_argument("--budgets", default=None, help="iprr/idue: one budget per label, inf = non-sensitive")
-    new.add_argument("--sensitive", default=None, help="urr: comma-separated 0/1 flags per label")
+    new.add_argument("--sensitive", default=None, help="urr, urap: comma-separated 0/1 flags per label")
     new.add_argument("--model", default="opt0", choices=["opt0", "opt1", "opt2"], help="idue model")
     new.add_argument("--pair-rule", default="min", choices=["min", "avg"], help="idue notion")
     new.add_argument("--base", default="oue", choices=["oue", "rappor", "idue"], help="ps: the unary mechanism")
     new.add_argument("--ell", type=int, default=2, help="ps: padding length")
     new.add_argument("--levels", default=None, help="leveled protocols: budget levels, comma-separated")
     new.add_argument("--eps-p", type=float, default=None, help="febsf: budget of the level report")
-    new.add_argument("--oracle", default="krr", choices=["krr", "oue", "rappor"], help="item oracle of the levels")
+    new.add_argument(
+        "--oracle",
+        default="krr",
+        choices=LEVEL_ORACLES,
+        help="item oracle of the levels (olh, hr, ss: rcf and pbp)",
+    )
     new.add_argument("--rho", default=None, help="pbp: public level shares")
     new.add_argument("--k", default=None, help="mpldp: values per attribute")
     new.add_argument("--eps-list", default=None, help="mpldp: budget per attribute")
