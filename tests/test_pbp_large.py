@@ -283,3 +283,14 @@ def test_the_cost_of_hiding_the_level_is_rcf_olh_against_pbp_olh() -> None:
     cost = hiding_cost(levels, rho)
     assert math.isclose(v_pbp / v_rcf, cost, rel_tol=1e-6)
     assert 1.4 < cost < 1.45  # the figure docs/protocols.md states (1.43)
+
+
+def test_level_protection_refuses_large_domain_reports_with_a_reason() -> None:
+    """The Bayes guess of a hidden level is computed for direct and unary reports; for OLH, HR and SS
+    it is refused with the reason and where the exact worst case is, not a TypeError."""
+    from pldp.errors import ParameterError
+    from pldp.privacy import level_protection
+
+    for oracle in ("olh", "hr", "ss"):
+        with pytest.raises(ParameterError, match="level_ratio"):
+            level_protection(PBP(LEVELS, RHO, 6, oracle))

@@ -22,7 +22,7 @@ from pldp._validation import as_frequencies
 from pldp.channel.direct import DirectNode
 from pldp.channel.exact import log_ratio
 from pldp.channel.leveled import LeveledNode
-from pldp.channel.node import NodeVisitor
+from pldp.channel.node import Node, NodeVisitor
 from pldp.channel.sampling import GRID
 from pldp.channel.unary import UnaryNode
 from pldp.errors import ParameterError
@@ -256,6 +256,18 @@ class _WholeReport(NodeVisitor[float]):
                 "level_protection sums unary reports by their numbers of ones, which needs a uniform item_prior"
             )
         return _bayes_unary(leveled, rho, pi)
+
+    def leaf(self, node: Node, leveled: LeveledNode, p: np.ndarray, rho: np.ndarray, pi: np.ndarray) -> float:
+        """A large-domain leaf (local hashing, Hadamard response, subset selection: PBP over OLH,
+        HR, SS): refused. A report's law given the item is its category (supports the item or not),
+        but the Bayes guess needs, for every output, the prior mass of the items it supports, which
+        differs from output to output (the hash functions of ``2**31`` seeds); the exact worst case
+        is :meth:`~pldp.channel.LeveledNode.level_ratio` (the row "the level" of ``pldp spec verify``)."""
+        raise ParameterError(
+            f"level_protection's Bayes guess is not computed for {node.kind} reports (it needs the prior mass "
+            "every output supports); the level's exact worst case is the sampler's level_ratio (the row "
+            "'the level' of pldp spec verify)"
+        )
 
 
 _WHOLE_REPORT = _WholeReport()
