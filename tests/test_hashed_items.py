@@ -19,6 +19,7 @@ from pldp.channel.sampling import GRID
 from pldp.errors import ParameterError
 from pldp.mechanisms.hashed_items import pair_ratios_within, two_level_hashing
 from pldp.theory import hashing_against_uldp
+from tests.tolerances import FLOAT_RTOL
 
 
 def _channel(d: int, g: int, keeps: list[Fraction]) -> dict[int, dict[tuple[tuple[int, ...], int], Fraction]]:
@@ -100,7 +101,7 @@ def test_item_level_hashing_gains_over_olh_and_less_than_uldp() -> None:
     # the non-sensitive budget does not matter once it exceeds what the pairs with sensitive items allow
     a = hashing_against_uldp(1.0, 10, 1000, eps_n=4.0)["item-level hashing"]
     b = hashing_against_uldp(1.0, 10, 1000)["item-level hashing"]
-    assert a == pytest.approx(b, rel=1e-12)  # same keeps, same formula: rounding only
+    assert a == pytest.approx(b, rel=FLOAT_RTOL)  # same keeps, same formula: rounding only
 
 
 def test_refusals() -> None:
@@ -109,3 +110,11 @@ def test_refusals() -> None:
     with pytest.raises(ParameterError, match="below d"):
         two_level_hashing(1.0, 2.0, 10, 10)
     assert np.isfinite(two_level_hashing(1.0, 2.0, 1, 2).total_variance())
+
+
+def test_keeps_at_or_below_one_over_g_are_refused() -> None:
+    """With a keep below 1/g the pair ratio a_x / b_x' is no longer the largest (b_x / a_x' is): the
+    exact check refuses such weights rather than pass them (g = 2, a = 0.4 at both of two items of
+    budget 0.1: a report is 1.5 times likelier under one item than the other, beyond e^0.1)."""
+    w = round(0.6 * GRID)  # b = 0.6, a = 0.4
+    assert not pair_ratios_within(2, (w, w), (0.1, 0.1), (2, 2))

@@ -256,7 +256,7 @@ def test_js_refuses_the_hand_edited_specs_python_refuses(tmp_path: Path) -> None
     mixed = Spec.from_mechanism(RCF([0.5, 1.0, 2.0], 6), question="q").to_dict()
     wider = Spec.from_mechanism(pldp.KRR(2.0, 7), question="q").to_dict()["sampler"]["root"]
     mixed["sampler"]["root"]["items"][2] = wider  # level 2 over 7 items, the others over 6
-    with pytest.raises(SpecError, match="nodes of one kind must have the same size"):
+    with pytest.raises(SpecError, match="nodes with an item or a bits column must have the same size"):
         Spec.from_json(json.dumps(_resigned(mixed)))  # a report file has one item column of fixed width
     # a ULDP node where every item must be protected: the padding's inner node, a level's node
     uldp = Spec.from_mechanism(pldp.URAP(1.0, np.array([True, True, True, False, False])), question="q").to_dict()
@@ -273,7 +273,7 @@ def test_js_refuses_the_hand_edited_specs_python_refuses(tmp_path: Path) -> None
     cases = [
         (_resigned(padded), r"root\.inner must protect every item: a ULDP node may reveal one"),
         (_resigned(leveled), r"root\.items must protect every item: a ULDP node may reveal one"),
-        (_resigned(mixed), r"root: the levels' nodes of one kind must have the same size"),
+        (_resigned(mixed), r"root: the levels' nodes with an item or a bits column must have the same size"),
         (_resigned(raised), r"privacy claim fails: root, output 0 \(\+2\)"),
         (altered, "does not match its content"),
         (_resigned(dup), "duplicate labels"),

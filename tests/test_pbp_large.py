@@ -31,6 +31,7 @@ from pldp.errors import EstimationError, ParameterError, ReportError, SpecError
 from pldp.protocols import PBP
 from pldp.protocols.one_format import best_hash_range, hiding_cost
 from tests.deploy_cases import answers_of, spec_of, words
+from tests.tolerances import SUM_RTOL
 
 LEVELS = [0.5, 1.0, 2.0]
 RHO = [0.3, 0.3, 0.4]
@@ -69,12 +70,11 @@ def test_params_round_trip_and_support_oracles_offer_their_methods_only(oracle: 
     pbp = PBP(LEVELS, RHO, 30, oracle)
     again = PBP.from_params(pbp.params())
     assert again == pbp and again.g == pbp.g and again.k == pbp.k
-    assert pbp.methods == ("unbiased", "norm_sub", "mle", "recover")
+    assert pbp.methods == ("unbiased", "norm_sub", "mle", "robust", "recover")
     assert PBP(LEVELS, RHO, 30, "oue").methods[-3:] == ("robust", "detect", "recover")  # unchanged
     tally = pbp.simulate(np.full((3, 30), 20), np.random.default_rng(5))
-    for method in ("detect", "robust"):
-        with pytest.raises(EstimationError, match="does not fit PBP"):
-            pbp.estimate(tally, method)
+    with pytest.raises(EstimationError, match="does not fit PBP"):
+        pbp.estimate(tally, "detect")
     for method in pbp.methods:
         assert pbp.estimate(tally, method).n == 1800
 
@@ -90,7 +90,7 @@ def test_blended_budget_is_the_pooled_reports_own_ratio(oracle: str) -> None:
     pooled = sum(float(r) * law for r, law in zip(RHO, laws, strict=True))  # (x, o) probabilities
     ratio = max(float(np.max(pooled[x] / pooled[x2])) for x in range(6) for x2 in range(6))
     assert pbp.epsilon_blended is not None
-    assert math.isclose(pbp.epsilon_blended, math.log(ratio), rel_tol=1e-9)  # float sums of a few terms
+    assert math.isclose(pbp.epsilon_blended, math.log(ratio), rel_tol=SUM_RTOL)  # float sums of a few terms
 
 
 # --------------------------------------------------------------------------- the exact level claim
@@ -229,9 +229,9 @@ def test_the_audit_s_exact_law_of_a_level_pair_attains_the_level_ratio(oracle: s
     assert result.ok
     level_rows = [row for row in result.rows if row.secret == "level"]
     ratio = Fraction(*pbp.sampler().level_ratio())  # the largest over ordered pairs of levels
-    assert math.isclose(max(row.exact for row in level_rows), math.log(ratio), rel_tol=1e-9)  # float logs
+    assert math.isclose(max(row.exact for row in level_rows), math.log(ratio), rel_tol=SUM_RTOL)  # float logs
     item_rows = [row for row in result.rows if row.secret == "item"]
-    assert max(row.exact for row in item_rows) <= max(LEVELS) + 1e-9
+    assert max(row.exact for row in item_rows) <= max(LEVELS) * (1 + SUM_RTOL)  # claims hold exactly; logs round
 
 
 # --------------------------------------------------------------------------- the estimator's law
@@ -294,3 +294,24 @@ def test_level_protection_refuses_large_domain_reports_with_a_reason() -> None:
     for oracle in ("olh", "hr", "ss"):
         with pytest.raises(ParameterError, match="level_ratio"):
             level_protection(PBP(LEVELS, RHO, 6, oracle))
+
+
+@pytest.mark.parametrize("oracle", ["olh", "hr"])
+def test_robust_bound_holds_against_fakes_that_know_it(oracle: str) -> None:
+    """PBP's "robust" over support counts (the pooled unbiased estimate, Norm-Sub kept >= 0) states
+    a bound for any reports of a share beta of fakes: MGA's fakes and the optimal attacker's (which
+    knows the estimate) raise the target by no more than info["bound"], in every seeded tally."""
+    from pldp.attacks import fake_reports, gain
+
+    levels, d, target = [0.5, 1.0, 2.0, 4.0], 200, [7]
+    pbp = PBP(levels, [0.25] * 4, d, oracle)
+    rng = np.random.default_rng(sum(map(ord, oracle)) + 7)
+    cells = rng.multinomial(20_000, np.full(4 * d, 1 / (4 * d))).reshape(4, d)
+    n, m = int(cells.sum()), 204  # 1 % of the reports fake
+    for strategy in ("mga", "optimal"):
+        for _ in range(3):
+            honest = pbp.simulate(cells, rng)
+            fake = pbp.tally(fake_reports(pbp, target, m, rng=rng, strategy=strategy))
+            bound = float(pbp.estimate(honest + fake, "robust", beta=m / (n + m)).info["bound"][target[0]])
+            moved = gain(pbp, honest, fake, target, "robust")
+            assert 0 < moved <= bound, (strategy, moved, bound)

@@ -46,7 +46,7 @@ export function parseLeveled(obj, path, parseNode) {
   }
   // an item or bits column is as large as the node's d (direct, unary, subset)
   if (SHARED_COLUMNS.some((c) => new Set(items.filter((n) => n.columns.includes(c)).map((n) => n.d)).size > 1)) {
-    throw new SpecError(`${path}: the levels' nodes of one kind must have the same size (one payload column each)`);
+    throw new SpecError(`${path}: the levels' nodes with an item or a bits column must have the same size (one payload column each)`);
   }
   let levelSampler = null;
   if (mode === "perturbed") {

@@ -232,7 +232,8 @@ _LEAF = _Leaf()
 
 def _leaf(n0: Node, x0: int, n1: Node, x1: int, prefix: str) -> Statistic:
     """The statistic of two leaf nodes' reports (two budget levels, or one node twice)."""
-    if [c.cell for c in n0.columns()] != [c.cell for c in n1.columns()]:  # an item, or bits
+    both_every_pair = isinstance(n0, EveryPairLeaf) and isinstance(n1, EveryPairLeaf)
+    if type(n0) is not type(n1) and not both_every_pair:  # e.g. a k-RR level beside a Hadamard one (APLDP)
         raise ParameterError("the two inputs' reports have different kinds: every output tells them apart")
     return n0.accept(_LEAF, x0, n1, x1, prefix)
 

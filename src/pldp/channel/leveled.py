@@ -162,7 +162,10 @@ class LeveledNode(Node):
                 "and one report format"
             )
         if any(len({c.size for node in items for c in node.columns() if c.kind == k}) > 1 for k in _COLUMN_ORDER):
-            raise SpecError(f"{path}: the levels' nodes of one kind must have the same size (one payload column each)")
+            raise SpecError(
+                f"{path}: the levels' nodes with an item or a bits column must have the same size "
+                "(one payload column each)"
+            )
         sampler = None
         if mode == "perturbed":
             if "level_sampler" not in obj:

@@ -106,7 +106,13 @@ def pair_ratios_within(g: int, weights: tuple[int, ...], epsilons: tuple[float, 
     Items come in levels: ``sizes[i]`` items of weight ``weights[i]`` and budget ``epsilons[i]``;
     two items of one level are a pair only if the level holds two. Decided exactly
     (:func:`~pldp.channel.exact.ratio_within`): ``a_x / b_x' = (2**32 - (g - 1) w_x) / w_x'``.
+    That pair ratio is the largest only where every keep is above ``1/g`` (``a > b``: a report
+    supports its holder's item likelier than another's), so weights with ``a <= b`` at some level
+    are refused (False): there ``b_x / a_x'`` would be the ratio to bound, and such keeps estimate
+    nothing (:math:`a_v - 1/g \\le 0`).
     """
+    if any(GRID - (g - 1) * w <= w for w, n in zip(weights, sizes, strict=True) if n):
+        return False
     for i, (w_i, e_i, n_i) in enumerate(zip(weights, epsilons, sizes, strict=True)):
         for j, (w_j, e_j, n_j) in enumerate(zip(weights, epsilons, sizes, strict=True)):
             if n_i == 0 or n_j == 0 or (i == j and n_i < 2):

@@ -34,11 +34,10 @@ __all__ = ["PBP", "PBP_ORACLES", "SUPPORT_REFUSALS"]
 #: The oracles a PBP level may use: every one of :data:`~pldp.protocols.leveled.ORACLES`, the
 #: large-domain OLH, HR and SS with one report format across levels.
 PBP_ORACLES = tuple(ORACLES)
-#: Why PBP over OLH, HR or SS (support counts) refuses the methods of its unary and k-RR levels.
+#: Why PBP over OLH, HR or SS (support counts) refuses a method of its unary and k-RR levels.
 SUPPORT_REFUSALS = {
     "detect": "it tests a report's number of ones, which an OLH or HR report does not have and an SS report "
     "always has k of",
-    "robust": "its bound on fake reports is derived for the unary and k-RR channels only",
 }
 
 
@@ -131,7 +130,7 @@ class PBP(HiddenLevels):
         self.q_star = float(self.rho @ q_l)
         self.epsilon_blended: float | None = self._blended()
         if self.supports_counted:  # an instance's methods: those of SupportCountOracle (see estimate)
-            vars(self)["methods"] = (*STANDARD_METHODS, "recover")
+            vars(self)["methods"] = (*STANDARD_METHODS, "robust", "recover")
 
     @property
     def supports_counted(self) -> bool:
@@ -234,7 +233,7 @@ class PBP(HiddenLevels):
     def _robust(self, tally: Tally, method: str, **options: Any) -> Estimate:
         """``"detect"`` and ``"robust"`` (see :meth:`estimate`)."""
         unary = self.mechanisms[0].family == "unary"
-        if unary and method == "robust":
+        if (unary or self.supports_counted) and method == "robust":
             return self._pooled_robust(tally, float(options.get("beta", DEFAULT_BETA)))
         if unary:
             base = detect_unary(self, tally, self.ones_laws, float(options.get("alpha", DEFAULT_ALPHA)))
@@ -255,10 +254,12 @@ class PBP(HiddenLevels):
         return Estimate(base.frequencies, base.variance, tally.n, method, self.domain, 0, True, info, base.on_simplex)
 
     def _pooled_robust(self, tally: Tally, beta: float) -> Estimate:
-        """Unary ``"robust"``: the pooled unbiased estimate, then Norm-Sub with its threshold kept at
-        zero or above, with the bound of any reports of a share ``beta`` of fakes
+        """Unary and support-count ``"robust"``: the pooled unbiased estimate, then Norm-Sub with its
+        threshold kept at zero or above, with the bound of any reports of a share ``beta`` of fakes
         (:func:`~pldp.estimation.spread.spread_robust` on one group: every report enters the same
-        channel, so equal influence is the pooled estimate itself)."""
+        channel, so equal influence is the pooled estimate itself). The bound lets a fake support any
+        set of items (a unary fake sets any bits); an OLH, HR or SS fake supports one of the sets
+        its format allows, so the same bound holds for it."""
         base = self.estimate(tally, "unbiased")
         p_star, q_star = self.pooled_support
         support = (p_star[None, :], q_star[None, :])
