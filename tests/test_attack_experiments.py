@@ -30,7 +30,7 @@ from pldp.experiments.attacks import (  # noqa: E402
 )
 from pldp.experiments.runner import run_experiments  # noqa: E402
 from pldp.robustness import amplification, per_fake_gain  # noqa: E402
-from tests.cli_run import main_error  # noqa: E402
+from tests.cli_run import main_error, main_run  # noqa: E402
 
 PLDP = [sys.executable, "-m", "pldp.cli"]
 
@@ -101,7 +101,9 @@ def test_experiments_run_and_write_their_tables(tmp_path) -> None:  # type: igno
     assert "beta = 0.01, unbiased" in table and "| rcf-krr |  |  | 0.2991 (x1.39) |  |" in table
 
 
-def test_cli_attack(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_cli_attack(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+    """The first command in a real pldp process, as a user runs it; the second through
+    :func:`pldp.cli.main` in this process (the same code, without a Python start)."""
     out = tmp_path / "out"
     res = _run("attack", "krr", "--n", "20000", "--d", "8", "--beta", "0.01", "0.05", "--strategy", "mga", "input",
                "--method", "unbiased", "norm_sub", "--repeats", "3", "--no-progress", "--out", str(out))  # fmt: skip
@@ -110,8 +112,20 @@ def test_cli_attack(tmp_path) -> None:  # type: ignore[no-untyped-def]
     assert (out / "results.csv").stat().st_size > 0 and (out / "gain.png").exists()
     summary = json.loads((out / "summary.json").read_text())
     assert {(s["strategy"], s["beta"]) for s in summary} == {(s, b) for s in ("mga", "input") for b in (0.01, 0.05)}
-    res = _run(
-        "attack", "idue", "--d", "8", "--n", "5000", "--strategy", "all", "--repeats", "2", "--json", "--no-progress"
+    res = main_run(
+        capsys,
+        "attack",
+        "idue",
+        "--d",
+        "8",
+        "--n",
+        "5000",
+        "--strategy",
+        "all",
+        "--repeats",
+        "2",
+        "--json",
+        "--no-progress",
     )
     assert res.returncode == 0, res.stderr
     assert {s["strategy"] for s in json.loads(res.stdout)} == {"mga", "adaptive", "input", "sensitive", "knows_defence"}
