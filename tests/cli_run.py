@@ -46,3 +46,17 @@ def main_error(capsys: pytest.CaptureFixture[str], args: list[str], *words: str)
         main(args)
     err = capsys.readouterr().err
     return one_line(err, 2, int(stop.value.code or 0), "pldp: error: ", *words)
+
+
+def main_run(capsys: pytest.CaptureFixture[str], *args: str) -> subprocess.CompletedProcess[str]:
+    """``pldp ARGS`` through :func:`pldp.cli.main` in this process, as :func:`pldp_cmd` reports it
+    (exit code, standard output and error); for the tests that run many commands in a row, each
+    of which would otherwise start a Python and import pldp again. An exception that is not an
+    exit propagates (a subprocess would print its traceback)."""
+    capsys.readouterr()  # what the test printed before is not the command's
+    try:
+        code = main(list(args))
+    except SystemExit as stop:
+        code = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
+    out = capsys.readouterr()
+    return subprocess.CompletedProcess(["pldp", *args], int(code), out.out, out.err)

@@ -13,6 +13,7 @@ import pytest
 pd = pytest.importorskip("pandas")
 
 import pldp  # noqa: E402
+from pldp.cli import main  # noqa: E402
 from pldp.cli.attack import NAMES  # noqa: E402
 from pldp.experiments.attacks import (  # noqa: E402
     PROTOCOLS,
@@ -29,6 +30,7 @@ from pldp.experiments.attacks import (  # noqa: E402
 )
 from pldp.experiments.runner import run_experiments  # noqa: E402
 from pldp.robustness import amplification, per_fake_gain  # noqa: E402
+from tests.cli_run import main_error, main_run  # noqa: E402
 
 PLDP = [sys.executable, "-m", "pldp.cli"]
 
@@ -99,7 +101,9 @@ def test_experiments_run_and_write_their_tables(tmp_path) -> None:  # type: igno
     assert "beta = 0.01, unbiased" in table and "| rcf-krr |  |  | 0.2991 (x1.39) |  |" in table
 
 
-def test_cli_attack(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_cli_attack(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+    """The first command in a real pldp process, as a user runs it; the second through
+    :func:`pldp.cli.main` in this process (the same code, without a Python start)."""
     out = tmp_path / "out"
     res = _run("attack", "krr", "--n", "20000", "--d", "8", "--beta", "0.01", "0.05", "--strategy", "mga", "input",
                "--method", "unbiased", "norm_sub", "--repeats", "3", "--no-progress", "--out", str(out))  # fmt: skip
@@ -108,8 +112,20 @@ def test_cli_attack(tmp_path) -> None:  # type: ignore[no-untyped-def]
     assert (out / "results.csv").stat().st_size > 0 and (out / "gain.png").exists()
     summary = json.loads((out / "summary.json").read_text())
     assert {(s["strategy"], s["beta"]) for s in summary} == {(s, b) for s in ("mga", "input") for b in (0.01, 0.05)}
-    res = _run(
-        "attack", "idue", "--d", "8", "--n", "5000", "--strategy", "all", "--repeats", "2", "--json", "--no-progress"
+    res = main_run(
+        capsys,
+        "attack",
+        "idue",
+        "--d",
+        "8",
+        "--n",
+        "5000",
+        "--strategy",
+        "all",
+        "--repeats",
+        "2",
+        "--json",
+        "--no-progress",
     )
     assert res.returncode == 0, res.stderr
     assert {s["strategy"] for s in json.loads(res.stdout)} == {"mga", "adaptive", "input", "sensitive", "knows_defence"}
@@ -124,18 +140,21 @@ def test_cli_attack(tmp_path) -> None:  # type: ignore[no-untyped-def]
         (["--targets", "0"], "1 <= --targets < --d"),
     ],
 )
-def test_cli_attack_refuses_bad_input(args: list[str], message: str) -> None:
-    res = _run("attack", "krr", "--n", "1000", *args)
-    assert res.returncode == 2 and res.stderr.startswith("pldp: error: ") and message in res.stderr
-    assert "Traceback" not in res.stderr
+def test_cli_attack_refuses_bad_input(args: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    # in this process (:func:`pldp.cli.main`, what ``python -m pldp.cli`` calls): the refusals are
+    # main's, and test_cli_attack runs the command as a user does, in a subprocess
+    line = main_error(capsys, ["attack", "krr", "--n", "1000", *args], message)
+    assert line.startswith("pldp: error: ")
 
 
-def test_mechanism_show_has_a_robustness_section() -> None:
-    res = _run("mechanism", "show", "iprr", "--budgets", "1.0,0.5,0.1,inf")
-    assert res.returncode == 0 and "robustness to fake users" in res.stdout
-    assert "KRR(epsilon=0.533333, d=4)" in res.stdout  # the uniform mechanism at the mean finite budget
-    res = _run("mechanism", "show", "idue", "--budgets", "1.0,0.5,0.1", "--json")
-    data = json.loads(res.stdout)["robustness"]
+def test_mechanism_show_has_a_robustness_section(capsys: pytest.CaptureFixture[str]) -> None:
+    # in this process, as test_cli_mechanism_show (tests/test_docs_and_cli.py) runs the command
+    assert main(["mechanism", "show", "iprr", "--budgets", "1.0,0.5,0.1,inf"]) == 0
+    out = capsys.readouterr().out
+    assert "robustness to fake users" in out
+    assert "KRR(epsilon=0.533333, d=4)" in out  # the uniform mechanism at the mean finite budget
+    assert main(["mechanism", "show", "idue", "--budgets", "1.0,0.5,0.1", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)["robustness"]
     mech = pldp.IDUE(pldp.ItemBudgets.from_array([1.0, 0.5, 0.1]))
     assert [i["per_fake_gain"] for i in data["items"]] == pytest.approx(per_fake_gain(mech).tolist())
     assert [i["amplification"] for i in data["items"]] == pytest.approx(amplification(mech).tolist())

@@ -291,46 +291,55 @@ def test_a_restart_on_the_same_file_keeps_everything(tmp_path: Path) -> None:
             assert conn.execute("SELECT COUNT(*) FROM tokens WHERE role = 'admin'").fetchone()[0] == 1
 
 
-def test_the_campaign_commands_drive_a_running_collector(server: Server, tmp_path: Path) -> None:
+def test_the_campaign_commands_drive_a_running_collector(
+    server: Server, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The first command in a real pldp process, as a user runs it; the others through
+    :func:`pldp.cli.main` in this process (the same code, without a Python start each)."""
     import subprocess
     import sys
+
+    from tests.cli_run import main_run
 
     def pldp_cli(*args: str) -> subprocess.CompletedProcess[str]:
         cmd = [sys.executable, "-m", "pldp.cli", "campaign", *args, "--server", server.url]
         return subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=False)
+
+    def in_process(*args: str) -> subprocess.CompletedProcess[str]:
+        return main_run(capsys, "campaign", *args, "--server", server.url)
 
     spec = Spec.from_mechanism(pldp.URR(1.0, np.array([True, True, False])), question="cli?", labels=["x", "y", "z"])
     (tmp_path / "spec.json").write_text(spec.to_json())
     admin = str(server.token_file)
     made = pldp_cli("create", str(tmp_path / "spec.json"), "--token-file", admin)
     assert made.returncode == 0 and made.stdout.splitlines()[0] == f"campaign: {spec.id}", made.stderr
-    tok = pldp_cli("token", spec.id, "--label", "cli", "--token-file", admin)
+    tok = in_process("token", spec.id, "--label", "cli", "--token-file", admin)
     assert tok.returncode == 0, tok.stderr
     (tmp_path / "analyst.token").write_text(tok.stdout.strip())
     analyst = str(tmp_path / "analyst.token")
     server.client().submit(spec.id, Client(spec).reports(["x", "y", "z", "z"] * 50))
-    listed = pldp_cli("list", "--token-file", analyst)
+    listed = in_process("list", "--token-file", analyst)
     assert listed.returncode == 0 and spec.id in listed.stdout and "n=200" in listed.stdout
-    est = pldp_cli("estimate", spec.id, "--json", "--token-file", analyst)
+    est = in_process("estimate", spec.id, "--json", "--token-file", analyst)
     assert est.returncode == 0 and json.loads(est.stdout)["n"] == 200
-    table = pldp_cli("estimate", spec.id, "--method", "norm_sub", "--token-file", analyst)
+    table = in_process("estimate", spec.id, "--method", "norm_sub", "--token-file", analyst)
     assert table.returncode == 0 and "n = 200" in table.stdout and "[" in table.stdout
-    exported = pldp_cli("export", spec.id, "--out", str(tmp_path / "r.parquet"), "--token-file", analyst)
+    exported = in_process("export", spec.id, "--out", str(tmp_path / "r.parquet"), "--token-file", analyst)
     assert exported.returncode == 0
     pq = pytest.importorskip("pyarrow.parquet")
     assert decode(spec, pq.read_table(tmp_path / "r.parquet")).n == 200
     # one file per day into the report files' layout; a second export there is refused
-    by_day = pldp_cli("export", spec.id, "--out-dir", str(tmp_path / "files"), "--token-file", analyst)
+    by_day = in_process("export", spec.id, "--out-dir", str(tmp_path / "files"), "--token-file", analyst)
     assert by_day.returncode == 0, by_day.stderr
     (path,) = [Path(line) for line in by_day.stdout.split()]
     sid = server.client(tmp_path.joinpath("analyst.token").read_text().strip()).days(spec.id)["store"]
     assert path.parent.parent.name == f"spec={spec.id}" and path.name == f"{sid}-day.parquet"
     assert decode(spec, pq.read_table(path)).n == 200
-    again = pldp_cli("export", spec.id, "--out-dir", str(tmp_path / "files"), "--token-file", analyst)
+    again = in_process("export", spec.id, "--out-dir", str(tmp_path / "files"), "--token-file", analyst)
     assert again.returncode == 1 and "refusing to overwrite" in again.stderr
-    refused = pldp_cli("close", spec.id, "--token-file", analyst)  # an analyst may not close
+    refused = in_process("close", spec.id, "--token-file", analyst)  # an analyst may not close
     assert refused.returncode == 1 and "403" in refused.stderr
-    closed = pldp_cli("close", spec.id, "--token-file", admin)
+    closed = in_process("close", spec.id, "--token-file", admin)
     assert closed.returncode == 0 and closed.stdout.startswith(f"campaign {spec.id} closed at "), closed.stderr
 
 

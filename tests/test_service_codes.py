@@ -29,6 +29,7 @@ from pldp.deploy import Spec
 from pldp.deploy.remote import Collector, RemoteError
 from pldp.service import auth, store
 from tests import browser as chrome
+from tests.cli_run import main_run
 from tests.deploy_cases import words
 from tests.service_server import Server, stored_and_recount, wait_until
 
@@ -240,13 +241,19 @@ def _pldp(server: Server, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(cmd, capture_output=True, text=True, timeout=60)
 
 
-def test_the_invitation_commands(server: Server, tmp_path: Path) -> None:
+def _in_process(capsys: pytest.CaptureFixture[str], server: Server, *args: str) -> subprocess.CompletedProcess[str]:
+    """:func:`_pldp` through :func:`pldp.cli.main` in this process (no Python start and import each)."""
+    return main_run(capsys, "campaign", *args, "--server", server.url, "--token-file", str(server.token_file))
+
+
+def test_the_invitation_commands(server: Server, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The first command in a real pldp process, as a user runs it; the others in this process."""
     spec = Spec.from_mechanism(pldp.KRR(1.0, 4), question="cli invited?")
     (tmp_path / "spec.json").write_text(spec.to_json())
     made = _pldp(server, "create", str(tmp_path / "spec.json"), "--invited", "--json")
     assert made.returncode == 0 and json.loads(made.stdout)["access"] == "invited", made.stderr
     out = tmp_path / "codes.csv"
-    issued = _pldp(server, "invite", spec.id, "--count", "5", "--out", str(out), "--expires", "7d")
+    issued = _in_process(capsys, server, "invite", spec.id, "--count", "5", "--out", str(out), "--expires", "7d")
     assert issued.returncode == 0, issued.stderr
     assert out.stat().st_mode & 0o077 == 0  # the owner's only: the codes are secrets
     with open(out, newline="") as handle:
@@ -255,19 +262,19 @@ def test_the_invitation_commands(server: Server, tmp_path: Path) -> None:
     assert all(r["link"] == f"{server.url}/c/{spec.id}#code={r['code']}" for r in rows)
     assert len({r["code"] for r in rows}) == 5 and all(len(r["code"]) == 24 for r in rows)
     assert _send(server, spec, Client(spec).report(3), rows[0]["code"])[0] == 200
-    counted = _pldp(server, "codes", spec.id)
+    counted = _in_process(capsys, server, "codes", spec.id)
     assert counted.returncode == 0 and "issued=5 used=1 usable=4 expired=0 revoked=0" in counted.stdout
     assert server.admin().revoke_codes(spec.id, [rows[1]["code"]]) == {"revoked": 1, "unknown": 0}
-    rest = _pldp(server, "revoke-codes", spec.id, "--unused")
+    rest = _in_process(capsys, server, "revoke-codes", spec.id, "--unused")
     assert rest.returncode == 0 and "3 codes revoked" in rest.stderr
-    from_file = _pldp(server, "revoke-codes", spec.id, "--file", str(out))
+    from_file = _in_process(capsys, server, "revoke-codes", spec.id, "--file", str(out))
     assert from_file.returncode == 0 and "1 codes revoked, 0 not codes" in from_file.stderr  # the used one
-    again = _pldp(server, "invite", spec.id, "--count", "5", "--out", str(out))
+    again = _in_process(capsys, server, "invite", spec.id, "--count", "5", "--out", str(out))
     assert again.returncode == 2 and "pldp: error:" in again.stderr and "exists" in again.stderr
     assert server.admin().code_counts(spec.id)["issued"] == 5  # refused before asking the collector
     assert server.admin().code_counts(spec.id)["usable"] == 0
     server.admin().close_campaign(spec.id)
-    late = _pldp(server, "invite", spec.id, "--count", "1", "--out", str(tmp_path / "late.csv"))
+    late = _in_process(capsys, server, "invite", spec.id, "--count", "1", "--out", str(tmp_path / "late.csv"))
     assert late.returncode == 1 and "409" in late.stderr and not (tmp_path / "late.csv").exists()
 
 

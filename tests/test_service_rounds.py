@@ -32,6 +32,7 @@ from pldp.deploy.files import parse_day
 from pldp.deploy.remote import Collector, RemoteError
 from pldp.service import auth, codes, store
 from tests import browser as chrome
+from tests.cli_run import main_run
 from tests.deploy_cases import words
 from tests.service_server import Server, stored_and_recount, wait_until
 
@@ -480,8 +481,11 @@ def _pldp(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "pldp.cli", *args], capture_output=True, text=True, timeout=60)
 
 
-@pytest.mark.slow  # real pldp processes, each importing pldp (about 20 s)
-def test_the_campaign_commands_for_rounds(server: Server, tmp_path: Path) -> None:
+@pytest.mark.slow
+def test_the_campaign_commands_for_rounds(server: Server, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The first command in a real pldp process, as a user runs it; the others through
+    :func:`pldp.cli.main` in this process (the same code, without a Python start and import of
+    pldp each)."""
     spec = Spec.from_mechanism(pldp.KRR(2.0, 3), question="Commands?", labels=["a", "b", "c"])
     (tmp_path / "spec.json").write_text(spec.to_json())
     at, admin = ("--server", server.url), ("--token-file", str(server.token_file))
@@ -491,15 +495,15 @@ def test_the_campaign_commands_for_rounds(server: Server, tmp_path: Path) -> Non
         path = tmp_path / f"round{turn}.json"
         path.write_text(json.dumps(_batch(spec, seed, turn - 1, 200).to_json()))
         if turn > 1:
-            opened = _pldp("campaign", "round", spec.id, "--json", *at, *admin)
+            opened = main_run(capsys, "campaign", "round", spec.id, "--json", *at, *admin)
             assert opened.returncode == 0 and json.loads(opened.stdout)["round"] == 2, opened.stderr
-        sent = _pldp("campaign", "submit", spec.id, str(path), "--round", str(turn), "--no-progress", *at)
+        sent = main_run(capsys, "campaign", "submit", spec.id, str(path), "--round", str(turn), "--no-progress", *at)
         assert sent.returncode == 0, sent.stderr
     (tmp_path / "analyst").write_text(server.admin().new_token("cli", [spec.id])["token"])
     reader = ("--token-file", str(tmp_path / "analyst"))
-    est = _pldp("campaign", "estimate", spec.id, "--round", "2", "--json", *at, *reader)
+    est = main_run(capsys, "campaign", "estimate", spec.id, "--round", "2", "--json", *at, *reader)
     assert est.returncode == 0 and json.loads(est.stdout)["n"] == 200 and json.loads(est.stdout)["round"] == 2
-    table = _pldp("campaign", "series", spec.id, "--level", "0.9", *at, *reader)
+    table = main_run(capsys, "campaign", "series", spec.id, "--level", "0.9", *at, *reader)
     assert table.returncode == 0, table.stderr
     lines = table.stdout.splitlines()
     assert "now round 2" in lines[0] and "90% intervals" in lines[0]
@@ -509,9 +513,9 @@ def test_the_campaign_commands_for_rounds(server: Server, tmp_path: Path) -> Non
         ("estimate", spec.id, "--round", "0"),
         ("submit", spec.id, str(tmp_path / "round1.json"), "--round", "x"),
     ):
-        out = _pldp("campaign", *bad, *at, *reader)
+        out = main_run(capsys, "campaign", *bad, *at, *reader)
         assert out.returncode == 2 and "--round" in out.stderr and "Traceback" not in out.stderr, out.stderr
-    refused = _pldp("campaign", "round", spec.id, *at, *reader)  # an analyst may not open a round
+    refused = main_run(capsys, "campaign", "round", spec.id, *at, *reader)  # an analyst may not open a round
     assert refused.returncode == 1 and "403" in refused.stderr and "Traceback" not in refused.stderr
 
 

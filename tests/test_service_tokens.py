@@ -23,6 +23,7 @@ from pldp.deploy import Spec
 from pldp.deploy.remote import RemoteError
 from pldp.service import auth, store
 from pldp.service.auth import new_token
+from tests.cli_run import main_run
 from tests.service_server import Server
 
 
@@ -148,7 +149,9 @@ def test_the_admin_token_is_rotated_and_the_old_one_stops_working(tmp_path: Path
         assert (_status(srv, third)[0], _status(srv, first)[0]) == (200, 401)
 
 
-def test_the_token_commands(server: Server, tmp_path: Path) -> None:
+def test_the_token_commands(server: Server, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The first command in a real pldp process, as a user runs it; the others through
+    :func:`pldp.cli.main` in this process (the same code, without a Python start each)."""
     admin = str(server.token_file)
     spec = Spec.from_mechanism(pldp.KRR(0.5, 3), question="cli tokens?")
     server.admin().create_campaign(spec)
@@ -159,19 +162,19 @@ def test_the_token_commands(server: Server, tmp_path: Path) -> None:
     token = made.stdout.strip()
     assert len(token) == 43 and "shown once" in made.stderr
     assert _status(server, token, f"/v1/campaigns/{spec.id}/days")[0] == 200
-    listed = _pldp("token", "list", "--json", "--server", server.url, "--token-file", admin)
+    listed = main_run(capsys, "token", "list", "--json", "--server", server.url, "--token-file", admin)
     rows = json.loads(listed.stdout)
     (mine,) = [r for r in rows if r["label"] == "cli"]
     assert mine["campaigns"] == [spec.id] and mine["expires_at"] == pytest.approx(time.time() + 12 * 3600, abs=60)
     assert token not in listed.stdout
-    revoked = _pldp("token", "revoke", mine["id"], "--server", server.url, "--token-file", admin)
+    revoked = main_run(capsys, "token", "revoke", mine["id"], "--server", server.url, "--token-file", admin)
     assert revoked.returncode == 0, revoked.stderr
     assert _status(server, token, f"/v1/campaigns/{spec.id}/days")[0] == 401
-    again = _pldp("token", "list", "--server", server.url, "--token-file", admin)
+    again = main_run(capsys, "token", "list", "--server", server.url, "--token-file", admin)
     assert any(mine["id"] in line and "revoked" in line for line in again.stdout.splitlines())
-    bad = _pldp("token", "create", "--expires", "5x", "--server", server.url, "--token-file", admin)
+    bad = main_run(capsys, "token", "create", "--expires", "5x", "--server", server.url, "--token-file", admin)
     assert bad.returncode == 2 and "--expires" in bad.stderr and "Traceback" not in bad.stderr
-    fresh = _pldp("token", "new")
+    fresh = main_run(capsys, "token", "new")
     assert fresh.returncode == 0 and len(fresh.stdout.strip()) == 43
     (tmp_path / "t").write_text(fresh.stdout)
     assert auth.read_token_file(tmp_path / "t") == fresh.stdout.strip()

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 
+from pldp.cli import main
 from pldp.experiments import mpldp as mp
-from pldp.experiments.runner import run_experiments, write_outputs
 from pldp.protocols.mpldp import brr_variance_factor
 from tests.papers._stats import K, bootstrap_se, mean_se, ratio_se, ratios, run_table
 from tests.tolerances import SUM_RTOL
@@ -135,11 +136,21 @@ def test_fig4_op_oracle_is_below_oc_not_above() -> None:
     assert not verdict.agree and "OP above OC at every eps: False" in verdict.ours
 
 
-def test_quick_outputs(tmp_path: Path) -> None:
-    exps = mp.experiments()
-    table = run_experiments(exps, quick=True, trials=2, workers=1, progress=False)
-    _, results = write_outputs(exps, table, tmp_path)
-    names = {f.name for _, _, figs in results for f in figs}
+def test_quick_outputs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``pldp reproduce mpldp --quick`` as a user runs it (:func:`pldp.cli.main`): its printed
+    summary, the tables, every figure, a verdict per experiment and the report. The suite's one
+    check of the reproduce command's outputs, and its one quick run of MPLDP."""
+    out = tmp_path / "out"
+    args = ["reproduce", "mpldp", "--quick", "--workers", "1", "--trials", "2", "--out", str(out), "--no-progress"]
+    assert main(args) == 0
+    printed = capsys.readouterr().out
+    assert "MPLDP" in printed and "report:" in printed
+    assert (out / "mpldp" / "results.csv").stat().st_size > 0 and (out / "mpldp" / "results.parquet").exists()
+    report = (out / "report.md").read_text()
+    assert "Paper's claim" in report and "![" in report
+    # a verdict per experiment ("**Ours.**" where the quick scale decides, "**Ours at ...**" where not)
+    assert report.count("**Ours") == len(mp.experiments())
+    names = {f.name for f in (out / "mpldp").glob("*.png")}
     assert names == {
         "fig3a.png",
         "fig3b.png",
@@ -150,9 +161,8 @@ def test_quick_outputs(tmp_path: Path) -> None:
         "fig4a.png",
         "fig4b.png",
     }
-    assert all(verdict is not None for _, verdict, _ in results)
-    md = (tmp_path / "mpldp" / "table3a.md").read_text()
+    md = (out / "mpldp" / "table3a.md").read_text()
     assert "| eps | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9 | 10 | 20 |" in md
-    csv = pd.read_csv(tmp_path / "mpldp" / "table3b.csv", index_col=0)
+    csv = pd.read_csv(out / "mpldp" / "table3b.csv", index_col=0)
     assert list(csv.columns) == [str(i) for i in mp.TABLE3_ITERATIONS]
     assert list(csv.index) == list(mp.QUICK_EPS)
