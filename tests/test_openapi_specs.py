@@ -56,6 +56,10 @@ def _specs() -> dict[str, Spec]:
     out["mpldp+range"] = Spec.from_mechanism(
         standard_cases()["mpldp"].oracle, question=["first?", "second?"], labels=[["a", "b", "c"], "range"]
     )
+    out["olh+hashed"] = Spec.from_mechanism(standard_cases()["olh"].oracle, question="a word?", labels="hashed")
+    out["mpldp+hashed"] = Spec.from_mechanism(
+        standard_cases()["mpldp"].oracle, question=["first?", "second?"], labels=["hashed", ["a", "b", "c", "d"]]
+    )
     return out
 
 
@@ -136,6 +140,13 @@ REFUSED: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     "a range that is a string": ("olh+range", _edit(["labels", "range"], "10")),
     "a range with a member too many": ("olh+range", _edit(["labels", "extra"], 1)),
     "an attribute's range with a member too many": ("mpldp+range", _edit(["labels", 1, "d"], 4)),
+    "a hashed form of one bucket": ("olh+hashed", _edit(["labels", "hashed"], 1)),
+    "a hashed form whose count is a string": ("olh+hashed", _edit(["labels", "hashed"], "10")),
+    "a hashed form of another hash": ("olh+hashed", _edit(["labels", "hash"], "xxh64")),
+    "a hashed form of another normalisation": ("olh+hashed", _edit(["labels", "normalize"], "NFKC")),
+    "a hashed form without its hash": ("olh+hashed", _edit(["labels", "hash"], delete=True)),
+    "a hashed form with a range": ("olh+hashed", _edit(["labels", "range"], 10)),
+    "an attribute's hashed form with a member too many": ("mpldp+hashed", _edit(["labels", 0, "max"], 256)),
     "an unknown cap": ("krr+caps", _edit(["caps", "weekly"], 1.0)),
     "null caps": ("krr+caps", _edit(["caps"], None)),
     "no cap in caps": ("krr+caps", _edit(["caps"], {})),

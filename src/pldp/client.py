@@ -123,6 +123,8 @@ def _item_sets(rows: list[list[Any]], index: Mapping[Any, int], d: int) -> tuple
     reads the batch or refuses it with the first bad set named (so both accept the same batches)."""
     flat = list(itertools.chain.from_iterable(rows))
     kinds = set(map(type, flat))
+    if getattr(index, "takes_text", False) and kinds != {str}:
+        return None  # hashed answers are text only: the per-set reader names what else was given
     try:
         if kinds <= {int}:
             x = np.array(flat, dtype=np.int64).reshape(len(flat))
@@ -220,7 +222,11 @@ class Client:
 
     # ------------------------------------------------------------------ inputs
     def _items(self, answers: Any, part: int, n_items: int) -> np.ndarray:
-        """Answers (indices or labels) as item indices."""
+        """Answers (indices or labels; for a hashed form, text only) as item indices."""
+        index = self._index[part]
+        if getattr(index, "takes_text", False):  # each answer's text hashed to its bucket, never an index
+            texts = np.asarray(answers, dtype=object).reshape(-1).tolist()  # as given: no int made a string
+            return np.fromiter(map(index.__getitem__, texts), dtype=np.int64, count=len(texts))
         arr = np.asarray(answers).reshape(-1)
         if arr.dtype.kind in "iu":
             x = arr.astype(np.int64)

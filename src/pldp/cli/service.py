@@ -153,12 +153,22 @@ def _list(args: Any) -> int:
 
 def _estimate(args: Any) -> int:
     from pldp.deploy.estimates import estimate_text
+    from pldp.deploy.labels import HashedAnswers, bucket_names
 
-    out = collector_from_args(args).estimate(args.campaign, args.method, args.level, args.round)
+    collector = collector_from_args(args)
+    out = collector.estimate(args.campaign, args.method, args.level, args.round)
     if args.json:
         print(json.dumps(out, indent=2))
         return 0
-    print(estimate_text(out))
+    names = None
+    if args.candidates is not None:
+        spec = collector.spec(args.campaign)
+        lists = spec.root.label_lists(spec.labels)
+        if not any(isinstance(labs, HashedAnswers) for labs in lists):
+            raise CLIError("--candidates names the buckets of hashed answers; this campaign's answers are not hashed")
+        candidates = read_text(args.candidates, "candidates file").splitlines()
+        names = [bucket_names(labs, candidates) if isinstance(labs, HashedAnswers) else None for labs in lists]
+    print(estimate_text(out, names))
     return 0
 
 
@@ -368,6 +378,12 @@ def add_commands(sub: Subparsers) -> None:
     est.add_argument("--level", type=float, default=0.95, help="confidence level of the intervals (default 0.95)")
     est.add_argument("--json", action="store_true", help="the collector's answer as JSON")
     est.add_argument("--round", type=round_number, default=None, metavar="N", help="only the reports of round N")
+    est.add_argument(
+        "--candidates",
+        default=None,
+        metavar="FILE",
+        help="hashed answers: name each bucket by the candidate answers (one per line) that land in it",
+    )
     exp = command("export", "the raw reports as Parquet (analyst)", _export)
     exp.add_argument("campaign")
     where = exp.add_mutually_exclusive_group(required=True)

@@ -20,6 +20,7 @@ PLDP-FEBSF's AUEM replaced by the ``"robust"`` method when the level reports do 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pldp.deploy.spec import Spec
@@ -256,23 +257,28 @@ def fallback_words(part: dict[str, Any], method: str) -> str | None:
 SCREENED_METHODS = ("detect",)
 
 
-def estimate_text(out: dict[str, Any]) -> str:
+def estimate_text(out: dict[str, Any], names: Sequence[Mapping[int, list[str]] | None] | None = None) -> str:
     """The lines ``pldp campaign estimate`` and ``pldp aggregate`` print: a header, the detection
     screen (where it ran, or where the method asked for it) and any fallback in plain words, then
-    per label the frequency and interval."""
+    per label the frequency and interval; ``names`` (one per attribute, or None), a hashed form's
+    buckets named by candidate answers (:func:`~pldp.deploy.labels.bucket_names`), follow their
+    bucket's line, every candidate of a bucket listed."""
     lines = [f"campaign {out['campaign']}: n = {out['n']}, method {out['method']}, {out['level']:.0%} intervals"]
     detection = out.get("detection")
     if detection and (detection["available"] or out["method"] in SCREENED_METHODS):
         lines += [f"detection: {w}" for w in detection_words(detection)]
-    for part in out["attributes"]:
+    for a, part in enumerate(out["attributes"]):
+        named = names[a] if names is not None else None
         if part["name"]:
             lines += ["", part["name"]]
         fallback = fallback_words(part, out["method"])
         if fallback:
             lines.append(f"fallback: {fallback}")
         width = max(len(str(lab)) for lab in part["labels"])
-        for lab, f, lo, hi in zip(part["labels"], part["frequencies"], part["ci_low"], part["ci_high"], strict=True):
-            lines.append(f"  {lab!s:<{width}}  {f:8.4f}  [{lo:8.4f}, {hi:8.4f}]")
+        rows = zip(part["labels"], part["frequencies"], part["ci_low"], part["ci_high"], strict=True)
+        for i, (lab, f, lo, hi) in enumerate(rows):
+            said = f"  {', '.join(named[i])}" if named and i in named else ""
+            lines.append(f"  {lab!s:<{width}}  {f:8.4f}  [{lo:8.4f}, {hi:8.4f}]{said}")
     return "\n".join(lines)
 
 

@@ -1,12 +1,15 @@
-"""A spec's answer labels in either of their two forms (``docs/wire-format.md`` §1).
+"""A spec's answer labels in any of their three forms (``docs/wire-format.md`` §1).
 
-A spec's ``labels`` (one entry per attribute for MPLDP) is either the list of its answers' strings,
-in index order, or ``{"range": d}``: the answers are the integers ``0 .. d-1``, each labelled by its
-decimal string. The range form keeps a spec over 10^6 items a few kilobytes; it is opt-in
-(``Spec.from_mechanism(..., labels="range")``). Here both forms are read alike:
-:func:`check_labels` checks one, :func:`answer_labels` gives its answers as a ``Sequence[str]``
-(the list itself, or an :class:`AnswerRange` that makes no d strings), :func:`label_index` maps an
-answer's label to its index, and :func:`labels_json` gives back the JSON form.
+A spec's ``labels`` (one entry per attribute for MPLDP) is the list of its answers' strings, in
+index order; or ``{"range": d}``: the answers are the integers ``0 .. d-1``, each labelled by its
+decimal string; or ``{"hashed": d, "hash": "xxh32", "normalize": "NFC"}``: an answer is any text,
+mapped to one of ``d`` buckets (:func:`text_bucket`), and the buckets ``0 .. d-1`` are labelled by
+their decimal strings. The range form keeps a spec over 10^6 items a few kilobytes; both objects are
+opt-in (``Spec.from_mechanism(..., labels="range")`` or ``labels="hashed"``). Here the forms are read
+alike: :func:`check_labels` checks one, :func:`answer_labels` gives its answers as a ``Sequence[str]``
+(the list itself, an :class:`AnswerRange` that makes no d strings, or a :class:`HashedAnswers` of
+the buckets), :func:`label_index` maps an answer's label (for the hashed form, its text) to its
+index, and :func:`labels_json` gives back the JSON form.
 
 Examples
 --------
@@ -15,17 +18,42 @@ Examples
 (1000, '7', 999, False)
 >>> label_index(labels)["12"]
 12
+>>> text_bucket(" café ", 1000) == text_bucket("cafe\\u0301", 1000)   # NFC, then trimmed
+True
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+import unicodedata
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, overload
 
-from pldp.errors import SpecError
+from pldp.deploy.xxh32 import xxh32
+from pldp.errors import ParameterError, SpecError
 
-__all__ = ["AnswerRange", "answer_labels", "check_labels", "label_index", "labels_json"]
+__all__ = [
+    "HASHED_FORM",
+    "MAX_TEXT_BYTES",
+    "AnswerRange",
+    "HashedAnswers",
+    "answer_labels",
+    "bucket_names",
+    "check_labels",
+    "label_index",
+    "labels_json",
+    "normalize_text",
+    "oracle_labels",
+    "text_bucket",
+]
+
+#: The members of the hashed form besides ``"hashed": d``: its hash and its normalisation (the only
+#: ones this version knows; another rule would be another value, so an older reader refuses it).
+HASHED_FORM = {"hash": "xxh32", "normalize": "NFC"}
+#: The most UTF-8 bytes of a hashed answer's text, once normalised.
+MAX_TEXT_BYTES = 256
+#: The white space trimmed from both ends of a hashed answer: ASCII space, tab, line feed, carriage return.
+TRIMMED = " \t\n\r"
 
 #: The decimal label of an integer answer: no sign, no leading zero, no space.
 _DECIMAL = re.compile(r"0|[1-9][0-9]*")
@@ -81,13 +109,51 @@ class AnswerRange(Sequence[str]):
         return int(label in self)
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, AnswerRange) and other.d == self.d
+        return type(other) is type(self) and other.d == self.d
 
     def __hash__(self) -> int:
         return hash(("range", self.d))
 
     def __repr__(self) -> str:
         return f"AnswerRange({self.d})"
+
+
+class HashedAnswers(AnswerRange):
+    """The ``d`` buckets of a hashed form, labelled ``"0" .. "d-1"`` like an :class:`AnswerRange`; an
+    answer's text reaches its bucket through :func:`text_bucket` (its :func:`label_index`), never
+    through these labels."""
+
+    __slots__ = ()
+
+    def __hash__(self) -> int:
+        return hash(("hashed", self.d))
+
+    def __repr__(self) -> str:
+        return f"HashedAnswers({self.d})"
+
+
+def normalize_text(text: Any) -> str:
+    """A hashed answer's text as hashed: Unicode NFC, then the ASCII white space :data:`TRIMMED`
+    stripped from both ends; :class:`~pldp.errors.ParameterError` for anything but a string, a
+    string with a lone surrogate (no UTF-8), an empty result or one over :data:`MAX_TEXT_BYTES`
+    UTF-8 bytes. The messages never repeat the text."""
+    if not isinstance(text, str):
+        raise ParameterError(f"this spec's answers are text (a string), got a {type(text).__name__}")
+    out = unicodedata.normalize("NFC", text).strip(TRIMMED)
+    try:
+        size = len(out.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise ParameterError("the answer's text holds a lone surrogate: it has no UTF-8 form") from None
+    if not out:
+        raise ParameterError("the answer's text is empty (after trimming white space)")
+    if size > MAX_TEXT_BYTES:
+        raise ParameterError(f"the answer's text is {size} UTF-8 bytes, over the {MAX_TEXT_BYTES} allowed")
+    return out
+
+
+def text_bucket(text: Any, d: int) -> int:
+    """The bucket of a hashed answer: ``XXH32(UTF-8 of normalize_text(text), seed 0) mod d``."""
+    return xxh32(normalize_text(text).encode("utf-8")) % d
 
 
 class _RangeIndex(Mapping[str, int]):
@@ -111,10 +177,43 @@ class _RangeIndex(Mapping[str, int]):
         return iter(self.labels)
 
 
+class _HashedIndex(Mapping[str, int]):
+    """The bucket of each answer's text (:func:`text_bucket`): a mapping that hashes, of no listed keys."""
+
+    __slots__ = ("labels",)
+    #: Answers are text only: an index would skip the hash.
+    takes_text = True
+
+    def __init__(self, labels: HashedAnswers) -> None:
+        self.labels = labels
+
+    def __getitem__(self, text: str) -> int:
+        return text_bucket(text, self.labels.d)
+
+    def __len__(self) -> int:
+        return 0
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(())
+
+
+def _is_count(d: Any) -> bool:
+    return isinstance(d, int) and not isinstance(d, bool) and d >= 2
+
+
 def check_labels(value: Any, path: str) -> int:
     """The number of answers of a spec's labels (one attribute's): a list of at least 2 distinct
-    strings, or ``{"range": d}`` with d an integer of at least 2; :class:`~pldp.errors.SpecError`
-    naming ``path`` otherwise (any other object: other members, a boolean, a float, below 2)."""
+    strings, ``{"range": d}``, or ``{"hashed": d, "hash": "xxh32", "normalize": "NFC"}``, with d an
+    integer of at least 2; :class:`~pldp.errors.SpecError` naming ``path`` otherwise (any other
+    object: other or missing members, another hash or normalisation, a boolean, a float, below 2)."""
+    if isinstance(value, dict) and "hashed" in value:
+        d = value["hashed"]
+        if value.keys() != {"hashed", *HASHED_FORM} or not _is_count(d):
+            raise SpecError(f'{path} must be {{"hashed": d, "hash", "normalize"}} with d an integer >= 2')
+        for key, known in HASHED_FORM.items():
+            if value[key] != known:
+                raise SpecError(f"{path}.{key} must be {known!r} (the only one this version knows), got {value[key]!r}")
+        return int(d)
     if isinstance(value, dict):
         d = value.get("range")
         if set(value) != {"range"} or not isinstance(d, int) or isinstance(d, bool) or d < 2:
@@ -133,12 +232,17 @@ def check_labels(value: Any, path: str) -> int:
 
 def answer_labels(value: Any) -> Sequence[str]:
     """The answers' labels of one checked labels value (:func:`check_labels`): a copy of the list,
-    or an :class:`AnswerRange` for ``{"range": d}``."""
-    return AnswerRange(int(value["range"])) if isinstance(value, dict) else list(value)
+    an :class:`AnswerRange` for ``{"range": d}``, a :class:`HashedAnswers` for the hashed form."""
+    if isinstance(value, dict):
+        return HashedAnswers(int(value["hashed"])) if "hashed" in value else AnswerRange(int(value["range"]))
+    return list(value)
 
 
 def label_index(labels: Sequence[Any]) -> Mapping[Any, int]:
-    """Each label's index (a dict; for an :class:`AnswerRange`, a mapping that parses the label)."""
+    """Each label's index (a dict; for an :class:`AnswerRange`, a mapping that parses the label; for
+    :class:`HashedAnswers`, one that hashes the answer's text, :func:`text_bucket`)."""
+    if isinstance(labels, HashedAnswers):
+        return _HashedIndex(labels)
     if isinstance(labels, AnswerRange):
         return _RangeIndex(labels)
     return {lab: i for i, lab in enumerate(labels)}
@@ -146,9 +250,52 @@ def label_index(labels: Sequence[Any]) -> Mapping[Any, int]:
 
 def labels_json(labels: Any) -> Any:
     """The JSON form of labels (one attribute's, or a list of several): ``{"range": d}`` for an
-    :class:`AnswerRange` (or a range form, copied), else the list."""
+    :class:`AnswerRange` (or a range form, copied), the hashed form for :class:`HashedAnswers`, else the list."""
+    if isinstance(labels, HashedAnswers):
+        return {"hashed": labels.d, **HASHED_FORM}
     if isinstance(labels, AnswerRange):
         return {"range": labels.d}
     if isinstance(labels, dict):
         return dict(labels)
     return [labels_json(lab) if isinstance(lab, (AnswerRange, dict, list)) else lab for lab in labels]
+
+
+def oracle_labels(labels: Any) -> Any:
+    """The oracle's labels for a spec's (one attribute's, in any form): the hashed form's buckets are
+    the oracle's items ``{"range": d}`` (it estimates per bucket and knows no text); else :func:`labels_json`."""
+    if isinstance(labels, HashedAnswers) or (isinstance(labels, dict) and "hashed" in labels):
+        return {"range": int(labels.d if isinstance(labels, HashedAnswers) else labels["hashed"])}
+    return labels_json(labels)
+
+
+def bucket_names(labels: Any, candidates: Iterable[str]) -> dict[int, list[str]]:
+    """Name a hashed form's buckets by candidate answers: each bucket that some candidate reaches,
+    with every candidate that reaches it (a collision lists them all), in the candidates' order.
+
+    Parameters
+    ----------
+    labels : HashedAnswers
+        One attribute's labels (:attr:`pldp.deploy.Spec.labels`) in the hashed form.
+    candidates : iterable of str
+        The answers guessed, one per string (repeats counted once); each as a client would send it,
+        normalised and hashed by :func:`text_bucket` (a blank one is skipped, an oversized one refused).
+
+    Returns
+    -------
+    dict
+        Bucket index to the candidates that land in it, ascending by bucket.
+
+    Examples
+    --------
+    >>> names = bucket_names(HashedAnswers(4), ["café", "cafe\\u0301", "tea"])
+    >>> sorted(len(v) for v in names.values())   # the two spellings of café share a bucket
+    [1, 2]
+    """
+    if not isinstance(labels, HashedAnswers):
+        raise ParameterError("bucket names are for answers in the hashed form (labels='hashed')")
+    out: dict[int, list[str]] = {}
+    for text in dict.fromkeys(candidates):
+        if isinstance(text, str) and not text.strip(TRIMMED):
+            continue
+        out.setdefault(text_bucket(text, labels.d), []).append(text)
+    return dict(sorted(out.items()))

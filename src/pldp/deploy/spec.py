@@ -26,7 +26,14 @@ from pldp.channel.node import Node
 from pldp.channel.parse import parse_node
 from pldp.channel.sampling import GRID_BITS
 from pldp.deploy.jcs import jcs
-from pldp.deploy.labels import answer_labels, check_labels, labels_json
+from pldp.deploy.labels import (
+    AnswerRange,
+    HashedAnswers,
+    answer_labels,
+    check_labels,
+    labels_json,
+    oracle_labels,
+)
 from pldp.errors import SpecError
 from pldp.fingerprint import FINGERPRINT_LENGTH, canonical, is_fingerprint
 
@@ -45,12 +52,13 @@ def spec_id(content: dict[str, Any]) -> str:
     return hashlib.sha256(jcs(body).encode("utf-8")).hexdigest()[:FINGERPRINT_LENGTH]
 
 
-def relabel(params: dict[str, Any], labels: list[str] | dict[str, int]) -> dict[str, Any]:
+def relabel(params: dict[str, Any], labels: list[str] | dict[str, Any]) -> dict[str, Any]:
     """``params`` with the item labels replaced (also in a padding protocol's base and a memoized
-    chain's permanent mechanism): a list of labels, or ``{"range": d}`` (the items ``0 .. d-1``)."""
+    chain's permanent mechanism): a list of labels, or ``{"range": d}`` (the items ``0 .. d-1``; the
+    hashed form's buckets are those too)."""
     out = dict(params)
     if "labels" in out:
-        out["labels"] = labels_json(labels)
+        out["labels"] = oracle_labels(labels)
     for nested in ("base", "permanent"):
         if nested in out:
             out[nested] = relabel(out[nested], labels)
@@ -78,13 +86,13 @@ def _check_answers(root: Node, labels: Any, question: Any) -> None:
         raise SpecError(f"labels has {n} answers but the sampler takes {_answers(root)}")
 
 
-def _answers_form(labels: Any, d: int) -> list[str] | dict[str, int]:
+def _answers_form(labels: Any, d: int) -> list[str] | dict[str, Any]:
     """The spec's labels (one attribute's) for :meth:`Spec.from_mechanism`'s ``labels``: ``"range"``
-    for ``{"range": d}``, else the labels as strings."""
+    for ``{"range": d}``, ``"hashed"`` for the hashed form, else the labels as strings."""
     if isinstance(labels, str):
-        if labels != "range":
-            raise SpecError(f'labels must be a list of labels or "range", got {labels!r}')
-        return {"range": d}
+        if labels not in ("range", "hashed"):
+            raise SpecError(f'labels must be a list of labels or "range" (or "hashed"), got {labels!r}')
+        return labels_json(HashedAnswers(d) if labels == "hashed" else AnswerRange(d))
     return [str(v) for v in labels]
 
 
@@ -251,11 +259,14 @@ class Spec:
             Any pldp mechanism or protocol.
         question : str (MPLDP: one per attribute)
             What respondents are asked.
-        labels : list of str or "range", optional (MPLDP: one list, or "range", per attribute)
+        labels : list of str, "range" or "hashed", optional (MPLDP: one of these per attribute)
             The answers, in index order; default the oracle's labels as strings. The spec's
             oracle uses these labels. ``"range"``: the answers are the integers ``0 .. d-1``,
             written ``{"range": d}`` (a spec of a few hundred bytes over 10^6 items), their labels
             their decimal strings; the oracle's labels are then ``{"range": d}`` too.
+            ``"hashed"``: an answer is any text, hashed to one of d buckets
+            (:func:`~pldp.deploy.labels.text_bucket`), written ``{"hashed": d, "hash": "xxh32",
+            "normalize": "NFC"}``; the oracle's labels are the buckets, ``{"range": d}``.
         memo_key : str, optional
             For a memoized chain (``pldp.LGRR``, ``pldp.LOUE``, ...): which campaigns share a
             device's permanent responses (the same key, the same permanent response per value).
@@ -361,7 +372,8 @@ class Spec:
     def labels(self) -> Sequence[Any]:
         """The answer labels (one sequence per attribute for MPLDP): a list of strings, or for the
         range form ``{"range": d}`` an :class:`~pldp.deploy.labels.AnswerRange` (the decimal
-        strings of ``0 .. d-1``, made when asked for)."""
+        strings of ``0 .. d-1``, made when asked for), for the hashed form a
+        :class:`~pldp.deploy.labels.HashedAnswers` (its buckets' decimal strings)."""
         if self._root.multi_attribute:
             return [answer_labels(lab) for lab in self._data["labels"]]
         return answer_labels(self._data["labels"])

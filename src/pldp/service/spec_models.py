@@ -141,8 +141,20 @@ class AnswerRange(Strict):
     range: int = Field(ge=2, description="d: the number of answers, the sampler's d.")
 
 
-#: A spec's labels (one attribute's): the list of its answers, or the range of integers ``0 .. d-1``.
-Labels = LabelList | AnswerRange
+class HashedAnswers(Strict):
+    """Free-text answers, each hashed to one of ``d`` buckets: ``XXH32(UTF-8 of the text, NFC and
+    trimmed of ASCII space, tab, CR and LF, at most 256 bytes; seed 0) mod d`` (``d`` the sampler's)."""
+
+    hashed: int = Field(ge=2, description="d: the number of buckets, the sampler's d.")
+    hash: Literal["xxh32"] = Field(description="The hash of the answer's UTF-8 bytes (seed 0).")
+    normalize: Literal["NFC"] = Field(
+        description="Unicode NFC, then ASCII space, tab, CR and LF trimmed; empty text or over 256 bytes refused."
+    )
+
+
+#: A spec's labels (one attribute's): the list of its answers, the range of integers ``0 .. d-1``, or
+#: free text hashed to ``d`` buckets.
+Labels = LabelList | AnswerRange | HashedAnswers
 #: The sampler's root is a memo node exactly when the spec has a ``memo`` member.
 _MEMOIZED: dict[str, Any] = {
     "properties": {"sampler": {"properties": {"root": {"properties": {"kind": {"const": MemoNode.kind}}}}}}
@@ -196,7 +208,8 @@ class CampaignSpec(Strict):
     id: SpecId
     question: str | list[str] = Field(description="What respondents are asked (MPLDP: one per attribute).")
     labels: Labels | list[Labels] = Field(
-        description='The answers in index order, or {"range": d} for the integers 0 .. d-1 (MPLDP: one each).'
+        description='The answers in index order, {"range": d} for the integers 0 .. d-1, or {"hashed": d, "hash":'
+        ' "xxh32", "normalize": "NFC"} for free text hashed to d buckets (MPLDP: one each).'
     )
     oracle: OracleParams
     sampler: Sampler
