@@ -47,7 +47,14 @@ MEMO_CASES: dict[str, pldp.FrequencyOracle] = {
     "lsue-d11": pldp.LSUE(3.0, 1.0, 11),
     "lidue": pldp.LIDUE(PERM, ONE),
     "lgrr-range": pldp.LGRR(2.0, 1.0, 4),  # labels {"range": d}: the memo's fingerprint over them as written
+    "lgrr-hashed": pldp.LGRR(2.0, 1.0, 4),  # labels {"hashed": d, ...}: the memo's fingerprint over them as written
 }
+#: Answers of the hashed form, as given: ASCII, é composed and decomposed, emoji, CJK, white space
+#: trimmed and kept (NBSP), Hangul composed from its jamo, 256 UTF-8 bytes once trimmed (the limit).
+TEXTS = [
+    "tea", "café", "cafe\u0301", " café\t", "\r\ncafé \n", "🍵", "👩🏽‍💻", "緑茶", "お茶 ", "\u00a0tea",
+    "\u1112\u1161\u11ab", "한", "a" * 256, " " + "é" * 128 + " ", "Z̤͔ͧ̑̓ä͖̭̈̇lͮ̒g̵o",
+]  # fmt: skip
 
 
 def _cases() -> dict[str, pldp.FrequencyOracle]:
@@ -67,6 +74,7 @@ def _cases() -> dict[str, pldp.FrequencyOracle]:
             "apldp-olh": APLDP([0.5, 1.0, 4.0], 16, candidates=("krr", "olh", "hr")),
             "rcf-ss": RCF([0.5, 1.0, 2.0], 6, oracle="ss"),
             "olh-d10000-range": pldp.OLH(1.0, 10_000),  # labels {"range": d}: answers as integers or their strings
+            "olh-d1000-hashed": pldp.OLH(1.0, 1000),  # labels {"hashed": d, ...}: answers as text (TEXTS)
             # the level hidden behind local hashing: one g at every level, the claim by EveryPairLeaf.ratio_to
             "pbp-olh": PBP([0.5, 1.0, 2.0], [0.3, 0.3, 0.4], 50, "olh"),
             **MEMO_CASES,
@@ -80,8 +88,8 @@ REJECTING = {name for name in CASES if name.endswith("-ps")} | {"rcf-ss"}
 
 
 def _spec(name: str) -> Spec:
-    if name.endswith("-range"):
-        return Spec.from_mechanism(CASES[name], question=f"{name}?", labels="range")
+    if name.endswith(("-range", "-hashed")):
+        return Spec.from_mechanism(CASES[name], question=f"{name}?", labels=name.rsplit("-", 1)[1])
     return spec_of(CASES[name], name)
 
 
@@ -97,6 +105,8 @@ def _words(n: int, seed: int, padding: bool) -> np.ndarray:
 def _answer(name: str, rng: np.random.Generator, labels: bool) -> tuple[Any, dict[str, Any]]:
     """One answer as JSON values (labels or indices) and its choices (level / levels)."""
     oracle = CASES[name]
+    if name.endswith("-hashed"):  # text only: the client hashes it
+        return TEXTS[int(rng.integers(0, len(TEXTS)))], {}
     if name == "mpldp":
         x = [int(rng.integers(0, k)) for k in oracle.k]
         lv = [int(rng.integers(0, len(e))) for e in oracle.level_eps]
@@ -132,6 +142,17 @@ def _calls(name: str, seed: int) -> list[dict[str, Any]]:
         calls.append({"method": "report", "answer": calls[-1]["answer"], "choices": {}})
         calls = [c for call in calls for c in (call, {"method": "last_new"})]
     return calls
+
+
+def _values_reached(name: str, calls: list[dict[str, Any]]) -> int:
+    """How many of the memoized case's values its calls reach: every one of d, or for text answers
+    the buckets they hash to (a few texts need not reach every bucket)."""
+    if not name.endswith("-hashed"):
+        return CASES[name].d
+    from pldp.deploy.labels import text_bucket
+
+    given = [a for c in calls for a in ([c["answer"]] if "answer" in c else c.get("answers", []))]
+    return len({text_bucket(a, CASES[name].d) for a in given})
 
 
 def _python_lines(spec: Spec, words: np.ndarray, calls: list[dict[str, Any]], store: Path | None = None) -> list[str]:
@@ -211,7 +232,7 @@ def test_js_and_python_clients_write_the_same_bytes(name: str, tmp_path: Path, m
     if memo:  # the same memo, byte for byte; values were reused and new ones drawn
         assert (tmp_path / "memo-js.json").read_bytes() == (tmp_path / "memo-py.json").read_bytes()
         news = [json.loads(line)["values"] for line, c in zip(want, calls, strict=True) if c["method"] == "last_new"]
-        assert news[0] == 1 and news[-1] == 0 and 0 in news[:-1] and sum(news) == CASES[name].d
+        assert news[0] == 1 and news[-1] == 0 and 0 in news[:-1] and sum(news) == _values_reached(name, calls)
 
 
 def _same_rows(js: dict[str, Any], spec: Any) -> None:
@@ -362,3 +383,38 @@ def test_both_clients_refuse_a_corrupt_memo_store_and_say_why(tmp_path: Path) ->
     assert json.loads((tmp_path / "py.json").read_bytes()) == _memo_doc(direct, {"2": 2})
     for name in ("py.json", "js.json"):
         assert (tmp_path / name).stat().st_mode & 0o777 == 0o600
+
+
+def test_js_and_python_hash_the_same_text_to_the_same_bucket(tmp_path: Path) -> None:
+    """textBucket (client-labels.mjs) and pldp.deploy.labels.text_bucket agree on every text of
+    :data:`TEXTS` and on a few sizes of d, and refuse the same texts (empty, oversized, a lone
+    surrogate), each saying why."""
+    from pldp.deploy.labels import text_bucket
+
+    refused = ["", " \t\r\n", "a" * 257, "é" * 129, "\ud800x"]
+    sizes = [2, 7, 1000, 2**31 - 1]
+    (tmp_path / "texts.json").write_text(json.dumps({"texts": TEXTS + refused, "sizes": sizes}), encoding="utf-8")
+    script = (
+        f"import {{ textBucket }} from {json.dumps((ROOT / 'clients/js/client-labels.mjs').as_uri())};"
+        "import { readFileSync } from 'node:fs';"
+        "const { texts, sizes } = JSON.parse(readFileSync(process.argv[1], 'utf8'));"
+        "for (const t of texts) { try { console.log(JSON.stringify(sizes.map((d) => textBucket(t, d)))); }"
+        " catch (e) { console.log(JSON.stringify(e.message)); } }"
+    )
+    proc = subprocess.run(
+        [need_node(), "--input-type=module", "-e", script, str(tmp_path / "texts.json")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    got = [json.loads(line) for line in proc.stdout.splitlines()]
+    want: list[Any] = []
+    for t in TEXTS + refused:
+        try:
+            want.append([text_bucket(t, d) for d in sizes])
+        except pldp.errors.ParameterError as exc:
+            want.append(str(exc))
+    assert got == want
+    assert sum(isinstance(w, str) for w in want) == len(refused)
+    assert want[1] == want[2] == want[3] == want[4]  # é composed or decomposed, trimmed or not: one bucket

@@ -2,12 +2,17 @@
 // (pldp-client.mjs), checked against the spec before any word is drawn. The messages never
 // repeat the answer's value.
 
+import { HashedAnswers } from "./client-labels.mjs";
 import { AnswerError } from "./client-wire.mjs";
 
 const describe = (v) => (v === null ? "null" : Array.isArray(v) ? "an array" : `a ${typeof v}`);
 
-/** Item index of an answer (a label of list `part` of `labelIndex`, or an index) among d items. */
+/**
+ * Item index of an answer (a label of list `part` of `labelIndex`, or an index) among d items; for
+ * the hashed form, text only, hashed to its bucket.
+ */
 function item(labelIndex, answer, part, d) {
+  if (labelIndex[part] instanceof HashedAnswers) return labelIndex[part].bucket(answer);
   if (typeof answer === "number") {
     if (!Number.isInteger(answer) || answer < 0 || answer >= d) {
       throw new AnswerError(`an answer index must be an integer in [0, ${d})`);

@@ -2,7 +2,8 @@
 import test from "node:test";
 import assert from "node:assert/strict";
 import { loadSpec, verify, Client, SpecError } from "../pldp-client.mjs";
-import { AnswerRange, answerLabels, labelIndex } from "../client-labels.mjs";
+import { AnswerRange, HashedAnswers, answerLabels, labelIndex, textBucket } from "../client-labels.mjs";
+import { xxh32 } from "../client-xxh32.mjs";
 import { makeSpec, resign, clone, krr, oue, tightBinary, febsfLike, hiddenUnary, lumpy, G } from "./fixtures.mjs";
 
 /** Edit a copy of a spec, re-sign it, and expect loadSpec to refuse it with `message`. */
@@ -86,6 +87,35 @@ test("answerLabels reads both forms alike; the range's labels are made when aske
     assert.deepEqual([...labels], list);
   }
   assert.ok(range instanceof AnswerRange && labelIndex({ range: 12 }).get("11") === 11 && labelIndex({ range: 12 }).get("1e1") === undefined);
+});
+
+test("xxh32 of bytes: the specification's vectors", () => {
+  const utf8 = (s) => new TextEncoder().encode(s);
+  const got = ["", "a", "abc", "Nobody inspects the spammish repetition"].map((s) => xxh32(utf8(s)));
+  assert.deepEqual(got, [0x02cc5d05, 0x550d7456, 0x32d153ff, 0xe2293b2f]);
+  assert.equal(xxh32(new Uint8Array([0x39, 0x30, 0, 0]), 987654321), 3404038053); // the sampler's item hash of 12345
+});
+
+test('labels {"hashed": d, ...}: text only, normalised (NFC, ASCII white space trimmed), bounded; any other object refused', async () => {
+  const form = { hashed: 5, hash: "xxh32", normalize: "NFC" };
+  const spec = await makeSpec(krr(5, 1), { labels: form });
+  const client = new Client(await loadSpec(spec), { random: (n) => new Uint32Array(n) });
+  assert.deepEqual(client.report(" cafe\u0301\n"), client.report("café"));
+  assert.equal(textBucket("\u00a0café", 1000) === textBucket("café", 1000), false); // NBSP is not trimmed
+  for (const [bad, why] of [[2, /text \(a string\)/], ["", /empty/], [" \t\r\n", /empty/], ["é".repeat(129), /258 UTF-8 bytes/], ["\ud800", /lone surrogate/]]) {
+    assert.throws(() => client.report(bad), why);
+  }
+  assert.doesNotThrow(() => client.report(` ${"a".repeat(256)} `)); // 256 bytes once trimmed
+  const wrong = /labels must be \{"hashed": d, "hash", "normalize"\} with d an integer >= 2/;
+  for (const value of [{ ...form, hashed: 1 }, { ...form, hashed: true }, { ...form, hashed: "5" }, { hashed: 5 }, { ...form, max: 256 }, { ...form, range: 5 }]) {
+    await refused(spec, (s) => (s.labels = value), wrong);
+  }
+  await refused(spec, (s) => (s.labels = { ...form, hash: "xxh64" }), /labels\.hash must be "xxh32" \(the only one this version knows\), got "xxh64"/);
+  await refused(spec, (s) => (s.labels = { ...form, normalize: "NFKC" }), /labels\.normalize must be "NFC"/);
+  await refused(spec, (s) => (s.labels = { ...form, hashed: 6 }), /labels has 6 answers but the sampler takes 5/);
+  const labels = answerLabels(form);
+  assert.ok(labels instanceof HashedAnswers && labelIndex(form) instanceof HashedAnswers);
+  assert.deepEqual([labels.length, labels.at(4), labels.indexOf("4")], [5, "4", 4]); // the buckets, by number
 });
 
 test("the sampler: grid_bits 32, known kinds, exact members", async () => {
