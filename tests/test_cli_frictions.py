@@ -231,6 +231,29 @@ def test_an_estimate_says_nothing_of_a_screen_that_did_not_run(server: Server, f
     assert "detection: Screening for fake reports is not available here" in estimate_text({**est, "method": "detect"})
 
 
+def test_an_estimate_names_hashed_buckets_by_candidates(
+    server: Server, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--candidates FILE``: each bucket a candidate reaches is followed by every candidate of it
+    (two spellings of one answer share theirs); refused, in one line, for answers that are not hashed."""
+    from pldp.deploy.labels import text_bucket
+
+    spec = Spec.from_mechanism(pldp.KRR(2.0, 50), question="a word?", labels="hashed")
+    admin = server.admin()
+    admin.create_campaign(spec)
+    admin.submit(spec.id, Client(spec).reports(["tea", "café"] * 100))
+    (tmp_path / "t").write_text(admin.create_token("hashed", [spec.id, PLAIN.id])["token"])
+    (tmp_path / "words.txt").write_text("café\ncafe\u0301\n\ntea\n", encoding="utf-8")
+    args = ["--candidates", str(tmp_path / "words.txt"), "--server", server.url, "--token-file", str(tmp_path / "t")]
+    assert main(["campaign", "estimate", spec.id, *args]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    bucket = text_bucket("café", 50)
+    (line,) = [x for x in lines if re.match(rf"^  {bucket} ", x)]
+    assert line.endswith("  café, cafe\u0301")
+    assert sum(x.endswith(("café, cafe\u0301", "  tea")) for x in lines) == 2 - (bucket == text_bucket("tea", 50))
+    main_error(capsys, ["campaign", "estimate", PLAIN.id, *args], "this campaign's answers are not hashed")
+
+
 def test_a_401_names_token_file(server: Server, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = pldp_cmd("campaign", "estimate", PLAIN.id, "--server", server.url)
     line = one_line(out.stderr, 1, out.returncode, "401 unauthorized")

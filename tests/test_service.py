@@ -233,6 +233,33 @@ def test_a_range_form_spec_round_trips_through_the_collector(server: Server) -> 
     assert info.value.status == 400 and "labels has 999 answers but the sampler takes 1000" in info.value.reason
 
 
+def test_a_hashed_form_spec_round_trips_through_the_collector(server: Server) -> None:
+    """``"labels": {"hashed": d, ...}``: stored and served as posted, reports of free-text answers
+    decoded to the library's tally, the estimate per bucket (labelled by the buckets' numbers),
+    the buckets named by candidates; another hash is refused, naming the member."""
+    from pldp.deploy.labels import bucket_names, text_bucket
+
+    spec = Spec.from_mechanism(pldp.OLH(1.0, 1_000), question="a word?", labels="hashed")
+    _, analyst = _campaign(server, spec)
+    served = analyst.spec(spec.id)
+    assert served == spec and served.to_dict()["labels"]["hashed"] == 1_000
+    batch = Client(served).reports(["café", "cafe\u0301 ", "tea"] * 100)
+    assert server.client().submit(spec.id, batch) == {"accepted": 300, "duplicates": 0}
+    stored, recount = stored_and_recount(server.db, spec)
+    assert stored == recount == decode(spec, batch)
+    part = analyst.estimate(spec.id, "unbiased")["attributes"][0]
+    assert part["labels"] == [str(i) for i in range(1_000)]
+    assert bucket_names(served.labels, ["café", "tea"]) == {
+        b: [w] for w, b in sorted(((w, text_bucket(w, 1_000)) for w in ("café", "tea")), key=lambda p: p[1])
+    }
+    wrong = spec.to_dict()
+    wrong["labels"]["hash"] = "xxh64"
+    wrong["id"] = spec_id(wrong)
+    with pytest.raises(RemoteError) as info:
+        server.admin().create_campaign(json.dumps(wrong))
+    assert info.value.status == 400 and "labels.hash must be 'xxh32'" in info.value.reason
+
+
 def test_spec_has_its_id_as_etag_and_the_schema_is_served(server: Server) -> None:
     spec = Spec.from_mechanism(pldp.KRR(1.5, 3), question="etag?")
     server.admin().create_campaign(spec)

@@ -2,7 +2,7 @@
 // one's report reveals, the privacy level to choose for a leveled question, and the answers read back.
 
 import { budget, el, formatEps } from "/static/common.mjs";
-import { AnswerRange } from "/static/client-labels.mjs";
+import { AnswerRange, HashedAnswers, MAX_TEXT_BYTES, normalizeText } from "/static/client-labels.mjs";
 import { answerNotes, symbolOf } from "/static/protection.mjs";
 
 const LEVEL_NOTES = {
@@ -38,9 +38,18 @@ export const MANY_CHOICES = 30;
 /**
  * A question of many answers: a text field completing from them (a datalist, each option with its
  * note), one of which must be chosen exactly (readAnswers refuses any other text). For answers that
- * are the integers 0 .. d-1 (a spec's {"range": d}), a field for the integer, with no list.
+ * are the integers 0 .. d-1 (a spec's {"range": d}), a field for the integer, with no list; for
+ * free text (the hashed form), a field for any text.
  */
 function searchChoice(name, labels, notes) {
+  if (labels instanceof HashedAnswers) {
+    return el(
+      "div",
+      { class: "choices search" },
+      el("label", { for: name, class: "hint" }, `Type your answer (any text, up to ${MAX_TEXT_BYTES} bytes):`),
+      el("input", { type: "text", id: name, name, autocomplete: "off" }),
+    );
+  }
   if (labels instanceof AnswerRange) {
     const last = (labels.length - 1).toLocaleString("en");
     return el(
@@ -103,6 +112,7 @@ function levelFieldset(index, node, context) {
 export function questionFieldset(index, q, node, several) {
   const name = `answer-${index}`;
   const { question, labels, kind } = q;
+  const hashed = labels instanceof HashedAnswers; // free text: a text field whatever the number of buckets
   const pieces = [el("legend", {}, question)];
   if (kind === "padding") {
     pieces.push(el("p", { class: "hint", id: `${name}-help` }, "Choose all that apply, or none."));
@@ -116,22 +126,33 @@ export function questionFieldset(index, q, node, several) {
         ? "not protected: your report may reveal this answer"
         : `not protected at level ${open.join(", ")}: your report may reveal this answer there`;
     });
-    pieces.push(choiceList(name, "radio", labels, null, notes, null));
-  } else if (labels.length > MANY_CHOICES) {
+    pieces.push(hashed ? searchChoice(name, labels, []) : choiceList(name, "radio", labels, null, notes, null));
+  } else if (hashed || labels.length > MANY_CHOICES) {
     pieces.push(searchChoice(name, labels, answerNotes(q.answers, symbolOf(q))));
   } else {
     pieces.push(choiceList(name, "radio", labels, q.answers, answerNotes(q.answers, symbolOf(q)), null));
   }
   const block = el("div", { class: "question" }, el("fieldset", {}, ...pieces));
   if (kind === "leveled") block.append(levelFieldset(index, node, several ? question : null));
-  const search = kind !== "padding" && kind !== "leveled" && labels.length > MANY_CHOICES ? labels : null;
+  const search = kind !== "padding" && (hashed || (kind !== "leveled" && labels.length > MANY_CHOICES)) ? labels : null;
   return { block, part: { kind, name, level: kind === "leveled" ? `level-${index}` : null, question, search } };
 }
 
-/** The answer typed for a question of many answers (`part.search` its labels): its index, else an Error saying why. */
+/**
+ * The answer typed for a question of many answers (`part.search` its labels): its index (for free
+ * text, the text itself, which the client hashes), else an Error saying why.
+ */
 function searched(form, part, label) {
-  const range = part.search instanceof AnswerRange;
   const raw = form.querySelector(`input[name="${part.name}"]`).value;
+  if (part.search instanceof HashedAnswers) {
+    try {
+      normalizeText(raw); // refused here as the client would refuse it: empty, oversized
+    } catch (err) {
+      throw Object.assign(new Error(`Please type your answer to ${label}: ${err.message}.`), { field: part.name });
+    }
+    return raw;
+  }
+  const range = part.search instanceof AnswerRange;
   const typed = range ? raw.trim() : raw;
   const x = part.search.indexOf(typed);
   if (x >= 0) return x;
