@@ -300,6 +300,7 @@ def test_spec_new_makes_large_domain_and_leveled_specs_and_range_labels(capsys: 
     made = {}
     for name, args in {
         "olh": ["olh", "--labels", "range:10000", "--eps", "1"],
+        "olh-hashed": ["olh", "--labels", "hashed:1000", "--eps", "1"],
         "rcf": ["rcf", "--labels", "range:1000", "--levels", "0.5,1,2", "--oracle", "olh"],
         "pbp": ["pbp", "--labels", "a,b,c", "--levels", "0.5,1", "--rho", "0.5,0.5", "--oracle", "hr"],
         "urap": ["urap", "--labels", "a,b,c", "--sensitive", "1,0,0", "--eps", "1"],
@@ -308,9 +309,11 @@ def test_spec_new_makes_large_domain_and_leveled_specs_and_range_labels(capsys: 
         made[name] = Spec.from_json(capsys.readouterr().out)
     assert made["olh"].to_dict()["labels"] == {"range": 10000} and len(made["olh"].labels) == 10000
     assert made["olh"].root == pldp.OLH(1.0, 10000).sampler()
+    assert made["olh-hashed"].to_dict()["labels"] == {"hashed": 1000, "hash": "xxh32", "normalize": "NFC"}
     assert [m.g for m in made["rcf"].mechanism().mechanisms] == [3, 4, 8]  # each level its own g, in the clear
     assert made["pbp"].mechanism().oracle == "hr"
     assert made["urap"].root == pldp.URAP(1.0, np.array([True, False, False])).sampler()
     febsf = ["spec", "new", "febsf", "--labels", "a,b", "--levels", "0.5,1", "--eps-p", "1", "--oracle", "ss"]
     main_error(capsys, [*febsf, "--question", "q"], "derived for k-RR and unary reports only")
     main_error(capsys, ["spec", "new", "olh", "--labels", "range:x", "--eps", "1", "--question", "q"], "range:D")
+    main_error(capsys, ["spec", "new", "olh", "--labels", "hashed:1", "--eps", "1", "--question", "q"], "hashed:D")

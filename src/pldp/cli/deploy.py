@@ -79,14 +79,19 @@ def _parse_labels(text: str, what: str = "--labels") -> list[str]:
     return labels
 
 
-def _range_labels(text: str) -> int | None:
-    """``d`` of ``--labels range:D`` (the answers are the integers ``0 .. D-1``), else None."""
-    if not text.strip().startswith("range:"):
+#: The ``--labels FORM:D`` forms that name no labels: what each means.
+_COUNTED = {"range": "the answers 0 .. D-1", "hashed": "free text hashed to D buckets"}
+
+
+def _range_labels(text: str) -> tuple[str, int] | None:
+    """The form and ``d`` of ``--labels range:D`` (the answers are the integers ``0 .. D-1``) or
+    ``--labels hashed:D`` (free text hashed to D buckets), else None."""
+    form, sep, raw = text.strip().partition(":")
+    if not sep or form not in _COUNTED:
         return None
-    raw = text.strip()[len("range:") :].strip()
-    if not raw.isdigit() or int(raw) < 2:
-        raise CLIError(f"--labels {text!r}: give range:D with D an integer >= 2 (the answers 0 .. D-1)")
-    return int(raw)
+    if not raw.strip().isdigit() or int(raw) < 2:
+        raise CLIError(f"--labels {text!r}: give {form}:D with D an integer >= 2 ({_COUNTED[form]})")
+    return form, int(raw)
 
 
 def _one(text: float | None, name: str) -> float:
@@ -148,8 +153,9 @@ def _spec_new(args: argparse.Namespace) -> int:
         labels = [_parse_labels(part, f"--labels (attribute {i + 1})") for i, part in enumerate(parts)]
         question: Any = [q.strip() for q in args.question.split(";")]
         spec = Spec.from_mechanism(_oracle(args, 0), question=question, labels=labels)
-    elif (d := _range_labels(args.labels)) is not None:
-        spec = Spec.from_mechanism(_oracle(args, d), question=args.question.strip(), labels="range")
+    elif (counted := _range_labels(args.labels)) is not None:
+        form, d = counted
+        spec = Spec.from_mechanism(_oracle(args, d), question=args.question.strip(), labels=form)
     else:
         flat = _parse_labels(args.labels)
         spec = Spec.from_mechanism(_oracle(args, len(flat)), question=args.question.strip(), labels=flat)
@@ -263,7 +269,8 @@ def add_commands(sub: Subparsers) -> None:
         "--labels",
         required=True,
         help="answers, comma-separated, each once (white space around them dropped; mpldp: ';' between "
-        "attributes), or range:D for the integers 0 .. D-1 without labels (large domains)",
+        "attributes), range:D for the integers 0 .. D-1 without labels (large domains), or hashed:D for free "
+        "text hashed to D buckets",
     )
     new.add_argument("--question", required=True, help="the question (mpldp: ';' between attributes)")
     new.add_argument(
