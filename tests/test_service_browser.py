@@ -400,6 +400,34 @@ def test_a_range_of_integers_is_typed_and_charted_by_its_integers(browser: Any, 
 
 
 @pytest.mark.slow
+def test_free_text_is_typed_refused_when_empty_or_too_long_and_hashed(browser: Any, server: Server) -> None:
+    """A spec of free-text answers (``labels="hashed"``, 5 buckets: a text field all the same, not five
+    buttons): the page refuses blank text and text over 256 UTF-8 bytes before anything is sent, and
+    sends the report of a typed text, which the collector stores."""
+    from selenium.webdriver.common.by import By
+
+    spec = Spec.from_mechanism(pldp.KRR(2.0, 5), question="Your favourite word?", labels="hashed")
+    campaign(server, spec)
+    ready(browser, f"{server.url}/c/{spec.id}")
+    assert browser.find_elements(By.CSS_SELECTOR, 'input[type="radio"], datalist') == []
+    field = browser.find_element(By.ID, "answer-0")
+    assert field.get_attribute("inputmode") is None
+    for typed, why in (("   ", "is empty"), ("é" * 129, "is 258 UTF-8 bytes, over the 256 allowed")):
+        field.clear()
+        field.send_keys(typed)
+        browser.find_element(By.ID, "submit").click()
+        error = wait(browser, shown("error"), what="the error")
+        assert why in error.text and stored(server.db, spec.id) == []
+    field.clear()
+    field.send_keys(" café ")
+    browser.find_element(By.ID, "submit").click()
+    wait(browser, shown("thanks"), what="the thanks")
+    (report,) = json.loads(browser.find_element(By.ID, "sent").get_attribute("textContent"))["reports"]
+    assert stored(server.db, spec.id) == [(report["id"], report["payload"])]
+    assert errors(browser) == []
+
+
+@pytest.mark.slow
 def test_the_dashboard_explains_refusals(browser: Any, server: Server) -> None:
     from selenium.webdriver.common.by import By
 
