@@ -187,6 +187,9 @@ def test_the_epsilons_shown_bound_every_channel(browser: Any, server: Server) ->
     an answer is "not protected" exactly where some report of it cannot come from another answer,
     and otherwise no report of it is more than e^eps times as likely under another answer."""
     specs = {name: json.loads(spec_of(oracle, name).to_json()) for name, oracle in oracle_cases().items()}
+    # free-text answers: the claims name their buckets by number ("a report of bucket 2"), in both languages
+    hashed = Spec.from_mechanism(oracle_cases()["iprr"], question="a word?", labels="hashed")
+    specs["iprr-hashed"] = json.loads(hashed.to_json())
     browser.get(f"{server.url}/docs")
     shown, rows = browser.execute_async_script(
         """
@@ -205,6 +208,7 @@ def test_the_epsilons_shown_bound_every_channel(browser: Any, server: Server) ->
     # and pldp spec verify says the same words (pldp.deploy.claimwords, a port of claimWords)
     said = [claim_words(spec, row) for spec in specs.values() for row in verify(spec).rows]
     assert sorted(said) == sorted((r["where"], r["what"]) for r in rows)  # the page's specs come in another order
+    assert ("every report", "a report of bucket 2") in said
     for name, spec in specs.items():
         exact = _exact_of(spec["sampler"]["root"])
         assert len(shown[name]) == len(exact), name
@@ -215,7 +219,7 @@ def test_the_epsilons_shown_bound_every_channel(browser: Any, server: Server) ->
                         assert true == math.inf, (name, x)
                     else:
                         assert true <= said * (1 + 1e-12), (name, x, said, true)
-    assert shown["iprr"] == [[[0.1, 0.5, 1, "inf", "inf"]]]
+    assert shown["iprr"] == shown["iprr-hashed"] == [[[0.1, 0.5, 1, "inf", "inf"]]]
     assert shown["urr"] == [[[1, 1, "inf", "inf"]]]
     assert shown["krr"] == [[[1, 1, 1, 1]]]
     assert shown["idue-opt0"] == [[[0.5, 0.5, 1, 2, 2]]]  # MinID-LDP: each answer at its own budget

@@ -17,7 +17,8 @@ import pytest
 
 import pldp
 from pldp.client import Client
-from pldp.deploy import Spec, decode, spec_id
+from pldp.deploy import Spec, decode, spec_id, verify
+from pldp.deploy.claimwords import claim_words
 from pldp.deploy.estimates import attributes_json, estimate_text
 from pldp.deploy.labels import HashedAnswers, bucket_names, normalize_text, text_bucket
 from pldp.deploy.xxh32 import xxh32
@@ -166,3 +167,9 @@ def test_the_estimate_is_per_bucket_and_its_text_names_them(spec: Spec) -> None:
     cafe = next(line for line in text.splitlines() if line.strip().startswith(f"{text_bucket('café', D)} "))
     assert cafe.endswith("  café, cafe\u0301")
     assert estimate_text(out).count("café") == 0
+
+
+def test_the_claims_name_the_buckets_by_number() -> None:
+    iprr = Spec.from_mechanism(pldp.IPRR(pldp.ItemBudgets.from_array([0.5, 1.0, 2.0])), question="q", labels="hashed")
+    words_of = [claim_words(iprr.to_dict(), row) for row in verify(iprr).rows]
+    assert ("every report", "a report of bucket 2") in words_of

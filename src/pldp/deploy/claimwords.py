@@ -27,7 +27,7 @@ from typing import Any
 
 from pldp.channel.claims import Verification
 from pldp.channel.node import EVERY_PAIR, Row
-from pldp.deploy.labels import answer_labels
+from pldp.deploy.labels import HashedAnswers, answer_labels
 
 __all__ = ["claim_words", "claims_table"]
 
@@ -111,8 +111,8 @@ def claim_words(spec: dict[str, Any], row: Row) -> tuple[str, str]:
         node = node["items"][int(level)]
 
     def name(y: int) -> str:
-        if y < d:
-            return f"“{labels[y]}”"
+        if y < d:  # a hashed form's answers are its buckets: named by number, not as a quoted answer
+            return f"bucket {labels[y]}" if isinstance(labels, HashedAnswers) else f"“{labels[y]}”"
         return f"filler {y - d + 1}" if sampled else f"extra item {y - d + 1}"
 
     def names(y: int) -> str:

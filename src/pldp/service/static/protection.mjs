@@ -31,7 +31,7 @@
 //   `protection`; roundsSentences says both.
 
 import { EVERY_PAIR } from "/static/client-exact.mjs";
-import { answerLabels } from "/static/client-labels.mjs";
+import { HashedAnswers, answerLabels } from "/static/client-labels.mjs";
 import { budget, el, formatEps, plural } from "/static/common.mjs";
 
 /**
@@ -332,7 +332,9 @@ export function claimWords(spec, row) {
     where.push(levelName(Number(level)));
     node = node.items[Number(level)];
   }
-  const name = (y) => (y < d ? `“${labels.at(y)}”` : sampled ? `filler ${y - d + 1}` : `extra item ${y - d + 1}`);
+  // a hashed form's answers are its buckets: named by number, not as a quoted answer (pldp.deploy.claimwords)
+  const answer = (y) => (labels instanceof HashedAnswers ? `bucket ${labels.at(y)}` : `“${labels.at(y)}”`);
+  const name = (y) => (y < d ? answer(y) : sampled ? `filler ${y - d + 1}` : `extra item ${y - d + 1}`);
   const names = (y) => listWords(groupOf(node, y).map(name), 4);
   const out = OUTPUT.exec(row.subject);
   if (out) {
