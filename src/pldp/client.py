@@ -184,7 +184,8 @@ class Client:
 
     Notes
     -----
-    Answers are item labels or indices; for padding-and-sampling a set of them; for MPLDP one per
+    Answers are item labels or indices (for a spec of free-text answers, the hashed form of
+    :mod:`pldp.deploy.labels`, text only); for padding-and-sampling a set of them; for MPLDP one per
     attribute. ``level`` (PLDP-FEBSF and the other leveled protocols: the user's budget level, an
     index) and ``levels`` (MPLDP: one level index per attribute) are her choices.
     """
