@@ -6,24 +6,20 @@ import { checkBudget, checkInt, checkKeys, repr } from "./client-checks.mjs";
 import { everyPairClaim } from "./client-exact.mjs";
 import { GRID, GRID_BITS } from "./client-grid.mjs";
 import { SpecError } from "./client-wire.mjs";
+import { avalanche } from "./client-xxh32.mjs";
 
 export const HASH_FAMILIES = ["xxh32"];
 const SEEDS = 2 ** 31;
 const MIN_SEEDS = 2;
-// the primes of the 4-byte case of the specification (PRIME32_2 to PRIME32_5)
-const [P2, P3, P4, P5] = [0x85ebca77, 0xc2b2ae3d, 0x27d4eb2f, 0x165667b1];
+// the primes of the 4-byte case of the specification (PRIME32_3 to PRIME32_5; avalanche has the rest)
+const [P3, P4, P5] = [0xc2b2ae3d, 0x27d4eb2f, 0x165667b1];
 
 /** XXH32 of the item index x as 4 little-endian bytes, with `seed`: an unsigned 32-bit integer. */
 export function xxh32Index(x, seed) {
   let h = (seed + P5 + 4) >>> 0;
   h = (h + Math.imul(x >>> 0, P3)) >>> 0;
   h = Math.imul((h << 17) | (h >>> 15), P4) >>> 0;
-  h ^= h >>> 15;
-  h = Math.imul(h, P2) >>> 0;
-  h ^= h >>> 13;
-  h = Math.imul(h, P3) >>> 0;
-  h ^= h >>> 16;
-  return h >>> 0;
+  return avalanche(h);
 }
 
 /** H_s(x) = XXH32(x, s) mod g. */

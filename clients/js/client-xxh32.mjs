@@ -28,6 +28,11 @@ export function xxh32(bytes, seed = 0) {
   h = (h + n) >>> 0;
   for (; i + 4 <= n; i += 4) h = Math.imul(rotl((h + Math.imul(lane(bytes, i), P3)) >>> 0, 17), P4) >>> 0;
   for (; i < n; i++) h = Math.imul(rotl((h + Math.imul(bytes[i], P5)) >>> 0, 11), P1) >>> 0;
+  return avalanche(h);
+}
+
+/** XXH32's final mix of the accumulator `h` (client-hashed.mjs's 4-byte case ends with it too). */
+export function avalanche(h) {
   h ^= h >>> 15;
   h = Math.imul(h, P2) >>> 0;
   h ^= h >>> 13;
