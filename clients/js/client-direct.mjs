@@ -1,7 +1,7 @@
 // client-direct.mjs: the direct node of the JS client (pldp-client.mjs; pldp.channel.direct):
 // one word keeps the true item or picks an output by its weight (docs/wire-format.md §2, §3.1).
 
-import { checkBudgets, checkInt, checkInts, checkKeys, groups, repr, who } from "./client-checks.mjs";
+import { checkBudgets, checkInt, checkInts, checkKeys, groups, largest, repr, who } from "./client-checks.mjs";
 import { logRatio, ratioWithin } from "./client-exact.mjs";
 import { GRID, GRID_BITS } from "./client-grid.mjs";
 import { SpecError } from "./client-wire.mjs";
@@ -80,7 +80,7 @@ export function drawDirect(words, node, x) {
 /** The direct kind (client-kinds.mjs): a leaf of one column, the output item. */
 export const KIND = {
   parse: parseDirect,
-  verify: (node, part) => [directRows(node, part), Math.max(...node.epsilons)],
+  verify: (node, part) => [directRows(node, part), largest(node.epsilons)],
   words: () => 1,
   draw: (words, node, x) => [drawDirect(words, node, x)],
   leaf: true,

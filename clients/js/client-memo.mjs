@@ -3,7 +3,7 @@
 // instantaneous response of it in every report (docs/wire-format.md §2, §3.6); the spec's memo
 // key, and the memo store's text (`pldp.memo/1`, docs/wire-format.md §6), read and checked.
 
-import { checkBudgets, checkInt, checkKeys, isObject, repr } from "./client-checks.mjs";
+import { checkBudgets, checkInt, checkKeys, isObject, largest, repr } from "./client-checks.mjs";
 import { DIRECT_NOTIONS, directThresholds, drawDirect, outputRows } from "./client-direct.mjs";
 import { GRID_N, ID_WORDS } from "./client-grid.mjs";
 import { UNARY_NOTIONS, drawUnary, pairRows, unaryThresholds } from "./client-unary.mjs";
@@ -67,7 +67,7 @@ export function verifyMemo(node, part, verifyNode) {
   const one = `${part} one report`;
   if (node.permanent.kind === "direct") rows.push(...outputRows(first, second, node.epsilons, one));
   else rows.push(...pairRows(first, second, node.epsilons, node.notion, GRID_N * GRID_N, one));
-  return [rows, Math.max(...node.epsilons)];
+  return [rows, largest(node.epsilons)];
 }
 
 // ---------------------------------------------------------------------------- the memo's text

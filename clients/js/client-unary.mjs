@@ -2,7 +2,7 @@
 // word per bit, bit k set below a[k] for the true item and below b[k] for the others
 // (docs/wire-format.md §2, §3.2); under ULDP b[k] = 0 on the non-sensitive items (§3.12).
 
-import { checkBudgets, checkInt, checkInts, checkKeys, groups, repr, who } from "./client-checks.mjs";
+import { checkBudgets, checkInt, checkInts, checkKeys, groups, largest, repr, smallest, who } from "./client-checks.mjs";
 import { exactFraction, logRatio, ratioWithin } from "./client-exact.mjs";
 import { GRID, GRID_N } from "./client-grid.mjs";
 import { SpecError, base64Encode } from "./client-wire.mjs";
@@ -63,7 +63,7 @@ export function uldpRows(aIn, bIn, epsilons, part) {
   const a = aIn.map(BigInt);
   const b = bIn.map(BigInt);
   const gs = [...groups(a.map((v, k) => `${v}|${b[k]}|${epsilons[k]}`)).values()];
-  const claimed = Math.min(...epsilons.filter((e) => e !== Infinity));
+  const claimed = smallest(epsilons.filter((e) => e !== Infinity));
   const rows = [];
   for (const gi of gs) {
     for (const gj of gs) {
@@ -89,7 +89,7 @@ export function pairRows(aIn, bIn, epsilons, notion, grid, part) {
   const b = bIn.map(BigInt);
   const keys = a.map((v, k) => `${v}|${b[k]}|${epsilons[k]}`);
   const gs = [...groups(keys).values()];
-  const epsMin = Math.min(...epsilons);
+  const epsMin = smallest(epsilons);
   const rows = [];
   for (const gi of gs) {
     for (const gj of gs) {
@@ -135,7 +135,7 @@ export function drawUnary(words, node, x) {
 /** The unary kind (client-kinds.mjs): a leaf of one column, the bits (base64). */
 export const KIND = {
   parse: parseUnary,
-  verify: (node, part) => [unaryRows(node, part), Math.max(...node.epsilons)],
+  verify: (node, part) => [unaryRows(node, part), largest(node.epsilons)],
   words: (node) => node.d,
   draw: (words, node, x) => [drawUnary(words, node, x)],
   leaf: true,

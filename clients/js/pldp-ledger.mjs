@@ -58,6 +58,7 @@
 // what was spent. A pldp.ledger/1 ledger (whose epsilon was the per-value spend) is read by
 // migrating it conservatively (migrateFamily) and written as pldp.ledger/2 at the next charge.
 
+import { largest } from "./client-checks.mjs";
 import { verify } from "./client-spec.mjs";
 import { canonicalJSON } from "./client-wire.mjs";
 import { bad, fileStorage, localStorageStorage, memoryStorage } from "./ledger-storage.mjs";
@@ -109,7 +110,7 @@ export function specCost(spec) {
   const one = verify(spec).ldp_epsilon;
   const root = spec.sampler.root;
   if (root.kind === "memo") {
-    const perValue = Math.max(...root.permanent.epsilons.map(budget));
+    const perValue = largest(root.permanent.epsilons.map(budget));
     cost = { family: String(spec.memo?.key ?? spec.id), perReport: one, perValue, reportEpsilon: one, memoized: true, domain: root.d };
   } else {
     cost = { family: spec.id, perReport: one, perValue: 0, reportEpsilon: one, memoized: false, domain: 0 };

@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { loadSpec, verify, Client, SpecError } from "../pldp-client.mjs";
 import { AnswerRange, HashedAnswers, answerLabels, labelIndex, textBucket } from "../client-labels.mjs";
 import { xxh32 } from "../client-xxh32.mjs";
+import { largest, smallest } from "../client-checks.mjs";
 import { makeSpec, resign, clone, krr, oue, tightBinary, febsfLike, hiddenUnary, lumpy, G } from "./fixtures.mjs";
 
 /** Edit a copy of a spec, re-sign it, and expect loadSpec to refuse it with `message`. */
@@ -294,3 +295,16 @@ test("a Client takes only a spec returned by loadSpec", async () => {
   assert.throws(() => new Client(loaded, { random: 5 }), /random must be a function/);
   assert.equal(new Client(loaded).specId, spec.id);
 });
+
+test("largest and smallest take a large domain's million values, where spreading them throws", () => {
+  const values = new Float64Array(1_000_000).fill(0.5);
+  values[777_777] = 3;
+  values[12] = 0.25;
+  assert.throws(() => Math.max(...values), RangeError); // what the pages and the client did before
+  assert.equal(largest(values), 3);
+  assert.equal(smallest(values), 0.25);
+  assert.equal(largest([]), -Infinity);
+  assert.equal(smallest([Infinity, 2, Infinity]), 2);
+  assert.ok(Number.isNaN(largest([1, NaN, 2]))); // as Math.max: a NaN anywhere is the answer
+});
+

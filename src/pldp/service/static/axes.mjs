@@ -1,6 +1,7 @@
 // The share axis of the dashboard's charts: the bars of the current estimate (dashboard.mjs) and
 // the lines of a recurring campaign's rounds (series.mjs).
 
+import { largest } from "/static/client-checks.mjs";
 import { svg } from "/static/common.mjs";
 
 export const finite = (xs) => xs.filter((x) => Number.isFinite(x));
@@ -26,7 +27,7 @@ export function percent(x, decimals, unit = "\u00a0%") {
  */
 export function shareScale(lows, highs, top, plotH) {
   let yMin = Math.min(0, ...finite(lows));
-  let yMax = Math.max(...finite(highs), 1e-9);
+  let yMax = Math.max(largest(finite(highs)), 1e-9);
   const step = tickStep(yMax - yMin);
   yMin = Math.floor(yMin / step) * step;
   yMax = Math.ceil(yMax / step) * step;

@@ -2,6 +2,7 @@
 // each answer with its confidence interval on a share axis, and the same numbers as a table.
 
 import { finite, percent, shareAxis, shareScale } from "/static/axes.mjs";
+import { largest, smallest } from "/static/client-checks.mjs";
 import { el, svg } from "/static/common.mjs";
 
 /**
@@ -11,7 +12,7 @@ import { el, svg } from "/static/common.mjs";
 function percentDecimals(stdErrors) {
   const se = finite(stdErrors).filter((x) => x > 0);
   if (!se.length) return 1;
-  return Math.min(3, Math.max(0, 1 - Math.floor(Math.log10(Math.min(...se) * 100))));
+  return Math.min(3, Math.max(0, 1 - Math.floor(Math.log10(smallest(se) * 100))));
 }
 
 /** Answers beyond which the chart and the table show the top answers only. */
@@ -66,7 +67,7 @@ export function chart(attr, meta, titleId, width) {
   width = Math.max(width, left + right + slot * d);
   const rotate = attr.labels.some((l) => l.length * 7 > slot - 4);
   const plotH = width < 480 ? 200 : 230;
-  const longest = Math.min(14, Math.max(...attr.labels.map((l) => l.length)));
+  const longest = Math.min(14, largest(Array.from(attr.labels, (l) => l.length)));
   const bottom = rotate ? 22 + longest * 5 : 30;
   const height = top + plotH + bottom;
   const scale = shareScale([...f, ...lo], [...f, ...hi], top, plotH);

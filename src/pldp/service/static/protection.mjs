@@ -30,6 +30,7 @@
 //   collector computes it (pldp.privacy.over_rounds) and GET /v1/campaigns/{id}/round carries it as
 //   `protection`; roundsSentences says both.
 
+import { smallest } from "/static/client-checks.mjs";
 import { EVERY_PAIR } from "/static/client-exact.mjs";
 import { HashedAnswers, answerLabels } from "/static/client-labels.mjs";
 import { budget, el, formatEps, plural } from "/static/common.mjs";
@@ -51,12 +52,12 @@ function nodeProtection(node, count, others) {
       return Math.log((w + node.keep) / w); // claimed non-sensitive, yet mixed: the exact ratio
     });
   }
-  const smallest = Math.min(...eps);
+  const least = smallest(eps);
   // ULDP (uRAP): a non-sensitive answer's own bit is set by its holders only (b = 0), so a report
   // may reveal it; every other report protects any answer against any other at the smallest budget
-  if (node.notion === "ULDP") return eps.slice(0, count).map((e, x) => (node.b[x] === 0 ? Infinity : smallest));
+  if (node.notion === "ULDP") return eps.slice(0, count).map((e, x) => (node.b[x] === 0 ? Infinity : least));
   const pair =
-    node.notion === "MinID-LDP" ? (a, b) => Math.min(a, b) : node.notion === "AvgID-LDP" ? (a, b) => (a + b) / 2 : () => smallest;
+    node.notion === "MinID-LDP" ? (a, b) => Math.min(a, b) : node.notion === "AvgID-LDP" ? (a, b) => (a + b) / 2 : () => least;
   return eps.slice(0, count).map((e, x) => {
     let worst = 0;
     for (let y = 0; y < others; y++) if (y !== x) worst = Math.max(worst, pair(e, eps[y]));
@@ -259,7 +260,7 @@ export function roundsSentences(p, q, info, respondent = true) {
 /** The smallest finite ε a respondent of the spec may be protected at (for the example), or null. */
 export function smallestEpsilon(questions) {
   const all = questions.flatMap((q) => (q.kind === "leveled" ? q.levels : q.answers)).filter((e) => Number.isFinite(e));
-  return all.length ? Math.min(...all) : null;
+  return all.length ? smallest(all) : null;
 }
 
 /**

@@ -2,6 +2,7 @@
 // privacy ledger (pldp-ledger.mjs), and the reports it keeps per (campaign, round) so that a reload
 // sends the same report again instead of drawing a new one.
 
+import { largest } from "/static/client-checks.mjs";
 import { el, formatEps, plural } from "/static/common.mjs";
 import { sha256Hex } from "/static/client-wire.mjs";
 import { symbolOf } from "/static/protection.mjs";
@@ -37,7 +38,7 @@ export function countedNote(q, chosen) {
         : `Your answer, ${label}, is protected at ${sym} = ${formatEps(q.answers[chosen])}${memo}.`;
   }
   return (
-    `${own} The count is that of this survey's least protected answer (${sym} = ${formatEps(Math.max(...q.answers))}), ` +
+    `${own} The count is that of this survey's least protected answer (${sym} = ${formatEps(largest(q.answers))}), ` +
     "whatever you answered: were it counted by your answer, whether this browser still sends a report once a cap " +
     "is reached would tell the collector your answer."
   );
