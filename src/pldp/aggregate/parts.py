@@ -114,7 +114,8 @@ def _count_group(spec: Spec, pf: Any, group: int, source: str | Path, skip: np.n
 
 
 def tally_part(spec: Spec, source: str | Path, row_group: int | None = None, skip: np.ndarray | None = None) -> Any:
-    """The tally of one report file, or of one of its row groups: :func:`finish` of :func:`count_part`.
+    """The tally of one report file, or of one of its row groups: ``finish`` of ``count_part``
+    (``pldp.aggregate.parts``).
 
     Parameters
     ----------
