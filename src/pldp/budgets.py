@@ -117,6 +117,20 @@ class ItemBudgets:
         return cls(epsilons, domain)
 
     @classmethod
+    def one_sensitive_budget(
+        cls, epsilon: float, sensitive: Any, domain: Domain | None = None, hint: str = ""
+    ) -> ItemBudgets:
+        """``epsilon`` on the items of the boolean mask ``sensitive``, ``inf`` elsewhere (ULDP's
+        budgets: :class:`~pldp.URR`, :class:`~pldp.URAP`); a :class:`~pldp.errors.ParameterError`
+        (with ``hint`` after "mask") unless ``sensitive`` is a 1-D boolean mask."""
+        mask = np.asarray(sensitive)
+        if mask.ndim != 1 or mask.dtype != bool:
+            raise ParameterError(
+                f"sensitive must be a 1-D boolean mask{hint}, got dtype {mask.dtype} and shape {mask.shape}"
+            )
+        return cls(np.where(mask, epsilon, math.inf), domain)
+
+    @classmethod
     def from_mapping(
         cls,
         mapping: Mapping[Hashable, float | None],

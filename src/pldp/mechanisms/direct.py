@@ -39,7 +39,6 @@ binomials ``Bin(n_x, delta)`` and the dishonest users' reports are one multinomi
 
 from __future__ import annotations
 
-import math
 from functools import cached_property
 from typing import Any, Self
 
@@ -50,7 +49,7 @@ from pldp.budgets import ItemBudgets
 from pldp.channel.direct import DirectNode
 from pldp.channel.sampling import GRID, direct_draw, generator_words
 from pldp.domain import Domain
-from pldp.errors import BudgetError, ParameterError
+from pldp.errors import BudgetError
 from pldp.mechanisms.grid import grid_weights
 from pldp.mechanisms.reports import DirectReports
 from pldp.params import budgets_of, domain_of, epsilons_of
@@ -271,14 +270,9 @@ class URR(DirectEncoding):
 
     def __init__(self, epsilon: float, sensitive: Any, domain: Domain | None = None) -> None:
         eps = check_epsilon(epsilon)
-        mask = np.asarray(sensitive)
-        if mask.ndim != 1 or mask.dtype != bool:
-            raise ParameterError(
-                f"sensitive must be a 1-D boolean mask (use URR.from_labels for labels), "
-                f"got dtype {mask.dtype} and shape {mask.shape}"
-            )
+        budgets = ItemBudgets.one_sensitive_budget(eps, sensitive, domain, " (use URR.from_labels for labels)")
         self.epsilon = eps
-        super().__init__(ItemBudgets(np.where(mask, eps, math.inf), domain), "ULDP")
+        super().__init__(budgets, "ULDP")
 
     @classmethod
     def from_params(cls, params: dict[str, Any]) -> Self:

@@ -123,12 +123,10 @@ class URAP(UnaryEncoding):
 
     def __init__(self, epsilon: float, sensitive: Any, domain: Domain | None = None, theta: float = 0.5) -> None:
         eps = check_epsilon(epsilon)
-        mask = np.asarray(sensitive)
-        if mask.ndim != 1 or mask.dtype != bool:
-            raise ParameterError(f"sensitive must be a 1-D boolean mask, got dtype {mask.dtype} and shape {mask.shape}")
+        budgets = ItemBudgets.one_sensitive_budget(eps, sensitive, domain)
+        mask = np.isfinite(budgets.epsilons)
         if not (isinstance(theta, float | int) and 0.0 < float(theta) < 1.0):
             raise ParameterError(f"theta must be in (0, 1), got {theta!r}")
-        budgets = ItemBudgets(np.where(mask, eps, math.inf), domain)
         a_s, b_s, a_n = uldp_thresholds(eps, float(theta))
         a = np.where(mask, a_s, a_n) / GRID
         b = np.where(mask, b_s, 0) / GRID
