@@ -100,9 +100,10 @@ def check_oracle(oracle: Any, allowed: Sequence[str] = tuple(ORACLES), reason: s
     return str(oracle)
 
 
-def make_oracle(oracle: str, epsilon: float, domain: Domain) -> Mechanism:
-    """The mechanism named ``oracle`` (see :data:`ORACLES`) at budget ``epsilon`` over ``domain``."""
-    return ORACLES[check_oracle(oracle)](float(epsilon), domain)
+def make_oracle(oracle: str, epsilon: float, domain: Domain, **size: int) -> Mechanism:
+    """The mechanism named ``oracle`` (see :data:`ORACLES`) at budget ``epsilon`` over ``domain``;
+    ``size`` fixes a report format's parameter (OLH's ``g``, SS's ``k``) instead of its own choice."""
+    return ORACLES[check_oracle(oracle)](float(epsilon), domain, **size)
 
 
 def perturb_by_level(

@@ -19,9 +19,6 @@ from pldp.estimation.detect import DEFAULT_ALPHA, detect_unary
 from pldp.estimation.pure import estimate_counts
 from pldp.estimation.result import Estimate
 from pldp.estimation.spread import DEFAULT_BETA, spread_robust
-from pldp.mechanisms.hadamard import HR
-from pldp.mechanisms.hashed import OLH
-from pldp.mechanisms.subset import SS
 from pldp.mechanisms.support import SupportCountOracle
 from pldp.methods import STANDARD_METHODS
 from pldp.protocols.leveled import ORACLES, HiddenLevels, check_oracle, make_oracle
@@ -114,16 +111,14 @@ class PBP(HiddenLevels):
             raise ParameterError(f"g is OLH's hash range and k SS's subset size: oracle={oracle!r} takes neither")
         self.g: int | None = None
         self.k: int | None = None
+        size: dict[str, int] = {}  # one report format at every level; HR's K is K(d) at every budget
         if self.oracle == "olh":
             self.g = best_hash_range(self.levels, self.rho) if g is None else check_int(g, "g", 2)
-            self.mechanisms = tuple(OLH(e, self.domain, self.g) for e in self.levels)
+            size = {"g": self.g}
         elif self.oracle == "ss":
             self.k = best_subset_size(self.levels, self.rho, self.d) if k is None else check_int(k, "k", 1)
-            self.mechanisms = tuple(SS(e, self.domain, self.k) for e in self.levels)
-        elif self.oracle == "hr":
-            self.mechanisms = tuple(HR(e, self.domain) for e in self.levels)  # K = K(d) at every budget
-        else:
-            self.mechanisms = tuple(make_oracle(self.oracle, e, self.domain) for e in self.levels)
+            size = {"k": self.k}
+        self.mechanisms = tuple(make_oracle(self.oracle, e, self.domain, **size) for e in self.levels)
         p_l = np.array([m.support[0][0] for m in self.mechanisms])
         q_l = np.array([m.support[1][0] for m in self.mechanisms])
         self.p_star = float(self.rho @ p_l)
