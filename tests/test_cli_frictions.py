@@ -301,6 +301,7 @@ def test_spec_new_makes_large_domain_and_leveled_specs_and_range_labels(capsys: 
     for name, args in {
         "olh": ["olh", "--labels", "range:10000", "--eps", "1"],
         "olh-hashed": ["olh", "--labels", "hashed:1000", "--eps", "1"],
+        "olh-toeplitz": ["olh", "--labels", "range:10000", "--eps", "4", "--hash", "toeplitz"],
         "rcf": ["rcf", "--labels", "range:1000", "--levels", "0.5,1,2", "--oracle", "olh"],
         "pbp": ["pbp", "--labels", "a,b,c", "--levels", "0.5,1", "--rho", "0.5,0.5", "--oracle", "hr"],
         "urap": ["urap", "--labels", "a,b,c", "--sensitive", "1,0,0", "--eps", "1"],
@@ -309,6 +310,10 @@ def test_spec_new_makes_large_domain_and_leveled_specs_and_range_labels(capsys: 
         made[name] = Spec.from_json(capsys.readouterr().out)
     assert made["olh"].to_dict()["labels"] == {"range": 10000} and len(made["olh"].labels) == 10000
     assert made["olh"].root == pldp.OLH(1.0, 10000).sampler()
+    assert (
+        made["olh-toeplitz"].root == pldp.OLH(4.0, 10000, hash="toeplitz").sampler()
+        and made["olh-toeplitz"].root.g == 64
+    )
     assert made["olh-hashed"].to_dict()["labels"] == {"hashed": 1000, "hash": "xxh32", "normalize": "NFC"}
     assert [m.g for m in made["rcf"].mechanism().mechanisms] == [3, 4, 8]  # each level its own g, in the clear
     assert made["pbp"].mechanism().oracle == "hr"

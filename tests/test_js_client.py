@@ -68,6 +68,8 @@ def _cases() -> dict[str, pldp.FrequencyOracle]:
             "rappor-ps": PaddingSampling(pldp.RAPPOR(1.0, 6), 3),
             "olh-d50": pldp.OLH(1.0, 50),  # OLH: the seed is w0 >> 1
             "flh-d50": pldp.OLH(1.0, 50, seeds=2**8),  # a small family: the seed is w0 >> 24
+            "olh-toeplitz-d50": pldp.OLH(1.0, 50, hash="toeplitz"),  # the Toeplitz family, g = 4
+            "olh-toeplitz-d10000-range": pldp.OLH(4.0, 10_000, hash="toeplitz"),  # g = 64: 25 seed bits read
             # levels in the clear over large-domain leaves: OLH with g = 3, 4, 8 per level; OLH
             # and k-RR levels in one node (item, seed and value columns); subsets with rejections
             "rcf-olh": RCF([0.5, 1.0, 2.0], 6, oracle="olh"),

@@ -15,7 +15,11 @@ value is the same shape whatever it supports, and every budget is equal) and ``i
 randomizer run on a target). The expected gain is :func:`pldp.robustness.support_gain` with a
 fake's support ``1`` at the targets (``mga``) or ``q + (p - q)/r`` (``input``); it is given only
 when the search fails for fewer than one fake in ``10^12`` (for a family searched whole: when some
-seed hashes every target to one value).
+seed hashes every target to one value). The Toeplitz family is pairwise independent, so the failure
+rate is known for one or two targets only; it is linear, so an attacker who solves for a seed
+(``T (x_i XOR x_1) = 0`` over GF(2)) supports several targets at once whenever the system has a
+solution. Either way the worst a fake can do is support every target, the bound the robust
+estimators take (:mod:`pldp.robustness`) whatever the family.
 """
 
 from __future__ import annotations
@@ -43,9 +47,9 @@ _BLOCK = 256
 _FAIL = 1e-12
 
 
-def _shares(targets: np.ndarray, seeds: np.ndarray, g: int) -> tuple[np.ndarray, np.ndarray]:
+def _shares(targets: np.ndarray, seeds: np.ndarray, g: int, family: str = "xxh32") -> tuple[np.ndarray, np.ndarray]:
     """Under each seed (any shape), the most targets sharing one hash value, and that value."""
-    h = hash_values(targets, seeds[..., None], g)  # (..., r)
+    h = hash_values(targets, seeds[..., None], g, family)  # (..., r)
     counts = (h[..., :, None] == h[..., None, :]).sum(axis=-1)  # per target, how many share its value
     best_target = counts.argmax(axis=-1)[..., None]
     return np.take_along_axis(counts, best_target, axis=-1)[..., 0], np.take_along_axis(h, best_target, axis=-1)[..., 0]
@@ -60,7 +64,9 @@ def best_seeds(targets: np.ndarray, g: int, seeds: int) -> tuple[np.ndarray, np.
     return best, value[best].astype(np.int64), top
 
 
-def search_seeds(targets: np.ndarray, g: int, m: int, rng: np.random.Generator, seeds: int = SEEDS) -> np.ndarray:
+def search_seeds(
+    targets: np.ndarray, g: int, m: int, rng: np.random.Generator, seeds: int = SEEDS, family: str = "xxh32"
+) -> np.ndarray:
     """``m`` reports ``(seed, value)``: in a family of more than :data:`WHOLE_FAMILY` seeds, each the first
     of :data:`CANDIDATES` random seeds under which the most targets share a hash value (all of them,
     when one does), and that value; in a smaller one, a seed drawn among :func:`best_seeds`."""
@@ -72,7 +78,7 @@ def search_seeds(targets: np.ndarray, g: int, m: int, rng: np.random.Generator, 
     for start in range(0, m, _BLOCK):
         k = min(_BLOCK, m - start)
         drawn = rng.integers(0, seeds, size=(k, CANDIDATES))
-        share, value = _shares(targets, drawn, g)
+        share, value = _shares(targets, drawn, g, family)
         pick = share.argmax(axis=1)  # the first candidate of the largest share
         rows = np.arange(k)
         out[start : start + k, 0] = drawn[rows, pick]
@@ -85,12 +91,14 @@ class HashedRule(SupportRule):
     """OLH and BLH: a report is a seed and a value (module docstring)."""
 
     def mga_reports(self, mech: Any, targets: np.ndarray, m: int, rng: np.random.Generator) -> np.ndarray:
-        return search_seeds(targets, mech.g, m, rng, mech.seeds)
+        return search_seeds(targets, mech.g, m, rng, mech.seeds, mech.hash)
 
     def expected_gain(self, oracle: FrequencyOracle, attack: Attack, m: int, data: tuple[Any, ...]) -> float | None:
         mech: Any = oracle
         if mech.seeds <= WHOLE_FAMILY:
             fail = float(best_seeds(attack.targets, mech.g, mech.seeds)[2] < attack.targets.size)
+        elif mech.hash == "toeplitz" and attack.targets.size > 2:
+            fail = 1.0  # pairwise independent only: three targets' joint law is the family's own
         else:
             fail = (1.0 - float(mech.g) ** (1 - attack.targets.size)) ** CANDIDATES
         if ALL_RULES[attack.strategy] != "input" and fail > _FAIL:

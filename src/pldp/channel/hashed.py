@@ -22,7 +22,10 @@ bits, uniform over ``[0, S)``, one word. ``S`` is the node's ``seeds`` member, a
 when it is smaller). A small family is FLH (Cormode, Maddock, Maple, VLDB 2021, Sec. 3.3): the
 server groups reports by ``(seed, value)`` and evaluates ``S d`` hashes instead of ``n d``
 (:func:`pldp.mechanisms.hashed.support_counts`). Both clients compute the hash with 32-bit integer
-arithmetic (:func:`xxh32_index`; ``clients/js/client-hashed.mjs``). The privacy claim needs
+arithmetic (:func:`xxh32_index`; ``clients/js/client-hashed.mjs``). The family ``"toeplitz"``
+(:mod:`pldp.channel.toeplitz`) hashes the item's bits by an affine map over GF(2) instead, over OLH's
+``2**31`` seeds with ``g`` a power of two: two items collide with probability exactly ``1/g``, and
+the server counts the supports of ``n`` reports in ``O(n g + d log d)``. The privacy claim needs
 nothing of the family; the estimators assume that two distinct items collide with probability
 ``1/g`` over the seed, which XXH32 followed by a reduction modulo ``g`` meets over ``2**31`` seeds to
 within about ``g / 2**32`` plus the family's own departure from pairwise independence. Over ``S``
@@ -59,6 +62,7 @@ from pldp.channel.node import (
     read_keys,
 )
 from pldp.channel.sampling import GRID, GRID_BITS
+from pldp.channel.toeplitz import toeplitz_fits, toeplitz_values
 from pldp.channel.words import Cursor
 from pldp.errors import SpecError
 
@@ -75,8 +79,8 @@ __all__ = [
     "xxh32_mix",
 ]
 
-#: The hash families a node may name.
-HASH_FAMILIES = ("xxh32",)
+#: The hash families a node may name: XXH32 of the index (OLH, FLH), the Toeplitz family (:mod:`pldp.channel.toeplitz`).
+HASH_FAMILIES = ("xxh32", "toeplitz")
 #: The most seeds of a family, and a node's when it names none (OLH's): a word's top 31 bits, so a
 #: seed is a non-negative 32-bit integer on the wire.
 SEEDS = 1 << 31
@@ -151,11 +155,14 @@ def reduce_mod(h: np.ndarray, g: int, scratch: np.ndarray | None = None) -> np.n
     return h
 
 
-def hash_values(items: Any, seeds: Any, g: int) -> np.ndarray:
-    """``H_s(x) = XXH32(x, s) mod g`` for items and seeds (broadcast), as ``uint32``.
+def hash_values(items: Any, seeds: Any, g: int, family: str = "xxh32") -> np.ndarray:
+    """``H_s(x)`` for items and seeds (broadcast), as ``uint32``: ``XXH32(x, s) mod g``, or the Toeplitz
+    family's ``T x XOR b`` (:func:`~pldp.channel.toeplitz.toeplitz_values`).
 
     ``uint32`` compares with any integer array without a cast of its own (numpy promotes the pair).
     """
+    if family == "toeplitz":
+        return toeplitz_values(items, seeds, g)
     return reduce_mod(xxh32_index(items, seeds), g)
 
 
@@ -169,7 +176,7 @@ def seed_shift(seeds: int) -> int:
     return GRID_BITS - (seeds.bit_length() - 1)
 
 
-def collision_rates(pairs: Any, seeds: int, g: int) -> np.ndarray:
+def collision_rates(pairs: Any, seeds: int, g: int, family: str = "xxh32") -> np.ndarray:
     """For each pair ``(i, j)`` of items (rows of a ``(m, 2)`` array), the share of the ``seeds`` seeds
     with ``H_s(i) = H_s(j)``: what the estimators take to be ``1/g`` (``m * seeds`` hash evaluations).
 
@@ -180,7 +187,7 @@ def collision_rates(pairs: Any, seeds: int, g: int) -> np.ndarray:
     """
     ij = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
     s = np.arange(seeds, dtype=np.int64)[None, :]
-    same = hash_values(ij[:, :1], s, g) == hash_values(ij[:, 1:], s, g)
+    same = hash_values(ij[:, :1], s, g, family) == hash_values(ij[:, 1:], s, g, family)
     return np.asarray(same.mean(axis=1), dtype=float)
 
 
@@ -213,6 +220,10 @@ class HashedNode(EveryPairLeaf):
 
     def __post_init__(self) -> None:
         seed_shift(self.seeds)  # a power of two in [2, 2**31]
+        if self.family == "toeplitz":
+            why = toeplitz_fits(self.d, self.g)
+            if why is not None or self.seeds != SEEDS:
+                raise SpecError(why or f"the Toeplitz family has 2**31 seeds, got {self.seeds}")
 
     def to_json(self) -> dict[str, Any]:
         """The JSON form; ``seeds`` only when the family is smaller than OLH's (absent means ``2**31``)."""
@@ -239,6 +250,10 @@ class HashedNode(EveryPairLeaf):
         weight = read_int(obj["weight"], f"{path}.weight", 1, GRID)
         if keep + g * weight != GRID:
             raise SpecError(f"{path}: keep + g * weight = {keep + g * weight} must be 2**{GRID_BITS} = {GRID}")
+        if obj["family"] == "toeplitz" and (why := toeplitz_fits(d, g)):
+            raise SpecError(f"{path}: {why}")
+        if obj["family"] == "toeplitz" and "seeds" in obj:
+            raise SpecError(f"{path}: the Toeplitz family has 2**31 seeds (OLH's), so a node names none")
         return cls(d, g, obj["family"], keep, weight, read_budget(obj["epsilon"], f"{path}.epsilon", False), seeds)
 
     @classmethod
@@ -248,7 +263,11 @@ class HashedNode(EveryPairLeaf):
             {
                 "d": int_schema(*HASHED_D, "Number of items."),
                 "g": int_schema(*HASHED_G, "Number of hash values."),
-                "family": enum_schema(HASH_FAMILIES, "The hash family: XXH32 of the item index, seeded."),
+                "family": enum_schema(
+                    HASH_FAMILIES,
+                    "The hash family: XXH32 of the item index, seeded; or Toeplitz (g a power of two, "
+                    "2 log2(g) + bits(d - 1) - 1 <= 31, 2**31 seeds), exactly pairwise independent.",
+                ),
                 "seeds": _seeds_schema(),
                 "keep": int_schema(1, GRID, "Over 2**32: keep + g * weight = 2**32."),
                 "weight": int_schema(1, GRID, "Over 2**32: each hash value's probability besides keep."),
@@ -287,18 +306,21 @@ class HashedNode(EveryPairLeaf):
 
     def pair_support(self, i: int, j: int) -> tuple[float, float, float]:
         """With the collision probability ``c`` of ``i`` and ``j`` over the seeds the pair's own over a
-        small family (:func:`collision_rates`, exact up to ``2**20`` seeds), else taken as ``1/g``: a
+        small family (:func:`collision_rates`, exact up to ``2**20`` seeds), ``1/g`` exactly for the
+        Toeplitz family, else taken as ``1/g``: a
         report of ``i`` supports ``i`` w.p. ``(weight + keep) / 2**32``, ``j`` when the two collide or
         when ``y`` is ``H_s(j)`` by chance, both when they collide. The ratio ``(weight + keep) / weight``
         of category 0 is exact whatever the collisions are."""
         hit, miss = (self.weight + self.keep) / GRID, self.weight / GRID
-        c = float(collision_rates([[i, j]], self.seeds, self.g)[0]) if self.seeds <= _EXACT_PAIR_SEEDS else 1 / self.g
+        c = 1 / self.g  # exact for the Toeplitz family
+        if self.family == "xxh32" and self.seeds <= _EXACT_PAIR_SEEDS:
+            c = float(collision_rates([[i, j]], self.seeds, self.g)[0])
         return hit, (1 - c) * miss + c * hit, c * hit
 
     def supports(self, cols: Mapping[str, np.ndarray], item: int, column_prefix: str) -> np.ndarray:
         """``y = H_s(item)``."""
         s, y = np.asarray(cols[column_prefix + "seed"]), np.asarray(cols[column_prefix + "value"])
-        return np.asarray(hash_values(item, s, self.g) == y)
+        return np.asarray(hash_values(item, s, self.g, self.family) == y)
 
     # ------------------------------------------------------------------ the program
     def words(self, inp: Any) -> np.ndarray:
@@ -309,4 +331,4 @@ class HashedNode(EveryPairLeaf):
         seeds = w[:, 0] >> seed_shift(self.seeds)
         rest = np.maximum(w[:, 1] - self.keep, 0) // self.weight
         out[prefix + "seed"][rows] = seeds
-        out[prefix + "value"][rows] = np.where(w[:, 1] < self.keep, hash_values(inp, seeds, self.g), rest)
+        out[prefix + "value"][rows] = np.where(w[:, 1] < self.keep, hash_values(inp, seeds, self.g, self.family), rest)

@@ -111,6 +111,8 @@ def _oracle(args: argparse.Namespace, d: int) -> Any:
         return pldp.RAPPOR(_one(args.eps, "eps"), d)
     if name == "oue":
         return pldp.OUE(_one(args.eps, "eps"), d)
+    if name == "olh":
+        return pldp.OLH(_one(args.eps, "eps"), d, hash=args.hash)
     if name in _LARGE:
         return getattr(pldp, _LARGE[name])(_one(args.eps, "eps"), d)
     if name in ("urr", "urap"):
@@ -292,6 +294,12 @@ def add_commands(sub: Subparsers) -> None:
         default="krr",
         choices=LEVEL_ORACLES,
         help="item oracle of the levels (olh, hr, ss: rcf and pbp)",
+    )
+    new.add_argument(
+        "--hash",
+        default="xxh32",
+        choices=["xxh32", "toeplitz"],
+        help="olh: the hash family (toeplitz: g a power of two, exactly pairwise independent, a fast server)",
     )
     new.add_argument("--rho", default=None, help="pbp: public level shares")
     new.add_argument("--k", default=None, help="mpldp: values per attribute")

@@ -79,12 +79,23 @@ from pldp._validation import check_epsilon, check_int
 from pldp.budgets import ItemBudgets
 from pldp.channel.columns import refuse_out_of_range
 from pldp.channel.exact import largest_within, ratio_within
-from pldp.channel.hashed import HASHED_G, SEEDS, HashedNode, reduce_mod, seed_shift, xxh32_lane, xxh32_mix
+from pldp.channel.hashed import (
+    HASH_FAMILIES,
+    HASHED_G,
+    SEEDS,
+    HashedNode,
+    reduce_mod,
+    seed_shift,
+    xxh32_lane,
+    xxh32_mix,
+)
 from pldp.channel.sampling import GRID
+from pldp.channel.toeplitz import toeplitz_fits
 from pldp.domain import Domain
 from pldp.errors import ParameterError, ReportError, SpecError, TallyError
 from pldp.fingerprint import canonical_labels
 from pldp.mechanisms.support import SupportCountOracle, run_program
+from pldp.mechanisms.toeplitz import toeplitz_support
 from pldp.params import domain_of
 from pldp.registry import register
 from pldp.tally import Tally
@@ -99,6 +110,7 @@ __all__ = [
     "seed_value_table",
     "support_counts",
     "table_support",
+    "toeplitz_g",
 ]
 
 #: FLH's default family size (:meth:`OLH.flh`; module docstring, "A small family").
@@ -115,6 +127,22 @@ def olh_g(epsilon: float) -> int:
     return max(2, min(round(math.exp(epsilon)) + 1, HASHED_G[1]))
 
 
+def toeplitz_g(epsilon: float, d: int) -> int:
+    """The power of two ``g`` of smallest factor :math:`((e^\varepsilon + g - 1)/(e^\varepsilon - 1))^2 / (g - 1)`
+    among those the Toeplitz family holds at ``d`` items (:func:`~pldp.channel.toeplitz.toeplitz_fits`).
+
+    Examples
+    --------
+    >>> toeplitz_g(1.0, 10_000), toeplitz_g(4.0, 10_000), toeplitz_g(4.0, 10**7)   # e + 1 = 3.7; e^4 + 1 = 55.6
+    (4, 64, 16)
+    """
+    e1 = math.expm1(epsilon)
+    fits = [1 << r for r in range(1, 24) if toeplitz_fits(d, 1 << r) is None]
+    if not fits:
+        raise ParameterError(toeplitz_fits(d, 2) or f"the Toeplitz family cannot hold d = {d}")
+    return min(fits, key=lambda g: ((e1 + g) / e1) ** 2 / (g - 1))
+
+
 def checked_reports(reports: Any, g: int, seeds: int = SEEDS) -> np.ndarray:
     """``reports`` as an ``(n, 2)`` ``int64`` array of ``(seed, value)``, seeds in ``[0, seeds)`` and values
     in ``[0, g)``, or a :class:`~pldp.errors.ReportError` naming the first report that is not."""
@@ -127,9 +155,12 @@ def checked_reports(reports: Any, g: int, seeds: int = SEEDS) -> np.ndarray:
     return rep
 
 
-def support_counts(reports: Any, d: int, g: int, seeds: int = SEEDS) -> np.ndarray:
+def support_counts(reports: Any, d: int, g: int, seeds: int = SEEDS, family: str = "xxh32") -> np.ndarray:
     """Per item ``v``, the reports ``(s, y)`` with ``H_s(v) = y``, from seeds in ``[0, seeds)``; a
     :class:`~pldp.errors.ReportError` naming the first report out of range (:func:`checked_reports`).
+
+    The Toeplitz family: a spectrum and its transform, ``O(n g + d log d)``
+    (:func:`~pldp.mechanisms.toeplitz.toeplitz_support`).
 
     Two paths, the same counts. A small family (FLH): the reports' counts per ``(seed, value)``
     (:func:`seed_value_table`, one ``bincount``), then for each seed some report drew, the hash
@@ -138,6 +169,8 @@ def support_counts(reports: Any, d: int, g: int, seeds: int = SEEDS) -> np.ndarr
     every report against every item, ``n d`` hash evaluations in cache-sized ``uint32`` blocks.
     """
     rep = checked_reports(reports, g, seeds)
+    if family == "toeplitz":
+        return toeplitz_support(rep[:, 0], rep[:, 1], d, g)
     n = rep.shape[0]
     if has_table(g, seeds) and seeds * (d + g) < n * d:
         return table_support(seed_value_table(rep[:, 0], rep[:, 1], g, seeds), d, g, seeds)
@@ -252,6 +285,11 @@ class OLH(SupportCountOracle):
         report's seed is a word's top 31 bits); smaller is FLH (:meth:`flh`, default
         :data:`FLH_SEEDS`), whose server work is ``O(n + seeds d)`` instead of ``O(n d)`` and
         whose estimates move with the family's collision rates (module docstring).
+    hash : {"xxh32", "toeplitz"}, optional
+        The hash family: XXH32 of the item index (default), or the Toeplitz family
+        (:mod:`pldp.channel.toeplitz`): exactly pairwise independent, so the estimates are exactly
+        unbiased with exactly the variance above, and counted at the server in ``O(n g + d log d)``;
+        ``g`` is a power of two (default :func:`toeplitz_g`) and the family has ``2**31`` seeds.
 
     Examples
     --------
@@ -268,14 +306,27 @@ class OLH(SupportCountOracle):
     family = "hashed"
     _name = "OLH"
 
-    def __init__(self, epsilon: float, d: int | Domain, g: int | None = None, seeds: int | None = None) -> None:
+    def __init__(
+        self, epsilon: float, d: int | Domain, g: int | None = None, seeds: int | None = None, hash: str = "xxh32"
+    ) -> None:
         eps = check_epsilon(epsilon)
         dom = d if isinstance(d, Domain) else Domain.range(check_int(d, "d", 2))
         self._budgets = self._check_budgets(ItemBudgets.uniform(eps, dom), all_sensitive=True)
         self.epsilon = eps
-        self.g = olh_g(eps) if g is None else check_int(g, "g", HASHED_G[0])
+        if hash not in HASH_FAMILIES:
+            raise ParameterError(f"hash must be one of {HASH_FAMILIES}, got {hash!r}")
+        self.hash = hash
+        toeplitz = hash == "toeplitz"
+        if g is None:
+            self.g = toeplitz_g(eps, dom.size) if toeplitz else olh_g(eps)
+        else:
+            self.g = check_int(g, "g", HASHED_G[0])
         if self.g > HASHED_G[1]:
             raise ParameterError(f"g must be at most {HASHED_G[1]}, got {self.g}")
+        if toeplitz and (why := toeplitz_fits(dom.size, self.g)):
+            raise ParameterError(why)
+        if toeplitz and seeds not in (None, SEEDS):
+            raise ParameterError(f"the Toeplitz family has 2**31 seeds (OLH's), got seeds={seeds}")
         # the smallest weight with (keep + weight) / weight <= e^eps and keep = 2**32 - g weight >= 1:
         # the largest t = -weight whose claim holds, from the float guess, decided exactly
         guess = -math.ceil(GRID / (math.exp(eps) + self.g - 1))
@@ -323,7 +374,10 @@ class OLH(SupportCountOracle):
     def from_params(cls, params: dict[str, Any]) -> Self:
         """The OLH of :meth:`params`."""
         seeds = params.get("seeds")
-        return cls(float(params["epsilon"]), domain_of(params["labels"]), int(params["g"]), seeds and int(seeds))
+        dom = domain_of(params["labels"])
+        return cls(
+            float(params["epsilon"]), dom, int(params["g"]), seeds and int(seeds), str(params.get("hash", "xxh32"))
+        )
 
     def sampler(self) -> HashedNode:  # type: ignore[override]
         """The sampler node: the seed, the hash family, ``keep`` and ``weight`` on the grid."""
@@ -331,10 +385,11 @@ class OLH(SupportCountOracle):
 
     @cached_property
     def _node(self) -> HashedNode:
-        return HashedNode(self.d, self.g, "xxh32", self._keep, self._weight, self.epsilon, self.seeds)
+        return HashedNode(self.d, self.g, self.hash, self._keep, self._weight, self.epsilon, self.seeds)
 
     def __repr__(self) -> str:
         family = "" if self.seeds == SEEDS else f", seeds={self.seeds}"
+        family += "" if self.hash == "xxh32" else f", hash={self.hash!r}"
         return f"OLH(epsilon={self.epsilon:g}, d={self.d}, g={self.g}{family})"
 
     # ---------------------------------------------------------------------- client
@@ -363,7 +418,7 @@ class OLH(SupportCountOracle):
     def tally(self, reports: Any) -> Tally:
         """The support count of every item (:func:`support_counts`: ``n d`` hash evaluations, or
         ``n + seeds d`` operations for a small family)."""
-        counts = support_counts(reports, self.d, self.g, self.seeds)  # checks the reports
+        counts = support_counts(reports, self.d, self.g, self.seeds, self.hash)  # checks the reports
         return self._tally(np.shape(reports)[0], counts)
 
     def count_reports(self, reports: Any) -> Tally | SeedValueCounts:
@@ -380,7 +435,7 @@ class OLH(SupportCountOracle):
     def count_columns(self, columns: Any) -> Tally | SeedValueCounts:
         """:meth:`count_reports` of payload columns already checked (``seed``, ``value``: any integer
         type; :func:`pldp.deploy.count.check_payload`)."""
-        if not has_table(self.g, self.seeds):
+        if self.hash != "xxh32" or not has_table(self.g, self.seeds):
             return self.tally(*self.reports_from_columns(columns))
         seed, value = columns["seed"], columns["value"]
         return SeedValueCounts(len(seed), seed_value_table(seed, value, self.g, self.seeds), self.fingerprint)
