@@ -35,6 +35,12 @@ report supports two items together with probability :math:`p^*/g` for a holder o
 covariances; the joint law differs from the real counts' in higher moments, which no estimate of
 pldp reads).
 
+The Toeplitz family (``OLH(eps, d, hash="toeplitz")``; :mod:`pldp.channel.toeplitz`). An affine map
+over GF(2) of the item's bits, with ``g`` a power of two: two items collide with probability exactly
+``1/g``, so the estimates are exactly unbiased with exactly the variance above, and the server
+counts the supports of ``n`` reports in ``O(n g + d log d)`` (:func:`~pldp.mechanisms.toeplitz.toeplitz_support`:
+0.03 s for 10^6 reports at ``d = 10^4``, ``epsilon = 1``, against 22 s for XXH32's ``n d``).
+
 A small family (FLH; Wang et al. 2017, Sec. 4.4; Cormode, Maddock, Maple, VLDB 2021). With
 ``seeds=S`` a report's seed is one of ``S`` (a power of two), and the server counts the reports per
 ``(seed, value)``, then hashes the ``d`` items under each seed drawn: ``O(n + S d)``
