@@ -8,6 +8,7 @@ the longest prefix that is a module of the package. ``tests/test_layout.py`` che
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,8 +77,10 @@ class _Imports(ast.NodeVisitor):
                 self.found.add(target)
 
 
+@functools.cache
 def graph(root: Path = ROOT) -> dict[str, set[str]]:
-    """Module -> the package's modules it imports (itself excluded)."""
+    """Module -> the package's modules it imports (itself excluded); read once per process (the
+    source does not change during a test run), so callers must not change it."""
     known = modules(root)
     out = {}
     for name, module in known.items():

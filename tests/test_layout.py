@@ -444,7 +444,8 @@ def test_the_routes_import_no_sqlite_nor_a_table_of_the_store() -> None:
     assert len(routes) > 5
     sqlite = sorted(n for n, m in routes.items() if _imports_sqlite(ast.parse(m.path.read_text(encoding="utf-8"))))
     assert not sqlite, f"routes importing sqlite3: {sqlite}"
-    tables = {n: sorted(t for t in graph()[n] if t.startswith(STORE + ".")) for n in routes}
+    edges = graph()
+    tables = {n: sorted(t for t in edges[n] if t.startswith(STORE + ".")) for n in routes}
     assert not any(tables.values()), f"routes importing the store's modules of tables: {tables}"
 
 
