@@ -9,7 +9,8 @@ On identical users (Zipf(2) over ``d`` items, shuffled, ``peers.population``), a
 * ``vs pure-ldp: client`` and ``vs pure-ldp: server``: reports per second of pldp
   (``perturb``; ``tally`` + ``estimate``) and of pure-ldp (``client.privatise`` per user;
   ``server.aggregate`` per report + ``estimate_all``), and the ratio. OLH and HR at d = 1,000 and
-  10^4, FLH (k = 2^10 hash functions in both) at d = 1,000. pure-ldp's OLH server, a Python loop
+  10^4 (pldp's OLH with XXH32 and with the Toeplitz family, both beside pure-ldp's OLH), FLH (k =
+  2^10 hash functions in both) at d = 1,000. pure-ldp's OLH server, a Python loop
   over the d hashes of each report, is timed on the first :data:`PEER_SERVER_REPORTS` reports only
   (its time is linear in them); its rate stands for all n. Target: pldp's OLH server at least
   100x pure-ldp's.
@@ -43,28 +44,40 @@ from same_estimates import mse_row
 
 EPSILONS = (2.0, 1.0)
 FLH_K = 1 << 10  # hash functions of both libraries' FLH (pure-ldp hashes k d values in Python per server)
-CASES = (("OLH", 1_000), ("OLH", 10_000), ("HR", 1_000), ("HR", 10_000), ("FLH", 1_000))
+CASES = (
+    ("OLH", 1_000),
+    ("OLH", 10_000),
+    ("OLH-Toeplitz", 1_000),
+    ("OLH-Toeplitz", 10_000),
+    ("HR", 1_000),
+    ("HR", 10_000),
+    ("FLH", 1_000),
+)
+NAMES = ("OLH", "OLH-Toeplitz", "FLH", "HR")
 N = 100_000  # users of each setting: pldp's, and pure-ldp's client
 PLDP_USERS = {("OLH", 10_000): 20_000}  # pldp's OLH server: n d hashes (else N users)
-PEER_SERVER_REPORTS = {("OLH", 1_000): 2_000, ("OLH", 10_000): 200}  # else N; about a second of work
+PEER_SERVER_REPORTS = {(o, d): r for o in ("OLH", "OLH-Toeplitz") for d, r in ((1_000, 2_000), (10_000, 200))}  # else N
 QUICK_DIVISOR = 10  # --quick: the peer runs on a tenth of those users
-MSE_D, MSE_USERS = 1_000, {"OLH": 2_000, "FLH": 10_000, "HR": 10_000}
+MSE_D, MSE_USERS = 1_000, {"OLH": 2_000, "OLH-Toeplitz": 2_000, "FLH": 10_000, "HR": 10_000}
 MSE_REPEATS, MSE_REPEATS_QUICK = 5, 3
 TARGET_OLH_SERVER = 100.0  # pldp's OLH server reports/s over pure-ldp's
 
 
 def mechanism(name: str, eps: float, d: int) -> Mechanism:
-    """pldp's oracle of a row: ``OLH``, ``FLH`` (:meth:`pldp.OLH.flh` with :data:`FLH_K` seeds) or ``HR``."""
+    """pldp's oracle of a row: ``OLH``, ``OLH-Toeplitz`` (the Toeplitz family, ``g`` a power of two), ``FLH``
+    (:meth:`pldp.OLH.flh` with :data:`FLH_K` seeds) or ``HR``."""
     if name == "OLH":
         return pldp.OLH(eps, d)
+    if name == "OLH-Toeplitz":
+        return pldp.OLH(eps, d, hash="toeplitz")
     if name == "FLH":
         return pldp.OLH.flh(eps, d, seeds=FLH_K)
     return pldp.HR(eps, d)
 
 
 def peer(name: str, eps: float, d: int) -> SplitPeer:
-    """pure-ldp's oracle of a row (:mod:`large_domain_adapters`)."""
-    if name == "OLH":
+    """pure-ldp's oracle of a row (:mod:`large_domain_adapters`): its OLH for both of pldp's families."""
+    if name.startswith("OLH"):
         return pure_ldp_olh(eps, d)
     if name == "FLH":
         return pure_ldp_flh(eps, d, FLH_K)
@@ -101,7 +114,7 @@ def bench_large_domain(mode: Mode, rng: np.random.Generator) -> list[Row]:
         x = population(N, d)
         for eps in EPSILONS:
             rows += speed_rows(name, eps, d, x, mode, rng, version)
-    for name in ("OLH", "FLH", "HR"):
+    for name in NAMES:
         for eps in EPSILONS:
             rows += mse_rows(name, eps, mode, version)
     return rows
@@ -165,7 +178,7 @@ def speed_rows(
         f"estimate_all, {users(n_server)} reports{partial}{build}",
         (t_server, n),
         (t_peer_server, n_server),
-        TARGET_OLH_SERVER if name == "OLH" else None,
+        TARGET_OLH_SERVER if name.startswith("OLH") else None,
     )
     return [client, server]
 
