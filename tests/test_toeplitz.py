@@ -180,3 +180,39 @@ def test_the_maximal_gain_attack_states_a_gain_for_up_to_two_targets_only() -> N
 )
 def test_olh_toeplitz_conforms(case: OracleCase, check: Any) -> None:
     check(case)
+
+
+def test_report_files_in_parts_aggregate_to_the_in_memory_tally(tmp_path: Any) -> None:
+    """Report files in row groups: each part's tally is its count (``n g`` additions and one transform),
+    and the merged tally equals the in-memory tally of the same reports byte for byte."""
+    pytest.importorskip("pyarrow")
+    import json
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from pldp import aggregate
+    from pldp.client import Client
+    from pldp.deploy import Spec, decode
+    from pldp.deploy.files import write_reports
+    from tests.deploy_cases import words
+
+    m = OLH(2.0, 300, hash="toeplitz")
+    spec = Spec.from_mechanism(m, question="toeplitz parts")
+    rng = np.random.default_rng(300_2)
+    paths = [
+        write_reports(
+            Client(spec, random=words(i)).reports(rng.integers(0, 300, n)),
+            tmp_path,
+            30_000 + i,
+            name=f"f{i}",
+            row_group=250,
+        )
+        for i, n in enumerate((700, 45))
+    ]
+    table = pa.concat_tables([pq.read_table(p) for p in paths])
+    (reports,) = m.reports_from_columns({c: table.column(c).to_numpy() for c in ("seed", "value")})
+    whole = spec.mechanism().tally(reports)  # the spec's labels: its own fingerprint
+    assert whole.n == 745 and whole == decode(spec, table)
+    result = aggregate.aggregate(spec, paths, workers=1, progress=False)
+    assert result.parts == 4 and json.dumps(result.tally.to_dict()) == json.dumps(whole.to_dict())
