@@ -43,17 +43,25 @@ from pldp.mechanisms.hashed import FLH_SEEDS
 N, D, EPS, TARGET_S, CLIENT_TARGET, JS_TARGET = 10**6, 10**4, 1.0, 2.0, 1e6, 1e5
 
 
+def _timed_tally(
+    mech: pldp.OLH, x: np.ndarray, f: np.ndarray, mode: harness.Mode, rng: np.random.Generator
+) -> tuple[harness.Timing, float, float]:
+    """The tally's timing on the reports of ``x``, the estimate's root mean squared error against ``f``,
+    and the sampling error alone (the root of the mean stated variance)."""
+    reports = mech.perturb(x, rng)
+    t = harness.measure(lambda: mech.tally(reports), max(3, mode.repeats // 20), mode.min_repeat_s)
+    est = mech.estimate(mech.tally(reports))
+    rmse = math.sqrt(float(np.mean((est.frequencies - f) ** 2)))
+    return t, rmse, math.sqrt(float(np.mean(est.std_error**2)))
+
+
 def _tally_rows(mode: harness.Mode, rng: np.random.Generator) -> list[harness.Row]:
     f = pldp.datasets.zipf_counts(N, D, rng) / N
     x = rng.choice(D, size=N, p=f)
     rows = []
     for seeds in (FLH_SEEDS >> 4, FLH_SEEDS >> 2, FLH_SEEDS):
         mech = pldp.OLH(EPS, D, seeds=seeds)
-        reports = mech.perturb(x, rng)
-        t = harness.measure(lambda m=mech, r=reports: m.tally(r), max(3, mode.repeats // 20), mode.min_repeat_s)
-        est = mech.estimate(mech.tally(reports))
-        rmse = math.sqrt(float(np.mean((est.frequencies - f) ** 2)))
-        sampling = math.sqrt(float(np.mean(est.std_error**2)))
+        t, rmse, sampling = _timed_tally(mech, x, f, mode, rng)
         family = math.sqrt(float(np.sum(f**2)) / ((mech.g - 1) * seeds))
         default = " (the default)" if seeds == FLH_SEEDS else ""
         rows.append(
@@ -73,11 +81,7 @@ def _tally_rows(mode: harness.Mode, rng: np.random.Generator) -> list[harness.Ro
         )
     for eps in (EPS, 4.0):
         mech = pldp.OLH(eps, D, hash="toeplitz")
-        reports = mech.perturb(x, rng)
-        t = harness.measure(lambda m=mech, r=reports: m.tally(r), max(3, mode.repeats // 20), mode.min_repeat_s)
-        est = mech.estimate(mech.tally(reports))
-        rmse = math.sqrt(float(np.mean((est.frequencies - f) ** 2)))
-        sampling = math.sqrt(float(np.mean(est.std_error**2)))
+        t, rmse, sampling = _timed_tally(mech, x, f, mode, rng)
         rows.append(
             harness.timed_row(
                 "OLH tally: Toeplitz family",
