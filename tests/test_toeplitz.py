@@ -59,11 +59,22 @@ def test_the_hash_reads_only_the_family_s_bits_and_matches_the_worked_example() 
     assert not (toeplitz_values(x, s, 64) == toeplitz_values(x, s ^ 1, 64)).any()  # b's low bit flips every value
 
 
-@pytest.mark.parametrize(("d", "g"), [(2, 2), (7, 2), (50, 8), (1000, 64), (1024, 4), (300, 256), (4097, 32)])
-def test_the_spectral_count_is_the_direct_count(d: int, g: int) -> None:
-    """``toeplitz_support`` (``O(n g + d log d)``) against every report hashed against every item."""
+@pytest.mark.parametrize(
+    ("d", "g", "n"),
+    [
+        (2, 2, 1500),
+        (7, 2, 1500),
+        (50, 8, 1500),
+        (1000, 64, 1500),
+        (1024, 4, 1500),
+        (4097, 32, 1500),
+        (300, 256, 20_000),
+    ],
+)
+def test_the_spectral_count_is_the_direct_count(d: int, g: int, n: int) -> None:
+    """``toeplitz_support`` (``O(n g + d log d)``) against every report hashed against every item; the
+    last case spans three blocks of reports (``2**21 / 256 = 8192`` a block)."""
     rng = np.random.default_rng(d * 1000 + g)
-    n = 1500
     s, y = rng.integers(0, SEEDS, n), rng.integers(0, g, n)
     direct = (toeplitz_values(np.arange(d)[None, :], s[:, None], g) == y[:, None]).sum(axis=0)
     assert toeplitz_support(s, y, d, g).tolist() == direct.tolist()
