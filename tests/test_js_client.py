@@ -293,7 +293,27 @@ def test_js_refuses_the_hand_edited_specs_python_refuses(tmp_path: Path) -> None
     for bad in (padded, leveled):
         with pytest.raises(SpecError, match="must protect every item: a ULDP node may reveal one"):
             Spec.from_json(json.dumps(_resigned(bad)))
+    # the Toeplitz family's limits: g a power of two, 2 log2(g) + bits(d - 1) - 1 <= 31, no seeds member
+    toeplitz = Spec.from_mechanism(pldp.OLH(1.0, 50, hash="toeplitz"), question="q").to_dict()
+    three = Spec.from_mechanism(pldp.OLH(1.0, 50, g=3), question="q").to_dict()
+    three["sampler"]["root"]["family"] = "toeplitz"
+    named = json.loads(json.dumps(toeplitz))
+    named["sampler"]["root"]["seeds"] = 256
+    wide = json.loads(json.dumps(toeplitz))
+    wide["sampler"]["root"]["d"] = 2**29  # g = 4: 2 * 2 + 29 - 1 = 32 bits
+    six = json.loads(json.dumps(toeplitz))
+    six["sampler"]["root"]["g"] = 6  # g = 4's keep and weight: the grid is checked first, in both clients
+    family_cases = [
+        (_resigned(six), r"sampler\.root: keep \+ g \* weight = \d+ must be 2\*\*32"),
+        (_resigned(three), r"sampler\.root: the Toeplitz family needs g a power of two, got 3"),
+        (_resigned(named), r"sampler\.root: the Toeplitz family has 2\*\*31 seeds \(OLH's\), so a node names none"),
+        (_resigned(wide), r"sampler\.root: the Toeplitz family needs .* got 2 \* 2 \+ 29 - 1 = 32"),
+    ]
+    for data, reason in family_cases:
+        with pytest.raises(SpecError, match=reason):
+            Spec.from_json(json.dumps(data))
     cases = [
+        *family_cases,
         (_resigned(padded), r"root\.inner must protect every item: a ULDP node may reveal one"),
         (_resigned(leveled), r"root\.items must protect every item: a ULDP node may reveal one"),
         (_resigned(mixed), r"root: the levels' nodes with an item or a bits column must have the same size"),

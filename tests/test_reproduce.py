@@ -135,9 +135,16 @@ def test_quick_verdicts_that_decide_are_the_full_scale_ones(seed: int, only: set
     streams ``make demo`` gives them (the runner's tasks of the whole quick run, each addressed by
     its place in its paper). An experiment the quick scale cannot decide says so whatever its
     numbers, so its tasks (about half the quick run's time) need not run here."""
-    exps = [e for e in _all_experiments() if only is None or (e.paper, e.name) in only]
+    # tasks of every experiment, then filtered: a task's streams are keyed by its experiment's place
+    # in its paper, so filtering the experiments first would move them off make demo's streams
+    every = _all_experiments()
+    exps = [e for e in every if only is None or (e.paper, e.name) in only]
     assert only is None or len(exps) == len(only)
-    tasks = [t for t in build_tasks(exps, quick=True) if t.exp.quick_decides]
+    tasks = [
+        t
+        for t in build_tasks(every, quick=True)
+        if t.exp.quick_decides and (only is None or (t.exp.paper, t.exp.name) in only)
+    ]
     table = pd.DataFrame([row for task in tasks for row in task.run(seed)])
     for e in exps:
         if e.quick_decides:

@@ -69,11 +69,13 @@ def test_the_hash_reads_only_the_family_s_bits_and_matches_the_worked_example() 
         (1024, 4, 1500),
         (4097, 32, 1500),
         (300, 256, 20_000),
+        (3, 2**15, 200),
     ],
 )
 def test_the_spectral_count_is_the_direct_count(d: int, g: int, n: int) -> None:
     """``toeplitz_support`` (``O(n g + d log d)``) against every report hashed against every item; the
-    last case spans three blocks of reports (``2**21 / 256 = 8192`` a block)."""
+    last two span several blocks of reports (``2**21 / g`` a block), the last at the largest ``g`` the
+    family holds (``2 * 15 + 2 - 1 = 31`` bits)."""
     rng = np.random.default_rng(d * 1000 + g)
     s, y = rng.integers(0, SEEDS, n), rng.integers(0, g, n)
     direct = (toeplitz_values(np.arange(d)[None, :], s[:, None], g) == y[:, None]).sum(axis=0)
@@ -130,6 +132,10 @@ def test_the_json_form_round_trips_and_refuses_what_the_family_cannot_hold() -> 
             HashedNode.parse(bad, "root")
     with pytest.raises(SpecError, match="power of two"):
         HashedNode(50, 3, "toeplitz", node.keep, node.weight, 1.0)
+    with pytest.raises(SpecError, match="must be one of"):
+        HashedNode(50, 4, "md5", node.keep, node.weight, 1.0)
+    with pytest.raises(SpecError, match="must be one of"):
+        hash_values(1, 2, 4, "md5")
 
 
 def test_estimates_are_unbiased_with_exactly_olh_s_variance() -> None:
@@ -169,13 +175,18 @@ def test_merged_counts_and_deployed_reports_give_the_oracle_s_tally() -> None:
     assert 0.5 < hashed  # p* = e^2 / (e^2 + 7) = 0.51: most reports keep their own hash value
 
 
-def test_the_maximal_gain_attack_states_a_gain_for_up_to_two_targets_only() -> None:
-    """Pairwise independence fixes a random seed's chance to join two targets (``1/g``), not three."""
-    m = OLH(2.0, 100, hash="toeplitz")
-    counts = np.full(100, 20)
-    assert expected_gain(m, [3, 7], 50, counts) is not None and expected_gain(m, [3, 7, 11], 50, counts) is None
-    fakes = fake_reports(m, [3, 7], 50, rng=np.random.default_rng(100))
-    assert (hash_values(3, fakes[:, 0], m.g, "toeplitz") == hash_values(7, fakes[:, 0], m.g, "toeplitz")).all()
+def test_the_maximal_gain_attack_supports_every_target_with_a_seed_below_g() -> None:
+    """A seed below ``g`` hashes every item to one value: each fake supports all targets, however many,
+    and the expected gain is stated for any number of them (a random seed would join three targets
+    only about once in ``g^2`` tries)."""
+    m = OLH(4.0, 10_000, hash="toeplitz")
+    targets = [3, 7, 11, 5000, 9999]
+    counts = np.full(10_000, 20)
+    assert expected_gain(m, targets, 50, counts) is not None
+    fakes = fake_reports(m, targets, 200, rng=np.random.default_rng(100))
+    supported = hash_values(np.array(targets)[None, :], fakes[:, :1], m.g, "toeplitz") == fakes[:, 1:]
+    assert supported.all() and fakes[:, 0].max() < m.g
+    assert (m.tally(fakes).counts == 200).all()  # every item supported by every fake
 
 
 @parametrize_with_checks(

@@ -72,17 +72,17 @@ export function parseHashed(obj, path) {
   // written only for a family smaller than OLH's: one node, one JSON form, one spec id
   const seeds = Object.hasOwn(obj, "seeds") ? checkInt(obj.seeds, `${path}.seeds`, MIN_SEEDS, SEEDS / 2) : SEEDS;
   if (2 ** Math.round(Math.log2(seeds)) !== seeds) throw new SpecError(`${path}.seeds = ${seeds} is not a power of two`);
+  const keep = checkInt(obj.keep, `${path}.keep`, 1, GRID);
+  const weight = checkInt(obj.weight, `${path}.weight`, 1, GRID);
+  if (keep + g * weight !== GRID) {
+    throw new SpecError(`${path}: keep + g * weight = ${keep + g * weight} must be 2**${GRID_BITS} = ${GRID}`);
+  }
   if (obj.family === "toeplitz") {
     const why = toeplitzFits(d, g);
     if (why !== null) throw new SpecError(`${path}: ${why}`);
     if (Object.hasOwn(obj, "seeds")) {
       throw new SpecError(`${path}: the Toeplitz family has 2**31 seeds (OLH's), so a node names none`);
     }
-  }
-  const keep = checkInt(obj.keep, `${path}.keep`, 1, GRID);
-  const weight = checkInt(obj.weight, `${path}.weight`, 1, GRID);
-  if (keep + g * weight !== GRID) {
-    throw new SpecError(`${path}: keep + g * weight = ${keep + g * weight} must be 2**${GRID_BITS} = ${GRID}`);
   }
   const epsilon = checkBudget(obj.epsilon, `${path}.epsilon`, false);
   const shift = GRID_BITS - Math.log2(seeds);

@@ -15,11 +15,14 @@ value is the same shape whatever it supports, and every budget is equal) and ``i
 randomizer run on a target). The expected gain is :func:`pldp.robustness.support_gain` with a
 fake's support ``1`` at the targets (``mga``) or ``q + (p - q)/r`` (``input``); it is given only
 when the search fails for fewer than one fake in ``10^12`` (for a family searched whole: when some
-seed hashes every target to one value). The Toeplitz family is pairwise independent, so the failure
-rate is known for one or two targets only; it is linear, so an attacker who solves for a seed
-(``T (x_i XOR x_1) = 0`` over GF(2)) supports several targets at once whenever the system has a
-solution. Either way the worst a fake can do is support every target, the bound the robust
-estimators take (:mod:`pldp.robustness`) whatever the family.
+seed hashes every target to one value).
+
+The Toeplitz family needs no search: it is linear, and a seed below ``g`` has ``tau = 0``, so
+``H_s(x) = b = s`` for every item. A fake reports ``(s, s)`` with ``s`` uniform below ``g``
+(:func:`toeplitz_reports`): it supports every target, however many, and every other item too. That
+is the worst a fake can do to the targets, the bound the robust estimators take
+(:mod:`pldp.robustness`), and the expected gain is given for any number of targets. (Such a report
+is also easy to spot: an honest user draws ``tau = 0`` with probability ``2^(r - 31)``.)
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from pldp.channel.hashed import SEEDS, hash_values
 from pldp.mechanisms.hashed import OLH
 from pldp.oracle import FrequencyOracle
 
-__all__ = ["CANDIDATES", "WHOLE_FAMILY", "HashedRule", "best_seeds", "search_seeds"]
+__all__ = ["CANDIDATES", "WHOLE_FAMILY", "HashedRule", "best_seeds", "search_seeds", "toeplitz_reports"]
 
 #: Seeds a fake user of the maximal gain attack tries.
 CANDIDATES = 1024
@@ -55,10 +58,10 @@ def _shares(targets: np.ndarray, seeds: np.ndarray, g: int, family: str = "xxh32
     return np.take_along_axis(counts, best_target, axis=-1)[..., 0], np.take_along_axis(h, best_target, axis=-1)[..., 0]
 
 
-def best_seeds(targets: np.ndarray, g: int, seeds: int) -> tuple[np.ndarray, np.ndarray, int]:
+def best_seeds(targets: np.ndarray, g: int, seeds: int, family: str = "xxh32") -> tuple[np.ndarray, np.ndarray, int]:
     """A whole family searched: the seeds under which the most targets share a hash value, that value
     under each, and how many targets share it."""
-    share, value = _shares(targets, np.arange(seeds, dtype=np.int64), g)
+    share, value = _shares(targets, np.arange(seeds, dtype=np.int64), g, family)
     top = int(share.max())
     best = np.flatnonzero(share == top)
     return best, value[best].astype(np.int64), top
@@ -71,7 +74,7 @@ def search_seeds(
     of :data:`CANDIDATES` random seeds under which the most targets share a hash value (all of them,
     when one does), and that value; in a smaller one, a seed drawn among :func:`best_seeds`."""
     if seeds <= WHOLE_FAMILY:
-        best, value, _ = best_seeds(targets, g, seeds)
+        best, value, _ = best_seeds(targets, g, seeds, family)
         pick = rng.integers(0, best.size, size=m)
         return np.stack([best[pick], value[pick]], axis=1)
     out = np.zeros((m, 2), dtype=np.int64)
@@ -86,19 +89,28 @@ def search_seeds(
     return out
 
 
+def toeplitz_reports(g: int, m: int, rng: np.random.Generator) -> np.ndarray:
+    """``m`` reports ``(s, s)`` with ``s`` uniform below ``g``: under the Toeplitz family a seed below ``g``
+    hashes every item to ``s`` (module docstring), so each report supports every item."""
+    s = rng.integers(0, g, size=m)
+    return np.stack([s, s], axis=1)
+
+
 @rule_for(OLH)
 class HashedRule(SupportRule):
     """OLH and BLH: a report is a seed and a value (module docstring)."""
 
     def mga_reports(self, mech: Any, targets: np.ndarray, m: int, rng: np.random.Generator) -> np.ndarray:
+        if mech.hash == "toeplitz":
+            return toeplitz_reports(mech.g, m, rng)
         return search_seeds(targets, mech.g, m, rng, mech.seeds, mech.hash)
 
     def expected_gain(self, oracle: FrequencyOracle, attack: Attack, m: int, data: tuple[Any, ...]) -> float | None:
         mech: Any = oracle
         if mech.seeds <= WHOLE_FAMILY:
             fail = float(best_seeds(attack.targets, mech.g, mech.seeds)[2] < attack.targets.size)
-        elif mech.hash == "toeplitz" and attack.targets.size > 2:
-            fail = 1.0  # pairwise independent only: three targets' joint law is the family's own
+        elif mech.hash == "toeplitz":
+            fail = 0.0  # a seed below g supports every item
         else:
             fail = (1.0 - float(mech.g) ** (1 - attack.targets.size)) ** CANDIDATES
         if ALL_RULES[attack.strategy] != "input" and fail > _FAIL:

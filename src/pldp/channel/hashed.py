@@ -163,6 +163,8 @@ def hash_values(items: Any, seeds: Any, g: int, family: str = "xxh32") -> np.nda
     """
     if family == "toeplitz":
         return toeplitz_values(items, seeds, g)
+    if family != "xxh32":
+        raise SpecError(f"the hash family must be one of {HASH_FAMILIES}, got {family!r}")
     return reduce_mod(xxh32_index(items, seeds), g)
 
 
@@ -220,6 +222,8 @@ class HashedNode(EveryPairLeaf):
 
     def __post_init__(self) -> None:
         seed_shift(self.seeds)  # a power of two in [2, 2**31]
+        if self.family not in HASH_FAMILIES:
+            raise SpecError(f"the hash family must be one of {HASH_FAMILIES}, got {self.family!r}")
         if self.family == "toeplitz":
             why = toeplitz_fits(self.d, self.g)
             if why is not None or self.seeds != SEEDS:

@@ -94,6 +94,7 @@ def toeplitz_values(items: Any, seeds: Any, g: int) -> np.ndarray:
     """
     x = np.asarray(items).astype(np.int64)
     s = np.asarray(seeds).astype(np.int64)
+    g = int(g)
     r = g.bit_length() - 1
     tau = s >> r
     h = np.broadcast_to(s & (g - 1), np.broadcast_shapes(s.shape, x.shape)).copy()

@@ -39,7 +39,10 @@ The Toeplitz family (``OLH(eps, d, hash="toeplitz")``; :mod:`pldp.channel.toepli
 over GF(2) of the item's bits, with ``g`` a power of two: two items collide with probability exactly
 ``1/g``, so the estimates are exactly unbiased with exactly the variance above, and the server
 counts the supports of ``n`` reports in ``O(n g + d log d)`` (:func:`~pldp.mechanisms.toeplitz.toeplitz_support`:
-0.03 s for 10^6 reports at ``d = 10^4``, ``epsilon = 1``, against 22 s for XXH32's ``n d``).
+0.03 s for 10^6 reports at ``d = 10^4``, ``epsilon = 1``, against 22 s for XXH32's ``n d``). It is
+pairwise independent, not three-wise: each count's law is exact, but the covariance of two counts
+(a report of ``x`` supporting both ``v`` and ``w``) is the family's own; no estimate of pldp reads it,
+and :meth:`OLH.simulate` draws the marginals.
 
 A small family (FLH; Wang et al. 2017, Sec. 4.4; Cormode, Maddock, Maple, VLDB 2021). With
 ``seeds=S`` a report's seed is one of ``S`` (a power of two), and the server counts the reports per
@@ -134,7 +137,7 @@ def olh_g(epsilon: float) -> int:
 
 
 def toeplitz_g(epsilon: float, d: int) -> int:
-    """The power of two ``g`` of smallest factor :math:`((e^\varepsilon + g - 1)/(e^\varepsilon - 1))^2 / (g - 1)`
+    """The power of two ``g`` of smallest factor :math:`((e^\\varepsilon + g - 1)/(e^\\varepsilon - 1))^2 / (g - 1)`
     among those the Toeplitz family holds at ``d`` items (:func:`~pldp.channel.toeplitz.toeplitz_fits`).
 
     Examples

@@ -23,6 +23,8 @@ __all__ = ["toeplitz_support"]
 #: a block, 8 s with 2^12), smaller ones of a small ``g`` pay numpy's per-call cost.
 _BLOCK_CELLS = 1 << 21
 _BLOCK_REPORTS = 1 << 15
+#: The largest ``g`` whose signs :func:`toeplitz_support` reads from a ``g x g`` table.
+_SIGN_TABLE = 1 << 8
 
 
 def toeplitz_support(seed: np.ndarray, value: np.ndarray, d: int, g: int) -> np.ndarray:
@@ -33,12 +35,16 @@ def toeplitz_support(seed: np.ndarray, value: np.ndarray, d: int, g: int) -> np.
     (``u(t) = u(t AND (t - 1)) XOR row(lowest bit of t)``), and the sign ``parity(t AND c)``:
     ``bincount`` counts each ``(u, sign)`` cell.
     """
+    g = int(g)
     r, size = g.bit_length() - 1, 1 << item_bits(d)
     t = np.arange(g)
-    signs = parity(t[:, None] & t[None, :]).astype(np.int64)  # [t, c]
+    # the sign parity(t AND c) looked up in a g x g table while it is small (a gather beats six shifts)
+    signs = parity(t[:, None] & t[None, :]) if g <= _SIGN_TABLE else None
     lowest = [(int(k) & -int(k)).bit_length() - 1 for k in t]
     cells = np.zeros(2 * size, dtype=np.int64)
-    block = min(_BLOCK_REPORTS, max(1, _BLOCK_CELLS // g))
+    # each block's bincount costs its 2 * size cells too: at large d, blocks of up to 2 * size / g reports
+    # (at most 2**24 cells, 128 MiB)
+    block = max(min(_BLOCK_REPORTS, _BLOCK_CELLS // g), min(2 * size, 1 << 24) // g, 1)
     for start in range(0, len(seed), block):
         s = np.asarray(seed[start : start + block]).astype(np.int64)
         c = (np.asarray(value[start : start + block]).astype(np.int64) ^ s) & (g - 1)
@@ -48,7 +54,7 @@ def toeplitz_support(seed: np.ndarray, value: np.ndarray, d: int, g: int) -> np.
         for k in range(1, g):
             np.bitwise_xor(u[k & (k - 1)], rows[lowest[k]], out=u[k])
         u <<= 1
-        u |= signs[:, c]
+        u |= parity(t[:, None] & c[None, :]) if signs is None else signs[:, c]  # each term's sign
         cells += np.bincount(u.ravel(), minlength=2 * size)
     spectrum = walsh_hadamard(cells[0::2] - cells[1::2])
     return np.asarray(spectrum[:d] >> r)
