@@ -321,4 +321,6 @@ def test_spec_new_makes_large_domain_and_leveled_specs_and_range_labels(capsys: 
     febsf = ["spec", "new", "febsf", "--labels", "a,b", "--levels", "0.5,1", "--eps-p", "1", "--oracle", "ss"]
     main_error(capsys, [*febsf, "--question", "q"], "derived for k-RR and unary reports only")
     main_error(capsys, ["spec", "new", "olh", "--labels", "range:x", "--eps", "1", "--question", "q"], "range:D")
+    rcf_toeplitz = ["spec", "new", "rcf", "--labels", "a,b", "--levels", "1,2", "--oracle", "olh", "--hash", "toeplitz"]
+    main_error(capsys, [*rcf_toeplitz, "--question", "q"], "--hash chooses OLH's hash family")
     main_error(capsys, ["spec", "new", "olh", "--labels", "hashed:1", "--eps", "1", "--question", "q"], "hashed:D")

@@ -105,6 +105,8 @@ def _oracle(args: argparse.Namespace, d: int) -> Any:
     from pldp.protocols import APLDP, FEBSF, MPLDP, PBP, PPDA, RCF, PaddingSampling
 
     name = args.name
+    if args.hash != "xxh32" and name != "olh":
+        raise ParameterError(f"--hash chooses OLH's hash family (spec new olh); {name} has none to choose")
     if name == "krr":
         return pldp.KRR(_one(args.eps, "eps"), d)
     if name == "rappor":
