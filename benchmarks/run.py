@@ -12,6 +12,7 @@ Rows (see ``benchmarks/README.md``), in the order of the table:
 * ``detect_rows.py``: the ``"detect"`` estimate against ``"unbiased"`` on the same reports, n = 10^6, one core;
 * ``hashed_rows.py``: local hashing, the support counts of OLH and FLH at n = 10^6, d = 10^4, one core,
   and the Python and JS clients' OLH reports per second;
+* ``heavy_rows.py``: PEM's discovery of the top 20 strings of 10^6 users, and its client, one core;
 * ``scale_rows.py``: ``pldp aggregate`` of up to 10^9 reports on a 2-worker LocalCluster (time
   against n, memory per worker), and the figure ``scale.svg``;
 * ``flh_dask.py``: ``pldp aggregate`` of 10^9 FLH reports (d = 10^4, ε = 4) from files to estimate on a
@@ -69,6 +70,7 @@ from detect_rows import bench_detect
 from direct_rows import bench_mle, bench_perturb, bench_trials
 from flh_dask import bench_flh_dask
 from hashed_rows import bench_hashed
+from heavy_rows import bench_heavy
 from large_domain_rows import bench_large_domain
 from longitudinal_rows import bench_longitudinal
 from once_rows import bench_once
@@ -91,6 +93,7 @@ SUITES = {
     "attacks": bench_attacks,
     "detect": bench_detect,
     "hashed": bench_hashed,
+    "heavy": bench_heavy,
     "scale": bench_scale,
     "flh": bench_flh_dask,
     "once": bench_once,

@@ -21,9 +21,9 @@ from pldp.deploy import Spec, decode, spec_id, verify
 from pldp.deploy.claimwords import claim_words
 from pldp.deploy.estimates import attributes_json, estimate_text
 from pldp.deploy.labels import HashedAnswers, bucket_names, normalize_text, text_bucket
-from pldp.deploy.xxh32 import xxh32
 from pldp.errors import ParameterError, SpecError
 from pldp.protocols import MPLDP
+from pldp.xxh32 import xxh32
 from tests.deploy_cases import words
 
 D = 1000

@@ -1,4 +1,4 @@
-// client-xxh32.mjs: XXH32 of a byte string (pldp.deploy.xxh32), the hash of a spec's free-text answers
+// client-xxh32.mjs: XXH32 of a byte string (pldp.xxh32), the hash of a spec's free-text answers
 // (client-labels.mjs, docs/wire-format.md §1.5). Every operation modulo 2**32 (Math.imul, >>> 0).
 
 // PRIME32_1 to PRIME32_5 of the specification

@@ -25,12 +25,12 @@ True
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, overload
 
-from pldp.deploy.xxh32 import xxh32
 from pldp.errors import ParameterError, SpecError
+from pldp.text import MAX_TEXT_BYTES, TRIMMED, normalize_text
+from pldp.xxh32 import xxh32
 
 __all__ = [
     "HASHED_FORM",
@@ -50,10 +50,6 @@ __all__ = [
 #: The members of the hashed form besides ``"hashed": d``: its hash and its normalisation (the only
 #: ones this version knows; another rule would be another value, so an older reader refuses it).
 HASHED_FORM = {"hash": "xxh32", "normalize": "NFC"}
-#: The most UTF-8 bytes of a hashed answer's text, once normalised.
-MAX_TEXT_BYTES = 256
-#: The white space trimmed from both ends of a hashed answer: ASCII space, tab, line feed, carriage return.
-TRIMMED = " \t\n\r"
 
 #: The decimal label of an integer answer: no sign, no leading zero, no space.
 _DECIMAL = re.compile(r"0|[1-9][0-9]*")
@@ -130,25 +126,6 @@ class HashedAnswers(AnswerRange):
 
     def __repr__(self) -> str:
         return f"HashedAnswers({self.d})"
-
-
-def normalize_text(text: Any) -> str:
-    """A hashed answer's text as hashed: Unicode NFC, then the ASCII white space :data:`TRIMMED`
-    stripped from both ends; :class:`~pldp.errors.ParameterError` for anything but a string, a
-    string with a lone surrogate (no UTF-8), an empty result or one over :data:`MAX_TEXT_BYTES`
-    UTF-8 bytes. The messages never repeat the text."""
-    if not isinstance(text, str):
-        raise ParameterError(f"this spec's answers are text (a string), got a {type(text).__name__}")
-    out = unicodedata.normalize("NFC", text).strip(TRIMMED)
-    try:
-        size = len(out.encode("utf-8"))
-    except UnicodeEncodeError:
-        raise ParameterError("the answer's text holds a lone surrogate: it has no UTF-8 form") from None
-    if not out:
-        raise ParameterError("the answer's text is empty (after trimming white space)")
-    if size > MAX_TEXT_BYTES:
-        raise ParameterError(f"the answer's text is {size} UTF-8 bytes, over the {MAX_TEXT_BYTES} allowed")
-    return out
 
 
 def text_bucket(text: Any, d: int) -> int:

@@ -115,7 +115,9 @@ __all__ = [
     "SeedValueCounts",
     "checked_reports",
     "has_table",
+    "item_support",
     "olh_g",
+    "olh_grid",
     "seed_value_table",
     "support_counts",
     "table_support",
@@ -134,6 +136,26 @@ _TABLE_CELLS = 1 << 24
 def olh_g(epsilon: float) -> int:
     """OLH's number of hash values: ``round(e^eps) + 1`` (Wang et al. 2017, Sec. 4.4), at least 2."""
     return max(2, min(round(math.exp(epsilon)) + 1, HASHED_G[1]))
+
+
+def olh_grid(epsilon: float, g: int) -> tuple[int, int]:
+    """``(keep, weight)`` of local hashing on the ``2**32`` grid: the smallest ``weight`` with
+    ``(keep + weight) / weight <= e^eps`` and ``keep = 2**32 - g weight >= 1``, decided exactly
+    (:func:`~pldp.channel.exact.ratio_within`); a :class:`~pldp.errors.ParameterError` when no
+    ``weight`` leaves ``keep >= 1``.
+
+    Examples
+    --------
+    >>> keep, weight = olh_grid(1.0, 4)
+    >>> keep + 4 * weight == 2**32 and (keep + weight) / weight <= math.e
+    True
+    """
+    guess = -math.ceil(GRID / (math.exp(epsilon) + g - 1))
+    # the largest t = -weight whose claim holds, from the float guess
+    t = largest_within(guess, -((GRID - 1) // g), -1, lambda u: ratio_within(GRID + (g - 1) * u, -u, epsilon))
+    if t is None:
+        raise ParameterError(f"epsilon={epsilon:g} is too small for g={g} on the 2**32 grid")
+    return GRID - g * -t, -t
 
 
 def toeplitz_g(epsilon: float, d: int) -> int:
@@ -183,7 +205,7 @@ def support_counts(reports: Any, d: int, g: int, seeds: int = SEEDS, family: str
     n = rep.shape[0]
     if has_table(g, seeds) and seeds * (d + g) < n * d:
         return table_support(seed_value_table(rep[:, 0], rep[:, 1], g, seeds), d, g, seeds)
-    return _direct_counts(rep, d, g)
+    return item_support(rep, np.arange(d), g)
 
 
 def has_table(g: int, seeds: int) -> bool:
@@ -198,9 +220,14 @@ def seed_value_table(seed: np.ndarray, value: np.ndarray, g: int, seeds: int) ->
     return np.bincount(seed * g + value, minlength=seeds * g)
 
 
-def _direct_counts(rep: np.ndarray, d: int, g: int) -> np.ndarray:
+def item_support(rep: np.ndarray, items: np.ndarray, g: int) -> np.ndarray:
+    """Per item of ``items`` (any non-negative integers below ``2**32``), the checked reports ``(s, y)``
+    (an ``(n, 2)`` array) with ``XXH32(item, s) mod g = y``: every report against every item, in
+    cache-sized ``uint32`` blocks (the direct path of :func:`support_counts`; the heavy hitters'
+    candidates, :mod:`pldp.heavy`)."""
+    d = int(np.size(items))
     counts = np.zeros(d, dtype=np.int64)
-    lane = xxh32_lane(np.arange(d))
+    lane = xxh32_lane(items)
     seeds, values = rep[:, 0].astype(np.uint32), rep[:, 1].astype(np.uint32)
     block = max(1, _BLOCK_CELLS // d)
     h = np.empty((block, d), dtype=np.uint32)
@@ -336,15 +363,7 @@ class OLH(SupportCountOracle):
             raise ParameterError(why)
         if toeplitz and seeds not in (None, SEEDS):
             raise ParameterError(f"the Toeplitz family has 2**31 seeds (OLH's), got seeds={seeds}")
-        # the smallest weight with (keep + weight) / weight <= e^eps and keep = 2**32 - g weight >= 1:
-        # the largest t = -weight whose claim holds, from the float guess, decided exactly
-        guess = -math.ceil(GRID / (math.exp(eps) + self.g - 1))
-        g = self.g
-        t = largest_within(guess, -((GRID - 1) // g), -1, lambda u: ratio_within(GRID + (g - 1) * u, -u, eps))
-        if t is None:
-            raise ParameterError(f"epsilon={eps:g} is too small for g={self.g} on the 2**32 grid")
-        self._weight = -t
-        self._keep = GRID - self.g * self._weight
+        self._keep, self._weight = olh_grid(eps, self.g)
         self.seeds = SEEDS if seeds is None else check_int(seeds, "seeds", 2)
         try:
             seed_shift(self.seeds)

@@ -1,4 +1,4 @@
-"""XXH32 of a byte string, in pure Python: the hash of a spec's free-text answers.
+"""XXH32 of a byte string, in pure Python: the hash of free-text answers and of the heavy hitters' prefixes.
 
 The hashed answer form (:mod:`pldp.deploy.labels`, ``docs/wire-format.md`` §1.5) maps an answer's
 UTF-8 bytes to ``XXH32(bytes, seed 0) mod d``. The sampler's XXH32 (:mod:`pldp.channel.hashed`) hashes

@@ -1,0 +1,93 @@
+"""Heavy hitters: PEM's discovery at 10^6 users and its client, one core.
+
+* ``PEM discover``: 10^6 users holding Zipf(1.2) strings of up to 16 bytes (5,000 distinct words,
+  ``w00042x...``), ε = 4, ``max_bytes = 16``, top 20: the whole discovery from the reports; target
+  30 s. The row gives the recall of the true top 20 and the largest error of a found answer's
+  estimate in its standard errors.
+* ``PEM perturb``: the client on the same users, per user (Python, numpy's generator); target 100 µs.
+
+A suite of ``run.py`` (``--only heavy``; ``bench_heavy(mode, rng)``); also standalone::
+
+    PYTHONPATH=src .venv/bin/python benchmarks/heavy_rows.py [--quick]
+"""
+
+from __future__ import annotations
+
+import harness  # first: pins the BLAS/OpenMP threads to one before numpy is imported
+
+# isort: split
+
+import sys
+
+import numpy as np
+
+import pldp
+
+N, WORDS, MAX_BYTES, EPS, TOP = 10**6, 5_000, 16, 4.0, 20
+TARGET_DISCOVER_S, TARGET_CLIENT_US = 30.0, 100.0
+
+
+def _population(n: int, rng: np.random.Generator) -> tuple[list[str], np.ndarray, list[str]]:
+    """``n`` answers drawn Zipf(1.2) from :data:`WORDS` words of 11 bytes, their indices, and the words."""
+    words = [f"w{i:05d}x{(i * 7919) % 1000:03d}" for i in range(WORDS)]
+    p = 1.0 / np.arange(1, WORDS + 1) ** 1.2
+    x = rng.choice(WORDS, size=n, p=p / p.sum())
+    return [words[i] for i in x], x, words
+
+
+def bench_heavy(mode: harness.Mode, rng: np.random.Generator) -> list[harness.Row]:
+    """The discovery row and the client row (10^5 users with ``--quick``).
+
+    Parameters
+    ----------
+    mode : Mode
+        Quick (10^5 users) or full (10^6).
+    rng : numpy.random.Generator
+        The generator of the data and of ``perturb``.
+
+    Returns
+    -------
+    list of Row
+        Discovery, then the client.
+    """
+    n = N if mode.name == "full" else N // 10
+    answers, x, words = _population(n, rng)
+    pem = pldp.PEM(EPS, max_bytes=MAX_BYTES)
+    reports, t_client = harness.once(lambda: pem.perturb(answers, rng))
+    found, t = harness.once(lambda: pem.discover(reports, top=TOP))
+    counts = np.bincount(x, minlength=WORDS)
+    truth = {words[i]: counts[i] / n for i in np.argsort(-counts, kind="stable")[:TOP]}
+    recall = len(set(truth) & set(found.answers)) / TOP
+    shares = np.array([counts[words.index(a)] / n if a in words else 0.0 for a in found.answers])
+    z = float(np.max(np.abs(found.estimate.frequencies - shares) / found.estimate.std_error))
+    users = f"10^{round(np.log10(n))}"
+    per_user = t_client.best / n * 1e6
+    return [
+        harness.timed_row(
+            "PEM discover",
+            f"{users} users, Zipf(1.2) over {WORDS:,} words of 11 bytes, ε={EPS:g} (g={pem.g}), max_bytes={MAX_BYTES}, "
+            f"top {TOP}: recall {recall:.2f} of the true top {TOP}, largest error {z:.1f} SE",
+            t,
+            n / t.best,
+            "users/s",
+            f"≤ {TARGET_DISCOVER_S:g} s at 10^6",
+            t.best * N / n <= TARGET_DISCOVER_S,
+            recall=recall,
+            largest_z=z,
+        ),
+        harness.timed_row(
+            "PEM perturb",
+            f"{users} users, the same answers, Python, numpy's generator: {per_user:.1f} µs a user",
+            t_client,
+            n / t_client.best,
+            "users/s",
+            f"≤ {TARGET_CLIENT_US:g} µs a user",
+            per_user <= TARGET_CLIENT_US,
+        ),
+    ]
+
+
+if __name__ == "__main__":
+    chosen = harness.QUICK if "--quick" in sys.argv else harness.FULL
+    table = bench_heavy(chosen, np.random.default_rng(harness.SEED))
+    print(harness.markdown(table, f"heavy hitters ({chosen.name} mode)"), end="")

@@ -1,0 +1,39 @@
+"""Free-text answers as they are hashed: Unicode NFC, trimmed, bounded, as UTF-8 bytes.
+
+One rule for every answer given as text: a spec's hashed answers (:mod:`pldp.deploy.labels`,
+``docs/wire-format.md`` §1.5) and the heavy-hitter protocols' strings (:mod:`pldp.heavy`).
+``clients/js/client-labels.mjs`` (``normalizeText``) is its JS twin.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from typing import Any
+
+from pldp.errors import ParameterError
+
+__all__ = ["MAX_TEXT_BYTES", "TRIMMED", "normalize_text"]
+
+#: The most UTF-8 bytes of a text answer, once normalised.
+MAX_TEXT_BYTES = 256
+#: The white space trimmed from both ends of a text answer: ASCII space, tab, line feed, carriage return.
+TRIMMED = " \t\n\r"
+
+
+def normalize_text(text: Any) -> str:
+    """A hashed answer's text as hashed: Unicode NFC, then the ASCII white space :data:`TRIMMED`
+    stripped from both ends; :class:`~pldp.errors.ParameterError` for anything but a string, a
+    string with a lone surrogate (no UTF-8), an empty result or one over :data:`MAX_TEXT_BYTES`
+    UTF-8 bytes. The messages never repeat the text."""
+    if not isinstance(text, str):
+        raise ParameterError(f"this spec's answers are text (a string), got a {type(text).__name__}")
+    out = unicodedata.normalize("NFC", text).strip(TRIMMED)
+    try:
+        size = len(out.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise ParameterError("the answer's text holds a lone surrogate: it has no UTF-8 form") from None
+    if not out:
+        raise ParameterError("the answer's text is empty (after trimming white space)")
+    if size > MAX_TEXT_BYTES:
+        raise ParameterError(f"the answer's text is {size} UTF-8 bytes, over the {MAX_TEXT_BYTES} allowed")
+    return out
