@@ -65,8 +65,8 @@ def bench_heavy(mode: harness.Mode, rng: np.random.Generator) -> list[harness.Ro
     return [
         harness.timed_row(
             "PEM discover",
-            f"{users} users, Zipf(1.2) over {WORDS:,} words of 11 bytes, ε={EPS:g} (g={pem.g}), max_bytes={MAX_BYTES}, "
-            f"top {TOP}: recall {recall:.2f} of the true top {TOP}, largest error {z:.1f} SE",
+            f"{users} users, Zipf(1.2) over {WORDS:,} words of 11 bytes, ε={EPS:g} (g={pem.nodes[0].g}), "
+            f"max_bytes={MAX_BYTES}, top {TOP}: recall {recall:.2f} of the true top {TOP}, largest error {z:.1f} SE",
             t,
             n / t.best,
             "users/s",

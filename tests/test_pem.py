@@ -11,7 +11,7 @@ import pytest
 from pldp.channel import check_claims
 from pldp.channel.hashed import HashedNode
 from pldp.errors import ParameterError, ReportError
-from pldp.heavy import PEM
+from pldp.heavy import PEM, mix_cost
 from pldp.heavy.strings import answer_rows, fingerprints, shown
 from pldp.xxh32 import xxh32
 
@@ -67,14 +67,14 @@ def test_a_report_is_the_oracle_s_claim_and_its_group_ignores_the_answer() -> No
     """The claim is the OLH node's, checked exactly (a claim a hair below the realised ratio fails);
     the same randomness gives the same groups whatever the answers."""
     pem = PEM(2.0, max_bytes=5)
-    verdict = pem.privacy()
+    (verdict,) = pem.privacy()
     assert verdict.holds and verdict.rows[0].realised <= 2.0
-    node = pem.node
+    (node,) = pem.nodes
     tight = HashedNode(node.d, node.g, node.family, node.keep, node.weight, verdict.rows[0].realised * (1 - 1e-9))
     assert not check_claims(tight).holds
     a = pem.perturb(["x"] * 300, np.random.default_rng(5))
     b = pem.perturb(["yes, quite different"] * 300, np.random.default_rng(5))
-    assert a[:, 0].tolist() == b[:, 0].tolist() and a[:, 1].tolist() == b[:, 1].tolist()  # group and seed
+    assert a[:, :3].tolist() == b[:, :3].tolist()  # level, group and seed
 
 
 def test_strings_rows_prefixes_and_fingerprints() -> None:
@@ -110,11 +110,55 @@ def test_bad_answers_are_refused_by_their_place(answers: list[object], why: str)
 def test_bad_reports_and_parameters_are_refused() -> None:
     pem = PEM(1.0, max_bytes=4)
     with pytest.raises(ReportError, match="report 1: group 4 is not in"):
-        pem.discover(np.array([[0, 0, 0], [4, 0, 0]]))
+        pem.discover(np.array([[0, 0, 0, 0], [0, 4, 0, 0]]))
+    with pytest.raises(ReportError, match=r"report 0: value 4 is not in \[0, 4\)"):  # g = 4 at eps = 1
+        pem.discover(np.array([[0, 0, 0, 4]]))
+    with pytest.raises(ReportError, match="report 0: level 1 is not in"):
+        pem.discover(np.array([[1, 0, 0, 0]]))
     with pytest.raises(ReportError, match="shape"):
-        pem.discover(np.zeros((3, 2), dtype=int))
+        pem.discover(np.zeros((3, 3), dtype=int))
+    with pytest.raises(ParameterError, match="level needs one index per answer"):
+        pem.perturb(["a", "b"], np.random.default_rng(0), level=[0])
     for make in (lambda: PEM(1.0, max_bytes=0), lambda: PEM(1.0, max_bytes=65), lambda: PEM(0.0)):
         with pytest.raises(ParameterError):
             make()
     with pytest.raises(ParameterError, match="width"):
-        pem.discover(np.zeros((3, 3), dtype=int), top=5, width=2)
+        pem.discover(np.zeros((3, 4), dtype=int), top=5, width=2)
+
+
+def test_levels_combine_by_inverse_variance_and_find_what_one_level_alone_misses() -> None:
+    """Half the users at ε = 0.5, half at 4, the same answers at each: the pooled estimate's variance at
+    an absent item is ``1 / sum_t n_tj / V_t`` (the floor: three of its standard errors), the planted
+    strings are found with estimates within 4.5 standard errors, and each level's report is checked
+    at its own budget."""
+    rng = np.random.default_rng(12_000)
+    shares = {"red": 0.4, "blue": 0.25, "green": 0.1}
+    answers = _population(shares, 12_000, rng, tail=300)
+    pem = PEM([0.5, 4.0], max_bytes=5)
+    level = np.arange(12_000) % 2
+    reports = pem.perturb(answers, rng, level=level)
+    found = pem.discover(reports, top=3)
+    assert found.answers == list(shares)
+    assert np.all(np.abs(found.estimate.frequencies - np.array(list(shares.values()))) < 4.5 * found.estimate.std_error)
+    last = reports[reports[:, 1] == 4]
+    pooled = sum(
+        np.sum(last[:, 0] == t) * (p - q) ** 2 / (q * (1 - q)) for t, (p, q) in enumerate(n.support for n in pem.nodes)
+    )
+    assert found.floor == pytest.approx(3 / math.sqrt(pooled), rel=1e-12)
+    assert [v.rows[0].claimed for v in pem.privacy()] == [0.5, 4.0] and all(v.holds for v in pem.privacy())
+
+
+def test_mix_cost_is_the_pooled_factor_over_the_mean_budget_s() -> None:
+    """Against OLH's factor computed here: one level costs nothing, and half at 1 and half at 4 pools
+    to a factor well below the factor at 2.5 (a factor falls faster than linearly in the budget)."""
+
+    def factor(e: float) -> float:
+        g = round(math.exp(e)) + 1
+        return (math.exp(e) + g - 1) ** 2 / ((math.exp(e) - 1) ** 2 * (g - 1))
+
+    assert mix_cost([2.0], [1.0]) == pytest.approx(1.0, rel=1e-12)
+    pooled = 1 / (0.5 / factor(1.0) + 0.5 / factor(4.0))
+    assert mix_cost([1.0, 4.0], [0.5, 0.5]) == pytest.approx(pooled / factor(2.5), rel=1e-12)
+    assert mix_cost([1.0, 4.0], [0.5, 0.5]) < 0.5
+    with pytest.raises(ParameterError, match="summing to 1"):
+        mix_cost([1.0, 4.0], [0.5, 0.6])

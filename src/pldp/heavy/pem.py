@@ -7,7 +7,7 @@ bytes (:mod:`pldp.heavy.strings`), and prefixes grow a byte at a time.
 The client. A user draws her group ``j`` uniformly from ``1 .. L``, independently of her answer,
 and reports the fingerprint of her answer's first ``j`` bytes through local hashing at her budget
 :math:`\\varepsilon` (OLH, :class:`~pldp.channel.HashedNode` over the fingerprints, ``g`` OLH's
-``round(e^eps) + 1``). One report ``(group, seed, value)``: since the group tells nothing of the
+``round(e^eps) + 1``). One report ``(level, group, seed, value)``: since the group tells nothing of the
 answer, the report is :math:`\\varepsilon`-LDP exactly when the node's claim holds, and
 :meth:`PEM.privacy` checks it exactly.
 
@@ -28,10 +28,21 @@ is a uniform sample of ``n_j`` of the ``n`` users, drawn without replacement, so
 population's share has the variance above plus the sample's own,
 :math:`f (1 - f) (n - n_j) / (n_j (n - 1))` (both taken at ``f`` clipped to ``[0, 1]``).
 
+Levels. With budget levels (``epsilon`` a sequence) each user reports at her level's budget
+through that level's node (its own ``g``), the level in the clear, like RCF
+(:class:`~pldp.protocols.RCF`). At each step the levels' estimates of a candidate are combined with
+weights :math:`w_t \\propto n_{tj} / V_t` (:math:`V_t` OLH's factor at an absent item), the
+inverse of their variances at an absent item: the pooled estimate's variance there is
+:math:`1 / \\sum_t (n_{tj} / V_t)`, and elsewhere :math:`\\sum_t w_t^2 \\operatorname{Var}
+\\hat f_t` plus the group's sampling. It estimates the population's share when an answer does not
+depend on its holder's level; otherwise it is the levels' shares weighted by ``w``.
+:func:`mix_cost` gives what a mix of levels costs against a uniform budget at its mean.
+
 What it cannot see. Answers longer than ``L`` bytes are seen as their first ``L`` bytes. Each
 step keeps ``width`` prefixes on estimates of ``n / L`` users, so an answer whose share is not
 well above one group's standard error at an absent item, :math:`\\sqrt{V / n_j}` with ``V``
-OLH's factor, may drop out at any step (:attr:`Discovery.floor` states three of them).
+OLH's factor (pooled over the levels), may drop out at any step (:attr:`Discovery.floor` states
+three of them).
 
 Cost. Each group's reports against its ``256 width`` candidates: ``256 width n`` hash evaluations
 in all (:func:`pldp.mechanisms.hashed.item_support`), and ``n`` fingerprints at the clients.
@@ -48,7 +59,7 @@ import numpy as np
 
 from pldp._validation import check_epsilon, check_int
 from pldp.channel.claims import Verification, check_claims
-from pldp.channel.columns import refuse_out_of_range
+from pldp.channel.columns import refuse_first, refuse_out_of_range
 from pldp.channel.hashed import HashedNode
 from pldp.domain import Domain
 from pldp.errors import ParameterError, ReportError
@@ -56,8 +67,9 @@ from pldp.estimation import Estimate
 from pldp.heavy.strings import FINGERPRINTS, answer_rows, fingerprints, shown
 from pldp.mechanisms.hashed import item_support, olh_g, olh_grid
 from pldp.mechanisms.support import run_program
+from pldp.protocols.leveled import check_levels
 
-__all__ = ["PEM", "Discovery"]
+__all__ = ["PEM", "Discovery", "mix_cost"]
 
 
 @dataclass(frozen=True)
@@ -99,12 +111,13 @@ class PEM:
 
     Parameters
     ----------
-    epsilon : float
-        Every user's budget.
+    epsilon : float or sequence of float
+        Every user's budget, or the budget levels (strictly increasing): each user reports at her
+        level's budget, the level in the clear (module docstring, "Levels").
     max_bytes : int, default 16
         ``L``: the bytes of an answer kept (1 to 64), and the number of groups.
     g : int, optional
-        OLH's hash range; default ``round(e^eps) + 1``.
+        OLH's hash range at every level; default each level's ``round(e^eps) + 1``.
 
     Examples
     --------
@@ -116,38 +129,52 @@ class PEM:
     ['cat', 'dog']
     """
 
-    def __init__(self, epsilon: float, max_bytes: int = 16, g: int | None = None) -> None:
-        self.epsilon = check_epsilon(epsilon)
+    def __init__(self, epsilon: float | Sequence[float], max_bytes: int = 16, g: int | None = None) -> None:
+        self.levels = check_levels([check_epsilon(e) for e in np.atleast_1d(np.asarray(epsilon, dtype=float))])
         self.max_bytes = check_int(max_bytes, "max_bytes", 1)
         if self.max_bytes > 64:
             raise ParameterError(f"max_bytes must be at most 64, got {self.max_bytes}")
-        self.g = olh_g(self.epsilon) if g is None else check_int(g, "g", 2)
-        keep, weight = olh_grid(self.epsilon, self.g)
-        self.node = HashedNode(FINGERPRINTS, self.g, "xxh32", keep, weight, self.epsilon)
+        gs = [olh_g(e) if g is None else check_int(g, "g", 2) for e in self.levels]
+        self.nodes = tuple(
+            HashedNode(FINGERPRINTS, gl, "xxh32", *olh_grid(float(e), gl), float(e))
+            for e, gl in zip(self.levels, gs, strict=True)
+        )
 
     def __repr__(self) -> str:
-        return f"PEM(epsilon={self.epsilon:g}, max_bytes={self.max_bytes}, g={self.g})"
+        eps = f"{self.levels[0]:g}" if self.levels.size == 1 else str(self.levels.tolist())
+        return f"PEM(epsilon={eps}, max_bytes={self.max_bytes})"
 
-    def privacy(self) -> Verification:
-        """The exact check of a report's claim: the OLH node's (the group is independent of the answer)."""
-        return check_claims(self.node)
+    def privacy(self) -> tuple[Verification, ...]:
+        """The exact check of each level's report: its OLH node's claim (the group is independent of
+        the answer, the level is in the clear)."""
+        return tuple(check_claims(node) for node in self.nodes)
 
     # ---------------------------------------------------------------------- client
-    def perturb(self, answers: Sequence[Any], rng: np.random.Generator) -> np.ndarray:
-        """One report per answer (text or bytes): ``(group, seed, value)``, ``int64``, shape ``(n, 3)``.
+    def perturb(self, answers: Sequence[Any], rng: np.random.Generator, level: Any = None) -> np.ndarray:
+        """One report per answer (text or bytes): ``(level, group, seed, value)``, ``int64``, shape ``(n, 4)``.
 
-        The group (``0 .. L-1`` for prefixes of ``1 .. L`` bytes) is drawn first, then the node's
-        program randomizes the prefix's fingerprint (two words of ``rng`` each).
+        ``level`` gives each user's level (an index into the levels; default 0). The group
+        (``0 .. L-1`` for prefixes of ``1 .. L`` bytes) is drawn first, then each level's node
+        randomizes its users' fingerprints (two words of ``rng`` each).
         """
         rows = answer_rows(answers, self.max_bytes)
         n = rows.shape[0]
+        lev = np.zeros(n, dtype=np.int64) if level is None else np.asarray(level).astype(np.int64).reshape(-1)
+        if lev.shape != (n,):
+            raise ParameterError(f"level needs one index per answer ({n}), got shape {np.shape(level)}")
+        refuse_out_of_range(lev, self.levels.size, "level")
         group = rng.integers(0, self.max_bytes, size=n)
         items = np.empty(n, dtype=np.int64)
         for j in range(self.max_bytes):
             mine = np.flatnonzero(group == j)
             items[mine] = fingerprints(rows[mine, : j + 1])
-        _, out = run_program(self.node, items, FINGERPRINTS, rng, 2)
-        return np.stack([group, out["seed"], out["value"]], axis=1)
+        out = np.zeros((n, 4), dtype=np.int64)
+        out[:, 0], out[:, 1] = lev, group
+        for t, node in enumerate(self.nodes):
+            mine = np.flatnonzero(lev == t)
+            _, cols = run_program(node, items[mine], FINGERPRINTS, rng, 2)
+            out[mine, 2], out[mine, 3] = cols["seed"], cols["value"]
+        return out
 
     # ---------------------------------------------------------------------- server
     def discover(self, reports: Any, top: int = 20, width: int | None = None) -> Discovery:
@@ -155,8 +182,8 @@ class PEM:
 
         Parameters
         ----------
-        reports : array_like of int, shape (n, 3)
-            :meth:`perturb`'s ``(group, seed, value)`` rows.
+        reports : array_like of int, shape (n, 4)
+            :meth:`perturb`'s ``(level, group, seed, value)`` rows.
         top : int, default 20
             The answers returned.
         width : int, optional
@@ -165,35 +192,82 @@ class PEM:
         rep = self._checked(reports)
         top = check_int(top, "top", 1)
         width = top if width is None else check_int(width, "width", top)
-        p, q = self.node.support
         n = rep.shape[0]
         kept = np.zeros((1, 0), dtype=np.uint8)
         f = var = np.zeros(0)
-        n_group = 1
+        floor = 0.0
         for j in range(self.max_bytes):
             cand = _extend(kept)
-            mine = rep[rep[:, 0] == j][:, 1:]
-            n_group = max(mine.shape[0], 1)
-            counts = item_support(mine, fingerprints(cand), self.g)
-            f = (counts / n_group - q) / (p - q)
-            clipped = np.clip(f, 0.0, 1.0)
-            var = (clipped * p * (1 - p) + (1 - clipped) * q * (1 - q)) / (n_group * (p - q) ** 2)
-            var += clipped * (1 - clipped) * (n - n_group) / (n_group * max(n - 1, 1))  # the group's sample
+            f, var, floor = self._step(rep[rep[:, 1] == j], fingerprints(cand), n)
             order = np.argsort(-f, kind="stable")[: width if j + 1 < self.max_bytes else top]
             kept, f, var = cand[order], f[order], var[order]
-        floor = 3 * math.sqrt(q * (1 - q) / (n_group * (p - q) ** 2))
         labels = [shown(row) for row in kept]
         est = Estimate(f, var, n, "unbiased", Domain(labels), info={"width": width})
         return Discovery(est, self.max_bytes, floor)
 
+    def _step(self, mine: np.ndarray, items: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, float]:
+        """One group's estimates of the candidates' fingerprints ``items``, their variances and the
+        floor: each level's unbiased estimate, combined with weights ``n_tj / V_t`` (module docstring)."""
+        fs, vs, ws = [], [], []
+        for t, node in enumerate(self.nodes):
+            at = mine[mine[:, 0] == t][:, 2:]
+            n_t = at.shape[0]
+            p, q = node.support
+            factor = q * (1 - q) / (p - q) ** 2  # V at an absent item
+            if n_t == 0:
+                continue
+            f_t = (item_support(at, items, node.g) / n_t - q) / (p - q)
+            c = np.clip(f_t, 0.0, 1.0)
+            fs.append(f_t)
+            vs.append((c * p * (1 - p) + (1 - c) * q * (1 - q)) / (n_t * (p - q) ** 2))
+            ws.append(n_t / factor)
+        if not ws:
+            return np.zeros(items.size), np.full(items.size, np.inf), math.inf
+        w = np.asarray(ws) / sum(ws)
+        f = np.asarray(w @ np.asarray(fs))
+        c = np.clip(f, 0.0, 1.0)
+        n_j = mine.shape[0]
+        var = np.asarray((w**2) @ np.asarray(vs)) + c * (1 - c) * (n - n_j) / (n_j * max(n - 1, 1))
+        return f, var, 3 / math.sqrt(sum(ws))
+
     def _checked(self, reports: Any) -> np.ndarray:
         rep = np.asarray(reports)
-        if rep.ndim != 2 or rep.shape[1] != 3 or rep.dtype.kind not in "iu":
-            raise ReportError(f"PEM reports are an (n, 3) integer array of (group, seed, value), got shape {rep.shape}")
+        if rep.ndim != 2 or rep.shape[1] != 4 or rep.dtype.kind not in "iu":
+            raise ReportError(
+                f"PEM reports are an (n, 4) integer array of (level, group, seed, value), got shape {rep.shape}"
+            )
         rep = rep.astype(np.int64, copy=False)
-        for column, name, high in ((0, "group", self.max_bytes), (1, "seed", self.node.seeds), (2, "value", self.g)):
-            refuse_out_of_range(rep[:, column], high, name)
+        refuse_out_of_range(rep[:, 0], self.levels.size, "level")
+        refuse_out_of_range(rep[:, 1], self.max_bytes, "group")
+        refuse_out_of_range(rep[:, 2], self.nodes[0].seeds, "seed")
+        g = np.array([node.g for node in self.nodes])[rep[:, 0]]
+        bad = (rep[:, 3] < 0) | (rep[:, 3] >= g)
+        refuse_first(bad, lambda i: f"value {int(rep[i, 3])} is not in [0, {int(g[i])})")
         return rep
+
+
+def mix_cost(levels: Any, shares: Any) -> float:
+    """The variance of PEM's pooled estimate at an absent item under a mix of levels, over a uniform
+    budget's at the mix's mean budget (same users): :math:`(1 / \\sum_t s_t / V_t) / V(\\bar\\varepsilon)`
+    with ``V`` OLH's factor at its own ``g``: above 1 when the mix costs accuracy, below 1 when it
+    gains (a factor falls faster than linearly in the budget, so a spread of budgets often gains).
+
+    Examples
+    --------
+    >>> round(mix_cost([1.0, 4.0], [0.5, 0.5]), 2)   # half at 1, half at 4: the mean 2.5
+    0.38
+    """
+    eps = check_levels(levels)
+    s = np.asarray(shares, dtype=float).reshape(-1)
+    if s.shape != eps.shape or (s < 0).any() or not math.isclose(float(s.sum()), 1.0):
+        raise ParameterError(f"shares must be {eps.size} non-negative numbers summing to 1, got {s.tolist()}")
+
+    def factor(e: float) -> float:
+        g = olh_g(e)
+        return ((math.expm1(e) + g) / math.expm1(e)) ** 2 / (g - 1)
+
+    pooled = 1.0 / float(np.sum(s / np.array([factor(e) for e in eps])))
+    return pooled / factor(float(np.dot(s, eps)))
 
 
 def _extend(kept: np.ndarray) -> np.ndarray:
