@@ -20,11 +20,12 @@ MAX_TEXT_BYTES = 256
 TRIMMED = " \t\n\r"
 
 
-def normalize_text(text: Any) -> str:
-    """A hashed answer's text as hashed: Unicode NFC, then the ASCII white space :data:`TRIMMED`
+def normalize_text(text: Any, limit: int | None = MAX_TEXT_BYTES) -> str:
+    """A text answer as it is hashed: Unicode NFC, then the ASCII white space :data:`TRIMMED`
     stripped from both ends; :class:`~pldp.errors.ParameterError` for anything but a string, a
-    string with a lone surrogate (no UTF-8), an empty result or one over :data:`MAX_TEXT_BYTES`
-    UTF-8 bytes. The messages never repeat the text."""
+    string with a lone surrogate (no UTF-8), an empty result or one over ``limit`` UTF-8 bytes
+    (:data:`MAX_TEXT_BYTES`; ``None``: no bound, for a caller that cuts the bytes itself). The
+    messages never repeat the text."""
     if not isinstance(text, str):
         raise ParameterError(f"this spec's answers are text (a string), got a {type(text).__name__}")
     out = unicodedata.normalize("NFC", text).strip(TRIMMED)
@@ -34,6 +35,6 @@ def normalize_text(text: Any) -> str:
         raise ParameterError("the answer's text holds a lone surrogate: it has no UTF-8 form") from None
     if not out:
         raise ParameterError("the answer's text is empty (after trimming white space)")
-    if size > MAX_TEXT_BYTES:
-        raise ParameterError(f"the answer's text is {size} UTF-8 bytes, over the {MAX_TEXT_BYTES} allowed")
+    if limit is not None and size > limit:
+        raise ParameterError(f"the answer's text is {size} UTF-8 bytes, over the {limit} allowed")
     return out

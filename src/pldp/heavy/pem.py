@@ -34,15 +34,18 @@ through that level's node (its own ``g``), the level in the clear, like RCF
 weights :math:`w_t \\propto n_{tj} / V_t` (:math:`V_t` OLH's factor at an absent item), the
 inverse of their variances at an absent item: the pooled estimate's variance there is
 :math:`1 / \\sum_t (n_{tj} / V_t)`, and elsewhere :math:`\\sum_t w_t^2 \\operatorname{Var}
-\\hat f_t` plus the group's sampling. It estimates the population's share when an answer does not
+\\hat f_t` plus the groups' sampling, :math:`f (1 - f) \\sum_t w_t^2 (n_t - n_{tj}) / (n_{tj} (n_t - 1))`
+(level ``t``'s group is a sample of its ``n_t`` users). It estimates the population's share when an answer does not
 depend on its holder's level; otherwise it is the levels' shares weighted by ``w``.
 :func:`mix_cost` gives what a mix of levels costs against a uniform budget at its mean.
 
 What it cannot see. Answers longer than ``L`` bytes are seen as their first ``L`` bytes. Each
 step keeps ``width`` prefixes on estimates of ``n / L`` users, so an answer whose share is not
 well above one group's standard error at an absent item, :math:`\\sqrt{V / n_j}` with ``V``
-OLH's factor (pooled over the levels), may drop out at any step (:attr:`Discovery.floor` states
-three of them).
+OLH's factor (pooled over the levels), may drop out at any step; among ``256 width`` candidates the
+largest error of those held by nobody is some four of these, so a string nobody holds can be
+returned, and the returned estimates lean high (the same reports choose and estimate them):
+:class:`Discovery` states the floor below which an estimate may be noise.
 
 Cost. Each group's reports against its ``256 width`` candidates: ``256 width n`` hash evaluations
 in all (:func:`pldp.mechanisms.hashed.item_support`), and ``n`` fingerprints at the clients.
@@ -57,7 +60,7 @@ from typing import Any
 
 import numpy as np
 
-from pldp._validation import check_epsilon, check_int
+from pldp._validation import check_epsilon, check_index_range, check_int
 from pldp.channel.claims import Verification, check_claims
 from pldp.channel.columns import refuse_first, refuse_out_of_range
 from pldp.channel.hashed import HashedNode
@@ -69,23 +72,30 @@ from pldp.mechanisms.hashed import item_support, olh_g, olh_grid
 from pldp.mechanisms.support import run_program
 from pldp.protocols.leveled import check_levels
 
-__all__ = ["PEM", "Discovery", "mix_cost"]
+__all__ = ["PEM", "Discovery", "mix_cost", "noise_quantile"]
 
 
 @dataclass(frozen=True)
 class Discovery:
     """The strings a heavy-hitter protocol found, with their estimated shares.
 
+    The answers are the last step's largest estimates, and the same reports chose and estimated
+    them: an answer near the cut is there partly because its noise was high, so its estimate leans
+    high and its interval (:meth:`~pldp.estimation.Estimate.ci`) does not have its nominal coverage.
+    An answer whose estimate is below :attr:`floor` may be a string nobody holds (a real prefix
+    followed by bytes that rose on noise); :attr:`confident` are those above it.
+
     Attributes
     ----------
     estimate : Estimate
         Over the discovered answers (text, or bytes that are not UTF-8), largest first: shares,
-        variances, :meth:`~pldp.estimation.Estimate.ci`.
+        variances, intervals. There may be fewer than asked when fewer candidates exist.
     max_bytes : int
         The bound: a longer answer is seen as its first ``max_bytes`` bytes.
     floor : float
-        Three standard errors of one group's estimate at an absent item: an answer rarer than this
-        may be missed.
+        The share below which an estimate may be noise: :func:`noise_quantile` of the last step's
+        candidates (at most a 5 % chance that any of them, held by nobody, is estimated above it)
+        times the standard error at an absent item.
     """
 
     estimate: Estimate
@@ -98,11 +108,17 @@ class Discovery:
         return list(self.estimate.domain.labels)
 
     @property
+    def confident(self) -> list[Any]:
+        """The answers whose estimate is above :attr:`floor`: unlikely to be held by nobody."""
+        return [a for a, f in zip(self.answers, self.estimate.frequencies, strict=True) if f > self.floor]
+
+    @property
     def limits(self) -> str:
         """What the discovery cannot see, in words."""
         return (
             f"answers longer than {self.max_bytes} bytes are seen as their first {self.max_bytes} bytes; "
-            f"an answer held by fewer than about {self.floor:.2%} of users may be missed"
+            f"an answer held by fewer than about {self.floor:.2%} of users may be missed, and one estimated "
+            "below that may be held by nobody; the estimates of answers near the cut lean high"
         )
 
 
@@ -159,10 +175,12 @@ class PEM:
         """
         rows = answer_rows(answers, self.max_bytes)
         n = rows.shape[0]
-        lev = np.zeros(n, dtype=np.int64) if level is None else np.asarray(level).astype(np.int64).reshape(-1)
+        lev = np.zeros(n, dtype=np.int64) if level is None else np.asarray(level)
+        if lev.dtype.kind not in "iu":  # a budget given for its level's index would report at another budget
+            raise ParameterError(f"level holds each user's level index (an integer), got dtype {lev.dtype}")
         if lev.shape != (n,):
             raise ParameterError(f"level needs one index per answer ({n}), got shape {np.shape(level)}")
-        refuse_out_of_range(lev, self.levels.size, "level")
+        check_index_range(lev, self.levels.size, "level", ParameterError)
         group = rng.integers(0, self.max_bytes, size=n)
         items = np.empty(n, dtype=np.int64)
         for j in range(self.max_bytes):
@@ -196,19 +214,26 @@ class PEM:
         kept = np.zeros((1, 0), dtype=np.uint8)
         f = var = np.zeros(0)
         floor = 0.0
+        level_n = np.bincount(rep[:, 0], minlength=self.levels.size)
         for j in range(self.max_bytes):
             cand = _extend(kept)
-            f, var, floor = self._step(rep[rep[:, 1] == j], fingerprints(cand), n)
+            mine = rep[rep[:, 1] == j]
+            if mine.shape[0] == 0:
+                raise ReportError(f"group {j} (prefixes of {j + 1} bytes) has no reports: PEM needs every group")
+            f, var, floor = self._step(mine, fingerprints(cand), level_n, cand.shape[0])
             order = np.argsort(-f, kind="stable")[: width if j + 1 < self.max_bytes else top]
             kept, f, var = cand[order], f[order], var[order]
         labels = [shown(row) for row in kept]
-        est = Estimate(f, var, n, "unbiased", Domain(labels), info={"width": width})
+        est = Estimate(f, var, n, "unbiased", Domain(labels), info={"width": width, "candidates": int(cand.shape[0])})
         return Discovery(est, self.max_bytes, floor)
 
-    def _step(self, mine: np.ndarray, items: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, float]:
+    def _step(
+        self, mine: np.ndarray, items: np.ndarray, level_n: np.ndarray, tests: int
+    ) -> tuple[np.ndarray, np.ndarray, float]:
         """One group's estimates of the candidates' fingerprints ``items``, their variances and the
-        floor: each level's unbiased estimate, combined with weights ``n_tj / V_t`` (module docstring)."""
-        fs, vs, ws = [], [], []
+        floor: each level's unbiased estimate, combined with weights ``n_tj / V_t``; each level's
+        group is a sample of that level's ``n_t`` users (module docstring)."""
+        fs, vs, ws, samples = [], [], [], []
         for t, node in enumerate(self.nodes):
             at = mine[mine[:, 0] == t][:, 2:]
             n_t = at.shape[0]
@@ -221,14 +246,15 @@ class PEM:
             fs.append(f_t)
             vs.append((c * p * (1 - p) + (1 - c) * q * (1 - q)) / (n_t * (p - q) ** 2))
             ws.append(n_t / factor)
+            total = int(level_n[t])
+            samples.append((total - n_t) / (n_t * max(total - 1, 1)))  # times f(1 - f): the group's sample
         if not ws:
             return np.zeros(items.size), np.full(items.size, np.inf), math.inf
         w = np.asarray(ws) / sum(ws)
         f = np.asarray(w @ np.asarray(fs))
         c = np.clip(f, 0.0, 1.0)
-        n_j = mine.shape[0]
-        var = np.asarray((w**2) @ np.asarray(vs)) + c * (1 - c) * (n - n_j) / (n_j * max(n - 1, 1))
-        return f, var, 3 / math.sqrt(sum(ws))
+        var = np.asarray((w**2) @ np.asarray(vs)) + c * (1 - c) * float((w**2) @ np.asarray(samples))
+        return f, var, noise_quantile(tests) / math.sqrt(sum(ws))
 
     def _checked(self, reports: Any) -> np.ndarray:
         rep = np.asarray(reports)
@@ -246,11 +272,25 @@ class PEM:
         return rep
 
 
+def noise_quantile(tests: int, alpha: float = 0.05) -> float:
+    """``z`` with at most ``alpha`` chance that the largest of ``tests`` standard normal errors exceeds it
+    (Bonferroni: the ``1 - alpha / tests`` quantile); :attr:`Discovery.floor` in standard errors.
+
+    Examples
+    --------
+    >>> round(noise_quantile(5120), 2)   # 20 kept prefixes times 256 bytes
+    4.27
+    """
+    from scipy.special import ndtri  # scipy is imported where it is used
+
+    return float(ndtri(1.0 - alpha / max(int(tests), 1)))
+
+
 def mix_cost(levels: Any, shares: Any) -> float:
     """The variance of PEM's pooled estimate at an absent item under a mix of levels, over a uniform
     budget's at the mix's mean budget (same users): :math:`(1 / \\sum_t s_t / V_t) / V(\\bar\\varepsilon)`
     with ``V`` OLH's factor at its own ``g``: above 1 when the mix costs accuracy, below 1 when it
-    gains (a factor falls faster than linearly in the budget, so a spread of budgets often gains).
+    gains (``1 / V`` grows faster than linearly in the budget, so a spread of budgets usually gains).
 
     Examples
     --------

@@ -51,7 +51,7 @@ def answer_rows(answers: Sequence[Any], max_bytes: int) -> np.ndarray:
                 raise ParameterError(f"answer {i} is empty")
         elif isinstance(answer, str):
             try:
-                raw = normalize_text(answer).encode("utf-8")
+                raw = normalize_text(answer, limit=None).encode("utf-8")  # cut below, not refused
             except ParameterError as err:
                 raise ParameterError(f"answer {i}: {err}") from None
         else:
