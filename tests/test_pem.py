@@ -192,3 +192,22 @@ def test_mix_cost_is_the_pooled_factor_over_the_mean_budget_s() -> None:
     assert mix_cost([1.0, 4.0], [0.5, 0.5]) < 0.5
     with pytest.raises(ParameterError, match="summing to 1"):
         mix_cost([1.0, 4.0], [0.5, 0.6])
+
+
+def test_fakes_promote_a_string_nobody_holds_by_the_expected_share() -> None:
+    """2 % of fake users (Cao et al.'s maximal gain attack, spread over the groups) put ``"zzz"``, which
+    no honest user holds, among the discovered answers, its estimate within 4.5 standard errors of
+    the closed form ``beta (1 - q) / (p - q)`` (about 4 % at ε = 4)."""
+    from pldp.attacks.heavy import pem_expected_share, pem_fake_reports
+
+    rng = np.random.default_rng(20_000)
+    answers = _population({"tea": 0.5, "coffee": 0.3}, 20_000, rng, tail=200)
+    pem = PEM(4.0, max_bytes=4)
+    honest = pem.perturb(answers, rng)
+    fakes = pem_fake_reports(pem, "zzz", 400, rng)
+    found = pem.discover(np.concatenate([honest, fakes]), top=3)
+    assert "zzz" in found.confident and "zzz" not in pem.discover(honest, top=3).answers
+    i = found.answers.index("zzz")
+    expected = pem_expected_share(pem, 20_000, 400)
+    assert 0.035 < expected < 0.045
+    assert abs(found.estimate.frequencies[i] - expected) < 4.5 * found.estimate.std_error[i]
