@@ -23,6 +23,8 @@ Rows (see ``benchmarks/README.md``), in the order of the table:
 * ``peers.py``: pldp beside pure-ldp and multi-freq-ldpy (needs the ``bench`` extra);
 * ``large_domain_rows.py``: pldp's OLH, FLH and HR beside pure-ldp's (client and server reports/s,
   same estimates; needs the ``bench`` extra);
+* ``heavy_peers.py``: pldp's PEM beside pure-ldp's on identical users (precision and recall of the
+  top 10, server time; needs the ``bench`` extra);
 * ``longitudinal_rows.py``: the memoized chains' perturb + tally, and pldp beside multi-freq-ldpy's
   longitudinal clients (speed ratio, same estimates).
 
@@ -70,6 +72,7 @@ from detect_rows import bench_detect
 from direct_rows import bench_mle, bench_perturb, bench_trials
 from flh_dask import bench_flh_dask
 from hashed_rows import bench_hashed
+from heavy_peers import bench_heavy_peers
 from heavy_rows import bench_heavy
 from large_domain_rows import bench_large_domain
 from longitudinal_rows import bench_longitudinal
@@ -100,6 +103,7 @@ SUITES = {
     "service": bench_service,
     "peers": bench_peers,
     "peers_large": bench_large_domain,
+    "peers_heavy": bench_heavy_peers,
     "longitudinal": bench_longitudinal,
 }
 
