@@ -73,7 +73,7 @@ from direct_rows import bench_mle, bench_perturb, bench_trials
 from flh_dask import bench_flh_dask
 from hashed_rows import bench_hashed
 from heavy_peers import bench_heavy_peers
-from heavy_rows import bench_heavy
+from heavy_rows import bench_heavy, bench_kosarak
 from large_domain_rows import bench_large_domain
 from longitudinal_rows import bench_longitudinal
 from once_rows import bench_once
@@ -97,6 +97,7 @@ SUITES = {
     "detect": bench_detect,
     "hashed": bench_hashed,
     "heavy": bench_heavy,
+    "heavy_kosarak": bench_kosarak,
     "scale": bench_scale,
     "flh": bench_flh_dask,
     "once": bench_once,
