@@ -43,7 +43,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["TOEPLITZ_BITS", "item_bits", "parity", "toeplitz_fits", "toeplitz_values"]
+from pldp.bitcount import parity
+
+__all__ = ["TOEPLITZ_BITS", "item_bits", "toeplitz_fits", "toeplitz_values"]
 
 #: The bits of a seed: OLH's ``2**31`` seeds.
 TOEPLITZ_BITS = 31
@@ -72,16 +74,6 @@ def toeplitz_fits(d: int, g: int) -> str | None:
             f"2 * {r} + {b} - 1 = {2 * r + b - 1} (d = {d}, g = {g}): a smaller g or d"
         )
     return None
-
-
-def parity(v: np.ndarray) -> np.ndarray:
-    """The parity of each non-negative integer below ``2**32`` (``int64``), folded by shifts."""
-    v = v ^ (v >> 16)
-    v ^= v >> 8
-    v ^= v >> 4
-    v ^= v >> 2
-    v ^= v >> 1
-    return np.asarray(v & 1)
 
 
 def toeplitz_values(items: Any, seeds: Any, g: int) -> np.ndarray:

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from pldp.channel.hashed import HASHED_D
 from pldp.errors import ParameterError
 from pldp.text import normalize_text
 from pldp.xxh32 import xxh32
@@ -28,7 +29,7 @@ from pldp.xxh32 import xxh32
 __all__ = ["FINGERPRINTS", "answer_rows", "fingerprints", "shown"]
 
 #: The fingerprints' range: local hashing's largest number of items (:data:`pldp.channel.hashed.HASHED_D`).
-FINGERPRINTS = (1 << 31) - 1
+FINGERPRINTS = HASHED_D[1]
 
 
 def answer_rows(answers: Sequence[Any], max_bytes: int) -> np.ndarray:

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from pldp.channel.toeplitz import item_bits, parity
+from pldp.bitcount import parity
+from pldp.channel.toeplitz import item_bits
 from pldp.mechanisms.hadamard import walsh_hadamard
 
 __all__ = ["toeplitz_support"]
