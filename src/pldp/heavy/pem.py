@@ -68,7 +68,7 @@ from pldp.domain import Domain
 from pldp.errors import ParameterError, ReportError
 from pldp.estimation import Estimate
 from pldp.heavy.strings import FINGERPRINTS, answer_rows, fingerprints, shown
-from pldp.mechanisms.hashed import item_support, olh_g, olh_grid
+from pldp.mechanisms.hashed import item_support, olh_factor, olh_g, olh_grid
 from pldp.mechanisms.support import run_program
 from pldp.protocols.leveled import check_levels
 
@@ -237,10 +237,10 @@ class PEM:
         for t, node in enumerate(self.nodes):
             at = mine[mine[:, 0] == t][:, 2:]
             n_t = at.shape[0]
-            p, q = node.support
-            factor = q * (1 - q) / (p - q) ** 2  # V at an absent item
             if n_t == 0:
                 continue
+            p, q = node.support
+            factor = q * (1 - q) / (p - q) ** 2  # V at an absent item, on the node's grid
             f_t = (item_support(at, items, node.g) / n_t - q) / (p - q)
             c = np.clip(f_t, 0.0, 1.0)
             fs.append(f_t)
@@ -301,13 +301,9 @@ def mix_cost(levels: Any, shares: Any) -> float:
     s = np.asarray(shares, dtype=float).reshape(-1)
     if s.shape != eps.shape or (s < 0).any() or not math.isclose(float(s.sum()), 1.0):
         raise ParameterError(f"shares must be {eps.size} non-negative numbers summing to 1, got {s.tolist()}")
-
-    def factor(e: float) -> float:
-        g = olh_g(e)
-        return ((math.expm1(e) + g) / math.expm1(e)) ** 2 / (g - 1)
-
-    pooled = 1.0 / float(np.sum(s / np.array([factor(e) for e in eps])))
-    return pooled / factor(float(np.dot(s, eps)))
+    pooled = 1.0 / float(np.sum(s / np.array([olh_factor(e, olh_g(e)) for e in eps])))
+    mean = float(np.dot(s, eps))
+    return pooled / olh_factor(mean, olh_g(mean))
 
 
 def _extend(kept: np.ndarray) -> np.ndarray:

@@ -116,6 +116,7 @@ __all__ = [
     "checked_reports",
     "has_table",
     "item_support",
+    "olh_factor",
     "olh_g",
     "olh_grid",
     "seed_value_table",
@@ -158,20 +159,32 @@ def olh_grid(epsilon: float, g: int) -> tuple[int, int]:
     return GRID - g * -t, -t
 
 
+def olh_factor(epsilon: float, g: int) -> float:
+    """OLH's variance factor at an absent item, :math:`((e^\\varepsilon + g - 1)/(e^\\varepsilon - 1))^2 / (g - 1)`
+    (module docstring; written as a ratio so that it stays finite at every budget).
+
+    Examples
+    --------
+    >>> round(olh_factor(1.0, 4), 4)   # Wang et al.'s 4 e / (e - 1)^2, at g = e + 1, is 3.6827
+    3.6917
+    """
+    e1 = math.expm1(epsilon)
+    return ((e1 + g) / e1) ** 2 / (g - 1)
+
+
 def toeplitz_g(epsilon: float, d: int) -> int:
-    """The power of two ``g`` of smallest factor :math:`((e^\\varepsilon + g - 1)/(e^\\varepsilon - 1))^2 / (g - 1)`
-    among those the Toeplitz family holds at ``d`` items (:func:`~pldp.channel.toeplitz.toeplitz_fits`).
+    """The power of two ``g`` of smallest :func:`olh_factor` among those the Toeplitz family holds at
+    ``d`` items (:func:`~pldp.channel.toeplitz.toeplitz_fits`).
 
     Examples
     --------
     >>> toeplitz_g(1.0, 10_000), toeplitz_g(4.0, 10_000), toeplitz_g(4.0, 10**7)   # e + 1 = 3.7; e^4 + 1 = 55.6
     (4, 64, 16)
     """
-    e1 = math.expm1(epsilon)
     fits = [1 << r for r in range(1, 24) if toeplitz_fits(d, 1 << r) is None]
     if not fits:
         raise ParameterError(toeplitz_fits(d, 2) or f"the Toeplitz family cannot hold d = {d}")
-    return min(fits, key=lambda g: ((e1 + g) / e1) ** 2 / (g - 1))
+    return min(fits, key=lambda g: olh_factor(epsilon, g))
 
 
 def checked_reports(reports: Any, g: int, seeds: int = SEEDS) -> np.ndarray:

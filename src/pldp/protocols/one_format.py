@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from pldp.channel.hashed import HASHED_G
-from pldp.mechanisms.hashed import olh_g
+from pldp.mechanisms.hashed import olh_factor, olh_g
 
 __all__ = ["best_hash_range", "best_subset_size", "hiding_cost", "olh_factor", "pooled_factor"]
 
@@ -47,12 +47,6 @@ _BLOCK = 1 << 18
 def pooled_factor(p_star: Any, q_star: Any) -> np.ndarray:
     """:math:`q^*(1 - q^*)/(p^* - q^*)^2`: ``N`` times the pooled estimate's variance at an absent item."""
     return np.asarray(q_star * (1.0 - q_star) / (p_star - q_star) ** 2)
-
-
-def olh_factor(epsilon: float, g: int) -> float:
-    """OLH's factor at one level, :math:`(e^\\varepsilon + g - 1)^2 / ((e^\\varepsilon - 1)^2 (g - 1))`."""
-    e = math.exp(epsilon)
-    return (e + g - 1) ** 2 / ((e - 1) ** 2 * (g - 1))
 
 
 def _search(
