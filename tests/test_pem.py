@@ -12,7 +12,7 @@ from pldp.channel import check_claims
 from pldp.channel.hashed import HashedNode
 from pldp.errors import ParameterError, ReportError
 from pldp.heavy import PEM, mix_cost
-from pldp.heavy.pem import noise_quantile
+from pldp.heavy.discovery import noise_quantile
 from pldp.heavy.strings import answer_rows, fingerprints, shown
 from pldp.xxh32 import xxh32
 

@@ -7,6 +7,7 @@ returned as a :class:`Discovery` with estimated shares and intervals.
 
 from __future__ import annotations
 
-from pldp.heavy.pem import PEM, Discovery, mix_cost
+from pldp.heavy.discovery import Discovery
+from pldp.heavy.pem import PEM, mix_cost
 
 __all__ = ["PEM", "Discovery", "mix_cost"]

@@ -29,15 +29,10 @@ population's share has the variance above plus the sample's own,
 :math:`f (1 - f) (n - n_j) / (n_j (n - 1))` (both taken at ``f`` clipped to ``[0, 1]``).
 
 Levels. With budget levels (``epsilon`` a sequence) each user reports at her level's budget
-through that level's node (its own ``g``), the level in the clear, like RCF
-(:class:`~pldp.protocols.RCF`). At each step the levels' estimates of a candidate are combined with
-weights :math:`w_t \\propto n_{tj} / V_t` (:math:`V_t` OLH's factor at an absent item), the
-inverse of their variances at an absent item: the pooled estimate's variance there is
-:math:`1 / \\sum_t (n_{tj} / V_t)`, and elsewhere :math:`\\sum_t w_t^2 \\operatorname{Var}
-\\hat f_t` plus the groups' sampling, :math:`f (1 - f) \\sum_t w_t^2 (n_t - n_{tj}) / (n_{tj} (n_t - 1))`
-(level ``t``'s group is a sample of its ``n_t`` users). It estimates the population's share when an answer does not
-depend on its holder's level; otherwise it is the levels' shares weighted by ``w``.
-:func:`mix_cost` gives what a mix of levels costs against a uniform budget at its mean.
+through that level's node, the level in the clear; at each step the levels' estimates of a
+candidate are pooled by inverse variance at an absent item, each level's group a sample of that
+level's users (:mod:`pldp.heavy.pooled`). :func:`mix_cost` gives what a mix of levels costs against
+a uniform budget at its mean.
 
 What it cannot see. Answers longer than ``L`` bytes are seen as their first ``L`` bytes. Each
 step keeps ``width`` prefixes on estimates of ``n / L`` users, so an answer whose share is not
@@ -55,7 +50,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -63,63 +57,17 @@ import numpy as np
 from pldp._validation import check_epsilon, check_index_range, check_int
 from pldp.channel.claims import Verification, check_claims
 from pldp.channel.columns import refuse_first, refuse_out_of_range
-from pldp.channel.hashed import HashedNode
 from pldp.domain import Domain
 from pldp.errors import ParameterError, ReportError
 from pldp.estimation import Estimate
+from pldp.heavy.discovery import Discovery, noise_quantile
+from pldp.heavy.pooled import level_nodes, pooled_estimates
 from pldp.heavy.strings import FINGERPRINTS, answer_rows, fingerprints, shown
-from pldp.mechanisms.hashed import item_support, olh_factor, olh_g, olh_grid
+from pldp.mechanisms.hashed import olh_factor, olh_g
 from pldp.mechanisms.support import run_program
 from pldp.protocols.leveled import check_levels
 
-__all__ = ["PEM", "Discovery", "mix_cost", "noise_quantile"]
-
-
-@dataclass(frozen=True)
-class Discovery:
-    """The strings a heavy-hitter protocol found, with their estimated shares.
-
-    The answers are the last step's largest estimates, and the same reports chose and estimated
-    them: an answer near the cut is there partly because its noise was high, so its estimate leans
-    high and its interval (:meth:`~pldp.estimation.Estimate.ci`) does not have its nominal coverage.
-    An answer whose estimate is below :attr:`floor` may be a string nobody holds (a real prefix
-    followed by bytes that rose on noise); :attr:`confident` are those above it.
-
-    Attributes
-    ----------
-    estimate : Estimate
-        Over the discovered answers (text, or bytes that are not UTF-8), largest first: shares,
-        variances, intervals. There may be fewer than asked when fewer candidates exist.
-    max_bytes : int
-        The bound: a longer answer is seen as its first ``max_bytes`` bytes.
-    floor : float
-        The share below which an estimate may be noise: :func:`noise_quantile` of the last step's
-        candidates (at most a 5 % chance that any of them, held by nobody, is estimated above it)
-        times the standard error at an absent item.
-    """
-
-    estimate: Estimate
-    max_bytes: int
-    floor: float
-
-    @property
-    def answers(self) -> list[Any]:
-        """The discovered answers, largest estimate first."""
-        return list(self.estimate.domain.labels)
-
-    @property
-    def confident(self) -> list[Any]:
-        """The answers whose estimate is above :attr:`floor`: unlikely to be held by nobody."""
-        return [a for a, f in zip(self.answers, self.estimate.frequencies, strict=True) if f > self.floor]
-
-    @property
-    def limits(self) -> str:
-        """What the discovery cannot see, in words."""
-        return (
-            f"answers longer than {self.max_bytes} bytes are seen as their first {self.max_bytes} bytes; "
-            f"an answer held by fewer than about {self.floor:.2%} of users may be missed, and one estimated "
-            "below that may be held by nobody; the estimates of answers near the cut lean high"
-        )
+__all__ = ["PEM", "mix_cost"]
 
 
 class PEM:
@@ -150,11 +98,7 @@ class PEM:
         self.max_bytes = check_int(max_bytes, "max_bytes", 1)
         if self.max_bytes > 64:
             raise ParameterError(f"max_bytes must be at most 64, got {self.max_bytes}")
-        gs = [olh_g(e) if g is None else check_int(g, "g", 2) for e in self.levels]
-        self.nodes = tuple(
-            HashedNode(FINGERPRINTS, gl, "xxh32", *olh_grid(float(e), gl), float(e))
-            for e, gl in zip(self.levels, gs, strict=True)
-        )
+        self.nodes = level_nodes(self.levels, g)
 
     def __repr__(self) -> str:
         eps = f"{self.levels[0]:g}" if self.levels.size == 1 else str(self.levels.tolist())
@@ -220,41 +164,13 @@ class PEM:
             mine = rep[rep[:, 1] == j]
             if mine.shape[0] == 0:
                 raise ReportError(f"group {j} (prefixes of {j + 1} bytes) has no reports: PEM needs every group")
-            f, var, floor = self._step(mine, fingerprints(cand), level_n, cand.shape[0])
+            f, var, se = pooled_estimates(self.nodes, mine[:, [0, 2, 3]], fingerprints(cand), level_n)
+            floor = noise_quantile(cand.shape[0]) * se
             order = np.argsort(-f, kind="stable")[: width if j + 1 < self.max_bytes else top]
             kept, f, var = cand[order], f[order], var[order]
         labels = [shown(row) for row in kept]
         est = Estimate(f, var, n, "unbiased", Domain(labels), info={"width": width, "candidates": int(cand.shape[0])})
         return Discovery(est, self.max_bytes, floor)
-
-    def _step(
-        self, mine: np.ndarray, items: np.ndarray, level_n: np.ndarray, tests: int
-    ) -> tuple[np.ndarray, np.ndarray, float]:
-        """One group's estimates of the candidates' fingerprints ``items``, their variances and the
-        floor: each level's unbiased estimate, combined with weights ``n_tj / V_t``; each level's
-        group is a sample of that level's ``n_t`` users (module docstring)."""
-        fs, vs, ws, samples = [], [], [], []
-        for t, node in enumerate(self.nodes):
-            at = mine[mine[:, 0] == t][:, 2:]
-            n_t = at.shape[0]
-            if n_t == 0:
-                continue
-            p, q = node.support
-            factor = q * (1 - q) / (p - q) ** 2  # V at an absent item, on the node's grid
-            f_t = (item_support(at, items, node.g) / n_t - q) / (p - q)
-            c = np.clip(f_t, 0.0, 1.0)
-            fs.append(f_t)
-            vs.append((c * p * (1 - p) + (1 - c) * q * (1 - q)) / (n_t * (p - q) ** 2))
-            ws.append(n_t / factor)
-            total = int(level_n[t])
-            samples.append((total - n_t) / (n_t * max(total - 1, 1)))  # times f(1 - f): the group's sample
-        if not ws:
-            return np.zeros(items.size), np.full(items.size, np.inf), math.inf
-        w = np.asarray(ws) / sum(ws)
-        f = np.asarray(w @ np.asarray(fs))
-        c = np.clip(f, 0.0, 1.0)
-        var = np.asarray((w**2) @ np.asarray(vs)) + c * (1 - c) * float((w**2) @ np.asarray(samples))
-        return f, var, noise_quantile(tests) / math.sqrt(sum(ws))
 
     def _checked(self, reports: Any) -> np.ndarray:
         rep = np.asarray(reports)
@@ -270,20 +186,6 @@ class PEM:
         bad = (rep[:, 3] < 0) | (rep[:, 3] >= g)
         refuse_first(bad, lambda i: f"value {int(rep[i, 3])} is not in [0, {int(g[i])})")
         return rep
-
-
-def noise_quantile(tests: int, alpha: float = 0.05) -> float:
-    """``z`` with at most ``alpha`` chance that the largest of ``tests`` standard normal errors exceeds it
-    (Bonferroni: the ``1 - alpha / tests`` quantile); :attr:`Discovery.floor` in standard errors.
-
-    Examples
-    --------
-    >>> round(noise_quantile(5120), 2)   # 20 kept prefixes times 256 bytes
-    4.27
-    """
-    from scipy.special import ndtri  # scipy is imported where it is used
-
-    return float(ndtri(1.0 - alpha / max(int(tests), 1)))
 
 
 def mix_cost(levels: Any, shares: Any) -> float:
