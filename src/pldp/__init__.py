@@ -12,7 +12,7 @@ for large domains; the longitudinal :class:`LGRR`, :class:`LIPRR`, :class:`LOUE`
 :class:`FrequencyOracle` with the same interface: ``perturb``, ``tally``, ``simulate``,
 ``estimate``, ``privacy``, ``params`` and ``fingerprint``. Other public names: :class:`Domain`,
 :class:`ItemBudgets`, :class:`ItemSets`, :func:`estimate`, :class:`Estimate`, :class:`EstimateSet`,
-:class:`Tally`, the heavy hitters' :class:`PEM` and its :class:`Discovery` (:mod:`pldp.heavy`), and the
+:class:`Tally`, the heavy hitters' :class:`PEM`, :class:`TreeHist` and :class:`SFP` and their :class:`Discovery` (:mod:`pldp.heavy`), and the
 modules :mod:`pldp.theory`, :mod:`pldp.privacy` and :mod:`pldp.metrics`.
 """
 
@@ -36,7 +36,7 @@ if TYPE_CHECKING:  # what the names below are, for type checkers; at run time ea
     from pldp.budgets import ItemBudgets, PrivacyLevel
     from pldp.domain import Domain
     from pldp.estimation import Estimate, EstimateSet, estimate
-    from pldp.heavy import PEM, Discovery
+    from pldp.heavy import PEM, SFP, Discovery, TreeHist
     from pldp.itemsets import ItemSets
     from pldp.mechanisms import (
         CMS,
@@ -85,7 +85,7 @@ _LAZY: dict[str, str] = {
     "Domain": "pldp.domain",
     **{name: "pldp.estimation" for name in ("Estimate", "EstimateSet", "estimate")},
     "ItemSets": "pldp.itemsets",
-    **{name: "pldp.heavy" for name in ("PEM", "Discovery")},
+    **{name: "pldp.heavy" for name in ("PEM", "TreeHist", "SFP", "Discovery")},
     **{name: "pldp.mechanisms" for name in _MECHANISMS},
     "FrequencyOracle": "pldp.oracle",
     **{name: "pldp.privacy" for name in ("ComposedPrivacy", "PrivacyCheck", "PrivacyReport")},
@@ -114,6 +114,8 @@ __all__ = [
     "OLH",
     "OUE",
     "PEM",
+    "TreeHist",
+    "SFP",
     "RAPPOR",
     "SS",
     "URAP",

@@ -1,13 +1,22 @@
 """Heavy hitters: the most frequent answers of a domain too large to enumerate, found from reports.
 
-:class:`PEM` (:mod:`pldp.heavy.pem`), the prefix extending method over local hashing: answers are
-strings of at most ``max_bytes`` bytes (:mod:`pldp.heavy.strings`), discovered a byte at a time, and
-returned as a :class:`Discovery` with estimated shares and intervals.
+Answers are strings of at most ``max_bytes`` bytes (:mod:`pldp.heavy.strings`), and each protocol
+returns a :class:`Discovery` with estimated shares and intervals:
+
+* :class:`PEM` (:mod:`pldp.heavy.pem`), the prefix extending method: groups of users report longer
+  and longer prefixes, and the last group's estimates are the result;
+* :class:`TreeHist` (:mod:`pldp.heavy.treehist`): the same tree, ``step_bits`` bits a step, and a
+  second report of the whole answer that estimates the candidates;
+* :class:`SFP` (:mod:`pldp.heavy.sfp`), Apple's sequence fragment puzzle: fragments at random
+  positions tagged by a hash of the answer, assembled into candidates.
+
+Budget levels (:mod:`pldp.heavy.pooled`) pool by inverse variance in all three.
 """
 
 from __future__ import annotations
 
 from pldp.heavy.discovery import Discovery
 from pldp.heavy.pem import PEM, mix_cost
+from pldp.heavy.treehist import TreeHist
 
-__all__ = ["PEM", "Discovery", "mix_cost"]
+__all__ = ["PEM", "Discovery", "TreeHist", "mix_cost"]

@@ -56,12 +56,12 @@ import numpy as np
 
 from pldp._validation import check_epsilon, check_index_range, check_int
 from pldp.channel.claims import Verification, check_claims
-from pldp.channel.columns import refuse_first, refuse_out_of_range
 from pldp.domain import Domain
 from pldp.errors import ParameterError, ReportError
 from pldp.estimation import Estimate
 from pldp.heavy.discovery import Discovery, noise_quantile
-from pldp.heavy.pooled import level_nodes, pooled_estimates
+from pldp.heavy.pooled import checked_reports, level_nodes, pooled_estimates
+from pldp.heavy.prefixes import extend
 from pldp.heavy.strings import FINGERPRINTS, answer_rows, fingerprints, shown
 from pldp.mechanisms.hashed import olh_factor, olh_g
 from pldp.mechanisms.support import run_program
@@ -151,7 +151,7 @@ class PEM:
         width : int, optional
             Prefixes kept at each step; default ``top``.
         """
-        rep = self._checked(reports)
+        rep = checked_reports(reports, "PEM", "(level, group, seed, value)", self.max_bytes, self.nodes)
         top = check_int(top, "top", 1)
         width = top if width is None else check_int(width, "width", top)
         n = rep.shape[0]
@@ -160,7 +160,7 @@ class PEM:
         floor = 0.0
         level_n = np.bincount(rep[:, 0], minlength=self.levels.size)
         for j in range(self.max_bytes):
-            cand = _extend(kept)
+            cand = extend(kept, 8 * j)
             mine = rep[rep[:, 1] == j]
             if mine.shape[0] == 0:
                 raise ReportError(f"group {j} (prefixes of {j + 1} bytes) has no reports: PEM needs every group")
@@ -171,21 +171,6 @@ class PEM:
         labels = [shown(row) for row in kept]
         est = Estimate(f, var, n, "unbiased", Domain(labels), info={"width": width, "candidates": int(cand.shape[0])})
         return Discovery(est, self.max_bytes, floor)
-
-    def _checked(self, reports: Any) -> np.ndarray:
-        rep = np.asarray(reports)
-        if rep.ndim != 2 or rep.shape[1] != 4 or rep.dtype.kind not in "iu":
-            raise ReportError(
-                f"PEM reports are an (n, 4) integer array of (level, group, seed, value), got shape {rep.shape}"
-            )
-        rep = rep.astype(np.int64, copy=False)
-        refuse_out_of_range(rep[:, 0], self.levels.size, "level")
-        refuse_out_of_range(rep[:, 1], self.max_bytes, "group")
-        refuse_out_of_range(rep[:, 2], self.nodes[0].seeds, "seed")
-        g = np.array([node.g for node in self.nodes])[rep[:, 0]]
-        bad = (rep[:, 3] < 0) | (rep[:, 3] >= g)
-        refuse_first(bad, lambda i: f"value {int(rep[i, 3])} is not in [0, {int(g[i])})")
-        return rep
 
 
 def mix_cost(levels: Any, shares: Any) -> float:
@@ -206,18 +191,3 @@ def mix_cost(levels: Any, shares: Any) -> float:
     pooled = 1.0 / float(np.sum(s / np.array([olh_factor(e, olh_g(e)) for e in eps])))
     mean = float(np.dot(s, eps))
     return pooled / olh_factor(mean, olh_g(mean))
-
-
-def _extend(kept: np.ndarray) -> np.ndarray:
-    """Each kept prefix (rows of ``uint8``) extended by one byte: 1 to 255 for the first byte, 0 to 255
-    after a byte that is not ``0x00``, and ``0x00`` alone after one (the answer has ended)."""
-    if kept.shape[1] == 0:
-        return np.arange(1, 256, dtype=np.uint8)[:, None]
-    ended = kept[:, -1] == 0
-    open_rows = kept[~ended]
-    grown = np.repeat(open_rows, 256, axis=0)
-    tail = np.tile(np.arange(256, dtype=np.uint8), open_rows.shape[0])
-    closed = kept[ended]
-    return np.concatenate(
-        [np.column_stack([grown, tail]), np.column_stack([closed, np.zeros(closed.shape[0], dtype=np.uint8)])]
-    ).astype(np.uint8)

@@ -22,16 +22,20 @@ holder's level; otherwise it is the levels' shares weighted by ``w``.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from pldp._validation import check_int
+from pldp.channel.claims import Verification, check_claims
+from pldp.channel.columns import refuse_first, refuse_out_of_range
 from pldp.channel.hashed import HashedNode
+from pldp.errors import ReportError
 from pldp.heavy.strings import FINGERPRINTS
 from pldp.mechanisms.hashed import item_support, olh_g, olh_grid
 
-__all__ = ["level_nodes", "pooled_estimates"]
+__all__ = ["checked_reports", "composed_check", "level_nodes", "pooled_estimates"]
 
 
 def level_nodes(levels: np.ndarray, g: int | None = None) -> tuple[HashedNode, ...]:
@@ -84,3 +88,66 @@ def pooled_estimates(
     c = np.clip(f, 0.0, 1.0)
     var = np.asarray((w**2) @ np.asarray(vs)) + c * (1 - c) * float((w**2) @ np.asarray(samples))
     return f, var, 1.0 / math.sqrt(sum(ws))
+
+
+def checked_reports(
+    reports: Any, protocol: str, columns: str, groups: int, *node_sets: tuple[HashedNode, ...]
+) -> np.ndarray:
+    """Reports of ``(level, group)`` then one ``(seed, value)`` pair per node set, checked: an integer
+    array of ``2 + 2 k`` columns with every level, group, seed and value in range for its level's node;
+    a :class:`~pldp.errors.ReportError` with the first report out of range and why.
+
+    Parameters
+    ----------
+    reports : array_like of int
+        The rows.
+    protocol, columns : str
+        Names for the messages: ``"PEM"``, ``"(level, group, seed, value)"``.
+    groups : int
+        The groups (depths, positions) a report may name.
+    *node_sets : tuple of HashedNode
+        Per pair of columns, each level's node.
+    """
+    rep = np.asarray(reports)
+    width = 2 + 2 * len(node_sets)
+    if rep.ndim != 2 or rep.shape[1] != width or rep.dtype.kind not in "iu":
+        raise ReportError(f"{protocol} reports are an (n, {width}) integer array of {columns}, got shape {rep.shape}")
+    rep = rep.astype(np.int64, copy=False)
+    refuse_out_of_range(rep[:, 0], len(node_sets[0]), "level")
+    refuse_out_of_range(rep[:, 1], groups, "group")
+    for k, nodes in enumerate(node_sets):
+        seed, value = rep[:, 2 + 2 * k], rep[:, 3 + 2 * k]
+        refuse_out_of_range(seed, nodes[0].seeds, "seed")
+        g = np.array([node.g for node in nodes])[rep[:, 0]]
+
+        def why(i: int, value: np.ndarray = value, g: np.ndarray = g) -> str:
+            return f"value {int(value[i])} is not in [0, {int(g[i])})"
+
+        refuse_first((value < 0) | (value >= g), why)
+    return rep
+
+
+def composed_check(parts: dict[str, HashedNode]) -> Verification:
+    """The exact check of a report made of independent parts, one per node, drawn from one answer:
+    every node's claims (each row's ``part`` named by its key), and the whole report's epsilon, the
+    sum of the parts'.
+
+    The parts are independent given the answer, so a report's probability is the product of the
+    parts', and its largest ratio between two answers is at most the product of the parts' largest
+    ratios. Each node's ratio is attained by a seed that separates the two answers (local hashing,
+    :mod:`pldp.channel.hashed`), and two different answers are separated in every part that sees
+    the whole answer or a prefix where they differ; so the sum is attained by two answers that
+    differ from their first byte.
+
+    Examples
+    --------
+    >>> word, prefix = level_nodes(np.array([2.0])) * 2
+    >>> check = composed_check({"prefix": prefix, "word": word})
+    >>> check.holds, check.ldp_epsilon, [row.part for row in check.rows]
+    (True, 4.0, ['prefix', 'word'])
+    """
+    checks = {name: check_claims(node) for name, node in parts.items()}
+    rows = [replace(row, part=name) for name, check in checks.items() for row in check.rows]
+    eps = float(sum(check.ldp_epsilon for check in checks.values()))
+    note = f"the report's {len(parts)} parts ({', '.join(parts)}) compose: its epsilon is the sum of theirs, attained"
+    return Verification(rows, eps, notes=[note])

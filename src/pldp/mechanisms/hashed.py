@@ -242,7 +242,7 @@ def item_support(rep: np.ndarray, items: np.ndarray, g: int) -> np.ndarray:
     counts = np.zeros(d, dtype=np.int64)
     lane = xxh32_lane(items)
     seeds, values = rep[:, 0].astype(np.uint32), rep[:, 1].astype(np.uint32)
-    block = max(1, _BLOCK_CELLS // d)
+    block = max(1, _BLOCK_CELLS // max(d, 1))
     h = np.empty((block, d), dtype=np.uint32)
     t = np.empty_like(h)
     hits = np.empty((block, d), dtype=bool)
@@ -264,7 +264,7 @@ def table_support(table: np.ndarray, d: int, g: int, seeds: int) -> np.ndarray:
     flat = table.astype(np.int32, copy=False) if table.sum() < 1 << 31 else table  # a block's sum fits too
     lane = xxh32_lane(np.arange(d))
     counts = np.zeros(d, dtype=np.int64)
-    block = max(1, _BLOCK_CELLS // d)
+    block = max(1, _BLOCK_CELLS // max(d, 1))
     h = np.empty((block, d), dtype=np.uint32)
     t = np.empty_like(h)
     got = np.empty((block, d), dtype=flat.dtype)

@@ -1,0 +1,201 @@
+r"""TreeHist: the frequent prefixes of a tree, then every candidate estimated from a report of the whole answer.
+
+Bassily, Nissim, Stemmer, Thakurta, "Practical Locally Private Heavy Hitters", NIPS 2017 and JMLR
+21(16), 2020 (TreeHist, Sec. 3); pure-ldp's ``TreeHistServer`` (Cormode, Maddock, Maple) is the same
+protocol over characters. Answers are rows of ``L = max_bytes`` bytes (:mod:`pldp.heavy.strings`),
+and a prefix grows ``s = step_bits`` bits a step (:mod:`pldp.heavy.prefixes`): the paper's binary
+tree is ``s = 1``, bytes (PEM's steps) ``s = 8``.
+
+The client. A user draws her depth ``j`` uniformly from ``1 .. D`` with ``D = 8 L / s``,
+independently of her answer, and sends two parts drawn independently from her answer: the
+fingerprint of her prefix of ``j s`` bits through local hashing at
+:math:`\varepsilon_p = \text{split} \cdot \varepsilon` (the *prefix* part), and the fingerprint of
+her whole row at :math:`\varepsilon_w = (1 - \text{split})\,\varepsilon` (the *word* part), each an
+OLH :class:`~pldp.channel.HashedNode` over the fingerprints. One report
+``(level, depth, prefix seed, prefix value, word seed, word value)``; its epsilon is
+:math:`\varepsilon_p + \varepsilon_w`, attained (:meth:`TreeHist.privacy`,
+:func:`~pldp.heavy.pooled.composed_check`).
+
+The server (:meth:`TreeHist.discover`). Depth by depth, each kept prefix is grown by each value of
+its next ``s`` bits and the depth's group estimates the candidates (OLH's unbiased estimate of the
+group's share, pooled over the levels, the group a sample of each level's users:
+:mod:`pldp.heavy.pooled`); it keeps the ``width`` largest, or with ``threshold`` those estimated at
+least that share (Bassily et al.'s :math:`\eta`; still at most ``width``). The candidates of the
+last depth are whole answers, and the word parts of *all* ``n`` users estimate them:
+
+.. math::
+
+    \hat f(x) = \frac{C(x) / n - q_w^*}{p_w^* - q_w^*}, \qquad
+    \operatorname{Var} \hat f(x) = \frac{f p_w^*(1 - p_w^*) + (1 - f) q_w^*(1 - q_w^*)}{n (p_w^* - q_w^*)^2}.
+
+What it buys and costs against PEM (:class:`~pldp.heavy.PEM`). The word part's randomness is
+independent of the prefix parts', which chose the candidates: given the candidates each final
+estimate is unbiased with the variance above, over ``n`` users instead of one group's ``n / D``,
+and its interval has its nominal coverage (only the choice of the ``top`` among the candidates
+reads the same estimates). The price is the split: each part has a share of the budget, so each
+step sees the prefixes at :math:`\varepsilon_p` only.
+
+What it cannot see. As PEM: answers longer than ``L`` bytes are their first ``L`` bytes, and an
+answer whose prefixes are not well above one group's standard error at an absent item,
+:math:`\sqrt{V_p / (n / D)}`, may drop out at some depth. Among the last depth's candidates held by
+nobody the largest word estimate is some four standard errors: :class:`~pldp.heavy.Discovery`'s
+floor.
+
+Cost. Depth ``j``'s ``n / D`` reports against its ``2^s width`` candidates: ``2^s width n`` hash
+evaluations in all, the same for every ``s`` (``s = 1`` has ``8 L`` groups of ``2 width``
+candidates), plus ``n`` times the candidates for the word parts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from pldp._validation import check_epsilon, check_index_range, check_int, check_probability
+from pldp.channel.claims import Verification
+from pldp.domain import Domain
+from pldp.errors import ParameterError, ReportError
+from pldp.estimation import Estimate
+from pldp.heavy.discovery import Discovery, noise_quantile
+from pldp.heavy.pooled import checked_reports, composed_check, level_nodes, pooled_estimates
+from pldp.heavy.prefixes import STEPS, extend, prefix_rows
+from pldp.heavy.strings import FINGERPRINTS, answer_rows, fingerprints, shown
+from pldp.mechanisms.support import run_program
+from pldp.protocols.leveled import check_levels
+
+__all__ = ["TreeHist"]
+
+_COLUMNS = "(level, depth, prefix seed, prefix value, word seed, word value)"
+
+
+class TreeHist:
+    """TreeHist over OLH: ``perturb`` on each device, ``discover`` at the server (module docstring).
+
+    Parameters
+    ----------
+    epsilon : float or sequence of float
+        Every user's budget, or the budget levels (strictly increasing), the level in the clear.
+    max_bytes : int, default 16
+        ``L``: the bytes of an answer kept (1 to 64).
+    step_bits : int, default 8
+        ``s``: the bits a prefix grows a step, 1, 2, 4 or 8; ``8 L / s`` depths.
+    split : float, default 0.5
+        The share of each budget the prefix part spends; the word part spends the rest.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> tree = TreeHist(4.0, max_bytes=3)
+    >>> answers = ["cat"] * 5000 + ["dog"] * 3000 + ["owl"] * 2000
+    >>> found = tree.discover(tree.perturb(answers, np.random.default_rng(7)), top=2)
+    >>> found.answers
+    ['cat', 'dog']
+    """
+
+    def __init__(
+        self, epsilon: float | Sequence[float], max_bytes: int = 16, step_bits: int = 8, split: float = 0.5
+    ) -> None:
+        self.levels = check_levels([check_epsilon(e) for e in np.atleast_1d(np.asarray(epsilon, dtype=float))])
+        self.max_bytes = check_int(max_bytes, "max_bytes", 1)
+        if self.max_bytes > 64:
+            raise ParameterError(f"max_bytes must be at most 64, got {self.max_bytes}")
+        if step_bits not in STEPS:
+            raise ParameterError(f"step_bits must be one of {STEPS}, got {step_bits}")
+        self.step_bits = int(step_bits)
+        self.split = check_probability(split, "split")
+        if not 0.0 < self.split < 1.0:
+            raise ParameterError(f"split must be strictly between 0 and 1, got {split}")
+        self.depths = 8 * self.max_bytes // self.step_bits
+        self.prefix_nodes = level_nodes(self.levels * self.split)
+        self.word_nodes = level_nodes(self.levels * (1.0 - self.split))
+
+    def __repr__(self) -> str:
+        eps = f"{self.levels[0]:g}" if self.levels.size == 1 else str(self.levels.tolist())
+        return f"TreeHist(epsilon={eps}, max_bytes={self.max_bytes}, step_bits={self.step_bits}, split={self.split:g})"
+
+    def privacy(self) -> tuple[Verification, ...]:
+        """The exact check of each level's report: its prefix and word nodes' claims, and the whole
+        report's epsilon, their sum (:func:`~pldp.heavy.pooled.composed_check`)."""
+        return tuple(
+            composed_check({"prefix": p, "word": w}) for p, w in zip(self.prefix_nodes, self.word_nodes, strict=True)
+        )
+
+    # ---------------------------------------------------------------------- client
+    def perturb(self, answers: Sequence[Any], rng: np.random.Generator, level: Any = None) -> np.ndarray:
+        """One report per answer (text or bytes): ``(level, depth, prefix seed, prefix value, word seed,
+        word value)``, ``int64``, shape ``(n, 6)``.
+
+        ``level`` gives each user's level index (default 0). The depth (``0 .. D-1`` for prefixes of
+        ``s .. 8 L`` bits) is drawn first, then each level's prefix node and word node randomize
+        its users' fingerprints (two words of ``rng`` each).
+        """
+        rows = answer_rows(answers, self.max_bytes)
+        n = rows.shape[0]
+        lev = np.zeros(n, dtype=np.int64) if level is None else np.asarray(level)
+        if lev.dtype.kind not in "iu":
+            raise ParameterError(f"level holds each user's level index (an integer), got dtype {lev.dtype}")
+        if lev.shape != (n,):
+            raise ParameterError(f"level needs one index per answer ({n}), got shape {np.shape(level)}")
+        check_index_range(lev, self.levels.size, "level", ParameterError)
+        depth = rng.integers(0, self.depths, size=n)
+        prefixes = np.empty(n, dtype=np.int64)
+        for j in range(self.depths):
+            mine = np.flatnonzero(depth == j)
+            prefixes[mine] = fingerprints(prefix_rows(rows[mine], (j + 1) * self.step_bits))
+        words = fingerprints(rows)
+        out = np.zeros((n, 6), dtype=np.int64)
+        out[:, 0], out[:, 1] = lev, depth
+        for t in range(self.levels.size):
+            mine = np.flatnonzero(lev == t)
+            for col, node, items in ((2, self.prefix_nodes[t], prefixes), (4, self.word_nodes[t], words)):
+                _, cols = run_program(node, items[mine], FINGERPRINTS, rng, 2)
+                out[mine, col], out[mine, col + 1] = cols["seed"], cols["value"]
+        return out
+
+    # ---------------------------------------------------------------------- server
+    def discover(
+        self, reports: Any, top: int = 20, width: int | None = None, threshold: float | None = None
+    ) -> Discovery:
+        """The ``top`` answers of the largest word estimates among the last depth's candidates.
+
+        Parameters
+        ----------
+        reports : array_like of int, shape (n, 6)
+            :meth:`perturb`'s rows.
+        top : int, default 20
+            The answers returned.
+        width : int, optional
+            Prefixes kept at each depth at most; default ``top``.
+        threshold : float, optional
+            Keep only the prefixes estimated at least this share (at most ``width`` of them); by
+            default the ``width`` largest. A :class:`~pldp.errors.ParameterError` says so when it
+            keeps none at some depth.
+        """
+        rep = checked_reports(reports, "TreeHist", _COLUMNS, self.depths, self.prefix_nodes, self.word_nodes)
+        top = check_int(top, "top", 1)
+        width = top if width is None else check_int(width, "width", top)
+        level_n = np.bincount(rep[:, 0], minlength=self.levels.size)
+        kept = np.zeros((1, 0), dtype=np.uint8)
+        for j in range(self.depths):
+            cand = extend(kept, j * self.step_bits, self.step_bits)
+            mine = rep[rep[:, 1] == j]
+            if mine.shape[0] == 0:
+                raise ReportError(f"depth {j} (prefixes of {(j + 1) * self.step_bits} bits) has no reports")
+            f, _, _ = pooled_estimates(self.prefix_nodes, mine[:, [0, 2, 3]], fingerprints(cand), level_n)
+            order = np.argsort(-f, kind="stable")[:width]
+            if threshold is not None:
+                order = order[f[order] >= threshold]
+            if order.size == 0:
+                raise ParameterError(
+                    f"threshold {threshold:g} keeps no prefix of {(j + 1) * self.step_bits} bits "
+                    f"(the largest estimate is {float(f.max(initial=-np.inf)):.4g}): nothing to discover"
+                )
+            kept = cand[order]
+        f, var, se = pooled_estimates(self.word_nodes, rep[:, [0, 4, 5]], fingerprints(kept))
+        order = np.argsort(-f, kind="stable")[:top]
+        labels = [shown(row) for row in kept[order]]
+        info = {"width": width, "candidates": int(kept.shape[0]), "step_bits": self.step_bits}
+        est = Estimate(f[order], var[order], rep.shape[0], "unbiased", Domain(labels), info=info)
+        return Discovery(est, self.max_bytes, noise_quantile(kept.shape[0]) * se)
