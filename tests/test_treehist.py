@@ -147,3 +147,23 @@ def test_refusals() -> None:
         tree.discover(bad)
     with pytest.raises(ReportError, match="depth 1"):
         tree.discover(rep[rep[:, 1] == 0])
+
+
+def test_fakes_promote_a_string_nobody_holds_by_the_expected_share() -> None:
+    """2 % of fake users (Cao et al.'s maximal gain attack: both parts at the target, spread over the
+    depths) put ``"zzz"``, which no honest user holds, among the confident answers, its word estimate
+    within 4.5 standard errors of ``beta (1 - q_w) / (p_w - q_w)`` at the word part's ε = 3."""
+    from pldp.attacks.heavy import treehist_expected_share, treehist_fake_reports
+
+    rng = np.random.default_rng(20_001)
+    answers = ["tea"] * 10_000 + ["coffee"] * 6_000 + ["cocoa"] * 4_000
+    tree = TreeHist(6.0, max_bytes=4)
+    honest = tree.perturb(answers, rng)
+    fakes = treehist_fake_reports(tree, "zzz", 400, rng)
+    assert np.array_equal(np.bincount(fakes[:, 1]), np.full(4, 100))  # spread evenly over the depths
+    found = tree.discover(np.concatenate([honest, fakes]), top=4)
+    assert "zzz" in found.confident and "zzz" not in tree.discover(honest, top=4).answers
+    i = found.answers.index("zzz")
+    expected = treehist_expected_share(tree, 20_000, 400)
+    assert 0.035 < expected < 0.045  # about twice the share of fakes
+    assert abs(found.estimate.frequencies[i] - expected) < 4.5 * found.estimate.std_error[i]

@@ -12,8 +12,9 @@ for large domains; the longitudinal :class:`LGRR`, :class:`LIPRR`, :class:`LOUE`
 :class:`FrequencyOracle` with the same interface: ``perturb``, ``tally``, ``simulate``,
 ``estimate``, ``privacy``, ``params`` and ``fingerprint``. Other public names: :class:`Domain`,
 :class:`ItemBudgets`, :class:`ItemSets`, :func:`estimate`, :class:`Estimate`, :class:`EstimateSet`,
-:class:`Tally`, the heavy hitters' :class:`PEM`, :class:`TreeHist` and :class:`SFP` and their :class:`Discovery` (:mod:`pldp.heavy`), and the
-modules :mod:`pldp.theory`, :mod:`pldp.privacy` and :mod:`pldp.metrics`.
+:class:`Tally`, the heavy hitters' :class:`PEM`, :class:`TreeHist` and :class:`SFP` and their
+:class:`Discovery` (:mod:`pldp.heavy`), and the modules :mod:`pldp.theory`, :mod:`pldp.privacy` and
+:mod:`pldp.metrics`.
 """
 
 from __future__ import annotations
@@ -114,9 +115,8 @@ __all__ = [
     "OLH",
     "OUE",
     "PEM",
-    "TreeHist",
-    "SFP",
     "RAPPOR",
+    "SFP",
     "SS",
     "URAP",
     "URR",
@@ -147,6 +147,7 @@ __all__ = [
     "SolverError",
     "Tally",
     "TallyError",
+    "TreeHist",
     "UnaryEncoding",
     "__version__",
     "datasets",
