@@ -24,7 +24,7 @@ import numpy as np
 from pldp.channel.hashed import HASHED_D
 from pldp.errors import ParameterError
 from pldp.text import normalize_text
-from pldp.xxh32 import xxh32
+from pldp.xxh32 import xxh32_rows
 
 __all__ = ["FINGERPRINTS", "answer_rows", "fingerprints", "shown"]
 
@@ -65,15 +65,17 @@ def answer_rows(answers: Sequence[Any], max_bytes: int) -> np.ndarray:
 
 
 def fingerprints(prefixes: np.ndarray) -> np.ndarray:
-    """``XXH32(row, 0) mod (2**31 - 1)`` of each row of an ``(m, j)`` ``uint8`` array of prefixes, ``int64``.
+    """``XXH32(row, 0) mod (2**31 - 1)`` of each row of an ``(m, j)`` ``uint8`` array of prefixes, ``int64``
+    (:func:`pldp.xxh32.xxh32_rows`, every row at once).
 
     Examples
     --------
     >>> fingerprints(np.frombuffer(b"abc", dtype=np.uint8)[None, :]).tolist()   # XXH32("abc") = 0x32D153FF
     [852579327]
     """
-    rows = np.ascontiguousarray(prefixes, dtype=np.uint8)
-    return np.array([xxh32(row.tobytes()) % FINGERPRINTS for row in rows], dtype=np.int64)
+    h = xxh32_rows(np.asarray(prefixes, dtype=np.uint8)).astype(np.int64)
+    h %= FINGERPRINTS
+    return h
 
 
 def shown(row: np.ndarray | bytes) -> str | bytes:
