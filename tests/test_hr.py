@@ -33,6 +33,23 @@ def test_the_halves_are_the_rows_of_the_hadamard_matrix() -> None:
     assert [hadamard_order(d) for d in (2, 3, 4, 1000, 1024)] == [4, 4, 8, 1024, 2048]
 
 
+@pytest.mark.parametrize("order", [1 << 12, 1 << 13, 1 << 17])
+def test_the_floating_point_transform_is_exact(order: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """From order 2**12 the transform multiplies Sylvester blocks in floating point: it equals the integer
+    butterflies exactly with ``K`` times the largest entry near ``2**52`` (within a factor 2 of the bound
+    that keeps every partial sum exact in a float), and transforming twice gives ``K c``."""
+    import pldp.mechanisms.hadamard as hadamard
+
+    c = np.random.default_rng(order).integers(-(1 << 52) // order, (1 << 52) // order, order)
+    assert 2**51 < order * np.abs(c).max() < 2**53  # the floating-point path
+    fast = walsh_hadamard(c)
+    monkeypatch.setattr(hadamard, "_FLOAT_ORDER", 1 << 40)  # the butterflies alone
+    assert fast.dtype == np.int64 and fast.tolist() == walsh_hadamard(c).tolist()
+    monkeypatch.undo()
+    small = c >> 32  # |H c| below 2**20: K times it stays below 2**53
+    assert (walsh_hadamard(walsh_hadamard(small)) == order * small).all()
+
+
 @pytest.mark.parametrize("native", [True, False])
 def test_the_parity_needs_no_numpy_2(native: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     """The halves' parity agrees with Python's count of ones, with numpy's ``bitwise_count`` and with

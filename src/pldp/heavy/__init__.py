@@ -8,7 +8,8 @@ returns a :class:`Discovery` with estimated shares and intervals:
 * :class:`TreeHist` (:mod:`pldp.heavy.treehist`): the same tree, ``step_bits`` bits a step, and a
   second report of the whole answer that estimates the candidates;
 * :class:`SFP` (:mod:`pldp.heavy.sfp`), Apple's sequence fragment puzzle: fragments at random
-  positions tagged by a hash of the answer, assembled into candidates.
+  positions tagged by a hash of the answer, assembled into words and estimated from a second
+  report of the whole answer.
 
 Budget levels (:mod:`pldp.heavy.pooled`) pool by inverse variance in all three.
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 from pldp.heavy.discovery import Discovery
 from pldp.heavy.pem import PEM, mix_cost
+from pldp.heavy.sfp import SFP
 from pldp.heavy.treehist import TreeHist
 
-__all__ = ["PEM", "Discovery", "TreeHist", "mix_cost"]
+__all__ = ["PEM", "SFP", "Discovery", "TreeHist", "mix_cost"]

