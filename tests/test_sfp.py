@@ -146,16 +146,19 @@ def test_a_report_is_exactly_the_sum_of_its_two_claims() -> None:
     grids' rounding (one step of ``weight`` each) plus the float rounding of ``eps - split eps``."""
     sfp = SFP([0.5, 2.0, 6.0], split=0.3)
     for check, eps, frag, word in zip(sfp.privacy(), sfp.levels, sfp.fragment_nodes, sfp.word_nodes, strict=True):
-        assert check.holds and check.epsilon == eps
-        parts = check.fragment.rows[0].realised + check.word.rows[0].realised
-        assert check.realised == pytest.approx(parts, abs=1e-12)  # log of a product against a sum of logs
+        assert check.holds and check.ldp_epsilon == eps
+        rows = {row.part: row for row in check.rows}
+        assert set(rows) == {"fragment", "word", "whole report"}
+        parts = rows["fragment"].realised + rows["word"].realised
+        assert rows["whole report"].realised == pytest.approx(parts, abs=1e-12)  # log of a product, sum of logs
         assert frag.epsilon == pytest.approx(0.3 * eps, rel=1e-15) and frag.epsilon + word.epsilon <= eps + 1e-15
         step = sum(math.log((GRID / (n.weight - 1) - (n.g - 1)) / (GRID / n.weight - (n.g - 1))) for n in (frag, word))
-        assert eps - step - 1e-15 <= check.realised <= eps
+        assert eps - step - 1e-15 <= rows["whole report"].realised <= eps
     greedy = SFP(2.0)
     greedy.word_nodes = level_nodes(np.array([1.5]))  # 1 + 1.5 > 2: each node holds, the report does not
     (check,) = greedy.privacy()
-    assert check.fragment.holds and check.word.holds and not check.within and not check.holds
+    rows = {row.part: row for row in check.rows}
+    assert rows["fragment"].holds and rows["word"].holds and not rows["whole report"].holds and not check.holds
 
 
 def test_the_position_and_seeds_do_not_depend_on_the_answer() -> None:
@@ -186,7 +189,7 @@ def test_levels_pool_by_inverse_variance() -> None:
     pooled = sum(20_000 / _factor(*node.support) for node in sfp.word_nodes)
     z = noise_quantile(est.info["candidates"])
     assert found.floor == pytest.approx(z / math.sqrt(pooled), rel=1e-9)  # the same sum, another order
-    assert [c.epsilon for c in sfp.privacy()] == [1.0, 4.0] and all(c.holds for c in sfp.privacy())
+    assert [c.ldp_epsilon for c in sfp.privacy()] == [1.0, 4.0] and all(c.holds for c in sfp.privacy())
 
 
 def test_bad_reports_and_parameters_are_refused() -> None:

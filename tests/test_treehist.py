@@ -92,7 +92,10 @@ def test_the_whole_report_is_the_sum_of_its_parts_exactly() -> None:
     tree = TreeHist([1.0, 4.0], max_bytes=4, split=0.25)
     for eps, check in zip([1.0, 4.0], tree.privacy(), strict=True):
         assert check.holds and math.isclose(check.ldp_epsilon, eps)
-        (prefix,), (word,) = [[r for r in check.rows if r.part == part] for part in ("prefix", "word")]
+        (prefix,), (word,), (whole,) = [
+            [r for r in check.rows if r.part == p] for p in ("prefix", "word", "whole report")
+        ]
+        assert whole.holds and math.isclose(whole.realised, prefix.realised + word.realised, abs_tol=1e-12)
         assert math.isclose(prefix.claimed, 0.25 * eps) and math.isclose(word.claimed, 0.75 * eps)
         assert prefix.realised <= prefix.claimed and word.realised <= word.claimed
         assert prefix.realised > prefix.claimed - 1e-6  # the grid rounds down by under 2^-20 of a word
@@ -143,7 +146,7 @@ def test_refusals() -> None:
         tree.discover(rep[:, :4])
     bad = rep.copy()
     bad[3, 5] = tree.word_nodes[0].g
-    with pytest.raises(ReportError, match="report 3: value"):
+    with pytest.raises(ReportError, match=r"report 3: word_value 3 is not in \[0, 3\)"):
         tree.discover(bad)
     with pytest.raises(ReportError, match="depth 1"):
         tree.discover(rep[rep[:, 1] == 0])

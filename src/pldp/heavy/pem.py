@@ -151,7 +151,7 @@ class PEM:
         width : int, optional
             Prefixes kept at each step; default ``top``.
         """
-        rep = checked_reports(reports, "PEM", "(level, group, seed, value)", self.max_bytes, self.nodes)
+        rep = checked_reports(reports, "PEM", "group", self.max_bytes, {"": self.nodes})
         top = check_int(top, "top", 1)
         width = top if width is None else check_int(width, "width", top)
         n = rep.shape[0]

@@ -30,12 +30,15 @@ import numpy as np
 from pldp._validation import check_int
 from pldp.channel.claims import Verification, check_claims
 from pldp.channel.columns import refuse_first, refuse_out_of_range
+from pldp.channel.exact import log_ratio, ratio_within
 from pldp.channel.hashed import HashedNode
+from pldp.channel.node import Row
 from pldp.errors import ReportError
 from pldp.heavy.strings import FINGERPRINTS
 from pldp.mechanisms.hashed import item_support, olh_g, olh_grid
+from pldp.mechanisms.toeplitz import toeplitz_support
 
-__all__ = ["checked_reports", "composed_check", "level_nodes", "pooled_estimates"]
+__all__ = ["absent_weights", "checked_reports", "composed_check", "level_nodes", "pooled_all", "pooled_estimates"]
 
 
 def level_nodes(levels: np.ndarray, g: int | None = None) -> tuple[HashedNode, ...]:
@@ -66,88 +69,140 @@ def pooled_estimates(
         ``N_t``: each level's users, of whom the group is a uniform sample; ``None`` when the group
         is every user (no sampling term).
     """
-    fs, vs, ws, samples = [], [], [], []
-    for t, node in enumerate(nodes):
-        at = reports[reports[:, 0] == t][:, 1:]
-        n_t = at.shape[0]
-        if n_t == 0:
-            continue
+    level_n = np.bincount(reports[:, 0], minlength=len(nodes))
+    w, se = absent_weights(nodes, level_n)
+    f, var = np.zeros(items.size), np.zeros(items.size)
+    sample = 0.0  # times f (1 - f): the groups' sampling
+    for t in np.flatnonzero(level_n):
+        n_t, node = int(level_n[t]), nodes[t]
         p, q = node.support
-        factor = q * (1 - q) / (p - q) ** 2  # V at an absent item, on the node's grid
-        f_t = (item_support(at, items, node.g) / n_t - q) / (p - q)
+        f_t = (item_support(reports[reports[:, 0] == t][:, 1:], items, node.g) / n_t - q) / (p - q)
         c = np.clip(f_t, 0.0, 1.0)
-        fs.append(f_t)
-        vs.append((c * p * (1 - p) + (1 - c) * q * (1 - q)) / (n_t * (p - q) ** 2))
-        ws.append(n_t / factor)
+        f += w[t] * f_t
+        var += w[t] ** 2 * (c * p * (1 - p) + (1 - c) * q * (1 - q)) / (n_t * (p - q) ** 2)
         total = n_t if population is None else int(population[t])
-        samples.append((total - n_t) / (n_t * max(total - 1, 1)))  # times f(1 - f): the group's sample
-    if not ws:
-        return np.zeros(items.size), np.full(items.size, np.inf), math.inf
-    w = np.asarray(ws) / sum(ws)
-    f = np.asarray(w @ np.asarray(fs))
+        sample += w[t] ** 2 * (total - n_t) / (n_t * max(total - 1, 1))
+    if not level_n.any():
+        return f, np.full(items.size, np.inf), se
     c = np.clip(f, 0.0, 1.0)
-    var = np.asarray((w**2) @ np.asarray(vs)) + c * (1 - c) * float((w**2) @ np.asarray(samples))
-    return f, var, 1.0 / math.sqrt(sum(ws))
+    return f, var + c * (1 - c) * sample, se
+
+
+def pooled_all(nodes: tuple[HashedNode, ...], reports: np.ndarray, d: int) -> np.ndarray:
+    r"""The pooled estimates of all ``d`` items from one group's checked ``(level, seed, value)`` rows
+    through the levels' Toeplitz nodes: each level's support counts
+    (:func:`~pldp.mechanisms.toeplitz.toeplitz_support`), its unbiased estimates, weighted as
+    :func:`pooled_estimates` weighs them (:func:`absent_weights`), one level's counts in memory at a time.
+
+    Examples
+    --------
+    >>> from pldp.mechanisms.hashed import olh_grid
+    >>> node = HashedNode(512, 8, "toeplitz", *olh_grid(2.0, 8), 2.0)
+    >>> rng = np.random.default_rng(1)
+    >>> seeds = rng.integers(0, node.seeds, 4000)
+    >>> from pldp.channel.toeplitz import toeplitz_values
+    >>> values = toeplitz_values(np.full(4000, 300), seeds, 8)   # every report supports item 300
+    >>> f = pooled_all((node,), np.column_stack([np.zeros(4000, dtype=np.int64), seeds, values]), 512)
+    >>> int(np.argmax(f))
+    300
+    """
+    level_n = np.bincount(reports[:, 0], minlength=len(nodes))
+    w, _ = absent_weights(nodes, level_n)
+    f = np.zeros(d)
+    for t in np.flatnonzero(level_n):
+        at = reports[reports[:, 0] == t]
+        p, q = nodes[t].support
+        part = toeplitz_support(at[:, 1], at[:, 2], d, nodes[t].g) * (w[t] / (level_n[t] * (p - q)))
+        part -= w[t] * q / (p - q)
+        f += part
+        del part
+    return f
+
+
+def absent_weights(nodes: tuple[HashedNode, ...], level_n: np.ndarray) -> tuple[np.ndarray, float]:
+    """The levels' weights :math:`w_t \\propto n_t / V_t` (0 for a level without reports) and the pooled
+    standard error at an absent item, :math:`1 / \\sqrt{\\sum_t n_t / V_t}` (``inf`` with no reports)."""
+    factors = np.array([q * (1 - q) / (p - q) ** 2 for p, q in (node.support for node in nodes)])
+    inverse = np.asarray(level_n, dtype=float) / factors  # V_t at an absent item, on the node's grid
+    total = float(inverse.sum())
+    if total == 0.0:
+        return np.zeros(len(nodes)), math.inf
+    return inverse / total, 1.0 / math.sqrt(total)
 
 
 def checked_reports(
-    reports: Any, protocol: str, columns: str, groups: int, *node_sets: tuple[HashedNode, ...]
+    reports: Any, protocol: str, group: str, groups: int, parts: dict[str, tuple[HashedNode, ...]]
 ) -> np.ndarray:
-    """Reports of ``(level, group)`` then one ``(seed, value)`` pair per node set, checked: an integer
-    array of ``2 + 2 k`` columns with every level, group, seed and value in range for its level's node;
-    a :class:`~pldp.errors.ReportError` with the first report out of range and why.
+    """Reports of ``(level, group)`` then a ``(seed, value)`` pair per part, checked: an integer array of
+    ``2 + 2 k`` columns with every level, group, seed and value in range for its level's node; a
+    :class:`~pldp.errors.ReportError` with the first report out of range and why.
 
     Parameters
     ----------
     reports : array_like of int
         The rows.
-    protocol, columns : str
-        Names for the messages: ``"PEM"``, ``"(level, group, seed, value)"``.
+    protocol : str
+        The protocol's name, for the messages.
+    group : str
+        What the second column is (``"group"``, ``"depth"``, ``"position"``) and ``groups`` how many.
     groups : int
-        The groups (depths, positions) a report may name.
-    *node_sets : tuple of HashedNode
-        Per pair of columns, each level's node.
+        The groups a report may name.
+    parts : dict
+        Per pair of columns, its name (``""`` for a report of one part: ``seed`` and ``value``; else
+        ``{name}_seed`` and ``{name}_value``) and each level's node.
     """
+    names = [(f"{name}_" if name else "") + column for name in parts for column in ("seed", "value")]
+    width = 2 + len(names)
     rep = np.asarray(reports)
-    width = 2 + 2 * len(node_sets)
     if rep.ndim != 2 or rep.shape[1] != width or rep.dtype.kind not in "iu":
-        raise ReportError(f"{protocol} reports are an (n, {width}) integer array of {columns}, got shape {rep.shape}")
+        raise ReportError(
+            f"{protocol} reports are an (n, {width}) integer array of ({', '.join(['level', group, *names])}), "
+            f"got shape {rep.shape}"
+        )
     rep = rep.astype(np.int64, copy=False)
-    refuse_out_of_range(rep[:, 0], len(node_sets[0]), "level")
-    refuse_out_of_range(rep[:, 1], groups, "group")
-    for k, nodes in enumerate(node_sets):
+    refuse_out_of_range(rep[:, 0], len(next(iter(parts.values()))), "level")
+    refuse_out_of_range(rep[:, 1], groups, group)
+    for k, nodes in enumerate(parts.values()):
         seed, value = rep[:, 2 + 2 * k], rep[:, 3 + 2 * k]
-        refuse_out_of_range(seed, nodes[0].seeds, "seed")
+        refuse_out_of_range(seed, nodes[0].seeds, names[2 * k])
         g = np.array([node.g for node in nodes])[rep[:, 0]]
 
-        def why(i: int, value: np.ndarray = value, g: np.ndarray = g) -> str:
-            return f"value {int(value[i])} is not in [0, {int(g[i])})"
+        def why(i: int, value: np.ndarray = value, g: np.ndarray = g, name: str = names[2 * k + 1]) -> str:
+            return f"{name} {int(value[i])} is not in [0, {int(g[i])})"
 
         refuse_first((value < 0) | (value >= g), why)
     return rep
 
 
-def composed_check(parts: dict[str, HashedNode]) -> Verification:
-    """The exact check of a report made of independent parts, one per node, drawn from one answer:
-    every node's claims (each row's ``part`` named by its key), and the whole report's epsilon, the
-    sum of the parts'.
+def composed_check(parts: dict[str, HashedNode], epsilon: float) -> Verification:
+    """The exact check of a report made of independent parts drawn from one answer, one per node: every
+    node's claims (each row's ``part`` named by its key), and the whole report's, the product of the
+    parts' largest ratios within :math:`e^{\\varepsilon}`, decided exactly (the row ``"whole report"``).
 
     The parts are independent given the answer, so a report's probability is the product of the
     parts', and its largest ratio between two answers is at most the product of the parts' largest
     ratios. Each node's ratio is attained by a seed that separates the two answers (local hashing,
     :mod:`pldp.channel.hashed`), and two different answers are separated in every part that sees
-    the whole answer or a prefix where they differ; so the sum is attained by two answers that
-    differ from their first byte.
+    the whole answer or a prefix or fragment where they differ: the product is attained, by two
+    answers that differ from their first byte.
 
     Examples
     --------
     >>> word, prefix = level_nodes(np.array([2.0])) * 2
-    >>> check = composed_check({"prefix": prefix, "word": word})
+    >>> check = composed_check({"prefix": prefix, "word": word}, 4.0)
     >>> check.holds, check.ldp_epsilon, [row.part for row in check.rows]
-    (True, 4.0, ['prefix', 'word'])
+    (True, 4.0, ['prefix', 'word', 'whole report'])
+    >>> composed_check({"prefix": prefix, "word": word}, 3.9).holds   # each part holds, the whole does not
+    False
     """
     checks = {name: check_claims(node) for name, node in parts.items()}
     rows = [replace(row, part=name) for name, check in checks.items() for row in check.rows]
-    eps = float(sum(check.ldp_epsilon for check in checks.values()))
+    num, den = 1, 1
+    for node in parts.values():
+        n, d = node.claim_ratio()
+        num, den = num * n, den * d
+    rows.append(
+        Row("whole report", "every pair of answers", epsilon, log_ratio(num, den), ratio_within(num, den, epsilon))
+    )
     note = f"the report's {len(parts)} parts ({', '.join(parts)}) compose: its epsilon is the sum of theirs, attained"
-    return Verification(rows, eps, notes=[note])
+    return Verification(rows, float(epsilon), notes=[note])

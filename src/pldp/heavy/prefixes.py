@@ -17,7 +17,7 @@ import numpy as np
 
 from pldp.errors import ParameterError
 
-__all__ = ["STEPS", "extend", "prefix_rows"]
+__all__ = ["STEPS", "extend", "possible", "prefix_rows"]
 
 #: The bits a step may add: a divisor of 8, so that a byte's bits are never split across two steps'
 #: masks in different ways.
@@ -66,10 +66,10 @@ def extend(kept: np.ndarray, bits: int, step_bits: int = 8) -> np.ndarray:
     else:
         grown = np.repeat(kept, 1 << step_bits, axis=0)
     grown[:, -1] |= np.tile(values << np.uint8(8 - bits % 8 - step_bits), m)
-    return grown[_possible(grown, bits + step_bits)]
+    return grown[possible(grown, bits + step_bits)]
 
 
-def _possible(rows: np.ndarray, bits: int) -> np.ndarray:
+def possible(rows: np.ndarray, bits: int) -> np.ndarray:
     """Which prefixes of ``bits`` bits some answer has: the first byte, once complete, is not
     ``0x00``, and nothing follows a complete byte ``0x00``."""
     whole = bits // 8

@@ -87,61 +87,29 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from pldp._validation import check_epsilon, check_index_range, check_int
-from pldp.channel.claims import Verification, check_claims
-from pldp.channel.columns import refuse_first, refuse_out_of_range
-from pldp.channel.exact import log_ratio, ratio_within
-from pldp.channel.hashed import SEEDS, HashedNode
+from pldp.channel.claims import Verification
+from pldp.channel.hashed import HashedNode
 from pldp.channel.toeplitz import toeplitz_fits
 from pldp.domain import Domain
 from pldp.errors import EstimationError, ParameterError, ReportError
 from pldp.estimation import Estimate
 from pldp.heavy.discovery import Discovery, noise_quantile
-from pldp.heavy.pooled import level_nodes, pooled_estimates
+from pldp.heavy.pooled import checked_reports, composed_check, level_nodes, pooled_all, pooled_estimates
+from pldp.heavy.prefixes import possible
 from pldp.heavy.strings import FINGERPRINTS, answer_rows, fingerprints, shown
 from pldp.mechanisms.hashed import olh_grid, toeplitz_g
 from pldp.mechanisms.support import run_program
-from pldp.mechanisms.toeplitz import toeplitz_support
 from pldp.protocols.leveled import check_levels
 
-__all__ = ["MAX_CANDIDATES", "SFP", "SFPPrivacy", "assemble_words", "pooled_fragments"]
+__all__ = ["MAX_CANDIDATES", "SFP", "assemble_words"]
 
 #: The most rows the puzzle assembles before its filters (module docstring, "What it cannot see").
 MAX_CANDIDATES = 1 << 16
-
-
-@dataclass(frozen=True)
-class SFPPrivacy:
-    r"""The exact check of one level's report: its two nodes, and their product.
-
-    Attributes
-    ----------
-    epsilon : float
-        The level's budget, the whole report's claim.
-    fragment, word : Verification
-        Each node's own claim (at ``split * epsilon`` and the rest), checked exactly.
-    realised : float
-        The whole report's realised budget: the log of the product of the two nodes' largest
-        ratios, attained (module docstring), the sum of their realised budgets.
-    within : bool
-        Whether that product is at most :math:`e^\varepsilon`, decided exactly.
-    """
-
-    epsilon: float
-    fragment: Verification
-    word: Verification
-    realised: float
-    within: bool
-
-    @property
-    def holds(self) -> bool:
-        """Whether both nodes' claims and the whole report's hold."""
-        return self.fragment.holds and self.word.holds and self.within
 
 
 class SFP:
@@ -221,19 +189,14 @@ class SFP:
             f"of the users; words sharing a {self.hash_bits}-bit hash and a fragment are one fragment"
         )
 
-    def privacy(self) -> tuple[SFPPrivacy, ...]:
+    def privacy(self) -> tuple[Verification, ...]:
         """The exact check of each level's report: the fragment node's claim, the word node's, and
-        their product against the level's budget (module docstring: the sum is attained)."""
-        out = []
-        for eps, frag, word in zip(self.levels, self.fragment_nodes, self.word_nodes, strict=True):
-            (fn, fd), (wn, wd) = frag.claim_ratio(), word.claim_ratio()
-            num, den = fn * wn, fd * wd
-            out.append(
-                SFPPrivacy(
-                    float(eps), check_claims(frag), check_claims(word), log_ratio(num, den), ratio_within(num, den, eps)
-                )
-            )
-        return tuple(out)
+        their product against the level's budget (:func:`~pldp.heavy.pooled.composed_check`; module
+        docstring: the sum is attained)."""
+        return tuple(
+            composed_check({"fragment": frag, "word": word}, float(eps))
+            for eps, frag, word in zip(self.levels, self.fragment_nodes, self.word_nodes, strict=True)
+        )
 
     # ---------------------------------------------------------------------- client
     def perturb(self, answers: Sequence[Any], rng: np.random.Generator, level: Any = None) -> np.ndarray:
@@ -300,7 +263,7 @@ class SFP:
             mine = rep[rep[:, 1] == j]
             if mine.shape[0] == 0:
                 raise ReportError(f"position {j} has no reports: SFP needs every position")
-            f = pooled_fragments(self.fragment_nodes, mine[:, [0, 2, 3]], self.d_fragments)
+            f = pooled_all(self.fragment_nodes, mine[:, [0, 2, 3]], self.d_fragments)
             best = np.argpartition(-f, width - 1)[:width] if width < f.size else np.arange(f.size)
             kept.append(best[np.argsort(-f[best], kind="stable")])  # largest first
             del f
@@ -318,63 +281,17 @@ class SFP:
         return Discovery(est, self.max_bytes, noise_quantile(rows.shape[0]) * se)
 
     def fragment_estimates(self, reports: Any, position: int) -> np.ndarray:
-        """The pooled estimates of all ``d_F`` fragment items at ``position`` (:func:`pooled_fragments`):
+        """The pooled estimates of all ``d_F`` fragment items at ``position`` (:func:`~pldp.heavy.pooled.pooled_all`):
         item ``h 256^b + v`` is the fragment ``v`` (big-endian) of the words whose hash is ``h``."""
         rep = self._checked(reports)
         j = check_int(position, "position", 0)
         if j >= self.positions:
             raise ParameterError(f"position must lie in [0, {self.positions}), got {j}")
-        return pooled_fragments(self.fragment_nodes, rep[rep[:, 1] == j][:, [0, 2, 3]], self.d_fragments)
+        return pooled_all(self.fragment_nodes, rep[rep[:, 1] == j][:, [0, 2, 3]], self.d_fragments)
 
     def _checked(self, reports: Any) -> np.ndarray:
-        rep = np.asarray(reports)
-        if rep.ndim != 2 or rep.shape[1] != 6 or rep.dtype.kind not in "iu":
-            raise ReportError(
-                "SFP reports are an (n, 6) integer array of (level, position, frag_seed, frag_value, "
-                f"word_seed, word_value), got shape {rep.shape}"
-            )
-        rep = rep.astype(np.int64, copy=False)
-        refuse_out_of_range(rep[:, 0], self.levels.size, "level")
-        refuse_out_of_range(rep[:, 1], self.positions, "position")
-        for col, name, nodes in ((2, "frag", self.fragment_nodes), (4, "word", self.word_nodes)):
-            refuse_out_of_range(rep[:, col], SEEDS, f"{name}_seed")
-            _refuse_values(rep[:, col + 1], np.array([node.g for node in nodes])[rep[:, 0]], f"{name}_value")
-        return rep
-
-
-def _refuse_values(values: np.ndarray, g: np.ndarray, name: str) -> None:
-    """Refuse the first value not below its level's ``g``."""
-    refuse_first((values < 0) | (values >= g), lambda i: f"{name} {int(values[i])} is not in [0, {int(g[i])})")
-
-
-def pooled_fragments(nodes: tuple[HashedNode, ...], reports: np.ndarray, d: int) -> np.ndarray:
-    r"""The pooled OLH estimates of all ``d`` items from one group's ``(level, seed, value)`` rows through
-    the levels' Toeplitz nodes: each level's support counts (:func:`~pldp.mechanisms.toeplitz.toeplitz_support`),
-    its unbiased estimates, weighted by :math:`w_t \propto n_t / V_t` as :mod:`pldp.heavy.pooled`
-    weighs them (one level's counts in memory at a time).
-
-    Examples
-    --------
-    >>> sfp = SFP(4.0, max_bytes=2, fragment_bytes=1, hash_bits=1)
-    >>> reports = sfp.perturb(["ab"] * 2000, np.random.default_rng(1))
-    >>> f = pooled_fragments(sfp.fragment_nodes, reports[reports[:, 1] == 0][:, [0, 2, 3]], 512)
-    >>> tag = int(fingerprints(answer_rows(["ab"], 2))[0]) & 1
-    >>> int(np.argmax(f)) == tag * 256 + ord("a")
-    True
-    """
-    level_n = np.bincount(reports[:, 0], minlength=len(nodes))
-    factors = np.array([q * (1 - q) / (p - q) ** 2 for p, q in (node.support for node in nodes)])
-    ws = level_n / factors  # the inverse variances at an absent item
-    w = ws / ws.sum()
-    f = np.zeros(d)
-    for t in np.flatnonzero(level_n):
-        at = reports[reports[:, 0] == t]
-        p, q = nodes[t].support
-        part = toeplitz_support(at[:, 1], at[:, 2], d, nodes[t].g) * (w[t] / (level_n[t] * (p - q)))
-        part -= w[t] * q / (p - q)
-        f += part
-        del part
-    return f
+        parts = {"frag": self.fragment_nodes, "word": self.word_nodes}
+        return checked_reports(reports, "SFP", "position", self.positions, parts)
 
 
 def assemble_words(
@@ -417,8 +334,7 @@ def assemble_words(
     if not blocks:
         return np.zeros((0, len(kept) * b), dtype=np.uint8), np.zeros(0, dtype=np.int64), 0
     rows, tag = np.concatenate(blocks), np.concatenate(tags)
-    ended = rows[:, :-1] == 0
-    valid = (rows[:, 0] != 0) & ~np.any(ended & (rows[:, 1:] != 0), axis=1)
+    valid = possible(rows, 8 * rows.shape[1])
     rows, tag = rows[valid], tag[valid]
     words = fingerprints(rows)
     own = (words & ((1 << hash_bits) - 1)) == tag

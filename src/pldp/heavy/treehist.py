@@ -12,7 +12,7 @@ fingerprint of her prefix of ``j s`` bits through local hashing at
 :math:`\varepsilon_p = \text{split} \cdot \varepsilon` (the *prefix* part), and the fingerprint of
 her whole row at :math:`\varepsilon_w = (1 - \text{split})\,\varepsilon` (the *word* part), each an
 OLH :class:`~pldp.channel.HashedNode` over the fingerprints. One report
-``(level, depth, prefix seed, prefix value, word seed, word value)``; its epsilon is
+``(level, depth, prefix_seed, prefix_value, word_seed, word_value)``; its epsilon is
 :math:`\varepsilon_p + \varepsilon_w`, attained (:meth:`TreeHist.privacy`,
 :func:`~pldp.heavy.pooled.composed_check`).
 
@@ -67,8 +67,6 @@ from pldp.protocols.leveled import check_levels
 
 __all__ = ["TreeHist"]
 
-_COLUMNS = "(level, depth, prefix seed, prefix value, word seed, word value)"
-
 
 class TreeHist:
     """TreeHist over OLH: ``perturb`` on each device, ``discover`` at the server (module docstring).
@@ -109,7 +107,7 @@ class TreeHist:
             raise ParameterError(f"split must be strictly between 0 and 1, got {split}")
         self.depths = 8 * self.max_bytes // self.step_bits
         self.prefix_nodes = level_nodes(self.levels * self.split)
-        self.word_nodes = level_nodes(self.levels * (1.0 - self.split))
+        self.word_nodes = level_nodes(self.levels - self.levels * self.split)  # the two sum to the budget in floats
 
     def __repr__(self) -> str:
         eps = f"{self.levels[0]:g}" if self.levels.size == 1 else str(self.levels.tolist())
@@ -119,12 +117,13 @@ class TreeHist:
         """The exact check of each level's report: its prefix and word nodes' claims, and the whole
         report's epsilon, their sum (:func:`~pldp.heavy.pooled.composed_check`)."""
         return tuple(
-            composed_check({"prefix": p, "word": w}) for p, w in zip(self.prefix_nodes, self.word_nodes, strict=True)
+            composed_check({"prefix": p, "word": w}, float(e))
+            for e, p, w in zip(self.levels, self.prefix_nodes, self.word_nodes, strict=True)
         )
 
     # ---------------------------------------------------------------------- client
     def perturb(self, answers: Sequence[Any], rng: np.random.Generator, level: Any = None) -> np.ndarray:
-        """One report per answer (text or bytes): ``(level, depth, prefix seed, prefix value, word seed,
+        """One report per answer (text or bytes): ``(level, depth, prefix_seed, prefix_value, word_seed,
         word value)``, ``int64``, shape ``(n, 6)``.
 
         ``level`` gives each user's level index (default 0). The depth (``0 .. D-1`` for prefixes of
@@ -173,7 +172,9 @@ class TreeHist:
             default the ``width`` largest. A :class:`~pldp.errors.ParameterError` says so when it
             keeps none at some depth.
         """
-        rep = checked_reports(reports, "TreeHist", _COLUMNS, self.depths, self.prefix_nodes, self.word_nodes)
+        rep = checked_reports(
+            reports, "TreeHist", "depth", self.depths, {"prefix": self.prefix_nodes, "word": self.word_nodes}
+        )
         top = check_int(top, "top", 1)
         width = top if width is None else check_int(width, "width", top)
         level_n = np.bincount(rep[:, 0], minlength=self.levels.size)
