@@ -12,7 +12,8 @@ Rows (see ``benchmarks/README.md``), in the order of the table:
 * ``detect_rows.py``: the ``"detect"`` estimate against ``"unbiased"`` on the same reports, n = 10^6, one core;
 * ``hashed_rows.py``: local hashing, the support counts of OLH and FLH at n = 10^6, d = 10^4, one core,
   and the Python and JS clients' OLH reports per second;
-* ``heavy_rows.py``: PEM's discovery of the top 20 strings of 10^6 users, and its client, one core;
+* ``heavy_rows.py``: PEM's, TreeHist's and SFP's discovery of the top 20 strings of 10^6 users, and
+  their clients, one core;
 * ``scale_rows.py``: ``pldp aggregate`` of up to 10^9 reports on a 2-worker LocalCluster (time
   against n, memory per worker), and the figure ``scale.svg``;
 * ``flh_dask.py``: ``pldp aggregate`` of 10^9 FLH reports (d = 10^4, ε = 4) from files to estimate on a
@@ -23,8 +24,8 @@ Rows (see ``benchmarks/README.md``), in the order of the table:
 * ``peers.py``: pldp beside pure-ldp and multi-freq-ldpy (needs the ``bench`` extra);
 * ``large_domain_rows.py``: pldp's OLH, FLH and HR beside pure-ldp's (client and server reports/s,
   same estimates; needs the ``bench`` extra);
-* ``heavy_peers.py``: pldp's PEM beside pure-ldp's on identical users (precision and recall of the
-  top 10, server time; needs the ``bench`` extra);
+* ``heavy_peers.py``: pldp's PEM, TreeHist and SFP beside pure-ldp's on identical users (precision
+  and recall of the top 10 with bands over seeds, server time; needs the ``bench`` extra);
 * ``longitudinal_rows.py``: the memoized chains' perturb + tally, and pldp beside multi-freq-ldpy's
   longitudinal clients (speed ratio, same estimates).
 
