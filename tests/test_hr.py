@@ -50,6 +50,20 @@ def test_the_floating_point_transform_is_exact(order: int, monkeypatch: pytest.M
     assert (walsh_hadamard(walsh_hadamard(small)) == order * small).all()
 
 
+def test_past_the_exact_bound_the_transform_keeps_to_the_integers() -> None:
+    """With ``K`` times the largest entry past ``2**53`` a float sum would round (``2**52 + 1`` plus
+    ``2**52`` is ``2**53 + 1``, not a float): the transform takes the integer butterflies and stays
+    exact, where the floating-point blocks alone are off by one in thousands of entries."""
+    from pldp.mechanisms.hadamard import _sylvester_blocks
+
+    c = np.zeros(1 << 12, dtype=np.int64)
+    c[:3] = [2**52 + 1, 2**52, 1]
+    exact = walsh_hadamard(c)
+    sign = 1 - 2 * (np.array([bin(j & 1).count("1") for j in range(1 << 12)]) % 2)  # column 1 of H
+    assert exact.tolist() == (c[0] + sign * c[1] + c[2] * (1 - 2 * (np.arange(1 << 12) >> 1 & 1))).tolist()
+    assert (_sylvester_blocks(c.astype(np.float64)).astype(np.int64) != exact).sum() > 1000
+
+
 @pytest.mark.parametrize("native", [True, False])
 def test_the_parity_needs_no_numpy_2(native: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     """The halves' parity agrees with Python's count of ones, with numpy's ``bitwise_count`` and with

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from pldp.errors import ParameterError, ReportError
+from pldp.errors import EstimationError, ParameterError, ReportError
 from pldp.heavy import PEM, TreeHist
 from pldp.heavy.prefixes import extend, prefix_rows
 
@@ -120,7 +120,7 @@ def test_levels_pool_and_the_threshold_prunes() -> None:
     rep = tree.perturb(answers, rng, level=level)
     assert tree.discover(rep, top=2).answers == ["x", "y"]
     assert tree.discover(rep, top=2, threshold=0.5).answers == ["x"]
-    with pytest.raises(ParameterError, match=r"threshold 0\.9 keeps no prefix of 8 bits"):
+    with pytest.raises(EstimationError, match=r"threshold 0\.9 keeps no prefix of 8 bits"):
         tree.discover(rep, top=2, threshold=0.9)
 
 

@@ -99,7 +99,7 @@ def _supporting(node: HashedNode, items: np.ndarray, rng: np.random.Generator) -
     """A uniform seed per item and the item's hash value under it: a report that supports the item
     with probability 1."""
     seed = rng.integers(0, node.seeds, size=items.size)
-    return seed, hash_values(items, seed, node.g).astype(np.int64)
+    return seed, hash_values(items, seed, node.g, node.family).astype(np.int64)
 
 
 def pem_expected_share(pem: PEM, honest: int, fakes: int, level: int | None = None) -> float:

@@ -21,11 +21,15 @@ __all__ = ["Discovery", "noise_quantile"]
 class Discovery:
     """The strings a heavy-hitter protocol found, with their estimated shares.
 
-    The answers are the last step's largest estimates, and the same reports chose and estimated
-    them: an answer near the cut is there partly because its noise was high, so its estimate leans
-    high and its interval (:meth:`~pldp.estimation.Estimate.ci`) does not have its nominal coverage.
-    An answer whose estimate is below :attr:`floor` may be a string nobody holds (a real prefix
-    followed by bytes that rose on noise); :attr:`confident` are those above it.
+    The answers are the candidates of the largest estimates. In PEM the reports that grew the
+    candidates also estimate them; in TreeHist and SFP a second report of the whole answer does, so
+    that given the candidates each estimate is unbiased. Either way, when there are more candidates
+    than answers, an answer near the cut is there partly because its noise was high: its estimate
+    leans high and its interval (:meth:`~pldp.estimation.Estimate.ci`) does not have its nominal
+    coverage. An answer whose estimate is below :attr:`floor` may be a string nobody holds (a real
+    prefix followed by bytes that rose on noise); :attr:`confident` are those above it. An answer
+    held by fewer than about :attr:`miss` of the users may have been dropped before it became a
+    candidate.
 
     Attributes
     ----------
@@ -38,11 +42,16 @@ class Discovery:
         The share below which an estimate may be noise: :func:`noise_quantile` of the last step's
         candidates (at most a 5 % chance that any of them, held by nobody, is estimated above it)
         times the standard error at an absent item.
+    miss : float
+        The share below which an answer may be dropped while the candidates are found: the same
+        noise level at the steps that find them (the largest over the steps; for TreeHist and SFP
+        the prefix or fragment reports', which hear a group of users at a share of the budget).
     """
 
     estimate: Estimate
     max_bytes: int
     floor: float
+    miss: float
 
     @property
     def answers(self) -> list[Any]:
@@ -59,8 +68,8 @@ class Discovery:
         """What the discovery cannot see, in words."""
         return (
             f"answers longer than {self.max_bytes} bytes are seen as their first {self.max_bytes} bytes; "
-            f"an answer held by fewer than about {self.floor:.2%} of users may be missed, and one estimated "
-            "below that may be held by nobody; the estimates of answers near the cut lean high"
+            f"an answer held by fewer than about {self.miss:.2%} of users may be missed, and one estimated "
+            f"below {self.floor:.2%} may be held by nobody; the estimates of answers near the cut lean high"
         )
 
 

@@ -54,17 +54,16 @@ from typing import Any
 
 import numpy as np
 
-from pldp._validation import check_epsilon, check_index_range, check_int
+from pldp._validation import check_int
 from pldp.channel.claims import Verification, check_claims
 from pldp.domain import Domain
-from pldp.errors import ParameterError, ReportError
+from pldp.errors import ParameterError
 from pldp.estimation import Estimate
-from pldp.heavy.discovery import Discovery, noise_quantile
-from pldp.heavy.pooled import checked_reports, level_nodes, pooled_estimates
-from pldp.heavy.prefixes import extend
-from pldp.heavy.strings import FINGERPRINTS, answer_rows, fingerprints, shown
+from pldp.heavy.discovery import Discovery
+from pldp.heavy.pooled import budgets_text, checked_protocol, checked_reports, level_nodes, randomize, user_levels
+from pldp.heavy.strings import answer_rows, fingerprints, shown
+from pldp.heavy.tree import search
 from pldp.mechanisms.hashed import olh_factor, olh_g
-from pldp.mechanisms.support import run_program
 from pldp.protocols.leveled import check_levels
 
 __all__ = ["PEM", "mix_cost"]
@@ -94,15 +93,11 @@ class PEM:
     """
 
     def __init__(self, epsilon: float | Sequence[float], max_bytes: int = 16, g: int | None = None) -> None:
-        self.levels = check_levels([check_epsilon(e) for e in np.atleast_1d(np.asarray(epsilon, dtype=float))])
-        self.max_bytes = check_int(max_bytes, "max_bytes", 1)
-        if self.max_bytes > 64:
-            raise ParameterError(f"max_bytes must be at most 64, got {self.max_bytes}")
+        self.levels, self.max_bytes, _ = checked_protocol(epsilon, max_bytes)
         self.nodes = level_nodes(self.levels, g)
 
     def __repr__(self) -> str:
-        eps = f"{self.levels[0]:g}" if self.levels.size == 1 else str(self.levels.tolist())
-        return f"PEM(epsilon={eps}, max_bytes={self.max_bytes})"
+        return f"PEM(epsilon={budgets_text(self.levels)}, max_bytes={self.max_bytes})"
 
     def privacy(self) -> tuple[Verification, ...]:
         """The exact check of each level's report: its OLH node's claim (the group is independent of
@@ -119,12 +114,7 @@ class PEM:
         """
         rows = answer_rows(answers, self.max_bytes)
         n = rows.shape[0]
-        lev = np.zeros(n, dtype=np.int64) if level is None else np.asarray(level)
-        if lev.dtype.kind not in "iu":  # a budget given for its level's index would report at another budget
-            raise ParameterError(f"level holds each user's level index (an integer), got dtype {lev.dtype}")
-        if lev.shape != (n,):
-            raise ParameterError(f"level needs one index per answer ({n}), got shape {np.shape(level)}")
-        check_index_range(lev, self.levels.size, "level", ParameterError)
+        lev = user_levels(level, n, self.levels.size)
         group = rng.integers(0, self.max_bytes, size=n)
         items = np.empty(n, dtype=np.int64)
         for j in range(self.max_bytes):
@@ -132,10 +122,7 @@ class PEM:
             items[mine] = fingerprints(rows[mine, : j + 1])
         out = np.zeros((n, 4), dtype=np.int64)
         out[:, 0], out[:, 1] = lev, group
-        for t, node in enumerate(self.nodes):
-            mine = np.flatnonzero(lev == t)
-            _, cols = run_program(node, items[mine], FINGERPRINTS, rng, 2)
-            out[mine, 2], out[mine, 3] = cols["seed"], cols["value"]
+        randomize(out, 2, self.nodes, lev, items, rng)
         return out
 
     # ---------------------------------------------------------------------- server
@@ -154,23 +141,11 @@ class PEM:
         rep = checked_reports(reports, "PEM", "group", self.max_bytes, {"": self.nodes})
         top = check_int(top, "top", 1)
         width = top if width is None else check_int(width, "width", top)
-        n = rep.shape[0]
-        kept = np.zeros((1, 0), dtype=np.uint8)
-        f = var = np.zeros(0)
-        floor = 0.0
-        level_n = np.bincount(rep[:, 0], minlength=self.levels.size)
-        for j in range(self.max_bytes):
-            cand = extend(kept, 8 * j)
-            mine = rep[rep[:, 1] == j]
-            if mine.shape[0] == 0:
-                raise ReportError(f"group {j} (prefixes of {j + 1} bytes) has no reports: PEM needs every group")
-            f, var, se = pooled_estimates(self.nodes, mine[:, [0, 2, 3]], fingerprints(cand), level_n)
-            floor = noise_quantile(cand.shape[0]) * se
-            order = np.argsort(-f, kind="stable")[: width if j + 1 < self.max_bytes else top]
-            kept, f, var = cand[order], f[order], var[order]
-        labels = [shown(row) for row in kept]
-        est = Estimate(f, var, n, "unbiased", Domain(labels), info={"width": width, "candidates": int(cand.shape[0])})
-        return Discovery(est, self.max_bytes, floor)
+        found = search(self.nodes, rep, self.max_bytes, 8, width, top)
+        labels = [shown(row) for row in found.rows]
+        info = {"width": width, "candidates": found.candidates}
+        est = Estimate(found.frequencies, found.variance, rep.shape[0], "unbiased", Domain(labels), info=info)
+        return Discovery(est, self.max_bytes, found.floor, found.miss)
 
 
 def mix_cost(levels: Any, shares: Any) -> float:

@@ -14,9 +14,10 @@ level's OLH factor at an absent item, on its node's grid): the inverse of their 
 absent item, where the pooled estimate's variance is :math:`1 / \sum_t (n_t / V_t)`. Elsewhere it
 is :math:`\sum_t w_t^2 \operatorname{Var} \hat f_t`, plus the groups' sampling when a group is a
 uniform sample of its level's ``N_t`` users drawn without replacement,
-:math:`f (1 - f) \sum_t w_t^2 (N_t - n_t) / (n_t (N_t - 1))` (both taken at ``f`` clipped to
-``[0, 1]``). The pooled estimate is the population's share when an answer does not depend on its
-holder's level; otherwise it is the levels' shares weighted by ``w``.
+:math:`f (1 - f) \sum_t w_t^2 (N_t - n_t) / (n_t (N_t - 1))`, both taken at the pooled estimate of
+``f`` clipped to ``[0, 1]`` (a level's own estimate is noisier). The pooled estimate is the
+population's share when an answer does not depend on its holder's level; otherwise it is the
+levels' shares weighted by ``w``.
 """
 
 from __future__ import annotations
@@ -27,18 +28,31 @@ from typing import Any
 
 import numpy as np
 
-from pldp._validation import check_int
+from pldp._validation import check_epsilon, check_index_range, check_int, check_probability
 from pldp.channel.claims import Verification, check_claims
 from pldp.channel.columns import refuse_first, refuse_out_of_range
 from pldp.channel.exact import log_ratio, ratio_within
 from pldp.channel.hashed import HashedNode
 from pldp.channel.node import Row
-from pldp.errors import ReportError
+from pldp.errors import ParameterError, ReportError
 from pldp.heavy.strings import FINGERPRINTS
 from pldp.mechanisms.hashed import item_support, olh_g, olh_grid
+from pldp.mechanisms.support import run_program
 from pldp.mechanisms.toeplitz import toeplitz_support
+from pldp.protocols.leveled import check_levels
 
-__all__ = ["absent_weights", "checked_reports", "composed_check", "level_nodes", "pooled_all", "pooled_estimates"]
+__all__ = [
+    "absent_weights",
+    "budgets_text",
+    "checked_protocol",
+    "checked_reports",
+    "composed_check",
+    "level_nodes",
+    "pooled_all",
+    "pooled_estimates",
+    "randomize",
+    "user_levels",
+]
 
 
 def level_nodes(levels: np.ndarray, g: int | None = None) -> tuple[HashedNode, ...]:
@@ -71,20 +85,23 @@ def pooled_estimates(
     """
     level_n = np.bincount(reports[:, 0], minlength=len(nodes))
     w, se = absent_weights(nodes, level_n)
-    f, var = np.zeros(items.size), np.zeros(items.size)
+    present = np.flatnonzero(level_n)
+    if present.size == 0:
+        return np.zeros(items.size), np.full(items.size, np.inf), se
+    estimates = {}
+    for t in present:
+        p, q = nodes[t].support
+        counts = item_support(reports[reports[:, 0] == t][:, 1:], items, nodes[t].g)
+        estimates[t] = (counts / level_n[t] - q) / (p - q)
+    f = np.asarray(sum(w[t] * estimates[t] for t in present), dtype=float)
+    c = np.clip(f, 0.0, 1.0)
+    var = np.zeros(items.size)
     sample = 0.0  # times f (1 - f): the groups' sampling
-    for t in np.flatnonzero(level_n):
-        n_t, node = int(level_n[t]), nodes[t]
-        p, q = node.support
-        f_t = (item_support(reports[reports[:, 0] == t][:, 1:], items, node.g) / n_t - q) / (p - q)
-        c = np.clip(f_t, 0.0, 1.0)
-        f += w[t] * f_t
+    for t in present:
+        n_t, (p, q) = int(level_n[t]), nodes[t].support
         var += w[t] ** 2 * (c * p * (1 - p) + (1 - c) * q * (1 - q)) / (n_t * (p - q) ** 2)
         total = n_t if population is None else int(population[t])
         sample += w[t] ** 2 * (total - n_t) / (n_t * max(total - 1, 1))
-    if not level_n.any():
-        return f, np.full(items.size, np.inf), se
-    c = np.clip(f, 0.0, 1.0)
     return f, var + c * (1 - c) * sample, se
 
 
@@ -157,15 +174,22 @@ def checked_reports(
     if rep.ndim != 2 or rep.shape[1] != width or rep.dtype.kind not in "iu":
         raise ReportError(
             f"{protocol} reports are an (n, {width}) integer array of ({', '.join(['level', group, *names])}), "
-            f"got shape {rep.shape}"
+            f"got shape {rep.shape} and dtype {rep.dtype}"
         )
+    if rep.dtype.kind == "u" and rep.size and int(rep.max()) > np.iinfo(np.int64).max:  # would wrap below
+        refuse_first(np.asarray((rep > np.iinfo(np.int64).max).any(axis=1)), "a column is past 2**63 - 1")
     rep = rep.astype(np.int64, copy=False)
     refuse_out_of_range(rep[:, 0], len(next(iter(parts.values()))), "level")
     refuse_out_of_range(rep[:, 1], groups, group)
     for k, nodes in enumerate(parts.values()):
         seed, value = rep[:, 2 + 2 * k], rep[:, 3 + 2 * k]
-        refuse_out_of_range(seed, nodes[0].seeds, names[2 * k])
+        seeds = np.array([node.seeds for node in nodes])[rep[:, 0]]
         g = np.array([node.g for node in nodes])[rep[:, 0]]
+
+        def seed_why(i: int, seed: np.ndarray = seed, seeds: np.ndarray = seeds, name: str = names[2 * k]) -> str:
+            return f"{name} {int(seed[i])} is not in [0, {int(seeds[i])})"
+
+        refuse_first((seed < 0) | (seed >= seeds), seed_why)
 
         def why(i: int, value: np.ndarray = value, g: np.ndarray = g, name: str = names[2 * k + 1]) -> str:
             return f"{name} {int(value[i])} is not in [0, {int(g[i])})"
@@ -206,3 +230,47 @@ def composed_check(parts: dict[str, HashedNode], epsilon: float) -> Verification
     )
     note = f"the report's {len(parts)} parts ({', '.join(parts)}) compose: its epsilon is the sum of theirs, attained"
     return Verification(rows, float(epsilon), notes=[note])
+
+
+# --------------------------------------------------------------------------- the protocols' shared checks and client
+def checked_protocol(epsilon: Any, max_bytes: Any, split: Any = None) -> tuple[np.ndarray, int, float]:
+    """A heavy-hitter protocol's budgets (one, or strictly increasing levels), its bound ``max_bytes``
+    (1 to 64) and its ``split`` (strictly between 0 and 1; 0.0 when not given), checked."""
+    levels = check_levels([check_epsilon(e) for e in np.atleast_1d(np.asarray(epsilon, dtype=float))])
+    max_bytes = check_int(max_bytes, "max_bytes", 1)
+    if max_bytes > 64:
+        raise ParameterError(f"max_bytes must be at most 64, got {max_bytes}")
+    if split is None:
+        return levels, max_bytes, 0.0
+    share = check_probability(split, "split")
+    if not 0.0 < share < 1.0:
+        raise ParameterError(f"split must lie strictly between 0 and 1, got {split!r}")
+    return levels, max_bytes, share
+
+
+def budgets_text(levels: np.ndarray) -> str:
+    """The budgets as a ``repr`` shows them: ``4`` or ``[0.5, 4.0]``."""
+    return f"{levels[0]:g}" if levels.size == 1 else str(levels.tolist())
+
+
+def user_levels(level: Any, n: int, levels: int) -> np.ndarray:
+    """Each of ``n`` users' level index (default 0), checked: integers (a budget given for its level's
+    index would report at another budget), one per user, in ``[0, levels)``."""
+    lev = np.zeros(n, dtype=np.int64) if level is None else np.asarray(level)
+    if lev.dtype.kind not in "iu":
+        raise ParameterError(f"level holds each user's level index (an integer), got dtype {lev.dtype}")
+    if lev.shape != (n,):
+        raise ParameterError(f"level needs one index per answer ({n}), got shape {np.shape(level)}")
+    check_index_range(lev, levels, "level", ParameterError)
+    return lev.astype(np.int64, copy=False)
+
+
+def randomize(
+    out: np.ndarray, column: int, nodes: tuple[HashedNode, ...], lev: np.ndarray, items: np.ndarray, rng: Any
+) -> None:
+    """Each level's users' ``items`` through the level's node (two words of ``rng`` each): the seeds
+    into ``out[:, column]`` and the values into ``out[:, column + 1]``."""
+    for t, node in enumerate(nodes):
+        mine = np.flatnonzero(lev == t)
+        _, cols = run_program(node, items[mine], node.d, rng, 2)
+        out[mine, column], out[mine, column + 1] = cols["seed"], cols["value"]

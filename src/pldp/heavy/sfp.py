@@ -91,7 +91,7 @@ from typing import Any
 
 import numpy as np
 
-from pldp._validation import check_epsilon, check_index_range, check_int
+from pldp._validation import check_int
 from pldp.channel.claims import Verification
 from pldp.channel.hashed import HashedNode
 from pldp.channel.toeplitz import toeplitz_fits
@@ -99,12 +99,21 @@ from pldp.domain import Domain
 from pldp.errors import EstimationError, ParameterError, ReportError
 from pldp.estimation import Estimate
 from pldp.heavy.discovery import Discovery, noise_quantile
-from pldp.heavy.pooled import checked_reports, composed_check, level_nodes, pooled_all, pooled_estimates
+from pldp.heavy.pooled import (
+    absent_weights,
+    budgets_text,
+    checked_protocol,
+    checked_reports,
+    composed_check,
+    level_nodes,
+    pooled_all,
+    pooled_estimates,
+    randomize,
+    user_levels,
+)
 from pldp.heavy.prefixes import possible
-from pldp.heavy.strings import FINGERPRINTS, answer_rows, fingerprints, shown
+from pldp.heavy.strings import answer_rows, fingerprints, shown
 from pldp.mechanisms.hashed import olh_grid, toeplitz_g
-from pldp.mechanisms.support import run_program
-from pldp.protocols.leveled import check_levels
 
 __all__ = ["MAX_CANDIDATES", "SFP", "assemble_words"]
 
@@ -148,8 +157,7 @@ class SFP:
         hash_bits: int = 8,
         split: float = 0.5,
     ) -> None:
-        self.levels = check_levels([check_epsilon(e) for e in np.atleast_1d(np.asarray(epsilon, dtype=float))])
-        self.max_bytes = check_int(max_bytes, "max_bytes", 1)
+        self.levels, self.max_bytes, self.split = checked_protocol(epsilon, max_bytes, split)
         self.fragment_bytes = check_int(fragment_bytes, "fragment_bytes", 1)
         self.hash_bits = check_int(hash_bits, "hash_bits", 1)
         if self.max_bytes > 64 or self.max_bytes % self.fragment_bytes:
@@ -157,9 +165,6 @@ class SFP:
                 f"max_bytes must be a multiple of fragment_bytes ({self.fragment_bytes}) and at most 64, "
                 f"got {self.max_bytes}"
             )
-        self.split = check_epsilon(split, "split")
-        if self.split >= 1.0:
-            raise ParameterError(f"split must lie in (0, 1), got {split!r}")
         self.positions = self.max_bytes // self.fragment_bytes
         self.d_fragments = 1 << (self.hash_bits + 8 * self.fragment_bytes)
         if why := toeplitz_fits(self.d_fragments, 2):
@@ -173,10 +178,9 @@ class SFP:
         return HashedNode(self.d_fragments, g, "toeplitz", *olh_grid(epsilon, g), epsilon)
 
     def __repr__(self) -> str:
-        eps = f"{self.levels[0]:g}" if self.levels.size == 1 else str(self.levels.tolist())
         return (
-            f"SFP(epsilon={eps}, max_bytes={self.max_bytes}, fragment_bytes={self.fragment_bytes}, "
-            f"hash_bits={self.hash_bits}, split={self.split:g})"
+            f"SFP(epsilon={budgets_text(self.levels)}, max_bytes={self.max_bytes}, "
+            f"fragment_bytes={self.fragment_bytes}, hash_bits={self.hash_bits}, split={self.split:g})"
         )
 
     @property
@@ -209,23 +213,14 @@ class SFP:
         """
         rows = answer_rows(answers, self.max_bytes)
         n = rows.shape[0]
-        lev = np.zeros(n, dtype=np.int64) if level is None else np.asarray(level)
-        if lev.dtype.kind not in "iu":  # a budget given for its level's index would report at another budget
-            raise ParameterError(f"level holds each user's level index (an integer), got dtype {lev.dtype}")
-        if lev.shape != (n,):
-            raise ParameterError(f"level needs one index per answer ({n}), got shape {np.shape(level)}")
-        check_index_range(lev, self.levels.size, "level", ParameterError)
+        lev = user_levels(level, n, self.levels.size)
         position = np.asarray(rng.integers(0, self.positions, size=n))
         words = fingerprints(rows)
         items = self._fragment_items(rows, words, position)
         out = np.zeros((n, 6), dtype=np.int64)
         out[:, 0], out[:, 1] = lev, position
-        for t, (frag, word) in enumerate(zip(self.fragment_nodes, self.word_nodes, strict=True)):
-            mine = np.flatnonzero(lev == t)
-            _, cols = run_program(frag, items[mine], self.d_fragments, rng, 2)
-            out[mine, 2], out[mine, 3] = cols["seed"], cols["value"]
-            _, cols = run_program(word, words[mine], FINGERPRINTS, rng, 2)
-            out[mine, 4], out[mine, 5] = cols["seed"], cols["value"]
+        randomize(out, 2, self.fragment_nodes, lev, items, rng)
+        randomize(out, 4, self.word_nodes, lev, words, rng)
         return out
 
     def _fragment_items(self, rows: np.ndarray, words: np.ndarray, position: np.ndarray) -> np.ndarray:
@@ -258,12 +253,14 @@ class SFP:
         rep = self._checked(reports)
         top = check_int(top, "top", 1)
         width = top if width is None else check_int(width, "width", top)
-        kept = []
+        kept, miss = [], 0.0
         for j in range(self.positions):
             mine = rep[rep[:, 1] == j]
             if mine.shape[0] == 0:
                 raise ReportError(f"position {j} has no reports: SFP needs every position")
             f = pooled_all(self.fragment_nodes, mine[:, [0, 2, 3]], self.d_fragments)
+            _, se = absent_weights(self.fragment_nodes, np.bincount(mine[:, 0], minlength=self.levels.size))
+            miss = max(miss, noise_quantile(self.d_fragments) * se)
             best = np.argpartition(-f, width - 1)[:width] if width < f.size else np.arange(f.size)
             kept.append(best[np.argsort(-f[best], kind="stable")])  # largest first
             del f
@@ -278,7 +275,7 @@ class SFP:
         labels = [shown(row) for row in rows[order]]
         info = {"width": width, "candidates": int(rows.shape[0]), "assembled": assembled}
         est = Estimate(f[order], var[order], rep.shape[0], "unbiased", Domain(labels), info=info)
-        return Discovery(est, self.max_bytes, noise_quantile(rows.shape[0]) * se)
+        return Discovery(est, self.max_bytes, noise_quantile(rows.shape[0]) * se, miss)
 
     def fragment_estimates(self, reports: Any, position: int) -> np.ndarray:
         """The pooled estimates of all ``d_F`` fragment items at ``position`` (:func:`~pldp.heavy.pooled.pooled_all`):

@@ -30,10 +30,11 @@ last depth are whole answers, and the word parts of *all* ``n`` users estimate t
 
 What it buys and costs against PEM (:class:`~pldp.heavy.PEM`). The word part's randomness is
 independent of the prefix parts', which chose the candidates: given the candidates each final
-estimate is unbiased with the variance above, over ``n`` users instead of one group's ``n / D``,
-and its interval has its nominal coverage (only the choice of the ``top`` among the candidates
-reads the same estimates). The price is the split: each part has a share of the budget, so each
-step sees the prefixes at :math:`\varepsilon_p` only.
+estimate is unbiased with the variance above, over ``n`` users instead of one group's ``n / D``;
+only the choice of the ``top`` among more candidates reads the same estimates (with ``width =
+top``, the default, every candidate is returned and each interval has its nominal coverage). The
+price is the split: each part has a share of the budget, so each step sees the prefixes at
+:math:`\varepsilon_p` only.
 
 What it cannot see. As PEM: answers longer than ``L`` bytes are their first ``L`` bytes, and an
 answer whose prefixes are not well above one group's standard error at an absent item,
@@ -42,8 +43,8 @@ nobody the largest word estimate is some four standard errors: :class:`~pldp.hea
 floor.
 
 Cost. Depth ``j``'s ``n / D`` reports against its ``2^s width`` candidates: ``2^s width n`` hash
-evaluations in all, the same for every ``s`` (``s = 1`` has ``8 L`` groups of ``2 width``
-candidates), plus ``n`` times the candidates for the word parts.
+evaluations in all, which grow with ``s`` (``s = 1`` has ``8 L`` groups of ``2 width`` candidates,
+``s = 8`` has ``L`` groups of ``256 width``), plus ``n`` times the candidates for the word parts.
 """
 
 from __future__ import annotations
@@ -53,17 +54,25 @@ from typing import Any
 
 import numpy as np
 
-from pldp._validation import check_epsilon, check_index_range, check_int, check_probability
+from pldp._validation import check_int
 from pldp.channel.claims import Verification
 from pldp.domain import Domain
-from pldp.errors import ParameterError, ReportError
+from pldp.errors import ParameterError
 from pldp.estimation import Estimate
 from pldp.heavy.discovery import Discovery, noise_quantile
-from pldp.heavy.pooled import checked_reports, composed_check, level_nodes, pooled_estimates
-from pldp.heavy.prefixes import STEPS, extend, prefix_rows
-from pldp.heavy.strings import FINGERPRINTS, answer_rows, fingerprints, shown
-from pldp.mechanisms.support import run_program
-from pldp.protocols.leveled import check_levels
+from pldp.heavy.pooled import (
+    budgets_text,
+    checked_protocol,
+    checked_reports,
+    composed_check,
+    level_nodes,
+    pooled_estimates,
+    randomize,
+    user_levels,
+)
+from pldp.heavy.prefixes import STEPS, prefix_rows
+from pldp.heavy.strings import answer_rows, fingerprints, shown
+from pldp.heavy.tree import search
 
 __all__ = ["TreeHist"]
 
@@ -95,23 +104,19 @@ class TreeHist:
     def __init__(
         self, epsilon: float | Sequence[float], max_bytes: int = 16, step_bits: int = 8, split: float = 0.5
     ) -> None:
-        self.levels = check_levels([check_epsilon(e) for e in np.atleast_1d(np.asarray(epsilon, dtype=float))])
-        self.max_bytes = check_int(max_bytes, "max_bytes", 1)
-        if self.max_bytes > 64:
-            raise ParameterError(f"max_bytes must be at most 64, got {self.max_bytes}")
+        self.levels, self.max_bytes, self.split = checked_protocol(epsilon, max_bytes, split)
         if step_bits not in STEPS:
             raise ParameterError(f"step_bits must be one of {STEPS}, got {step_bits}")
         self.step_bits = int(step_bits)
-        self.split = check_probability(split, "split")
-        if not 0.0 < self.split < 1.0:
-            raise ParameterError(f"split must be strictly between 0 and 1, got {split}")
         self.depths = 8 * self.max_bytes // self.step_bits
         self.prefix_nodes = level_nodes(self.levels * self.split)
         self.word_nodes = level_nodes(self.levels - self.levels * self.split)  # the two sum to the budget in floats
 
     def __repr__(self) -> str:
-        eps = f"{self.levels[0]:g}" if self.levels.size == 1 else str(self.levels.tolist())
-        return f"TreeHist(epsilon={eps}, max_bytes={self.max_bytes}, step_bits={self.step_bits}, split={self.split:g})"
+        return (
+            f"TreeHist(epsilon={budgets_text(self.levels)}, max_bytes={self.max_bytes}, "
+            f"step_bits={self.step_bits}, split={self.split:g})"
+        )
 
     def privacy(self) -> tuple[Verification, ...]:
         """The exact check of each level's report: its prefix and word nodes' claims, and the whole
@@ -132,12 +137,7 @@ class TreeHist:
         """
         rows = answer_rows(answers, self.max_bytes)
         n = rows.shape[0]
-        lev = np.zeros(n, dtype=np.int64) if level is None else np.asarray(level)
-        if lev.dtype.kind not in "iu":
-            raise ParameterError(f"level holds each user's level index (an integer), got dtype {lev.dtype}")
-        if lev.shape != (n,):
-            raise ParameterError(f"level needs one index per answer ({n}), got shape {np.shape(level)}")
-        check_index_range(lev, self.levels.size, "level", ParameterError)
+        lev = user_levels(level, n, self.levels.size)
         depth = rng.integers(0, self.depths, size=n)
         prefixes = np.empty(n, dtype=np.int64)
         for j in range(self.depths):
@@ -146,11 +146,8 @@ class TreeHist:
         words = fingerprints(rows)
         out = np.zeros((n, 6), dtype=np.int64)
         out[:, 0], out[:, 1] = lev, depth
-        for t in range(self.levels.size):
-            mine = np.flatnonzero(lev == t)
-            for col, node, items in ((2, self.prefix_nodes[t], prefixes), (4, self.word_nodes[t], words)):
-                _, cols = run_program(node, items[mine], FINGERPRINTS, rng, 2)
-                out[mine, col], out[mine, col + 1] = cols["seed"], cols["value"]
+        randomize(out, 2, self.prefix_nodes, lev, prefixes, rng)
+        randomize(out, 4, self.word_nodes, lev, words, rng)
         return out
 
     # ---------------------------------------------------------------------- server
@@ -169,7 +166,7 @@ class TreeHist:
             Prefixes kept at each depth at most; default ``top``.
         threshold : float, optional
             Keep only the prefixes estimated at least this share (at most ``width`` of them); by
-            default the ``width`` largest. A :class:`~pldp.errors.ParameterError` says so when it
+            default the ``width`` largest. A :class:`~pldp.errors.EstimationError` says so when it
             keeps none at some depth.
         """
         rep = checked_reports(
@@ -177,26 +174,11 @@ class TreeHist:
         )
         top = check_int(top, "top", 1)
         width = top if width is None else check_int(width, "width", top)
-        level_n = np.bincount(rep[:, 0], minlength=self.levels.size)
-        kept = np.zeros((1, 0), dtype=np.uint8)
-        for j in range(self.depths):
-            cand = extend(kept, j * self.step_bits, self.step_bits)
-            mine = rep[rep[:, 1] == j]
-            if mine.shape[0] == 0:
-                raise ReportError(f"depth {j} (prefixes of {(j + 1) * self.step_bits} bits) has no reports")
-            f, _, _ = pooled_estimates(self.prefix_nodes, mine[:, [0, 2, 3]], fingerprints(cand), level_n)
-            order = np.argsort(-f, kind="stable")[:width]
-            if threshold is not None:
-                order = order[f[order] >= threshold]
-            if order.size == 0:
-                raise ParameterError(
-                    f"threshold {threshold:g} keeps no prefix of {(j + 1) * self.step_bits} bits "
-                    f"(the largest estimate is {float(f.max(initial=-np.inf)):.4g}): nothing to discover"
-                )
-            kept = cand[order]
+        tree = search(self.prefix_nodes, rep[:, :4], self.depths, self.step_bits, width, width, threshold, "depth")
+        kept = tree.rows
         f, var, se = pooled_estimates(self.word_nodes, rep[:, [0, 4, 5]], fingerprints(kept))
         order = np.argsort(-f, kind="stable")[:top]
         labels = [shown(row) for row in kept[order]]
         info = {"width": width, "candidates": int(kept.shape[0]), "step_bits": self.step_bits}
         est = Estimate(f[order], var[order], rep.shape[0], "unbiased", Domain(labels), info=info)
-        return Discovery(est, self.max_bytes, noise_quantile(kept.shape[0]) * se)
+        return Discovery(est, self.max_bytes, noise_quantile(kept.shape[0]) * se, tree.miss)

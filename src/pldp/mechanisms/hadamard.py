@@ -80,10 +80,9 @@ def walsh_hadamard(c: np.ndarray) -> np.ndarray:
     faster at ``2**24``, one core: 0.7 s against 2.2 s). Every partial sum is then an integer of
     magnitude below ``2**53``, so the floating-point result is exact.
     """
-    arr = np.asarray(c)
-    if arr.size >= _FLOAT_ORDER and arr.size * max(-int(arr.min()), int(arr.max())) < 1 << 53:
-        return _sylvester_blocks(arr.astype(np.float64)).astype(np.int64)
-    out = np.array(arr, dtype=np.int64)
+    out = np.array(c, dtype=np.int64)  # counts: the two paths read the same integers
+    if out.size >= _FLOAT_ORDER and out.size * max(-int(out.min()), int(out.max())) < 1 << 53:
+        return _sylvester_blocks(out.astype(np.float64)).astype(np.int64)
     k, h = out.size, 1
     while h < k:
         pairs = out.reshape(-1, 2, h)
