@@ -195,8 +195,8 @@ def test_bad_reports_and_parameters_are_refused() -> None:
     cases = [
         (0, 1, "level 1 is not in"),
         (1, 2, "position 2 is not in"),
-        (2, -1, "frag_seed -1 is not in"),
-        (3, g_frag, f"frag_value {g_frag} is not in \\[0, {g_frag}\\)"),
+        (2, -1, "fragment_seed -1 is not in"),
+        (3, g_frag, f"fragment_value {g_frag} is not in \\[0, {g_frag}\\)"),
         (4, 2**31, "word_seed 2147483648 is not in"),
         (5, g_word, f"word_value {g_word} is not in"),
     ]

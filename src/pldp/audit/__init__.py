@@ -30,6 +30,8 @@ module              holds
 ``longitudinal``    :func:`audit_rounds`: the audit over time, ``r`` reports of one device,
                     fresh and memoized
 ``histories``       the pairs of histories it compares (segments of rounds)
+``heavy``           :func:`audit_heavy`: a heavy-hitter protocol's reports of one answer
+                    against another
 ``round_models``    the exact law of a device's reports over rounds (its likelihood ratio)
 ``rounds``          :class:`RoundsResult`: its table and plot
 ``rounds_figure``   the figure of ``docs/auditing.md`` (``make audit``)
@@ -41,6 +43,7 @@ module              holds
 from pldp.audit.attacks import ATTACKS, ldp_auditor_test
 from pldp.audit.bounds import clopper_pearson, epsilon_lower_bound
 from pldp.audit.events import Test, optimal_test, pair_claim
+from pldp.audit.heavy import HeavyAudit, audit_heavy
 from pldp.audit.jsclient import JSClient
 from pldp.audit.longitudinal import audit_rounds
 from pldp.audit.pairs import Input, Pair, default_pairs
@@ -52,6 +55,7 @@ __all__ = [
     "ATTACKS",
     "AuditResult",
     "AuditRow",
+    "HeavyAudit",
     "Input",
     "JSClient",
     "Pair",
@@ -59,6 +63,7 @@ __all__ = [
     "RoundsRow",
     "Test",
     "audit",
+    "audit_heavy",
     "audit_rounds",
     "clopper_pearson",
     "default_pairs",

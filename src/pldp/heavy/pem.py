@@ -55,13 +55,14 @@ from typing import Any
 import numpy as np
 
 from pldp._validation import check_int
-from pldp.channel.claims import Verification, check_claims
+from pldp.channel.hashed import HashedNode
 from pldp.domain import Domain
 from pldp.errors import ParameterError
 from pldp.estimation import Estimate
+from pldp.heavy.base import HeavyHitter
 from pldp.heavy.discovery import Discovery
-from pldp.heavy.pooled import budgets_text, checked_protocol, checked_reports, level_nodes, randomize, user_levels
-from pldp.heavy.strings import answer_rows, fingerprints, shown
+from pldp.heavy.pooled import budgets_text, checked_protocol, level_nodes
+from pldp.heavy.strings import fingerprints, shown
 from pldp.heavy.tree import search
 from pldp.mechanisms.hashed import olh_factor, olh_g
 from pldp.protocols.leveled import check_levels
@@ -69,7 +70,7 @@ from pldp.protocols.leveled import check_levels
 __all__ = ["PEM", "mix_cost"]
 
 
-class PEM:
+class PEM(HeavyHitter):
     """The prefix extending method over OLH: ``perturb`` on each device, ``discover`` at the server.
 
     Parameters
@@ -99,31 +100,26 @@ class PEM:
     def __repr__(self) -> str:
         return f"PEM(epsilon={budgets_text(self.levels)}, max_bytes={self.max_bytes})"
 
-    def privacy(self) -> tuple[Verification, ...]:
-        """The exact check of each level's report: its OLH node's claim (the group is independent of
-        the answer, the level is in the clear)."""
-        return tuple(check_claims(node) for node in self.nodes)
+    name = "PEM"
+    group_name = "group"
 
-    # ---------------------------------------------------------------------- client
-    def perturb(self, answers: Sequence[Any], rng: np.random.Generator, level: Any = None) -> np.ndarray:
-        """One report per answer (text or bytes): ``(level, group, seed, value)``, ``int64``, shape ``(n, 4)``.
+    @property
+    def groups(self) -> int:
+        """``L``: a group per prefix length, ``1 .. L`` bytes."""
+        return self.max_bytes
 
-        ``level`` gives each user's level (an index into the levels; default 0). The group
-        (``0 .. L-1`` for prefixes of ``1 .. L`` bytes) is drawn first, then each level's node
-        randomizes its users' fingerprints (two words of ``rng`` each).
-        """
-        rows = answer_rows(answers, self.max_bytes)
-        n = rows.shape[0]
-        lev = user_levels(level, n, self.levels.size)
-        group = rng.integers(0, self.max_bytes, size=n)
-        items = np.empty(n, dtype=np.int64)
+    @property
+    def parts(self) -> dict[str, tuple[HashedNode, ...]]:
+        """One part: the prefix's fingerprint through each level's node."""
+        return {"": self.nodes}
+
+    def part_items(self, rows: np.ndarray, group: np.ndarray) -> tuple[np.ndarray, ...]:
+        """The fingerprint of each row's first ``group + 1`` bytes."""
+        items = np.empty(rows.shape[0], dtype=np.int64)
         for j in range(self.max_bytes):
             mine = np.flatnonzero(group == j)
             items[mine] = fingerprints(rows[mine, : j + 1])
-        out = np.zeros((n, 4), dtype=np.int64)
-        out[:, 0], out[:, 1] = lev, group
-        randomize(out, 2, self.nodes, lev, items, rng)
-        return out
+        return (items,)
 
     # ---------------------------------------------------------------------- server
     def discover(self, reports: Any, top: int = 20, width: int | None = None) -> Discovery:
@@ -138,7 +134,7 @@ class PEM:
         width : int, optional
             Prefixes kept at each step; default ``top``.
         """
-        rep = checked_reports(reports, "PEM", "group", self.max_bytes, {"": self.nodes})
+        rep = self.checked(reports)
         top = check_int(top, "top", 1)
         width = top if width is None else check_int(width, "width", top)
         found = search(self.nodes, rep, self.max_bytes, 8, width, top)

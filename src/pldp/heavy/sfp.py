@@ -23,7 +23,7 @@ independently of her answer, and reports two things at her level's budget :math:
   :math:`\varepsilon_W = \varepsilon - \varepsilon_F` (the node of
   :func:`~pldp.heavy.pooled.level_nodes`).
 
-One report ``(level, position, frag_seed, frag_value, word_seed, word_value)``. Privacy: the
+One report ``(level, position, fragment_seed, fragment_value, word_seed, word_value)``. Privacy: the
 position tells nothing of the answer and the two parts are drawn independently, so for two answers
 
 .. math::
@@ -92,27 +92,23 @@ from typing import Any
 import numpy as np
 
 from pldp._validation import check_int
-from pldp.channel.claims import Verification
 from pldp.channel.hashed import HashedNode
 from pldp.channel.toeplitz import toeplitz_fits
 from pldp.domain import Domain
 from pldp.errors import EstimationError, ParameterError, ReportError
 from pldp.estimation import Estimate
+from pldp.heavy.base import HeavyHitter
 from pldp.heavy.discovery import Discovery, noise_quantile
 from pldp.heavy.pooled import (
     absent_weights,
     budgets_text,
     checked_protocol,
-    checked_reports,
-    composed_check,
     level_nodes,
     pooled_all,
     pooled_estimates,
-    randomize,
-    user_levels,
 )
 from pldp.heavy.prefixes import possible
-from pldp.heavy.strings import answer_rows, fingerprints, shown
+from pldp.heavy.strings import fingerprints, shown
 from pldp.mechanisms.hashed import olh_grid, toeplitz_g
 
 __all__ = ["MAX_CANDIDATES", "SFP", "assemble_words"]
@@ -121,7 +117,7 @@ __all__ = ["MAX_CANDIDATES", "SFP", "assemble_words"]
 MAX_CANDIDATES = 1 << 16
 
 
-class SFP:
+class SFP(HeavyHitter):
     """The sequence fragment puzzle: ``perturb`` on each device, ``discover`` at the server.
 
     Parameters
@@ -193,35 +189,24 @@ class SFP:
             f"of the users; words sharing a {self.hash_bits}-bit hash and a fragment are one fragment"
         )
 
-    def privacy(self) -> tuple[Verification, ...]:
-        """The exact check of each level's report: the fragment node's claim, the word node's, and
-        their product against the level's budget (:func:`~pldp.heavy.pooled.composed_check`; module
-        docstring: the sum is attained)."""
-        return tuple(
-            composed_check({"fragment": frag, "word": word}, float(eps))
-            for eps, frag, word in zip(self.levels, self.fragment_nodes, self.word_nodes, strict=True)
-        )
-
     # ---------------------------------------------------------------------- client
-    def perturb(self, answers: Sequence[Any], rng: np.random.Generator, level: Any = None) -> np.ndarray:
-        """One report per answer (text or bytes), ``int64``, shape ``(n, 6)``:
-        ``(level, position, frag_seed, frag_value, word_seed, word_value)``.
+    name = "SFP"
+    group_name = "position"
 
-        ``level`` gives each user's level (an index into the levels; default 0). The position
-        (``0 .. P-1``, bytes ``j b`` to ``j b + b - 1``) is drawn first, then each level's fragment
-        node and word node randomize its users' items (two words of ``rng`` each).
-        """
-        rows = answer_rows(answers, self.max_bytes)
-        n = rows.shape[0]
-        lev = user_levels(level, n, self.levels.size)
-        position = np.asarray(rng.integers(0, self.positions, size=n))
+    @property
+    def groups(self) -> int:
+        """``P = L / b``: a position per fragment."""
+        return self.positions
+
+    @property
+    def parts(self) -> dict[str, tuple[HashedNode, ...]]:
+        """The fragment part and the word part, each level's node of each."""
+        return {"fragment": self.fragment_nodes, "word": self.word_nodes}
+
+    def part_items(self, rows: np.ndarray, group: np.ndarray) -> tuple[np.ndarray, ...]:
+        """Each row's tagged fragment at its position, :math:`x_j(w)`, and its fingerprint."""
         words = fingerprints(rows)
-        items = self._fragment_items(rows, words, position)
-        out = np.zeros((n, 6), dtype=np.int64)
-        out[:, 0], out[:, 1] = lev, position
-        randomize(out, 2, self.fragment_nodes, lev, items, rng)
-        randomize(out, 4, self.word_nodes, lev, words, rng)
-        return out
+        return self._fragment_items(rows, words, group), words
 
     def _fragment_items(self, rows: np.ndarray, words: np.ndarray, position: np.ndarray) -> np.ndarray:
         """``x_j(w) = h(w) 256^b + fragment``: each row's fragment at its position, tagged by its hash."""
@@ -250,7 +235,7 @@ class SFP:
         EstimationError
             No hash value is kept at every position, so no word can be assembled.
         """
-        rep = self._checked(reports)
+        rep = self.checked(reports)
         top = check_int(top, "top", 1)
         width = top if width is None else check_int(width, "width", top)
         kept, miss = [], 0.0
@@ -280,15 +265,11 @@ class SFP:
     def fragment_estimates(self, reports: Any, position: int) -> np.ndarray:
         """The pooled estimates of all ``d_F`` fragment items at ``position`` (:func:`~pldp.heavy.pooled.pooled_all`):
         item ``h 256^b + v`` is the fragment ``v`` (big-endian) of the words whose hash is ``h``."""
-        rep = self._checked(reports)
+        rep = self.checked(reports)
         j = check_int(position, "position", 0)
         if j >= self.positions:
             raise ParameterError(f"position must lie in [0, {self.positions}), got {j}")
         return pooled_all(self.fragment_nodes, rep[rep[:, 1] == j][:, [0, 2, 3]], self.d_fragments)
-
-    def _checked(self, reports: Any) -> np.ndarray:
-        parts = {"frag": self.fragment_nodes, "word": self.word_nodes}
-        return checked_reports(reports, "SFP", "position", self.positions, parts)
 
 
 def assemble_words(

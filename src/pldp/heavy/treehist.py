@@ -55,29 +55,26 @@ from typing import Any
 import numpy as np
 
 from pldp._validation import check_int
-from pldp.channel.claims import Verification
+from pldp.channel.hashed import HashedNode
 from pldp.domain import Domain
 from pldp.errors import ParameterError
 from pldp.estimation import Estimate
+from pldp.heavy.base import HeavyHitter
 from pldp.heavy.discovery import Discovery, noise_quantile
 from pldp.heavy.pooled import (
     budgets_text,
     checked_protocol,
-    checked_reports,
-    composed_check,
     level_nodes,
     pooled_estimates,
-    randomize,
-    user_levels,
 )
 from pldp.heavy.prefixes import STEPS, prefix_rows
-from pldp.heavy.strings import answer_rows, fingerprints, shown
+from pldp.heavy.strings import fingerprints, shown
 from pldp.heavy.tree import search
 
 __all__ = ["TreeHist"]
 
 
-class TreeHist:
+class TreeHist(HeavyHitter):
     """TreeHist over OLH: ``perturb`` on each device, ``discover`` at the server (module docstring).
 
     Parameters
@@ -118,37 +115,26 @@ class TreeHist:
             f"step_bits={self.step_bits}, split={self.split:g})"
         )
 
-    def privacy(self) -> tuple[Verification, ...]:
-        """The exact check of each level's report: its prefix and word nodes' claims, and the whole
-        report's epsilon, their sum (:func:`~pldp.heavy.pooled.composed_check`)."""
-        return tuple(
-            composed_check({"prefix": p, "word": w}, float(e))
-            for e, p, w in zip(self.levels, self.prefix_nodes, self.word_nodes, strict=True)
-        )
+    name = "TreeHist"
+    group_name = "depth"
 
-    # ---------------------------------------------------------------------- client
-    def perturb(self, answers: Sequence[Any], rng: np.random.Generator, level: Any = None) -> np.ndarray:
-        """One report per answer (text or bytes): ``(level, depth, prefix_seed, prefix_value, word_seed,
-        word value)``, ``int64``, shape ``(n, 6)``.
+    @property
+    def groups(self) -> int:
+        """``D = 8 L / s``: a depth per prefix length, ``s .. 8 L`` bits."""
+        return self.depths
 
-        ``level`` gives each user's level index (default 0). The depth (``0 .. D-1`` for prefixes of
-        ``s .. 8 L`` bits) is drawn first, then each level's prefix node and word node randomize
-        its users' fingerprints (two words of ``rng`` each).
-        """
-        rows = answer_rows(answers, self.max_bytes)
-        n = rows.shape[0]
-        lev = user_levels(level, n, self.levels.size)
-        depth = rng.integers(0, self.depths, size=n)
-        prefixes = np.empty(n, dtype=np.int64)
+    @property
+    def parts(self) -> dict[str, tuple[HashedNode, ...]]:
+        """The prefix part and the word part, each level's node of each."""
+        return {"prefix": self.prefix_nodes, "word": self.word_nodes}
+
+    def part_items(self, rows: np.ndarray, group: np.ndarray) -> tuple[np.ndarray, ...]:
+        """The fingerprint of each row's prefix of ``(group + 1) s`` bits, and of the whole row."""
+        prefixes = np.empty(rows.shape[0], dtype=np.int64)
         for j in range(self.depths):
-            mine = np.flatnonzero(depth == j)
+            mine = np.flatnonzero(group == j)
             prefixes[mine] = fingerprints(prefix_rows(rows[mine], (j + 1) * self.step_bits))
-        words = fingerprints(rows)
-        out = np.zeros((n, 6), dtype=np.int64)
-        out[:, 0], out[:, 1] = lev, depth
-        randomize(out, 2, self.prefix_nodes, lev, prefixes, rng)
-        randomize(out, 4, self.word_nodes, lev, words, rng)
-        return out
+        return prefixes, fingerprints(rows)
 
     # ---------------------------------------------------------------------- server
     def discover(
@@ -169,9 +155,7 @@ class TreeHist:
             default the ``width`` largest. A :class:`~pldp.errors.EstimationError` says so when it
             keeps none at some depth.
         """
-        rep = checked_reports(
-            reports, "TreeHist", "depth", self.depths, {"prefix": self.prefix_nodes, "word": self.word_nodes}
-        )
+        rep = self.checked(reports)
         top = check_int(top, "top", 1)
         width = top if width is None else check_int(width, "width", top)
         tree = search(self.prefix_nodes, rep[:, :4], self.depths, self.step_bits, width, width, threshold, "depth")

@@ -1,0 +1,87 @@
+"""What every heavy-hitter protocol is: a group drawn apart from the answer, then one randomized part per
+node, each a report of local hashing (:class:`HeavyHitter`).
+
+A protocol names its parts (:attr:`HeavyHitter.parts`: PEM's one, TreeHist's prefix and word,
+SFP's fragment and word), each with one OLH node per budget level, and says which item each part
+randomizes for an answer in a group (:meth:`HeavyHitter.part_items`: a prefix's, a fragment's or the
+whole answer's fingerprint). From those the base class draws the reports, checks them, and checks
+their privacy exactly; the audit (:func:`pldp.audit.heavy.audit_heavy`) reads the same two.
+
+A report is ``(level, group, seed, value, ...)``: the user's level in the clear, her group drawn
+uniformly from ``0 .. groups - 1`` by the protocol's randomness alone, then a ``(seed, value)`` pair
+per part.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+
+from pldp.channel.claims import Verification, check_claims
+from pldp.channel.hashed import HashedNode
+from pldp.heavy.pooled import checked_reports, composed_check, randomize, user_levels
+from pldp.heavy.strings import answer_rows
+
+__all__ = ["HeavyHitter"]
+
+
+class HeavyHitter(ABC):
+    """The client and the checks every heavy-hitter protocol shares (module docstring)."""
+
+    #: The protocol's name in messages, and what its groups are called (``"group"``, ``"depth"``).
+    name: ClassVar[str]
+    group_name: ClassVar[str]
+    #: The budget levels and the bound on an answer's bytes.
+    levels: np.ndarray
+    max_bytes: int
+
+    @property
+    @abstractmethod
+    def groups(self) -> int:
+        """The groups a user may fall in."""
+
+    @property
+    @abstractmethod
+    def parts(self) -> dict[str, tuple[HashedNode, ...]]:
+        """Each part's name (``""`` for a protocol of one part) and each level's node of it, in the
+        order of the report's columns."""
+
+    @abstractmethod
+    def part_items(self, rows: np.ndarray, group: np.ndarray) -> tuple[np.ndarray, ...]:
+        """Per part, the item each answer row randomizes in its group (``int64``, one per row)."""
+
+    def perturb(self, answers: Sequence[Any], rng: np.random.Generator, level: Any = None) -> np.ndarray:
+        """One report per answer (text or bytes): ``(level, group, seed, value, ...)``, ``int64``, a
+        ``(seed, value)`` pair per part.
+
+        ``level`` gives each user's level (an index into the levels; default 0). The group is drawn
+        first, uniformly and apart from the answer; then each part's nodes randomize its items (two
+        words of ``rng`` per report and part), part by part.
+        """
+        rows = answer_rows(answers, self.max_bytes)
+        n = rows.shape[0]
+        lev = user_levels(level, n, self.levels.size)
+        group = np.asarray(rng.integers(0, self.groups, size=n), dtype=np.int64)
+        items = self.part_items(rows, group)
+        out = np.zeros((n, 2 + 2 * len(self.parts)), dtype=np.int64)
+        out[:, 0], out[:, 1] = lev, group
+        for k, nodes in enumerate(self.parts.values()):
+            randomize(out, 2 + 2 * k, nodes, lev, items[k], rng)
+        return out
+
+    def checked(self, reports: Any) -> np.ndarray:
+        """``reports`` as ``int64``, every column in range (:func:`~pldp.heavy.pooled.checked_reports`)."""
+        return checked_reports(reports, self.name, self.group_name, self.groups, self.parts)
+
+    def privacy(self) -> tuple[Verification, ...]:
+        """The exact check of each level's report: its node's claim (one part), or every part's and the
+        whole report's, their sum (:func:`~pldp.heavy.pooled.composed_check`). The group is drawn apart
+        from the answer and the level is in the clear, so neither enters a ratio."""
+        out = []
+        for t, eps in enumerate(self.levels):
+            nodes = {name: level_nodes[t] for name, level_nodes in self.parts.items()}
+            out.append(check_claims(nodes[""]) if "" in nodes else composed_check(nodes, float(eps)))
+        return tuple(out)
