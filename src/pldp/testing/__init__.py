@@ -27,6 +27,8 @@ module             holds
 ``distribution``   tallies as vectors and the two-sample test of their law
 ``run``            :func:`check_oracle` and :func:`parametrize_with_checks`
 ``cases``          every shipped mechanism and protocol as a case (the test suite's)
+``heavy``          :func:`check_heavy_hitter`: the checks that fit a heavy-hitter protocol
+                   (PEM, TreeHist, SFP), and why the others do not
 =================  ================================================================
 
 pytest is needed only by :func:`parametrize_with_checks` (imported when it is called).
@@ -51,10 +53,12 @@ from pldp.testing.checks import (
     check_tally_roundtrip,
 )
 from pldp.testing.distribution import flatten, same_law_pvalue
+from pldp.testing.heavy import HEAVY_CHECKS, check_heavy_hitter
 from pldp.testing.run import check_oracle, parametrize_with_checks
 
 __all__ = [
     "CHECKS",
+    "HEAVY_CHECKS",
     "OracleCase",
     "as_case",
     "check_attack",
@@ -62,6 +66,7 @@ __all__ = [
     "check_audit_tight",
     "check_estimation_methods",
     "check_fingerprint",
+    "check_heavy_hitter",
     "check_oracle",
     "check_params_round_trip",
     "check_per_user_matches_simulate",
