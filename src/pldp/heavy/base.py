@@ -22,6 +22,7 @@ import numpy as np
 
 from pldp.channel.claims import Verification, check_claims
 from pldp.channel.hashed import HashedNode
+from pldp.heavy.discovery import Discovery
 from pldp.heavy.pooled import checked_reports, composed_check, randomize, user_levels
 from pldp.heavy.strings import answer_rows
 
@@ -52,6 +53,10 @@ class HeavyHitter(ABC):
     @abstractmethod
     def part_items(self, rows: np.ndarray, group: np.ndarray) -> tuple[np.ndarray, ...]:
         """Per part, the item each answer row randomizes in its group (``int64``, one per row)."""
+
+    @abstractmethod
+    def discover(self, reports: Any, top: int = 20, width: int | None = None) -> Discovery:
+        """The ``top`` answers the reports show most often (each protocol's own search)."""
 
     def perturb(self, answers: Sequence[Any], rng: np.random.Generator, level: Any = None) -> np.ndarray:
         """One report per answer (text or bytes): ``(level, group, seed, value, ...)``, ``int64``, a
