@@ -15,15 +15,7 @@ from pldp.heavy import PEM, mix_cost
 from pldp.heavy.discovery import noise_quantile
 from pldp.heavy.strings import answer_rows, fingerprints, shown
 from pldp.xxh32 import xxh32
-
-
-def _population(shares: dict[str, float], n: int, rng: np.random.Generator, tail: int = 0) -> list[str]:
-    """``n`` answers: each planted string at its share, the rest ``tail`` distinct random strings."""
-    out = [s for s, share in shares.items() for _ in range(round(share * n))]
-    rest = n - len(out)
-    letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
-    out += ["".join(rng.choice(letters, 6)) for _ in range(min(rest, tail))] * (rest // max(tail, 1) + 1)
-    return out[:n]
+from tests.heavy_answers import population
 
 
 def test_the_planted_heavy_hitters_are_found_in_order_among_random_strings() -> None:
@@ -32,7 +24,7 @@ def test_the_planted_heavy_hitters_are_found_in_order_among_random_strings() -> 
     and each estimate lies within 4.5 of its standard errors of its share."""
     rng = np.random.default_rng(40_000)
     shares = {"tea": 0.30, "coffee": 0.20, "cocoa": 0.10, "mate": 0.05}
-    answers = _population(shares, 40_000, rng, tail=500)
+    answers = population(shares, 40_000, rng, tail=500)
     pem = PEM(4.0, max_bytes=6)
     found = pem.discover(pem.perturb(answers, rng), top=4)
     assert found.answers == list(shares)
@@ -50,7 +42,7 @@ def test_the_estimates_are_unbiased_with_the_stated_variance_split_included() ->
     variance would be about a sixth of it."""
     rng = np.random.default_rng(3000)
     shares = {"abc": 0.9, "xyz": 0.1}
-    answers = _population(shares, 3000, rng)
+    answers = population(shares, 3000, rng)
     pem = PEM(8.0, max_bytes=3, g=16)
     runs = 150
     est, var = np.zeros((runs, 2)), np.zeros((runs, 2))
@@ -162,7 +154,7 @@ def test_levels_combine_by_inverse_variance_and_find_what_one_level_alone_misses
     at its own budget."""
     rng = np.random.default_rng(12_000)
     shares = {"red": 0.4, "blue": 0.25, "green": 0.1}
-    answers = _population(shares, 12_000, rng, tail=300)
+    answers = population(shares, 12_000, rng, tail=300)
     pem = PEM([0.5, 4.0], max_bytes=5)
     level = np.arange(12_000) % 2
     reports = pem.perturb(answers, rng, level=level)
@@ -201,7 +193,7 @@ def test_fakes_promote_a_string_nobody_holds_by_the_expected_share() -> None:
     from pldp.attacks.heavy import pem_expected_share, pem_fake_reports
 
     rng = np.random.default_rng(20_000)
-    answers = _population({"tea": 0.5, "coffee": 0.3}, 20_000, rng, tail=200)
+    answers = population({"tea": 0.5, "coffee": 0.3}, 20_000, rng, tail=200)
     pem = PEM(4.0, max_bytes=4)
     honest = pem.perturb(answers, rng)
     fakes = pem_fake_reports(pem, "zzz", 400, rng)

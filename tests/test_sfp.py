@@ -16,15 +16,7 @@ from pldp.heavy.discovery import noise_quantile
 from pldp.heavy.pooled import level_nodes
 from pldp.heavy.sfp import assemble_words
 from pldp.heavy.strings import answer_rows, fingerprints
-
-
-def _population(shares: dict[str, float], n: int, rng: np.random.Generator, tail: int = 0) -> list[str]:
-    """``n`` answers: each planted string at its share, the rest ``tail`` distinct random strings."""
-    out = [s for s, share in shares.items() for _ in range(round(share * n))]
-    rest = n - len(out)
-    letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
-    out += ["".join(rng.choice(letters, 6)) for _ in range(min(rest, tail))] * (rest // max(tail, 1) + 1)
-    return out[:n]
+from tests.heavy_answers import population
 
 
 def _factor(p: float, q: float) -> float:
@@ -41,7 +33,7 @@ def test_the_planted_strings_are_found_among_random_ones() -> None:
     its share; the random strings (0.07 % each, far below the floor) are not."""
     rng = np.random.default_rng(60_000)
     shares = {"tea": 0.30, "coffee": 0.20, "cocoa": 0.10, "mate": 0.05}
-    answers = _population(shares, 60_000, rng, tail=500)
+    answers = population(shares, 60_000, rng, tail=500)
     sfp = SFP(4.0, max_bytes=6, hash_bits=4)
     found = sfp.discover(sfp.perturb(answers, rng), top=4)
     assert found.answers == list(shares)
@@ -60,7 +52,7 @@ def test_the_word_estimates_are_unbiased_with_the_stated_variance() -> None:
     estimate is within 5 standard deviations (``sqrt(2 / 149)``, relative) of the stated one."""
     rng = np.random.default_rng(3000)
     shares = {"ab": 0.9, "xy": 0.1}
-    answers = _population(shares, 3000, rng)
+    answers = population(shares, 3000, rng)
     sfp = SFP(8.0, max_bytes=2, fragment_bytes=1, hash_bits=2)
     runs = 150
     est, var = np.zeros((runs, 2)), np.zeros((runs, 2))
@@ -175,7 +167,7 @@ def test_levels_pool_by_inverse_variance() -> None:
     budget."""
     rng = np.random.default_rng(40_001)
     shares = {"red": 0.4, "blue": 0.25, "green": 0.1}
-    answers = _population(shares, 40_000, rng, tail=300)
+    answers = population(shares, 40_000, rng, tail=300)
     sfp = SFP([1.0, 4.0], max_bytes=6, hash_bits=4)
     level = np.arange(40_000) % 2
     found = sfp.discover(sfp.perturb(answers, rng, level=level), top=3)
