@@ -100,6 +100,7 @@ def test_quick_run_writes_tables_figures_and_defers_the_verdict(quick) -> None:
     assert set(zipf["method"]) == set(w.PROTOCOLS)
     assert ((table["precision"] >= 0) & (table["precision"] <= 1) & (table["recall"] <= 1)).all()
     assert (table["returned"] <= table["top"]).all()
+    assert set(table.loc[table["experiment"] == "kosarak", "n"]) == {36_682}  # the bundled prefix's users
     for exp, check, figs in results:
         assert check is not None and len(figs) == 2, exp.name  # the figure and its Markdown table
         assert exp.verdict(check, quick=True).startswith("undecided at quick scale")

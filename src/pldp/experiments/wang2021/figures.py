@@ -74,6 +74,6 @@ def plot_kosarak(table: Any, directory: Path) -> list[Path]:
     directory = Path(directory)
     cells = identification_cells(table)
     k = int(table["top"].iloc[0])
-    title = f"Kosarak users' first items as text, top {k}"
+    title = f"Kosarak users' first items as text, n = {int(table['n'].iloc[0]):,}, top {k}"
     fig = band_figure(cells, directory / "kosarak.png", title=title)
     return [fig, *write_table(_table(cells), directory, "kosarak", _CAPTION.format(k=k) + f" ({title})")]

@@ -129,8 +129,9 @@ def first_item_answers(source: str | None = None) -> tuple[tuple[str, ...], np.n
 
 def run_kosarak(setting: dict[str, Any], rng: np.random.Generator) -> list[dict[str, Any]]:
     """One repeat on Kosarak's users' first items as text (ids of at most ``max_bytes`` digits): every
-    protocol at ``epsilon`` asked for the ``top`` answers; rows as :func:`run_zipf`'s."""
+    protocol at ``epsilon`` asked for the ``top`` answers; rows as :func:`run_zipf`'s, with the users ``n``."""
     answers, counts = first_item_answers(setting.get("source"))
     max_bytes, top = int(setting["max_bytes"]), int(setting["top"])
     truth = _truth(counts, real.item_labels("kosarak", setting.get("source")), top)
-    return identify(list(answers), truth, float(setting["epsilon"]), max_bytes, top, rng)
+    rows = identify(list(answers), truth, float(setting["epsilon"]), max_bytes, top, rng)
+    return [{**row, "n": len(answers)} for row in rows]
