@@ -38,7 +38,7 @@ def test_every_experiment_states_its_full_scale_verdict() -> None:
     """An experiment the quick grid cannot decide shows the full-scale verdict instead: every
     experiment records it, with its numbers."""
     exps = _all_experiments()
-    assert len(exps) == 35
+    assert len(exps) == 37
     for e in exps:
         assert e.full_verdict in ("agrees", "differs"), e.name
         assert e.full_ours and len(e.full_ours) < 200, e.name

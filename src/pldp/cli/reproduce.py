@@ -16,9 +16,9 @@ from pldp.errors import ParameterError
 __all__ = ["KOSARAK_PAPERS", "PAPERS", "add_commands"]
 
 #: Papers with an experiment module ``pldp.experiments.<name>``.
-PAPERS = ("iprr", "idue", "febsf", "mpldp", "longitudinal", "attacks", "wang2017", "murakami2019")
+PAPERS = ("iprr", "idue", "febsf", "mpldp", "longitudinal", "attacks", "wang2017", "murakami2019", "wang2021")
 #: Papers whose experiments read Kosarak, and so take ``--kosarak``.
-KOSARAK_PAPERS = ("iprr", "idue", "wang2017")
+KOSARAK_PAPERS = ("iprr", "idue", "wang2017", "wang2021")
 #: Width of the "ours" column of the summary tables; longer text wraps onto further lines.
 OURS_WIDTH = 72
 
@@ -122,7 +122,7 @@ def add_commands(sub: Subparsers) -> None:
     rep.add_argument(
         "--kosarak",
         default=None,
-        help="the full kosarak.dat for iprr, idue and wang2017 (default: the bundled 36,682-user prefix)",
+        help="the full kosarak.dat for iprr, idue, wang2017 and wang2021 (default: the bundled 36,682-user prefix)",
     )
     rep.add_argument("--no-progress", action="store_true", help="no progress bar")
     rep.set_defaults(func=_reproduce)
