@@ -1,5 +1,5 @@
 """What a heavy-hitter protocol returns: a :class:`Discovery` of answers with estimated shares, and the
-floor below which an estimate may be noise (:func:`noise_quantile`).
+floor below which an estimate may be noise (:func:`~pldp.heavy.discovery.noise_quantile`).
 
 Every protocol of :mod:`pldp.heavy` chooses its answers among many candidates with the same kind of
 reports it estimates them from, so among the candidates held by nobody the largest estimate is some
@@ -39,7 +39,7 @@ class Discovery:
     max_bytes : int
         The bound: a longer answer is seen as its first ``max_bytes`` bytes.
     floor : float
-        The share below which an estimate may be noise: :func:`noise_quantile` of the last step's
+        The share below which an estimate may be noise: :func:`~pldp.heavy.discovery.noise_quantile` of the last step's
         candidates (at most a 5 % chance that any of them, held by nobody, is estimated above it)
         times the standard error at an absent item.
     miss : float

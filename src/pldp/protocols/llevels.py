@@ -56,7 +56,7 @@ class LLevels(RCF):
         value. Strictly increasing, finite, > 0.
     eps_1 : array_like of float
         :math:`\\varepsilon_{1,l}` of each level: the bound of one report. Strictly increasing,
-        ``0 < eps_1[l] < eps_perm[l]``. Held as :attr:`levels` (what one report meets).
+        ``0 < eps_1[l] < eps_perm[l]``. Held as ``levels`` (what one report meets).
     d : int or Domain
         The item domain (at least 2 items).
     chain : {"lgrr", "losue"}
@@ -97,7 +97,7 @@ class LLevels(RCF):
 
     @property
     def eps_1(self) -> np.ndarray:
-        """:math:`\\varepsilon_{1,l}` of each level (the same as :attr:`levels`)."""
+        """:math:`\\varepsilon_{1,l}` of each level (the same as ``levels``)."""
         return self.levels
 
     def __repr__(self) -> str:
