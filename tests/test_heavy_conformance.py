@@ -47,6 +47,45 @@ def test_a_group_that_reads_the_answer_fails() -> None:
         HEAVY_CHECKS["group_apart"](_Leaky(4.0, max_bytes=4))
 
 
+class _Fixed(pldp.PEM):
+    """A PEM that ignores the generator it is given: every seed gives one draw."""
+
+    def perturb(self, answers, rng, level=None):  # type: ignore[no-untyped-def]
+        return super().perturb(answers, np.random.default_rng(0), level)
+
+
+class _Lax(pldp.PEM):
+    """A PEM whose server takes any reports: nothing is refused."""
+
+    def checked(self, reports):  # type: ignore[no-untyped-def]
+        return np.asarray(reports, dtype=np.int64)
+
+
+class _Backwards(pldp.PEM):
+    """A PEM that returns its answers smallest first."""
+
+    def discover(self, reports, top=20, width=None):  # type: ignore[no-untyped-def]
+        found = super().discover(reports, top, width)
+        est = found.estimate
+        flipped = type(est)(
+            est.frequencies[::-1], est.variance[::-1], est.n, est.method, type(est.domain)(found.answers[::-1])
+        )
+        return type(found)(flipped, found.max_bytes, found.floor, found.miss)
+
+
+@pytest.mark.parametrize(
+    ("broken", "check", "why"),
+    [
+        (_Fixed, "seeds", "two seeds gave one draw"),
+        (_Lax, "refusals", "not a ReportError|were not refused"),
+        (_Backwards, "discovery", "found \\['no', 'yes'\\]"),
+    ],
+)
+def test_each_remaining_check_fails_a_protocol_broken_its_way(broken: type, check: str, why: str) -> None:
+    with pytest.raises(AssertionError, match=why):
+        HEAVY_CHECKS[check](broken(4.0, max_bytes=4))
+
+
 def test_every_check_is_run_by_check_heavy_hitter() -> None:
     """A protocol that passes every check passes the battery (no check left out or failing on its own)."""
     protocol: HeavyHitter = PROTOCOLS["PEM"]()

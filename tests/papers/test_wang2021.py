@@ -77,8 +77,11 @@ def test_checks_accept_and_reject_as_their_thresholds_say() -> None:
     assert not check_zipf(_table([0.65, 0.8, 0.9], [0.1, 0.3, 0.7], "precision")).agree  # rises too little
     assert not check_zipf(_table([0.2, 0.5, 0.9], [0.1, 0.3, 0.95], "precision")).agree  # beaten at the last
     assert check_kosarak(_table([0.2, 0.5, 0.9], [0.1, 0.3, 0.7], "recall")).agree
-    beaten = _table([0.2, 0.5, 0.9], [0.1, 0.6, 0.7], "recall")  # TreeHist and SFP above PEM at one epsilon
+    # the others above PEM's band at one epsilon (its recall band there: 0.05 * 12.7 = 0.64 wide each side)
+    beaten = _table([0.2, 0.2, 0.9], [0.1, 0.9, 0.7], "recall")
     assert not check_kosarak(beaten).agree and "2/3 eps" in check_kosarak(beaten).ours
+    close = _table([0.2, 0.5, 0.9], [0.1, 0.6, 0.7], "recall")  # above PEM's mean, inside its band: no verdict
+    assert check_kosarak(close).agree
 
 
 @pytest.fixture(scope="module")

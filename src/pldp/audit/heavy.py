@@ -18,8 +18,10 @@ counts give the audited epsilon :math:`\ln(\mathrm{TPR}_{lo} / \mathrm{FPR}_{hi}
 Clopper-Pearson bounds (:func:`~pldp.audit.bounds.epsilon_lower_bound`): a lower bound on what the
 code leaks, which must not exceed the claim, and comes close to it when the code is right.
 
-The answers should differ from their first byte (so every group's item differs); their level is
-one (``level``), since the level is in the clear.
+The test has power only in the groups where the two answers' items differ in every part (a
+prefix of TreeHist's ``step_bits < 8`` may be shared by two different first bytes, an SFP fragment
+by two answers whose tags collide); the audit refuses two answers that no group tells apart. Both
+answers are at one level (``level``), since the level is in the clear.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import numpy as np
 from pldp._validation import check_int
 from pldp.audit.bounds import epsilon_lower_bound
 from pldp.channel.hashed import hash_values
+from pldp.errors import ParameterError
 from pldp.heavy.base import HeavyHitter
 from pldp.heavy.strings import answer_rows
 
@@ -99,6 +102,14 @@ def audit_heavy(
     (True, True)
     """
     trials = check_int(trials, "trials", 1)
+    every = np.arange(protocol.groups)
+    apart = np.ones(every.size, dtype=bool)
+    for x, y in zip(
+        *(protocol.part_items(answer_rows([w] * every.size, protocol.max_bytes), every) for w in (a, b)), strict=True
+    ):
+        apart &= x != y
+    if not apart.any():
+        raise ParameterError("the two answers have the same item in some part of every group: the test cannot fire")
     fired = []
     own_rows = np.repeat(answer_rows([a], protocol.max_bytes), trials, axis=0)
     alt_rows = np.repeat(answer_rows([b], protocol.max_bytes), trials, axis=0)

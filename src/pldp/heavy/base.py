@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from pldp.channel.claims import Verification, check_claims
+from pldp.channel.claims import Verification
 from pldp.channel.hashed import HashedNode
 from pldp.heavy.discovery import Discovery
 from pldp.heavy.pooled import checked_reports, composed_check, randomize, user_levels
@@ -82,11 +82,12 @@ class HeavyHitter(ABC):
         return checked_reports(reports, self.name, self.group_name, self.groups, self.parts)
 
     def privacy(self) -> tuple[Verification, ...]:
-        """The exact check of each level's report: its node's claim (one part), or every part's and the
-        whole report's, their sum (:func:`~pldp.heavy.pooled.composed_check`). The group is drawn apart
-        from the answer and the level is in the clear, so neither enters a ratio."""
-        out = []
-        for t, eps in enumerate(self.levels):
-            nodes = {name: level_nodes[t] for name, level_nodes in self.parts.items()}
-            out.append(check_claims(nodes[""]) if "" in nodes else composed_check(nodes, float(eps)))
-        return tuple(out)
+        """The exact check of each level's report against the level's budget: every part's claim and the
+        whole report's, the product of the parts' largest ratios within :math:`e^{\\varepsilon}`
+        (:func:`~pldp.heavy.pooled.composed_check`; a protocol of one part has one part, ``"report"``).
+        The group is drawn apart from the answer and the level is in the clear, so neither enters a
+        ratio."""
+        return tuple(
+            composed_check({name or "report": nodes[t] for name, nodes in self.parts.items()}, float(eps))
+            for t, eps in enumerate(self.levels)
+        )

@@ -228,7 +228,11 @@ def composed_check(parts: dict[str, HashedNode], epsilon: float) -> Verification
     rows.append(
         Row("whole report", "every pair of answers", epsilon, log_ratio(num, den), ratio_within(num, den, epsilon))
     )
-    note = f"the report's {len(parts)} parts ({', '.join(parts)}) compose: its epsilon is the sum of theirs, attained"
+    note = (
+        f"the report's {len(parts)} parts ({', '.join(parts)}) compose: its epsilon is the sum of theirs, attained"
+        if len(parts) > 1
+        else "the report is one part: its epsilon is the part's"
+    )
     return Verification(rows, float(epsilon), notes=[note])
 
 

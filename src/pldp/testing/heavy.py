@@ -15,37 +15,69 @@ one function each:
   a reason naming the report;
 * ``privacy``: the exact check holds at every level;
 * ``audit``: the running client's audited epsilon (:func:`pldp.audit.audit_heavy`) is within the
-  claim and within 0.3 of it;
+  claim and close to it (the reports drawn and the slack allowed follow from the test's expected
+  firings, :func:`audit_trials`);
 * ``discovery``: two planted answers at 60 % and 40 % are found, in order, each estimate within 4.5
-  standard errors, and nothing nobody holds above the floor.
+  standard errors, and nothing else above the floor, from enough users that the step finding them
+  sees 40 % at eight standard errors (:func:`discovery_users`).
 
 :func:`check_heavy_hitter` runs them all.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
 
 from pldp.audit.heavy import audit_heavy
+from pldp.channel.hashed import HashedNode
 from pldp.errors import ReportError
 from pldp.heavy.base import HeavyHitter
 
-__all__ = ["HEAVY_CHECKS", "check_heavy_hitter"]
+__all__ = ["HEAVY_CHECKS", "audit_trials", "check_heavy_hitter", "discovery_users"]
 
-#: Users of the checks that draw reports.
-_USERS = 20_000
+#: Users of the checks that draw reports, and the most the discovery check draws.
+_USERS, _MOST_USERS = 20_000, 2_000_000
+#: Firings of the audit's test on the second answer it aims for, and the most reports it draws.
+_FIRINGS, _MOST_TRIALS = 1_000, 2_000_000
 
 
-def _answers(protocol: HeavyHitter) -> list[str]:
-    """``"yes"`` for 60 % of the users and ``"no"`` for 40 %, cut to the protocol's bound."""
-    return ["yes"] * (_USERS * 3 // 5) + ["no"] * (_USERS * 2 // 5)
+def _answers(n: int) -> list[str]:
+    """``"yes"`` for 60 % of ``n`` users and ``"no"`` for 40 %."""
+    return ["yes"] * (n * 3 // 5) + ["no"] * (n - n * 3 // 5)
+
+
+def _factor(node: HashedNode) -> float:
+    """OLH's variance factor at an absent item on the node's grid, :math:`q^*(1 - q^*)/(p^* - q^*)^2`."""
+    p, q = node.support
+    return q * (1 - q) / (p - q) ** 2
+
+
+def discovery_users(protocol: HeavyHitter) -> int:
+    """Users enough that one group of the part that finds candidates (the first) sees a share of 0.4
+    at eight standard errors at an absent item, and every other part (over all users) too: at least
+    :data:`_USERS`, at most :data:`_MOST_USERS`."""
+    first, *rest = (nodes[0] for nodes in protocol.parts.values())
+    need = max([protocol.groups * _factor(first)] + [_factor(node) for node in rest]) * (8 / 0.4) ** 2
+    return int(min(max(_USERS, math.ceil(need)), _MOST_USERS))
+
+
+def audit_trials(protocol: HeavyHitter, level: int) -> tuple[int, float]:
+    """Reports of each answer for the audit, and the slack allowed below the claim: enough that the
+    test fires about :data:`_FIRINGS` times on the second answer (each part reports the first answer's
+    hash value, apart from the second's, with probability ``(1 - 1/g) weight / 2**32``; at most
+    :data:`_MOST_TRIALS`), and a slack of ``4 / sqrt(expected firings)`` plus 0.05 (the 99 %
+    Clopper-Pearson bound's own is about ``2.6 / sqrt`` of them)."""
+    rate = math.prod((1 - 1 / n.g) * n.weight / 2**32 for n in (nodes[level] for nodes in protocol.parts.values()))
+    trials = int(min(max(200_000, math.ceil(_FIRINGS / rate)), _MOST_TRIALS))
+    return trials, 4 / math.sqrt(trials * rate) + 0.05
 
 
 def check_seeds(protocol: HeavyHitter) -> None:
     """The same seed gives the same reports; another seed gives others."""
-    answers = _answers(protocol)
+    answers = _answers(2000)
     one = protocol.perturb(answers, np.random.default_rng(5))
     assert np.array_equal(one, protocol.perturb(answers, np.random.default_rng(5))), "a seed is not reproducible"
     assert not np.array_equal(one, protocol.perturb(answers, np.random.default_rng(6))), "two seeds gave one draw"
@@ -63,7 +95,7 @@ def check_group_apart(protocol: HeavyHitter) -> None:
 
 def check_refusals(protocol: HeavyHitter) -> None:
     """Reports of the wrong width, a column out of range, and a missing group are refused with a reason."""
-    reports = protocol.perturb(_answers(protocol)[:2000], np.random.default_rng(3))
+    reports = protocol.perturb(_answers(2000), np.random.default_rng(3))
     cases: list[tuple[np.ndarray, str]] = [(reports[:, :-1], "integer array")]
     for col, bad in ((0, protocol.levels.size), (1, protocol.groups), (2, -1), (3, 1 << 40)):
         broken = reports.copy()
@@ -75,6 +107,8 @@ def check_refusals(protocol: HeavyHitter) -> None:
             protocol.discover(broken, top=2)
         except ReportError as err:
             assert why in str(err), f"refused for another reason: {err}"
+        except Exception as err:  # any other failure is no refusal with a reason
+            raise AssertionError(f"bad reports ({why}) raised a {type(err).__name__}, not a ReportError") from err
         else:
             raise AssertionError(f"reports were not refused ({why})")
 
@@ -88,19 +122,25 @@ def check_privacy(protocol: HeavyHitter) -> None:
 
 def check_audit(protocol: HeavyHitter) -> None:
     """The audited epsilon of ``"spam"`` against ``"eggs"`` at the top level is within the claim and
-    within 0.3 of it (200,000 reports each; the bound's own slack is about 0.1 at ε = 4)."""
+    within the slack of :func:`audit_trials` of it."""
     top = protocol.levels.size - 1
-    result = audit_heavy(protocol, "spam", "eggs", 200_000, np.random.default_rng(17), level=top)
+    trials, slack = audit_trials(protocol, top)
+    result = audit_heavy(protocol, "spam", "eggs", trials, np.random.default_rng(17), level=top)
     assert result.holds, f"the code leaks {result.audited:.3f} > {result.claimed:g}"
-    assert result.audited > result.claimed - 0.3, f"the audit is loose: {result.audited:.3f} of {result.claimed:g}"
+    assert result.audited > result.claimed - slack, (
+        f"the audit is loose: {result.audited:.3f} of {result.claimed:g} ({trials:,} reports, slack {slack:.2f})"
+    )
 
 
 def check_discovery(protocol: HeavyHitter) -> None:
-    """``"yes"`` (60 %) and ``"no"`` (40 %) are found in order, each within 4.5 standard errors."""
-    found = protocol.discover(protocol.perturb(_answers(protocol), np.random.default_rng(21)), top=2)
+    """``"yes"`` (60 %) and ``"no"`` (40 %) of :func:`discovery_users` users are found in order, each
+    within 4.5 standard errors, and nothing else is above the floor."""
+    n = discovery_users(protocol)
+    found = protocol.discover(protocol.perturb(_answers(n), np.random.default_rng(21)), top=2)
     assert found.answers == ["yes", "no"], f"found {found.answers}"
     est = found.estimate
     assert np.all(np.abs(est.frequencies - [0.6, 0.4]) < 4.5 * est.std_error), f"estimates {est.frequencies}"
+    assert set(found.confident) <= {"yes", "no"}, f"above the floor: {found.confident}"
 
 
 #: Every check, by name.
