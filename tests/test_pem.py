@@ -16,6 +16,7 @@ from pldp.heavy.discovery import noise_quantile
 from pldp.heavy.strings import answer_rows, fingerprints, shown
 from pldp.xxh32 import xxh32
 from tests.heavy_answers import population
+from tests.tolerances import FLOAT_RTOL
 
 
 def test_the_planted_heavy_hitters_are_found_in_order_among_random_strings() -> None:
@@ -166,7 +167,7 @@ def test_levels_combine_by_inverse_variance_and_find_what_one_level_alone_misses
         np.sum(last[:, 0] == t) * (p - q) ** 2 / (q * (1 - q)) for t, (p, q) in enumerate(n.support for n in pem.nodes)
     )
     z = noise_quantile(found.estimate.info["candidates"])
-    assert found.floor == pytest.approx(z / math.sqrt(pooled), rel=1e-12) and found.confident == list(shares)
+    assert found.floor == pytest.approx(z / math.sqrt(pooled), rel=FLOAT_RTOL) and found.confident == list(shares)
     assert [v.rows[0].claimed for v in pem.privacy()] == [0.5, 4.0] and all(v.holds for v in pem.privacy())
 
 
@@ -178,9 +179,9 @@ def test_mix_cost_is_the_pooled_factor_over_the_mean_budget_s() -> None:
         g = round(math.exp(e)) + 1
         return (math.exp(e) + g - 1) ** 2 / ((math.exp(e) - 1) ** 2 * (g - 1))
 
-    assert mix_cost([2.0], [1.0]) == pytest.approx(1.0, rel=1e-12)
+    assert mix_cost([2.0], [1.0]) == pytest.approx(1.0, rel=FLOAT_RTOL)
     pooled = 1 / (0.5 / factor(1.0) + 0.5 / factor(4.0))
-    assert mix_cost([1.0, 4.0], [0.5, 0.5]) == pytest.approx(pooled / factor(2.5), rel=1e-12)
+    assert mix_cost([1.0, 4.0], [0.5, 0.5]) == pytest.approx(pooled / factor(2.5), rel=FLOAT_RTOL)
     assert mix_cost([1.0, 4.0], [0.5, 0.5]) < 0.5
     with pytest.raises(ParameterError, match="summing to 1"):
         mix_cost([1.0, 4.0], [0.5, 0.6])

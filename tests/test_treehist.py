@@ -11,6 +11,7 @@ import pytest
 from pldp.errors import EstimationError, ParameterError, ReportError
 from pldp.heavy import PEM, TreeHist
 from pldp.heavy.prefixes import extend, prefix_rows
+from tests.tolerances import FLOAT_RTOL
 
 
 def _possible(bits: int) -> set[bytes]:
@@ -95,7 +96,7 @@ def test_the_whole_report_is_the_sum_of_its_parts_exactly() -> None:
         (prefix,), (word,), (whole,) = [
             [r for r in check.rows if r.part == p] for p in ("prefix", "word", "whole report")
         ]
-        assert whole.holds and math.isclose(whole.realised, prefix.realised + word.realised, abs_tol=1e-12)
+        assert whole.holds and math.isclose(whole.realised, prefix.realised + word.realised, rel_tol=FLOAT_RTOL)
         assert math.isclose(prefix.claimed, 0.25 * eps) and math.isclose(word.claimed, 0.75 * eps)
         assert prefix.realised <= prefix.claimed and word.realised <= word.claimed
         assert prefix.realised > prefix.claimed - 1e-6  # the grid rounds down by under 2^-20 of a word
