@@ -105,11 +105,12 @@ def pooled_estimates(
     return f, var + c * (1 - c) * sample, se
 
 
-def pooled_all(nodes: tuple[HashedNode, ...], reports: np.ndarray, d: int) -> np.ndarray:
+def pooled_all(nodes: tuple[HashedNode, ...], reports: np.ndarray, d: int) -> tuple[np.ndarray, float]:
     r"""The pooled estimates of all ``d`` items from one group's checked ``(level, seed, value)`` rows
-    through the levels' Toeplitz nodes: each level's support counts
-    (:func:`~pldp.mechanisms.toeplitz.toeplitz_support`), its unbiased estimates, weighted as
-    :func:`pooled_estimates` weighs them (:func:`absent_weights`), one level's counts in memory at a time.
+    through the levels' Toeplitz nodes, and their standard error at an absent item: each level's
+    support counts (:func:`~pldp.mechanisms.toeplitz.toeplitz_support`), its unbiased estimates,
+    weighted as :func:`pooled_estimates` weighs them (:func:`absent_weights`), one level's counts in
+    memory at a time.
 
     Examples
     --------
@@ -119,12 +120,12 @@ def pooled_all(nodes: tuple[HashedNode, ...], reports: np.ndarray, d: int) -> np
     >>> seeds = rng.integers(0, node.seeds, 4000)
     >>> from pldp.channel.toeplitz import toeplitz_values
     >>> values = toeplitz_values(np.full(4000, 300), seeds, 8)   # every report supports item 300
-    >>> f = pooled_all((node,), np.column_stack([np.zeros(4000, dtype=np.int64), seeds, values]), 512)
+    >>> f, se = pooled_all((node,), np.column_stack([np.zeros(4000, dtype=np.int64), seeds, values]), 512)
     >>> int(np.argmax(f))
     300
     """
     level_n = np.bincount(reports[:, 0], minlength=len(nodes))
-    w, _ = absent_weights(nodes, level_n)
+    w, se = absent_weights(nodes, level_n)
     f = np.zeros(d)
     for t in np.flatnonzero(level_n):
         at = reports[reports[:, 0] == t]
@@ -133,7 +134,7 @@ def pooled_all(nodes: tuple[HashedNode, ...], reports: np.ndarray, d: int) -> np
         part -= w[t] * q / (p - q)
         f += part
         del part
-    return f
+    return f, se
 
 
 def absent_weights(nodes: tuple[HashedNode, ...], level_n: np.ndarray) -> tuple[np.ndarray, float]:

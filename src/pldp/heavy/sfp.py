@@ -100,7 +100,6 @@ from pldp.estimation import Estimate
 from pldp.heavy.base import HeavyHitter
 from pldp.heavy.discovery import Discovery, noise_quantile
 from pldp.heavy.pooled import (
-    absent_weights,
     budgets_text,
     checked_protocol,
     level_nodes,
@@ -156,10 +155,9 @@ class SFP(HeavyHitter):
         self.levels, self.max_bytes, self.split = checked_protocol(epsilon, max_bytes, split)
         self.fragment_bytes = check_int(fragment_bytes, "fragment_bytes", 1)
         self.hash_bits = check_int(hash_bits, "hash_bits", 1)
-        if self.max_bytes > 64 or self.max_bytes % self.fragment_bytes:
+        if self.max_bytes % self.fragment_bytes:  # checked_protocol bounds it by 64
             raise ParameterError(
-                f"max_bytes must be a multiple of fragment_bytes ({self.fragment_bytes}) and at most 64, "
-                f"got {self.max_bytes}"
+                f"max_bytes must be a multiple of fragment_bytes ({self.fragment_bytes}), got {self.max_bytes}"
             )
         self.positions = self.max_bytes // self.fragment_bytes
         self.d_fragments = 1 << (self.hash_bits + 8 * self.fragment_bytes)
@@ -243,8 +241,7 @@ class SFP(HeavyHitter):
             mine = rep[rep[:, 1] == j]
             if mine.shape[0] == 0:
                 raise ReportError(f"position {j} has no reports: SFP needs every position")
-            f = pooled_all(self.fragment_nodes, mine[:, [0, 2, 3]], self.d_fragments)
-            _, se = absent_weights(self.fragment_nodes, np.bincount(mine[:, 0], minlength=self.levels.size))
+            f, se = pooled_all(self.fragment_nodes, mine[:, [0, 2, 3]], self.d_fragments)
             miss = max(miss, noise_quantile(self.d_fragments) * se)
             best = np.argpartition(-f, width - 1)[:width] if width < f.size else np.arange(f.size)
             kept.append(best[np.argsort(-f[best], kind="stable")])  # largest first
@@ -269,7 +266,7 @@ class SFP(HeavyHitter):
         j = check_int(position, "position", 0)
         if j >= self.positions:
             raise ParameterError(f"position must lie in [0, {self.positions}), got {j}")
-        return pooled_all(self.fragment_nodes, rep[rep[:, 1] == j][:, [0, 2, 3]], self.d_fragments)
+        return pooled_all(self.fragment_nodes, rep[rep[:, 1] == j][:, [0, 2, 3]], self.d_fragments)[0]
 
 
 def assemble_words(

@@ -117,7 +117,8 @@ def check_privacy(protocol: HeavyHitter) -> None:
     """The exact check holds at every level, at the level's budget."""
     for eps, check in zip(protocol.levels, protocol.privacy(), strict=True):
         assert check.holds, f"the exact check fails at ε = {eps:g}:\n{check}"
-        assert check.ldp_epsilon <= eps + 1e-12, f"the report is {check.ldp_epsilon}-LDP at a level of {eps:g}"
+        whole = [row.claimed for row in check.rows if row.part == "whole report"]
+        assert whole == [eps], f"the whole report is checked against {whole}, not the level's {eps:g}"
 
 
 def check_audit(protocol: HeavyHitter) -> None:
