@@ -5,7 +5,8 @@ every probability an integer numerator over ``2**32``, every decision an integer
 uniform word with a threshold. The library's mechanisms and protocols build their node
 (``oracle.sampler()``); both device clients run it; :func:`pldp.deploy.verify` checks its claims;
 the collector and the aggregation of report files read its payload columns; the audit reads its
-exact channel. This package imports nothing of pldp but :mod:`pldp.errors`.
+exact channel. This package imports nothing of pldp but :mod:`pldp.errors`, :mod:`pldp.bitcount`, and the
+heavy-hitter node's text normalisation and XXH32 of byte rows (:mod:`pldp.text`, :mod:`pldp.xxh32`).
 
 ==============  ======================================================================
 module          holds
@@ -25,6 +26,8 @@ module          holds
 ``padding``     :class:`PaddingNode` (padding-and-sampling of item-sets)
 ``leveled``     :class:`LeveledNode` (user-level protocols), its exact level ratio
 ``attributes``  :class:`AttributesNode` (MPLDP)
+``heavy``       :class:`HeavyNode` (a free-text answer's report for PEM, TreeHist, SFP),
+                its answer rows, prefixes and fingerprints
 ``memo``        :class:`MemoNode` (memoized chains: L-GRR, L-IPRR, L-OUE, ...), :class:`MemoInput`
 ``payload``     a report's payload over its columns: :func:`payload_writer`, :func:`payload_json`,
                 :class:`PayloadReader`, :func:`check_columns`, :func:`carried_rows`
@@ -40,6 +43,7 @@ from pldp.channel.columns import Cell, Column
 from pldp.channel.direct import DirectNode
 from pldp.channel.hadamard import HadamardNode
 from pldp.channel.hashed import HashedNode
+from pldp.channel.heavy import HeavyNode
 from pldp.channel.leveled import LeveledNode
 from pldp.channel.memo import CHAIN_GRID, DirectIRR, MemoInput, MemoNode, UnaryIRR
 from pldp.channel.node import Node, NodeVisitor, Row, to_leaf
@@ -67,6 +71,7 @@ __all__ = [
     "HCMSNode",
     "HadamardNode",
     "HashedNode",
+    "HeavyNode",
     "LeveledNode",
     "MemoInput",
     "MemoNode",

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from pldp.channel.direct import DirectNode
     from pldp.channel.hadamard import HadamardNode
     from pldp.channel.hashed import HashedNode
+    from pldp.channel.heavy import HeavyNode
     from pldp.channel.leveled import LeveledNode
     from pldp.channel.memo import MemoNode
     from pldp.channel.padding import PaddingNode
@@ -186,6 +187,12 @@ class NodeVisitor(Generic[R]):
     @to_leaf
     def hcms(self, node: HCMSNode, *args: Any) -> R:
         """The rule for a Hadamard count-mean-sketch node (a leaf: :meth:`leaf` unless the concern has its own)."""
+        return self.leaf(node, *args)
+
+    @to_leaf
+    def heavy(self, node: HeavyNode, *args: Any) -> R:
+        """The rule for a heavy-hitter node (its payload a leaf's: its columns; a concern whose rule for
+        leaves reads items or pairs of items has a rule of its own, or none)."""
         return self.leaf(node, *args)
 
 

@@ -8,6 +8,7 @@ from pldp.channel.attributes import AttributesNode
 from pldp.channel.direct import DirectNode
 from pldp.channel.hadamard import HadamardNode
 from pldp.channel.hashed import HashedNode
+from pldp.channel.heavy import HeavyNode
 from pldp.channel.leveled import LeveledNode
 from pldp.channel.memo import MemoNode
 from pldp.channel.node import Node
@@ -30,6 +31,7 @@ NODE_KINDS: dict[str, type[Node]] = {
         SubsetNode,
         CMSNode,
         HCMSNode,
+        HeavyNode,
         PaddingNode,
         LeveledNode,
         AttributesNode,

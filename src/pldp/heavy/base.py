@@ -4,8 +4,10 @@ node, each a report of local hashing (:class:`HeavyHitter`).
 A protocol names its parts (:attr:`HeavyHitter.parts`: PEM's one, TreeHist's prefix and word,
 SFP's fragment and word), each with one OLH node per budget level, and says which item each part
 randomizes for an answer in a group (:meth:`HeavyHitter.part_items`: a prefix's, a fragment's or the
-whole answer's fingerprint). From those the base class draws the reports, checks them, and checks
-their privacy exactly; the audit (:func:`pldp.audit.heavy.audit_heavy`) reads the same two.
+whole answer's fingerprint), which its sampler node computes (:meth:`HeavyHitter.node`, a
+:class:`~pldp.channel.HeavyNode`: what a campaign spec holds and both device clients run). From
+those the base class draws the reports, checks them, and checks their privacy exactly; the audit
+(:func:`pldp.audit.heavy.audit_heavy`) reads the same two.
 
 A report is ``(level, group, seed, value, ...)``: the user's level in the clear, her group drawn
 uniformly from ``0 .. groups - 1`` by the protocol's randomness alone, then a ``(seed, value)`` pair
@@ -20,8 +22,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from pldp._validation import check_int
 from pldp.channel.claims import Verification
 from pldp.channel.hashed import HashedNode
+from pldp.channel.heavy import HeavyNode
+from pldp.errors import ParameterError
 from pldp.heavy.discovery import Discovery
 from pldp.heavy.pooled import checked_reports, composed_check, randomize, user_levels
 from pldp.heavy.strings import answer_rows
@@ -50,9 +55,26 @@ class HeavyHitter(ABC):
         """Each part's name (``""`` for a protocol of one part) and each level's node of it, in the
         order of the report's columns."""
 
+    @property
     @abstractmethod
+    def node_options(self) -> dict[str, Any]:
+        """The :class:`~pldp.channel.HeavyNode` members of the protocol besides its parts and budget:
+        ``protocol`` and ``max_bytes``, and TreeHist's ``step_bits`` or SFP's ``fragment_bytes`` and
+        ``hash_bits``."""
+
+    def node(self, level: int = 0) -> HeavyNode:
+        """The sampler node of a user at ``level`` (an index into the levels): what a campaign spec holds
+        and both device clients run (:class:`~pldp.channel.HeavyNode`)."""
+        t = check_int(level, "level", 0)
+        if t >= self.levels.size:
+            raise ParameterError(f"level must be an index below {self.levels.size}, got {level}")
+        parts = tuple(nodes[t] for nodes in self.parts.values())
+        return HeavyNode(parts=parts, epsilon=float(self.levels[t]), **self.node_options)
+
     def part_items(self, rows: np.ndarray, group: np.ndarray) -> tuple[np.ndarray, ...]:
-        """Per part, the item each answer row randomizes in its group (``int64``, one per row)."""
+        """Per part, the item each answer row randomizes in its group (``int64``, one per row): the
+        node's (:meth:`pldp.channel.HeavyNode.part_items`; the same at every level)."""
+        return self.node().part_items(rows, group)
 
     @abstractmethod
     def discover(self, reports: Any, top: int = 20, width: int | None = None) -> Discovery:

@@ -62,7 +62,7 @@ from pldp.estimation import Estimate
 from pldp.heavy.base import HeavyHitter
 from pldp.heavy.discovery import Discovery
 from pldp.heavy.pooled import budgets_text, checked_protocol, level_nodes
-from pldp.heavy.strings import fingerprints, shown
+from pldp.heavy.strings import shown
 from pldp.heavy.tree import search
 from pldp.mechanisms.hashed import olh_factor, olh_g
 from pldp.protocols.leveled import check_levels
@@ -113,13 +113,10 @@ class PEM(HeavyHitter):
         """One part: the prefix's fingerprint through each level's node."""
         return {"": self.nodes}
 
-    def part_items(self, rows: np.ndarray, group: np.ndarray) -> tuple[np.ndarray, ...]:
-        """The fingerprint of each row's first ``group + 1`` bytes."""
-        items = np.empty(rows.shape[0], dtype=np.int64)
-        for j in range(self.max_bytes):
-            mine = np.flatnonzero(group == j)
-            items[mine] = fingerprints(rows[mine, : j + 1])
-        return (items,)
+    @property
+    def node_options(self) -> dict[str, Any]:
+        """PEM's node: a prefix a byte longer per group."""
+        return {"protocol": "pem", "max_bytes": self.max_bytes}
 
     # ---------------------------------------------------------------------- server
     def discover(self, reports: Any, top: int = 20, width: int | None = None) -> Discovery:

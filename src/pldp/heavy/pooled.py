@@ -23,19 +23,16 @@ levels' shares weighted by ``w``.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from pldp._validation import check_epsilon, check_index_range, check_int, check_probability
-from pldp.channel.claims import Verification, check_claims
+from pldp.channel.claims import Verification
 from pldp.channel.columns import refuse_first, refuse_out_of_range
-from pldp.channel.exact import log_ratio, ratio_within
 from pldp.channel.hashed import HashedNode
-from pldp.channel.node import Row
+from pldp.channel.heavy import FINGERPRINTS, composed_rows
 from pldp.errors import ParameterError, ReportError
-from pldp.heavy.strings import FINGERPRINTS
 from pldp.mechanisms.hashed import item_support, olh_g, olh_grid
 from pldp.mechanisms.support import run_program
 from pldp.mechanisms.toeplitz import toeplitz_support
@@ -220,15 +217,7 @@ def composed_check(parts: dict[str, HashedNode], epsilon: float) -> Verification
     >>> composed_check({"prefix": prefix, "word": word}, 3.9).holds   # each part holds, the whole does not
     False
     """
-    checks = {name: check_claims(node) for name, node in parts.items()}
-    rows = [replace(row, part=name) for name, check in checks.items() for row in check.rows]
-    num, den = 1, 1
-    for node in parts.values():
-        n, d = node.claim_ratio()
-        num, den = num * n, den * d
-    rows.append(
-        Row("whole report", "every pair of answers", epsilon, log_ratio(num, den), ratio_within(num, den, epsilon))
-    )
+    rows = composed_rows(parts, epsilon, "whole report")
     note = (
         f"the report's {len(parts)} parts ({', '.join(parts)}) compose: its epsilon is the sum of theirs, attained"
         if len(parts) > 1

@@ -15,34 +15,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from pldp.channel.heavy import STEPS, prefix_rows
 from pldp.errors import ParameterError
 
 __all__ = ["STEPS", "extend", "possible", "prefix_rows"]
-
-#: The bits a step may add: a divisor of 8, so that a byte's bits are never split across two steps'
-#: masks in different ways.
-STEPS = (1, 2, 4, 8)
 
 
 def _check_step(step_bits: int) -> None:
     if step_bits not in STEPS:
         raise ParameterError(f"step_bits must be one of {STEPS}, got {step_bits}")
-
-
-def prefix_rows(rows: np.ndarray, bits: int) -> np.ndarray:
-    """The prefixes of ``bits`` bits of the ``(n, L)`` ``uint8`` rows: ``(n, ceil(bits / 8))``, the
-    bits past ``bits`` cleared.
-
-    Examples
-    --------
-    >>> prefix_rows(np.array([[0b1011_0110, 7]], dtype=np.uint8), 3).tolist()
-    [[160]]
-    """
-    nbytes = -(-bits // 8)
-    out = np.array(rows[:, :nbytes], dtype=np.uint8)
-    if bits % 8:
-        out[:, -1] &= np.uint8((0xFF << (8 - bits % 8)) & 0xFF)
-    return out
 
 
 def extend(kept: np.ndarray, bits: int, step_bits: int = 8) -> np.ndarray:

@@ -201,17 +201,15 @@ class SFP(HeavyHitter):
         """The fragment part and the word part, each level's node of each."""
         return {"fragment": self.fragment_nodes, "word": self.word_nodes}
 
-    def part_items(self, rows: np.ndarray, group: np.ndarray) -> tuple[np.ndarray, ...]:
-        """Each row's tagged fragment at its position, :math:`x_j(w)`, and its fingerprint."""
-        words = fingerprints(rows)
-        return self._fragment_items(rows, words, group), words
-
-    def _fragment_items(self, rows: np.ndarray, words: np.ndarray, position: np.ndarray) -> np.ndarray:
-        """``x_j(w) = h(w) 256^b + fragment``: each row's fragment at its position, tagged by its hash."""
-        b = self.fragment_bytes
-        frags = rows.reshape(rows.shape[0], self.positions, b).astype(np.int64) @ (256 ** np.arange(b - 1, -1, -1))
-        tag = words & ((1 << self.hash_bits) - 1)
-        return np.asarray((tag << (8 * b)) + frags[np.arange(rows.shape[0]), position], dtype=np.int64)
+    @property
+    def node_options(self) -> dict[str, Any]:
+        """SFP's node: a tagged fragment per position, and the whole answer."""
+        return {
+            "protocol": "sfp",
+            "max_bytes": self.max_bytes,
+            "fragment_bytes": self.fragment_bytes,
+            "hash_bits": self.hash_bits,
+        }
 
     # ---------------------------------------------------------------------- server
     def discover(self, reports: Any, top: int = 20, width: int | None = None) -> Discovery:

@@ -67,7 +67,7 @@ from pldp.heavy.pooled import (
     level_nodes,
     pooled_estimates,
 )
-from pldp.heavy.prefixes import STEPS, prefix_rows
+from pldp.heavy.prefixes import STEPS
 from pldp.heavy.strings import fingerprints, shown
 from pldp.heavy.tree import search
 
@@ -128,13 +128,10 @@ class TreeHist(HeavyHitter):
         """The prefix part and the word part, each level's node of each."""
         return {"prefix": self.prefix_nodes, "word": self.word_nodes}
 
-    def part_items(self, rows: np.ndarray, group: np.ndarray) -> tuple[np.ndarray, ...]:
-        """The fingerprint of each row's prefix of ``(group + 1) s`` bits, and of the whole row."""
-        prefixes = np.empty(rows.shape[0], dtype=np.int64)
-        for j in range(self.depths):
-            mine = np.flatnonzero(group == j)
-            prefixes[mine] = fingerprints(prefix_rows(rows[mine], (j + 1) * self.step_bits))
-        return prefixes, fingerprints(rows)
+    @property
+    def node_options(self) -> dict[str, Any]:
+        """TreeHist's node: a prefix ``step_bits`` longer per depth, and the whole answer."""
+        return {"protocol": "treehist", "max_bytes": self.max_bytes, "step_bits": self.step_bits}
 
     # ---------------------------------------------------------------------- server
     def discover(
