@@ -37,6 +37,7 @@ import numpy as np
 from pldp.channel import (
     AttributesNode,
     DirectNode,
+    HeavyNode,
     LeveledNode,
     MemoInput,
     MemoNode,
@@ -45,6 +46,7 @@ from pldp.channel import (
     PaddingNode,
     UnaryNode,
 )
+from pldp.channel.heavy import answer_rows
 from pldp.channel.sampling import os_words
 from pldp.channel.words import Cursor, RejectedError, WordSource, WordStream
 from pldp.deploy.labels import label_index
@@ -82,6 +84,12 @@ class _Inputs(NodeVisitor[Any]):
                 f"{type(self).__name__} has no rule for a {node.kind} node: its input is not one item per report"
             )
         return self.client._items(answers, part, node.d)
+
+    def heavy(self, node: HeavyNode, answers: Any, level: Any, levels: Any, part: int) -> Any:
+        """Free text: each answer's row of ``max_bytes`` bytes (:func:`pldp.channel.heavy.answer_rows`)."""
+        if level is not None or levels is not None:
+            raise ParameterError("this spec has no level choice: a free-text campaign runs one level")
+        return answer_rows(list(answers), node.max_bytes)
 
     def padding(self, node: PaddingNode, answers: Any, level: Any, levels: Any, part: int) -> Any:
         rows = [list(s) for s in answers]

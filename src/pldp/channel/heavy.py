@@ -250,6 +250,11 @@ class HeavyNode(Node):
         """SFP's fragment items: ``2^(hash_bits + 8 b)``."""
         return 1 << (self.hash_bits + 8 * self.fragment_bytes)
 
+    @property
+    def text_bytes(self) -> int:
+        """Its input is a free-text answer, of which ``max_bytes`` bytes are kept."""
+        return self.max_bytes
+
     def _prefix(self, name: str) -> str:
         return "" if self.protocol == "pem" else f"{name}_"
 

@@ -273,6 +273,12 @@ class Node(ABC):
         """Whether the node's input is one item per report and nothing else (no level, no set, no attributes)."""
         return False
 
+    @property
+    def text_bytes(self) -> int | None:
+        """For a node whose input is one free-text answer per report (a heavy-hitter node), the bytes of
+        it kept; else None."""
+        return None
+
     def as_leveled(self) -> LeveledNode | None:
         """This node if it is a :class:`~pldp.channel.LeveledNode`, else None."""
         return None

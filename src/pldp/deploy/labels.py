@@ -45,11 +45,22 @@ __all__ = [
     "normalize_text",
     "oracle_labels",
     "text_bucket",
+    "text_labels",
 ]
 
 #: The members of the hashed form besides ``"hashed": d``: its hash and its normalisation (the only
 #: ones this version knows; another rule would be another value, so an older reader refuses it).
 HASHED_FORM = {"hash": "xxh32", "normalize": "NFC"}
+
+#: The labels of a free-text spec (a heavy-hitter sampler): ``{"text": max_bytes, "normalize": "NFC"}``;
+#: its answers are discovered, not listed.
+TEXT_NORMALIZE = "NFC"
+
+
+def text_labels(max_bytes: int) -> dict[str, Any]:
+    """The labels member of a free-text spec whose sampler keeps ``max_bytes`` bytes of an answer."""
+    return {"text": int(max_bytes), "normalize": TEXT_NORMALIZE}
+
 
 #: The decimal label of an integer answer: no sign, no leading zero, no space.
 _DECIMAL = re.compile(r"0|[1-9][0-9]*")

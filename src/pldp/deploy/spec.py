@@ -33,11 +33,13 @@ from pldp.deploy.labels import (
     check_labels,
     labels_json,
     oracle_labels,
+    text_labels,
 )
 from pldp.errors import SpecError
 from pldp.fingerprint import FINGERPRINT_LENGTH, canonical, is_fingerprint
 
 if TYPE_CHECKING:
+    from pldp.heavy import HeavyHitter
     from pldp.oracle import FrequencyOracle
 
 __all__ = ["FORMAT", "Spec", "memo_key_default", "read_spec", "relabel", "spec_id"]
@@ -81,6 +83,10 @@ def _check_answers(root: Node, labels: Any, question: Any) -> None:
         return
     if not isinstance(question, str):
         raise SpecError("question must be a string")
+    if root.text_bytes is not None:
+        if labels != text_labels(root.text_bytes):
+            raise SpecError(f"labels of a free-text sampler must be {text_labels(root.text_bytes)}, got {labels!r}")
+        return
     n = check_labels(labels, "labels")
     if n != _answers(root):
         raise SpecError(f"labels has {n} answers but the sampler takes {_answers(root)}")
@@ -321,6 +327,46 @@ class Spec:
         return cls._load(data)
 
     @classmethod
+    def from_heavy(
+        cls, protocol: HeavyHitter, *, question: str, level: int = 0, caps: dict[str, float] | None = None
+    ) -> Spec:
+        """The spec of a free-text campaign: a heavy-hitter protocol's report at one budget level.
+
+        Parameters
+        ----------
+        protocol : PEM, TreeHist or SFP
+            The protocol (:mod:`pldp.heavy`); the spec's ``oracle`` member is its
+            :meth:`~pldp.heavy.HeavyHitter.params` and the level.
+        question : str
+            What respondents are asked; they answer in their own words.
+        level : int, default 0
+            The budget level whose node the devices run (a campaign per level: a level in the clear).
+        caps : dict, optional
+            As for :meth:`from_mechanism`.
+
+        The labels are ``{"text": max_bytes, "normalize": "NFC"}``: the answers are discovered, not
+        listed (:meth:`heavy_hitter` rebuilds the protocol, whose ``discover`` reads the reports).
+        """
+        from pldp.heavy import HeavyHitter
+
+        if not isinstance(protocol, HeavyHitter):
+            raise SpecError(f"expected PEM, TreeHist or SFP, got {type(protocol).__name__}")
+        root = protocol.node(level)
+        data: dict[str, Any] = {
+            "format": FORMAT,
+            "question": canonical(question),
+            "labels": text_labels(protocol.max_bytes),
+            "oracle": {**protocol.params(), "level": int(level)},
+            "sampler": {"grid_bits": GRID_BITS, "root": root.to_json()},
+        }
+        if caps is not None:
+            _check_caps(caps)
+            data["caps"] = dict(caps)
+        data = json.loads(jcs(data))
+        data["id"] = spec_id(data)
+        return cls._load(data)
+
+    @classmethod
     def from_json(cls, text: str | bytes | dict[str, Any], *, check_oracle: bool = True) -> Spec:
         """Read a spec; :class:`~pldp.errors.SpecError` when it is malformed, altered (id), not
         pldp's own oracle with its own thresholds, or when a privacy claim fails.
@@ -354,7 +400,7 @@ class Spec:
                 f"{bad.realised:.9g} > claimed {bad.claimed:.9g} ({len(result.failures)} failing check(s))"
             )
         if check_oracle:
-            spec.mechanism()
+            spec.heavy_hitter() if root.text_bytes is not None else spec.mechanism()
         return spec
 
     # ------------------------------------------------------------------ accessors
@@ -376,6 +422,8 @@ class Spec:
         :class:`~pldp.deploy.labels.HashedAnswers` (its buckets' decimal strings)."""
         if self._root.multi_attribute:
             return [answer_labels(lab) for lab in self._data["labels"]]
+        if self._root.text_bytes is not None:
+            return []  # a free-text campaign lists no answers: they are discovered
         return answer_labels(self._data["labels"])
 
     @property
@@ -418,12 +466,38 @@ class Spec:
             raise SpecError("the sampler's thresholds are not those of the spec's oracle")
         return oracle
 
+    @cached_property
+    def _heavy(self) -> HeavyHitter:
+        from pldp.errors import ParameterError
+        from pldp.heavy import heavy_from_params
+
+        params = dict(self._data["oracle"])
+        level = params.pop("level", None)
+        try:
+            protocol = heavy_from_params(params)
+            node = protocol.node(level) if isinstance(level, int) and not isinstance(level, bool) else None
+        except ParameterError as err:
+            raise SpecError(f"the spec's oracle is no heavy-hitter protocol: {err}") from None
+        if node != self._root:
+            raise SpecError("the sampler is not the node of the spec's heavy-hitter protocol at its level")
+        return protocol
+
+    def heavy_hitter(self) -> HeavyHitter:
+        """The heavy-hitter protocol of a free-text spec (:meth:`from_heavy`), rebuilt from its ``oracle``
+        member and checked: :class:`~pldp.errors.SpecError` if the sampler is not its node at the level."""
+        if self._root.text_bytes is None:
+            raise SpecError("this spec's answers are listed: its estimator is mechanism()")
+        return self._heavy
+
     def mechanism(self) -> FrequencyOracle:
         """The oracle this spec runs, identified by the spec's id: its tallies carry :attr:`id`.
 
         Rebuilt from :attr:`oracle_params` on the first call (importing its class's module), and
-        checked: :class:`~pldp.errors.SpecError` if the sampler's thresholds are not its own.
+        checked: :class:`~pldp.errors.SpecError` if the sampler's thresholds are not its own. A
+        free-text spec has none: its answers are discovered (:meth:`heavy_hitter`).
         """
+        if self._root.text_bytes is not None:
+            raise SpecError("a free-text spec has no frequency oracle: its protocol is heavy_hitter()")
         return self._oracle
 
     def to_dict(self) -> dict[str, Any]:

@@ -62,6 +62,11 @@ class HeavyHitter(ABC):
         ``protocol`` and ``max_bytes``, and TreeHist's ``step_bits`` or SFP's ``fragment_bytes`` and
         ``hash_bits``."""
 
+    @abstractmethod
+    def params(self) -> dict[str, Any]:
+        """The protocol's name and constructor arguments, as JSON values (a campaign spec's ``oracle``
+        member; :func:`pldp.heavy.heavy_from_params` rebuilds the protocol)."""
+
     def node(self, level: int = 0) -> HeavyNode:
         """The sampler node of a user at ``level`` (an index into the levels): what a campaign spec holds
         and both device clients run (:class:`~pldp.channel.HeavyNode`)."""

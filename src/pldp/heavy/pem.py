@@ -95,6 +95,7 @@ class PEM(HeavyHitter):
 
     def __init__(self, epsilon: float | Sequence[float], max_bytes: int = 16, g: int | None = None) -> None:
         self.levels, self.max_bytes, _ = checked_protocol(epsilon, max_bytes)
+        self.g = g
         self.nodes = level_nodes(self.levels, g)
 
     def __repr__(self) -> str:
@@ -117,6 +118,11 @@ class PEM(HeavyHitter):
     def node_options(self) -> dict[str, Any]:
         """PEM's node: a prefix a byte longer per group."""
         return {"protocol": "pem", "max_bytes": self.max_bytes}
+
+    def params(self) -> dict[str, Any]:
+        """The constructor's arguments, as JSON values (:func:`pldp.heavy.heavy_from_params` rebuilds it)."""
+        out: dict[str, Any] = {"name": "PEM", "epsilon": self.levels.tolist(), "max_bytes": self.max_bytes}
+        return out if self.g is None else {**out, "g": int(self.g)}
 
     # ---------------------------------------------------------------------- server
     def discover(self, reports: Any, top: int = 20, width: int | None = None) -> Discovery:

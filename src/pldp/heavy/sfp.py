@@ -211,6 +211,10 @@ class SFP(HeavyHitter):
             "hash_bits": self.hash_bits,
         }
 
+    def params(self) -> dict[str, Any]:
+        """The constructor's arguments, as JSON values (:func:`pldp.heavy.heavy_from_params` rebuilds it)."""
+        return {"name": "SFP", "epsilon": self.levels.tolist(), "split": self.split, **self.node_options}
+
     # ---------------------------------------------------------------------- server
     def discover(self, reports: Any, top: int = 20, width: int | None = None) -> Discovery:
         """The ``top`` answers of the largest estimated shares, assembled from fragments (module docstring).

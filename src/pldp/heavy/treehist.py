@@ -133,6 +133,10 @@ class TreeHist(HeavyHitter):
         """TreeHist's node: a prefix ``step_bits`` longer per depth, and the whole answer."""
         return {"protocol": "treehist", "max_bytes": self.max_bytes, "step_bits": self.step_bits}
 
+    def params(self) -> dict[str, Any]:
+        """The constructor's arguments, as JSON values (:func:`pldp.heavy.heavy_from_params` rebuilds it)."""
+        return {"name": "TreeHist", "epsilon": self.levels.tolist(), "split": self.split, **self.node_options}
+
     # ---------------------------------------------------------------------- server
     def discover(
         self, reports: Any, top: int = 20, width: int | None = None, threshold: float | None = None
