@@ -41,11 +41,10 @@ def heavy_from_params(params: dict[str, Any]) -> HeavyHitter:
     TreeHist(epsilon=4, max_bytes=8, step_bits=8, split=0.5)
     """
     args = dict(params)
-    cls = PROTOCOLS.get(args.pop("name", None))  # type: ignore[arg-type]
+    name = args.pop("name", None)
+    cls = PROTOCOLS.get(name) if isinstance(name, str) else None
     if cls is None:
-        raise ParameterError(
-            f"the heavy-hitter protocol must be one of {sorted(PROTOCOLS)}, got {params.get('name')!r}"
-        )
+        raise ParameterError(f"the heavy-hitter protocol must be one of {sorted(PROTOCOLS)}, got {name!r}")
     args.pop("protocol", None)
     try:
         return cls(**args)
