@@ -41,18 +41,32 @@ def deploy_cases() -> dict[str, pldp.FrequencyOracle]:
     return {**oracle_cases(), **_standard_cases()}
 
 
-def with_every_kind(cases: dict[str, pldp.FrequencyOracle]) -> dict[str, pldp.FrequencyOracle]:
-    """``cases``, and a standard deploy case (``standard/NAME``) of each kind of node none of them
-    has: a test driven by them covers every kind, a new one too, with no edit."""
+def heavy_protocols() -> list[Any]:
+    """A heavy-hitter protocol of each kind, with budget levels, a group count that is not a power of two
+    (so the group's rejection can refuse a word) and small bounds: the free-text specs' cases
+    (:meth:`pldp.deploy.Spec.from_heavy`)."""
+    return [pldp.PEM([1.0, 4.0], max_bytes=6), pldp.TreeHist(4.0, max_bytes=6, step_bits=2), pldp.SFP(4.0, max_bytes=8)]
+
+
+def oracle_kinds() -> set[str]:
+    """The kinds of node a frequency oracle builds: every kind but the free-text ones (a heavy-hitter
+    protocol's node, :func:`heavy_protocols`), which no oracle has."""
     from pldp.channel import NODE_KINDS
 
+    return {kind for kind in NODE_KINDS if kind not in {p.node().kind for p in heavy_protocols()}}
+
+
+def with_every_kind(cases: dict[str, pldp.FrequencyOracle]) -> dict[str, pldp.FrequencyOracle]:
+    """``cases``, and a standard deploy case (``standard/NAME``) of each kind of node none of them
+    has: a test driven by them covers every kind of a frequency oracle (:func:`oracle_kinds`), a new
+    one too, with no edit."""
     out = dict(cases)
     kinds = {oracle.sampler().kind for oracle in out.values()}
     for name, oracle in _standard_cases().items():
         if oracle.sampler().kind not in kinds:
             out[name] = oracle
             kinds.add(oracle.sampler().kind)
-    assert kinds == set(NODE_KINDS), sorted(set(NODE_KINDS) - kinds)
+    assert kinds == oracle_kinds(), sorted(oracle_kinds() - kinds)
     return out
 
 

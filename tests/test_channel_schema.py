@@ -21,9 +21,13 @@ import pytest
 from pldp.channel import NODE_KINDS, SAMPLER_NODE, node_schema, node_schemas, parse_node
 from pldp.errors import SpecError
 from pldp.testing import standard_cases
+from tests.deploy_cases import heavy_protocols
 
 #: Every standard case's sampler, as JSON (the memoized leveled ones too, which pldp does not read).
-SAMPLERS = {name: case.oracle.sampler().to_json() for name, case in standard_cases().items()}
+SAMPLERS = {
+    **{name: case.oracle.sampler().to_json() for name, case in standard_cases().items()},
+    **{f"heavy/{p.name}": p.node().to_json() for p in heavy_protocols()},
+}
 #: The values that break any member on its own: no member takes them.
 BREAKING = (None, "x", -1, True)
 #: Values that may or may not fit a member, depending on the others.

@@ -30,6 +30,7 @@ from pldp.deploy.spec import spec_id
 from pldp.errors import SpecError
 from pldp.service.models import CampaignSpec
 from pldp.testing import standard_cases
+from tests.deploy_cases import heavy_protocols
 from tests.service_server import Server
 
 #: A spec's caps with every member (``docs/wire-format.md`` §1.3).
@@ -60,6 +61,7 @@ def _specs() -> dict[str, Spec]:
     out["mpldp+hashed"] = Spec.from_mechanism(
         standard_cases()["mpldp"].oracle, question=["first?", "second?"], labels=["hashed", ["a", "b", "c", "d"]]
     )
+    out.update({f"heavy/{p.name}": Spec.from_heavy(p, question="in your own words?") for p in heavy_protocols()})
     return out
 
 

@@ -53,10 +53,10 @@ from pldp.channel.node import (
     Row,
     SchemaRef,
     budget_schema,
-    enum_schema,
     int_schema,
     list_schema,
     node_object,
+    one_of,
     read_budget,
     read_int,
     read_keys,
@@ -214,7 +214,9 @@ class HeavyNode(Node):
         if self.protocol == "sfp":
             if not 1 <= self.fragment_bytes <= 8 or self.max_bytes % self.fragment_bytes:
                 return f"fragment_bytes = {self.fragment_bytes} must divide max_bytes = {self.max_bytes} (at most 8)"
-            if self.hash_bits < 1 or (why := toeplitz_fits(self.d_fragments, 2)):
+            if self.hash_bits < 1:
+                return f"hash_bits must be at least 1, got {self.hash_bits}"
+            if why := toeplitz_fits(self.d_fragments, 2):
                 return f"hash_bits = {self.hash_bits} with fragment_bytes = {self.fragment_bytes} does not fit: {why}"
         for name, node in zip(self.part_names, self.parts, strict=True):
             d, family = (self.d_fragments, "toeplitz") if name == "fragment" else (FINGERPRINTS, "xxh32")
@@ -294,19 +296,31 @@ class HeavyNode(Node):
 
     @classmethod
     def json_schema(cls, ref: SchemaRef) -> dict[str, Any]:
-        return node_object(
-            "heavy",
-            {
-                "protocol": enum_schema(tuple(sorted(PROTOCOL_PARTS)), "PEM, TreeHist or SFP: its parts and groups."),
-                "max_bytes": int_schema(1, MAX_BYTES, "The bytes of an answer kept (UTF-8 after NFC and trimming)."),
-                "step_bits": int_schema(1, 8, "TreeHist: the bits a prefix grows by per depth (1, 2, 4 or 8)."),
-                "fragment_bytes": int_schema(1, 8, "SFP: the bytes of a fragment (dividing max_bytes)."),
-                "hash_bits": int_schema(1, 64, "SFP: the bits of the word's hash that tag a fragment."),
-                "parts": list_schema(ref("hashed"), 1, "One local-hashing node per part, in the protocol's order."),
-                "epsilon": budget_schema(False, "The whole report's LDP budget (the parts' budgets sum within it)."),
+        """One object per protocol (its own members required, no others)."""
+        own = {
+            "pem": {},
+            "treehist": {"step_bits": int_schema(1, 8, "The bits a prefix grows by per depth (1, 2, 4 or 8).")},
+            "sfp": {
+                "fragment_bytes": int_schema(1, 8, "The bytes of a fragment (dividing max_bytes)."),
+                "hash_bits": int_schema(1, 64, "The bits of the word's hash that tag a fragment."),
             },
-            optional=("step_bits", "fragment_bytes", "hash_bits"),
-            description="A heavy-hitter report of a free-text answer: a group, then a local-hashing report per part.",
+        }
+        return one_of(
+            [
+                node_object(
+                    "heavy",
+                    {
+                        "protocol": {"type": "string", "const": protocol},
+                        "max_bytes": int_schema(1, MAX_BYTES, "The bytes of an answer kept (UTF-8, NFC, trimmed)."),
+                        **members,
+                        "parts": list_schema(ref("hashed"), 1, "A hashed node per part, in the protocol's order."),
+                        "epsilon": budget_schema(False, "The whole report's LDP budget (the parts' sum within it)."),
+                    },
+                )
+                for protocol, members in own.items()
+            ],
+            "A heavy-hitter report of a free-text answer (PEM, TreeHist or SFP): a group, then a local-hashing "
+            "report per part.",
         )
 
     def accept(self, visitor: NodeVisitor[R], *args: Any) -> R:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from collections.abc import Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -25,6 +24,7 @@ from pldp.channel.claims import check_claims
 from pldp.channel.node import Node
 from pldp.channel.parse import parse_node
 from pldp.channel.sampling import GRID_BITS
+from pldp.deploy.caps import CAP_MEMBERS, MAX_ROUNDS, check_caps
 from pldp.deploy.jcs import jcs
 from pldp.deploy.labels import (
     AnswerRange,
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from pldp.heavy import HeavyHitter
     from pldp.oracle import FrequencyOracle
 
-__all__ = ["FORMAT", "Spec", "memo_key_default", "read_spec", "relabel", "spec_id"]
+__all__ = ["CAP_MEMBERS", "FORMAT", "MAX_ROUNDS", "Spec", "memo_key_default", "read_spec", "relabel", "spec_id"]
 
 #: The version tag of the spec format.
 FORMAT = "pldp.spec/1"
@@ -135,48 +135,6 @@ def _check_memo(root: Node, memo: Any) -> None:
         raise SpecError(f"memo.key must be a string of 1 to {MEMO_KEY_MAX} characters, got {key!r}")
 
 
-#: The members of a spec's ``caps``: the campaign's caps per UTC day and in total (epsilon), and on
-#: the number of reports (rounds).
-CAP_MEMBERS = ("day", "total", "rounds")
-#: The largest rounds cap: 2**53 - 1, the largest integer both clients read exactly.
-MAX_ROUNDS = 2**53 - 1
-
-
-def _check_caps(caps: Any) -> None:
-    """The optional ``caps`` member, when present: ``{"day": eps, "total": eps, "rounds": n}``, one or
-    more of them: ``day`` and ``total`` positive finite numbers (the most one device may spend on the
-    spec's family, :mod:`pldp.ledger`), ``rounds`` a positive integer (the most reports one device
-    sends on the family: one per round of a recurring campaign)."""
-    if not isinstance(caps, dict) or not caps:
-        raise SpecError("caps must be an object with one or more of 'day', 'total' and 'rounds'")
-    extra = sorted(set(caps) - set(CAP_MEMBERS))
-    if extra:
-        raise SpecError(f"caps has unknown members {', '.join(extra)}; a spec's caps are 'day', 'total' and 'rounds'")
-    for name in ("day", "total"):
-        v = caps.get(name)
-        if name in caps and not (isinstance(v, (int, float)) and not isinstance(v, bool) and _positive(v)):
-            raise SpecError(f"caps.{name} must be a positive finite number (an epsilon)")
-    if "rounds" in caps and not _rounds(caps["rounds"]):
-        raise SpecError("caps.rounds must be a positive integer (the most reports one device sends)")
-
-
-def _rounds(v: Any) -> bool:
-    """Whether ``v`` is a rounds cap: an integer (a whole float too: JSON does not tell ``8.0`` from
-    ``8``, nor does JavaScript) from 1 to :data:`MAX_ROUNDS`."""
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        return False
-    if isinstance(v, float) and not v.is_integer():  # also inf and nan
-        return False
-    return 1 <= v <= MAX_ROUNDS
-
-
-def _positive(v: float) -> bool:
-    try:
-        return math.isfinite(float(v)) and v > 0
-    except OverflowError:  # an integer beyond every float
-        return False
-
-
 def _json_object(data: Any) -> dict[str, Any]:
     """A spec's JSON object from its text (or the object itself)."""
     if isinstance(data, (str, bytes)):
@@ -203,7 +161,7 @@ def read_spec(data: Any) -> tuple[Node, str]:
     if extra:
         raise SpecError(f"the spec has unknown members {sorted(extra)}")
     if "caps" in data:
-        _check_caps(data["caps"])
+        check_caps(data["caps"])
     if not is_fingerprint(data["id"]):
         raise SpecError(f"the spec id must be {FINGERPRINT_LENGTH} lower-case hex digits, got {data['id']!r}")
     try:
@@ -320,7 +278,7 @@ class Spec:
         if root.memoized:
             data["memo"] = {"key": memo_key_default(json.loads(jcs(data))) if memo_key is None else memo_key}
         if caps is not None:
-            _check_caps(caps)
+            check_caps(caps)
             data["caps"] = dict(caps)
         data = json.loads(jcs(data))  # the JSON values exactly as a reader will see them
         data["id"] = spec_id(data)
@@ -360,7 +318,7 @@ class Spec:
             "sampler": {"grid_bits": GRID_BITS, "root": root.to_json()},
         }
         if caps is not None:
-            _check_caps(caps)
+            check_caps(caps)
             data["caps"] = dict(caps)
         data = json.loads(jcs(data))
         data["id"] = spec_id(data)

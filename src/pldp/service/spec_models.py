@@ -152,9 +152,19 @@ class HashedAnswers(Strict):
     )
 
 
-#: A spec's labels (one attribute's): the list of its answers, the range of integers ``0 .. d-1``, or
-#: free text hashed to ``d`` buckets.
-Labels = LabelList | AnswerRange | HashedAnswers
+class FreeText(Strict):
+    """Free-text answers discovered by a heavy-hitter sampler (its root a ``heavy`` node): no list, the
+    first ``text`` UTF-8 bytes of each answer kept."""
+
+    text: int = Field(ge=1, le=64, description="The bytes of an answer kept: the sampler's max_bytes.")
+    normalize: Literal["NFC"] = Field(
+        description="Unicode NFC, then ASCII space, tab, CR and LF trimmed; empty text or a byte 0x00 refused."
+    )
+
+
+#: A spec's labels (one attribute's): the list of its answers, the range of integers ``0 .. d-1``,
+#: free text hashed to ``d`` buckets, or free text to discover (a heavy-hitter sampler's).
+Labels = LabelList | AnswerRange | HashedAnswers | FreeText
 #: The sampler's root is a memo node exactly when the spec has a ``memo`` member.
 _MEMOIZED: dict[str, Any] = {
     "properties": {"sampler": {"properties": {"root": {"properties": {"kind": {"const": MemoNode.kind}}}}}}
@@ -209,7 +219,8 @@ class CampaignSpec(Strict):
     question: str | list[str] = Field(description="What respondents are asked (MPLDP: one per attribute).")
     labels: Labels | list[Labels] = Field(
         description='The answers in index order, {"range": d} for the integers 0 .. d-1, or {"hashed": d, "hash":'
-        ' "xxh32", "normalize": "NFC"} for free text hashed to d buckets (MPLDP: one each).'
+        ' "xxh32", "normalize": "NFC"} for free text hashed to d buckets, or {"text": max_bytes, "normalize":'
+        ' "NFC"} for free text a heavy-hitter sampler discovers (MPLDP: one each).'
     )
     oracle: OracleParams
     sampler: Sampler
