@@ -17,7 +17,7 @@ per part.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -103,6 +103,17 @@ class HeavyHitter(ABC):
         for k, nodes in enumerate(self.parts.values()):
             randomize(out, 2 + 2 * k, nodes, lev, items[k], rng)
         return out
+
+    def reports_from_columns(self, columns: Mapping[str, Any], level: Any = 0) -> np.ndarray:
+        """The reports of a campaign's payload columns (a spec's :meth:`node` at ``level``; its columns by
+        name, as a :class:`~pldp.deploy.wire.ReportBatch` or a report file holds them), as the rows
+        :meth:`discover` reads: ``(level, group, seed, value, ...)``, checked (:meth:`checked`).
+        ``level``: the level index of every report, or one per report."""
+        node = self.node(0)
+        cols = [np.asarray(columns[c.name], dtype=np.int64).reshape(-1) for c in node.columns()]
+        n = cols[0].size
+        lev = np.broadcast_to(np.asarray(level, dtype=np.int64), (n,))
+        return self.checked(np.column_stack([lev, *cols]) if n else np.zeros((0, 1 + len(cols)), dtype=np.int64))
 
     def checked(self, reports: Any) -> np.ndarray:
         """``reports`` as ``int64``, every column in range (:func:`~pldp.heavy.pooled.checked_reports`)."""
