@@ -156,7 +156,7 @@ def _estimate(args: Any) -> int:
     from pldp.deploy.labels import HashedAnswers, bucket_names
 
     collector = collector_from_args(args)
-    out = collector.estimate(args.campaign, args.method, args.level, args.round)
+    out = collector.estimate(args.campaign, args.method, args.level, args.round, args.top)
     if args.json:
         print(json.dumps(out, indent=2))
         return 0
@@ -374,8 +374,13 @@ def add_commands(sub: Subparsers) -> None:
     add_submit_arguments(command("submit", "send a report file's reports in batches, retried (anyone)", submit))
     est = command("estimate", "estimated frequencies with intervals (analyst)", _estimate)
     est.add_argument("campaign")
-    est.add_argument("--method", default="unbiased", help=method_help())
+    est.add_argument(
+        "--method", default=None, help=method_help() + " (default unbiased; discover for a free-text campaign)"
+    )
     est.add_argument("--level", type=float, default=0.95, help="confidence level of the intervals (default 0.95)")
+    est.add_argument(
+        "--top", type=int, default=None, metavar="K", help="a free-text campaign: the answers to discover (default 20)"
+    )
     est.add_argument("--json", action="store_true", help="the collector's answer as JSON")
     est.add_argument("--round", type=round_number, default=None, metavar="N", help="only the reports of round N")
     est.add_argument(

@@ -27,6 +27,7 @@ from pldp.channel.columns import check_bits, refuse_first
 from pldp.channel.payload import check_columns
 from pldp.deploy.spec import Spec
 from pldp.deploy.wire import arrow_columns
+from pldp.heavy.count import ReportCount
 from pldp.tally import Tally
 
 __all__ = [
@@ -36,6 +37,7 @@ __all__ = [
     "count_table",
     "empty_tally",
     "item_counts",
+    "load_tally",
     "refuse_first",
     "tally_columns",
 ]
@@ -57,9 +59,21 @@ def check_payload(root: Node, columns: dict[str, np.ndarray], n: int) -> None:
 
 
 def tally_columns(spec: Spec, columns: dict[str, np.ndarray]) -> Any:
-    """The tally of payload columns that :func:`check_payload` accepted (no report ids needed)."""
+    """The tally of payload columns that :func:`check_payload` accepted (no report ids needed); of a
+    free-text spec, their number (:class:`~pldp.heavy.count.ReportCount`: its discovery reads the reports)."""
+    if spec.root.text_bytes is not None:
+        spec.heavy_hitter()  # the spec's protocol, checked
+        first = next(iter(columns.values()))
+        return ReportCount(len(first), spec.id)
     oracle = spec.mechanism()
     return oracle.tally(*oracle.reports_from_columns(columns))
+
+
+def load_tally(spec: Spec, obj: Any) -> Any:
+    """A stored tally of ``spec`` (its ``to_dict`` form) read back: the oracle's, or a free-text spec's count."""
+    if spec.root.text_bytes is not None:
+        return ReportCount.from_dict(obj)
+    return spec.mechanism().load_tally(obj)
 
 
 def empty_tally(spec: Spec) -> Any:

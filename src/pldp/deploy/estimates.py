@@ -31,11 +31,13 @@ __all__ = [
     "DETECTION_KEYS",
     "SCREENED_METHODS",
     "TIDY_COLUMNS",
+    "answer_label",
     "attributes_json",
     "campaign_estimate",
     "check_method",
     "detection_json",
     "detection_words",
+    "discovery_estimate",
     "estimate_json",
     "estimate_text",
     "fallback_words",
@@ -161,6 +163,69 @@ def campaign_estimate(spec: Spec, tally: Any, method: str = "unbiased", level: f
     }
 
 
+def answer_label(answer: str | bytes) -> str:
+    """A discovered answer as an estimate's label: its text, or for bytes that are not UTF-8 (an answer
+    cut inside a character) their UTF-8 with the undecodable bytes escaped (``\\xNN``).
+
+    Examples
+    --------
+    >>> answer_label("café"), answer_label(b"caf\\xc3")
+    ('café', 'caf\\\\xc3')
+    """
+    return answer if isinstance(answer, str) else answer.decode("utf-8", "backslashreplace")
+
+
+def discovery_estimate(spec: Spec, columns: Mapping[str, Any], level: float = 0.95, top: int = 20) -> dict[str, Any]:
+    """A free-text campaign's estimate (the shape of :func:`campaign_estimate`) from its reports' payload
+    columns: the ``top`` answers its protocol discovers (:meth:`pldp.deploy.Spec.heavy_hitter`), as the
+    labels, with their shares, standard errors and intervals, and what the discovery cannot see (the
+    attribute's ``discovery``: its floor, miss share, bound and which answers are above the floor).
+    Its one method is ``"discover"``; no screen of single reports applies.
+
+    Raises
+    ------
+    ParameterError
+        ``level`` is not in (0, 1).
+    PLDPError
+        From the protocol: no reports, or a discovery that finds nothing it may return.
+    """
+    if not 0.0 < level < 1.0:
+        raise ParameterError(f"level must lie in (0, 1), got {level}")
+    protocol = spec.heavy_hitter()
+    reports = protocol.reports_from_columns(columns, spec.oracle_params["level"])
+    if reports.shape[0] == 0:
+        raise EstimationError("a discovery needs reports; the campaign has none")
+    found = protocol.discover(reports, top=top)
+    part = estimate_json(found.estimate, None, level)
+    answers = found.answers
+    part["labels"] = [answer_label(a) for a in answers]
+    part["discovery"] = {
+        "protocol": protocol.name,
+        "top": int(top),
+        "max_bytes": found.max_bytes,
+        "floor": float(found.floor),
+        "miss": float(found.miss),
+        "confident": [bool(f > found.floor) for f in found.estimate.frequencies],  # as Discovery.confident
+        "text": [isinstance(a, str) for a in answers],
+        "limits": found.limits,
+    }
+    why = "a free-text campaign's reports are local-hashing reports, any of which an honest device can send"
+    return {
+        "campaign": spec.id,
+        "n": int(reports.shape[0]),
+        "method": "discover",
+        "level": level,
+        "methods": ["discover"],
+        "detection": {
+            "available": False,
+            "reason": why,
+            **{k: None for k in DETECTION_KEYS},
+            **{k: [] for k in _LIST_KEYS},
+        },
+        "attributes": [part],
+    }
+
+
 def attributes_json(spec: Spec, est: Any, level: float) -> list[dict[str, Any]]:
     """The ``attributes`` member of :func:`campaign_estimate`: one :func:`estimate_json` per
     attribute of ``est`` (an estimate, or an :class:`~pldp.estimation.EstimateSet` of several), with
@@ -276,9 +341,14 @@ def estimate_text(out: dict[str, Any], names: Sequence[Mapping[int, list[str]] |
             lines.append(f"fallback: {fallback}")
         width = max(len(str(lab)) for lab in part["labels"])
         rows = zip(part["labels"], part["frequencies"], part["ci_low"], part["ci_high"], strict=True)
+        found = part.get("discovery")
         for i, (lab, f, lo, hi) in enumerate(rows):
             said = f"  {', '.join(named[i])}" if named and i in named else ""
+            if found is not None and not found["confident"][i]:
+                said += "  (below the floor: may be held by nobody)"
             lines.append(f"  {lab!s:<{width}}  {f:8.4f}  [{lo:8.4f}, {hi:8.4f}]{said}")
+        if found is not None:
+            lines.append(f"discovered by {found['protocol']}: {found['limits']}")
     return "\n".join(lines)
 
 

@@ -286,12 +286,23 @@ class Collector:
         return self._json("POST", f"/v1/campaigns/{campaign_id}/reports{query}", body)
 
     def estimate(
-        self, campaign_id: str, method: str = "unbiased", level: float = 0.95, round: int | None = None
+        self,
+        campaign_id: str,
+        method: str | None = None,
+        level: float = 0.95,
+        round: int | None = None,
+        top: int | None = None,
     ) -> dict[str, Any]:
-        """The campaign's estimate (an analyst): of every report, or of round ``round``."""
-        asked: dict[str, Any] = {"method": method, "level": level}
+        """The campaign's estimate (an analyst): of every report, or of round ``round``. ``method``
+        default: the collector's (unbiased; discover for a free-text campaign, whose ``top`` answers
+        it discovers, default 20)."""
+        asked: dict[str, Any] = {"level": level}
+        if method is not None:
+            asked["method"] = method
         if round is not None:
             asked["round"] = round
+        if top is not None:
+            asked["top"] = top
         return self._json("GET", f"/v1/campaigns/{campaign_id}/estimate?{urlencode(asked)}")
 
     def series(

@@ -7,14 +7,30 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-__all__ = ["AttributeEstimate", "Detection", "Estimate"]
+__all__ = ["AttributeEstimate", "Detection", "DiscoveryLimits", "Estimate"]
+
+
+class DiscoveryLimits(BaseModel):
+    """What a free-text campaign's discovery cannot see (:class:`pldp.heavy.Discovery`)."""
+
+    protocol: str = Field(description="PEM, TreeHist or SFP.")
+    top: int = Field(description="The answers asked for (there may be fewer).")
+    max_bytes: int = Field(description="A longer answer is seen as its first max_bytes UTF-8 bytes.")
+    floor: float = Field(description="An answer estimated below this share may be held by nobody.")
+    miss: float = Field(description="An answer held by fewer than about this share of users may be missed.")
+    confident: list[bool] = Field(description="Per answer, whether its estimate is above the floor.")
+    text: list[bool] = Field(
+        description="Per answer, whether its bytes are UTF-8 text; an answer that is not (cut inside a character) "
+        "is labelled with its undecodable bytes escaped (\\xNN)."
+    )
+    limits: str = Field(description="The same, in words.")
 
 
 class AttributeEstimate(BaseModel):
     """One attribute's estimate: per label the frequency, standard error and interval."""
 
     name: str | None = Field(description="The attribute (None for a single one).")
-    labels: list[str]
+    labels: list[str] = Field(description="The answers: the spec's, or those a free-text campaign discovered.")
     frequencies: list[float]
     std_error: list[float]
     ci_low: list[float]
@@ -27,6 +43,9 @@ class AttributeEstimate(BaseModel):
         '(e.g. "robust" for PLDP-FEBSF\'s AUEM when the level reports do not fit it); null when none was needed.'
     )
     fallback_reason: str | None = Field(description="Why the fallback was taken; null without one.")
+    discovery: DiscoveryLimits | None = Field(
+        None, description="A free-text campaign's discovery: what it cannot see; absent for listed answers."
+    )
     info: dict[str, Any] = Field(
         description='The estimator\'s diagnostics. For "robust" over budget levels, `bound` is the most fakes can '
         "move each share in the threat model `bound_model` states. RCF, APLDP, LLevels, and MPLDP per attribute: a "

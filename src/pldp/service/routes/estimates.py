@@ -7,8 +7,9 @@ from typing import Annotated, Any, NamedTuple
 from fastapi import APIRouter, Depends, Query, Response, Security
 from pydantic import TypeAdapter
 
-from pldp.deploy.estimates import campaign_estimate, check_method
+from pldp.deploy.estimates import campaign_estimate, check_method, discovery_estimate
 from pldp.errors import PLDPError
+from pldp.service import rounds, store
 from pldp.service.collect import CollectError
 from pldp.service.deps import ServiceDep, bearer, readable, require
 from pldp.service.errors import responses
@@ -19,6 +20,8 @@ from pldp.service.state import Campaign
 __all__ = ["router"]
 
 router = APIRouter(prefix="/v1/campaigns", tags=["estimates"])
+#: The most answers a free-text campaign's estimate may ask to discover.
+MAX_TOP = 200
 #: How FastAPI serializes an answer of no declared type.
 _JSON: TypeAdapter[Any] = TypeAdapter(Any)
 #: The ``round`` query parameter: one round of a recurring campaign (:mod:`pldp.service.routes.rounds`).
@@ -34,6 +37,7 @@ class EstimateRequest(NamedTuple):
     method: str
     level: float
     round: int | None = None  # a round of the campaign (pldp.service.rounds); None: every report
+    top: int = 20  # a free-text campaign's answers to discover
 
 
 def estimate_request(
@@ -41,15 +45,19 @@ def estimate_request(
     service: ServiceDep,
     authorization: Annotated[str | None, Security(bearer)],
     method: Annotated[
-        str,
+        str | None,
         Query(
             description="Any method the campaign's oracle offers (the answer's `methods`): unbiased, norm_sub, mle "
-            "for every one; robust, detect, recover, ... where offered. Another one is refused (400) with a "
-            "reason that names those offered."
+            "for every one; robust, detect, recover, ... where offered; discover for a free-text campaign. Another "
+            "one is refused (400) with a reason that names those offered. Default: unbiased (discover for a "
+            "free-text campaign)."
         ),
-    ] = "unbiased",
+    ] = None,
     level: Annotated[float, LEVEL] = 0.95,
     turn: Annotated[int | None, ROUND] = None,
+    top: Annotated[
+        int, Query(ge=1, le=MAX_TOP, description="A free-text campaign: the answers to discover (ignored otherwise).")
+    ] = 20,
 ) -> EstimateRequest:
     """The campaign, for an analyst granted it, and the query.
 
@@ -57,7 +65,10 @@ def estimate_request(
     only once its parameters are valid, and checks the token then (:func:`pldp.service.deps.require`).
     """
     principal = require(service.principal(authorization), "analyst")
-    return EstimateRequest(readable(service, principal, campaign_id), method, level, turn)
+    campaign = readable(service, principal, campaign_id)
+    free_text = campaign.spec.root.text_bytes is not None
+    asked = method if method is not None else "discover" if free_text else "unbiased"
+    return EstimateRequest(campaign, asked, level, turn, top)
 
 
 @router.get("/{campaign_id}/estimate", response_model=Estimate, responses=responses(400, 401, 403, 409))
@@ -73,6 +84,8 @@ def get_estimate(service: ServiceDep, asked: Annotated[EstimateRequest, Depends(
     spec, level = asked.campaign.spec, asked.level
     if not 0.0 < level < 1.0:
         raise CollectError(400, "bad_level", f"level must lie in (0, 1), got {level}")
+    if spec.root.text_bytes is not None:
+        return _discovery(service, spec, asked)
     try:
         check_method(spec.mechanism(), asked.method)
     except PLDPError as exc:
@@ -81,6 +94,27 @@ def get_estimate(service: ServiceDep, asked: Annotated[EstimateRequest, Depends(
     try:
         answer = campaign_estimate(spec, tally, asked.method, level)
     except PLDPError as exc:  # the estimator refuses these reports
+        raise CollectError(400, "estimate_failed", str(exc)) from None
+    if asked.round is not None:
+        answer["round"] = asked.round
+    return Response(_JSON.dump_json(answer), media_type="application/json")
+
+
+def _discovery(service: Any, spec: Any, asked: EstimateRequest) -> Response:
+    """A free-text campaign's estimate: the answers its protocol discovers from the stored reports (of
+    the round asked), read from the store at once (:func:`pldp.deploy.estimates.discovery_estimate`)."""
+    if asked.method != "discover":
+        raise CollectError(
+            400, "bad_method", f"a free-text campaign offers the method 'discover', not {asked.method!r}"
+        )
+    round_tally(service.conn(), spec, asked.round)  # 409 without reports (in the round)
+    conn = service.conn()
+    schedule = rounds.schedule_of(conn, spec.id)
+    recurs = schedule is not None and schedule.recurs  # a campaign that does not recur has one round: all
+    batch = store.stored_batch(conn, spec, turn=asked.round if recurs else None)
+    try:
+        answer = discovery_estimate(spec, batch.columns, asked.level, asked.top)
+    except PLDPError as exc:  # the protocol finds nothing it may return
         raise CollectError(400, "estimate_failed", str(exc)) from None
     if asked.round is not None:
         answer["round"] = asked.round

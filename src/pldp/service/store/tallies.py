@@ -8,6 +8,7 @@ import sqlite3
 from typing import Any
 
 from pldp.deploy import Spec, decode
+from pldp.deploy.count import load_tally
 
 __all__ = ["empty_tally", "report_count", "round_tallies", "stored_tally", "write_tally"]
 
@@ -28,7 +29,7 @@ def stored_tally(conn: sqlite3.Connection, spec: Spec, turn: int = 0) -> Any:
         row = conn.execute("SELECT tally FROM tallies WHERE campaign_id = ?", (spec.id,)).fetchone()
     if row is None:
         raise KeyError(spec.id)
-    return spec.mechanism().load_tally(json.loads(row[0]))
+    return load_tally(spec, json.loads(row[0]))
 
 
 def report_count(conn: sqlite3.Connection, campaign_id: str) -> int:
@@ -39,12 +40,11 @@ def report_count(conn: sqlite3.Connection, campaign_id: str) -> int:
 def round_tallies(conn: sqlite3.Connection, spec: Spec, first: int, last: int) -> dict[int, Any]:
     """The stored tallies of the rounds ``first`` to ``last`` of a recurring campaign, by round (a
     round without reports has none)."""
-    oracle = spec.mechanism()
     found = conn.execute(
         "SELECT round, tally FROM round_tallies WHERE campaign_id = ? AND round BETWEEN ? AND ?",
         (spec.id, first, last),
     )
-    return {int(t): oracle.load_tally(json.loads(text)) for t, text in found}
+    return {int(t): load_tally(spec, json.loads(text)) for t, text in found}
 
 
 def write_tally(conn: sqlite3.Connection, campaign_id: str, turn: int, n: int, text: str) -> None:
