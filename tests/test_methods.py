@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -18,6 +19,7 @@ import pldp
 from pldp.cli.main import build_parser
 from pldp.estimation.pure import estimate_counts
 from pldp.estimation.result import EstimateSet
+from pldp.heavy import PROTOCOLS
 from pldp.methods import ESTIMATION_METHODS, STANDARD_METHODS, dashboard_module, markdown_table, method_help
 from pldp.registry import registered
 from tests.deploy_cases import oracle_cases
@@ -30,10 +32,10 @@ BLOCK = re.compile(r"<!-- methods table: [^\n]*-->\n(.*?)<!-- end of the methods
 
 
 def _support() -> dict[str, list[str]]:
-    """Each method's oracles: pldp's own classes that list it in ``methods``, "every mechanism" for
-    all the mechanisms (``pldp.X``) when each offers it (a new one changes no row)."""
-    classes = registered()
-    mechanisms = {c for c, cls in classes.items() if cls.params_key == "mechanism"}
+    """Each method's oracles: pldp's own classes that list it in ``methods`` (the heavy-hitter protocols
+    too), "every mechanism" for all the mechanisms (``pldp.X``) when each offers it (a new one changes no row)."""
+    classes: dict[str, Any] = {**registered(), **PROTOCOLS}
+    mechanisms = {c for c, cls in classes.items() if getattr(cls, "params_key", None) == "mechanism"}
     out = {}
     for name in ESTIMATION_METHODS:
         who = [c for c, cls in classes.items() if name in cls.methods]

@@ -172,6 +172,16 @@ ESTIMATION_METHODS: dict[str, EstimationMethod] = {
             "As printed in the paper: kept to reproduce the paper's numbers; other methods estimate better.",
             on_simplex=True,
         ),
+        EstimationMethod(
+            "discover",
+            "a free-text campaign's heavy hitters: the most frequent answers found from the reports, with their shares",
+            "shares unbiased given the answers found (TreeHist, SFP); a floor below which an answer may be noise",
+            "Discover the most frequent answers",
+            "answers discovered",
+            "Discovered answers: respondents typed their own answers, and the most frequent ones were found from "
+            "the randomized reports alone, each with its estimated share. An answer below the floor may be held by "
+            "nobody, a rare answer may be missed, and only the first bytes of a long answer are seen.",
+        ),
     )
 }
 

@@ -374,9 +374,7 @@ def add_commands(sub: Subparsers) -> None:
     add_submit_arguments(command("submit", "send a report file's reports in batches, retried (anyone)", submit))
     est = command("estimate", "estimated frequencies with intervals (analyst)", _estimate)
     est.add_argument("campaign")
-    est.add_argument(
-        "--method", default=None, help=method_help() + " (default unbiased; discover for a free-text campaign)"
-    )
+    est.add_argument("--method", default=None, help=method_help())
     est.add_argument("--level", type=float, default=0.95, help="confidence level of the intervals (default 0.95)")
     est.add_argument(
         "--top", type=int, default=None, metavar="K", help="a free-text campaign: the answers to discover (default 20)"

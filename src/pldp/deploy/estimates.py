@@ -215,7 +215,7 @@ def discovery_estimate(spec: Spec, columns: Mapping[str, Any], level: float = 0.
         "n": int(reports.shape[0]),
         "method": "discover",
         "level": level,
-        "methods": ["discover"],
+        "methods": list(protocol.methods),
         "detection": {
             "available": False,
             "reason": why,

@@ -40,6 +40,8 @@ class HeavyHitter(ABC):
     #: The protocol's name in messages, and what its groups are called (``"group"``, ``"depth"``).
     name: ClassVar[str]
     group_name: ClassVar[str]
+    #: The estimation methods it offers (:data:`pldp.methods.ESTIMATION_METHODS`): its discovery.
+    methods: ClassVar[tuple[str, ...]] = ("discover",)
     #: The budget levels and the bound on an answer's bytes.
     levels: np.ndarray
     max_bytes: int

@@ -3,7 +3,7 @@
 
 import { loadSpec, verify } from "/static/client-spec.mjs";
 import { apiError, canVerify, el, fetchSpecText, fetchWithin, formatEps, plural } from "/static/common.mjs";
-import { METHOD_LABELS, METHOD_SHORT, METHOD_WORDS, fallbackWords, screeningWords } from "/static/methods.mjs";
+import { METHOD_LABELS, METHOD_SHORT, METHOD_WORDS, discoveryWords, fallbackWords, screeningWords } from "/static/methods.mjs";
 import { expWords, protection, roundsSentences } from "/static/protection.mjs";
 import { privacyRows, protectionList } from "/static/privacy-table.mjs";
 import { drawSeries } from "/static/series.mjs";
@@ -356,11 +356,16 @@ function render(data) {
     const title = attributeTitle(attr, i, count);
     figure.querySelector("figcaption").textContent = title || "Estimated shares";
     const box = figure.querySelector(".chart-scroll");
-    const shown = shownAnswers(attr);
+    const found = attr.discovery ?? null; // a free-text campaign: answers discovered, some maybe noise
+    const labelled = found ? { ...attr, labels: attr.labels.map((l, k) => (found.confident[k] ? l : `${l} (may be noise)`)) } : attr;
+    const shown = shownAnswers(labelled);
     box.replaceChildren(chart(shown, data, `chart-title-${i}`, box.clientWidth || 560));
     box.dataset.shown = shown.shown;
     box.dataset.of = shown.of;
-    figure.querySelector(".diagnostics").textContent = [topWords(shown), diagnosticWords(attr)].filter(Boolean).join(" ");
+    box.dataset.discovered = found ? attr.labels.join("\n") : "";
+    figure.querySelector(".diagnostics").textContent = found
+      ? discoveryWords(found)
+      : [topWords(shown), diagnosticWords(attr)].filter(Boolean).join(" ");
     const fallback = figure.querySelector(".fallback");
     const why = fallbackWords(attr, data.method);
     fallback.replaceChildren(

@@ -12,6 +12,7 @@ export const METHOD_LABELS = {
   recover: "Subtract suspected fake reports",
   sum: "Levels added (the paper's baseline)",
   paper: "As printed in the paper",
+  discover: "Discover the most frequent answers",
 };
 
 /** Each method in a few words, for the summary line. */
@@ -25,6 +26,7 @@ export const METHOD_SHORT = {
   recover: "suspected fakes subtracted",
   sum: "levels added",
   paper: "as printed in the paper",
+  discover: "answers discovered",
 };
 
 /** What each method does, in plain words. */
@@ -38,4 +40,5 @@ export const METHOD_WORDS = {
   recover: "Subtract suspected fake reports: the share of fake reports is estimated from the answers they push below what honest reports allow, and their weight is taken off the shares.",
   sum: "Levels added: each privacy level's reports counted on their own, and the counts added (the paper's baseline).",
   paper: "As printed in the paper: kept to reproduce the paper's numbers; other methods estimate better.",
+  discover: "Discovered answers: respondents typed their own answers, and the most frequent ones were found from the randomized reports alone, each with its estimated share. An answer below the floor may be held by nobody, a rare answer may be missed, and only the first bytes of a long answer are seen.",
 };

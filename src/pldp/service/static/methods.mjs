@@ -76,3 +76,20 @@ export function fallbackWords(attr, method) {
     `The shares shown come from ${label(attr.fallback)} instead.`
   );
 }
+
+/**
+ * What a free-text campaign's discovery cannot see (an attribute's `discovery` member), in plain
+ * words: how the answers were found, the floor, the share that may be missed, the bytes kept.
+ */
+export function discoveryWords(discovery) {
+  const below = discovery.confident.filter((c) => !c).length;
+  const words = [
+    `Respondents typed their own answers; ${discovery.protocol} found the most frequent ones from the randomized ` +
+      "reports alone, largest estimated share first (picked by their estimates, the shares near the end lean high).",
+    `An answer estimated below ${shareWords(discovery.floor)} may be held by nobody` +
+      (below ? ` (${below === 1 ? "one is" : `${below} are`} marked “may be noise”).` : "."),
+    `An answer held by fewer than about ${shareWords(discovery.miss)} of respondents may be missed, and only ` +
+      `the first ${discovery.max_bytes} bytes of an answer are seen.`,
+  ];
+  return words.join(" ");
+}
