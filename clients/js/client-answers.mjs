@@ -2,7 +2,7 @@
 // (pldp-client.mjs), checked against the spec before any word is drawn. The messages never
 // repeat the answer's value.
 
-import { HashedAnswers } from "./client-labels.mjs";
+import { HashedAnswers, normalizeText } from "./client-labels.mjs";
 import { AnswerError } from "./client-wire.mjs";
 
 const describe = (v) => (v === null ? "null" : Array.isArray(v) ? "an array" : `a ${typeof v}`);
@@ -25,6 +25,19 @@ function item(labelIndex, answer, part, d) {
     return i;
   }
   throw new AnswerError(`an answer must be a label (string) or an index (integer), got ${describe(answer)}`);
+}
+
+/**
+ * A free-text answer's row of `maxBytes` bytes (pldp.channel.heavy.answer_rows): its text normalised as a
+ * hashed answer's is (no bound: the row cuts it), UTF-8, cut to maxBytes bytes and padded with 0x00; an
+ * AnswerError for what is not text, is empty or holds U+0000 (the padding byte).
+ */
+function textRow(answer, maxBytes) {
+  const bytes = normalizeText(answer, null);
+  if (bytes.includes(0)) throw new AnswerError("the answer holds a byte 0x00, which marks the end of an answer");
+  const row = new Uint8Array(maxBytes);
+  row.set(bytes.subarray(0, maxBytes));
+  return row;
 }
 
 function levelIndex(level, T, name) {
@@ -50,6 +63,8 @@ export function answerInput(node, labelIndex, answer, level, levels) {
   switch (node.takes) {
     case "item":
       return item(labelIndex, answer, part, node.d);
+    case "text":
+      return textRow(answer, node.max_bytes);
     case "item-set": {
       if (!Array.isArray(answer)) throw new AnswerError(`this spec takes a set of answers (an array), got ${describe(answer)}`);
       const items = answer.map((a) => item(labelIndex, a, part, node.d)).sort((a, b) => a - b);

@@ -48,11 +48,11 @@ export function toeplitzValue(x, seed, g) {
 export function toeplitzFits(d, g) {
   if (g < 2 || (g & (g - 1)) !== 0) return `the Toeplitz family needs g a power of two, got ${g}`;
   const r = Math.log2(g);
-  const b = Math.max(1, (d - 1).toString(2).length);
+  const b = Math.max(1, (BigInt(d) - 1n).toString(2).length); // exact for any d a double holds (SFP's 2**k)
   if (2 * r + b - 1 > TOEPLITZ_BITS) {
     return (
       `the Toeplitz family needs 2 log2(g) + bits(d - 1) - 1 <= ${TOEPLITZ_BITS} seed bits, got ` +
-      `2 * ${r} + ${b} - 1 = ${2 * r + b - 1} (d = ${d}, g = ${g}): a smaller g or d`
+      `2 * ${r} + ${b} - 1 = ${2 * r + b - 1} (d = ${BigInt(d)}, g = ${g}): a smaller g or d`
     );
   }
   return null;

@@ -9,6 +9,7 @@ export { KIND as direct } from "./client-direct.mjs";
 export { KIND as hadamard } from "./client-hadamard.mjs";
 export { KIND as hashed } from "./client-hashed.mjs";
 export { KIND as hcms } from "./client-hcms.mjs";
+export { KIND as heavy } from "./client-heavy.mjs";
 export { KIND as leveled } from "./client-leveled.mjs";
 export { KIND as memo } from "./client-memo.mjs";
 export { KIND as padding } from "./client-padding.mjs";

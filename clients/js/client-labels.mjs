@@ -2,7 +2,9 @@
 // the client (client-spec.mjs, client-answers.mjs) and the collector's pages: the list of the answers'
 // strings; {"range": d}, the integers 0 .. d-1 labelled by their decimal strings (no d strings are
 // made); or {"hashed": d, "hash": "xxh32", "normalize": "NFC"}, any text hashed to one of d buckets
-// (textBucket), the buckets labelled by their decimal strings. The rules are pldp.deploy.labels'.
+// (textBucket), the buckets labelled by their decimal strings; a free-text spec's labels,
+// {"text": max_bytes, "normalize": "NFC"}, are checked here too (checkTextLabels). The rules are
+// pldp.deploy.labels'.
 
 import { isObject, repr } from "./client-checks.mjs";
 import { AnswerError, SpecError } from "./client-wire.mjs";
@@ -83,9 +85,10 @@ export class HashedAnswers extends AnswerRange {
 /**
  * A hashed answer's text as hashed: Unicode NFC, then ASCII space, tab, LF and CR trimmed from both
  * ends; an AnswerError for anything but a string, a lone surrogate (no UTF-8), an empty result or
- * one over MAX_TEXT_BYTES UTF-8 bytes. Returns the UTF-8 bytes. The messages never repeat the text.
+ * one over `limit` UTF-8 bytes (MAX_TEXT_BYTES; null: no bound, for a caller that cuts the bytes
+ * itself, as a free-text answer's row is cut). Returns the UTF-8 bytes. The messages never repeat the text.
  */
-export function normalizeText(text) {
+export function normalizeText(text, limit = MAX_TEXT_BYTES) {
   if (typeof text !== "string") {
     throw new AnswerError(`this spec's answers are text (a string), got ${text === null ? "null" : `a ${typeof text}`}`);
   }
@@ -93,14 +96,27 @@ export function normalizeText(text) {
   const out = text.normalize("NFC").replace(TRIMMED, "");
   if (!out) throw new AnswerError("the answer's text is empty (after trimming white space)");
   const bytes = encoder.encode(out);
-  if (bytes.length > MAX_TEXT_BYTES) {
-    throw new AnswerError(`the answer's text is ${bytes.length} UTF-8 bytes, over the ${MAX_TEXT_BYTES} allowed`);
+  if (limit !== null && bytes.length > limit) {
+    throw new AnswerError(`the answer's text is ${bytes.length} UTF-8 bytes, over the ${limit} allowed`);
   }
   return bytes;
 }
 
 /** The bucket of a hashed answer: XXH32(UTF-8 of the normalised text, seed 0) mod d. */
 export const textBucket = (text, d) => xxh32(normalizeText(text)) % d;
+
+/**
+ * The labels of a free-text spec whose sampler keeps `maxBytes` bytes of an answer (a heavy-hitter
+ * node's max_bytes): {"text": maxBytes, "normalize": "NFC"} exactly, else a SpecError; the answers are
+ * discovered, not listed (pldp.deploy.labels.text_labels, checked as pldp.deploy.spec does).
+ */
+export function checkTextLabels(value, maxBytes) {
+  const keys = isObject(value) ? Object.keys(value).sort().join() : "";
+  if (keys !== "normalize,text" || value.text !== maxBytes || value.normalize !== HASHED_FORM.normalize) {
+    const want = `{"text": ${maxBytes}, "normalize": ${repr(HASHED_FORM.normalize)}}`;
+    throw new SpecError(`labels of a free-text sampler must be ${want}, got ${repr(value)}`);
+  }
+}
 
 const isCount = (d) => Number.isSafeInteger(d) && d >= 2;
 

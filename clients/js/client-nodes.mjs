@@ -19,7 +19,7 @@ import { SpecError } from "./client-wire.mjs";
  *   leaf, columns                     a leaf (true) and its payload's column names: the payload is
  *                                     the one column's value, or an object keyed by column name
  *   takes                             the input an answer makes: "item" (an item of d), "item-set",
- *                                     "item and level", "parts" (client-answers.mjs)
+ *                                     "item and level", "parts", "text" (client-answers.mjs)
  *   attribute                         true if it may be a part of an attributes node
  *   memoized                          true for the memo kind (a permanent response kept on the device)
  *

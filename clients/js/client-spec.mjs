@@ -3,7 +3,7 @@
 
 import { isObject, repr } from "./client-checks.mjs";
 import { fmtG } from "./client-exact.mjs";
-import { checkLabels, labelIndex as indexOfLabels } from "./client-labels.mjs";
+import { checkLabels, checkTextLabels, labelIndex as indexOfLabels } from "./client-labels.mjs";
 import { checkMemo } from "./client-memo.mjs";
 import { parseSampler, verifyNode } from "./client-nodes.mjs";
 import { SPEC_FORMAT, SpecError, canonicalJSON, sha256Hex, specId } from "./client-wire.mjs";
@@ -22,6 +22,7 @@ function checkAnswers(root, labels, question) {
     return;
   }
   if (typeof question !== "string") throw new SpecError("question must be a string");
+  if (root.takes === "text") return checkTextLabels(labels, root.max_bytes); // free text: no labels listed
   const n = checkLabels(labels, "labels");
   if (n !== root.d) throw new SpecError(`labels has ${n} answers but the sampler takes ${root.d}`);
 }
@@ -156,7 +157,8 @@ export async function loadSpec(jsonTextOrObject) {
     );
   }
   const lists = root.takes === "parts" ? data.labels : [data.labels];
-  const labelIndex = lists.map((l) => indexOfLabels(l)); // a range form parses its labels: no d strings
+  // a range form parses its labels: no d strings; free text has none (its answers are rows, not items)
+  const labelIndex = root.takes === "text" ? [null] : lists.map((l) => indexOfLabels(l));
   let memo = null;
   if (root.memoized) {
     const text = canonicalJSON({ labels: data.labels, permanent: data.sampler.root.permanent });

@@ -52,6 +52,8 @@ function flatten(node, payload, prefix, row, n, cols) {
     flatten(node.items[payload.level], payload.data, prefix, row, n, cols);
   } else if (node.kind === "attributes") {
     node.parts.forEach((part, i) => flatten(part, payload[i], `${prefix}a${i}.`, row, n, cols));
+  } else if (node.kind === "heavy") {
+    for (const [name, value] of Object.entries(payload)) column(name, "int").values[row] = value; // group, seeds, values
   } else if (node.kind === "memo") {
     flatten(node.permanent, payload, prefix, row, n, cols);
   } else {

@@ -1,0 +1,1 @@
+../../../../clients/js/client-heavy.mjs
