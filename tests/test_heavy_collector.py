@@ -5,6 +5,9 @@ from the stored reports, equal to the library's on the same reports."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -13,16 +16,25 @@ pytest.importorskip("fastapi")
 pytest.importorskip("uvicorn")
 
 import pldp
+from pldp.aggregate import aggregate
 from pldp.client import Client
 from pldp.deploy import Spec, spec_id
-from pldp.deploy.estimates import answer_label, estimate_text
+from pldp.deploy.estimates import answer_label, campaign_estimate, estimate_text
 from pldp.deploy.remote import RemoteError
-from pldp.heavy.count import ReportCount
+from pldp.heavy.count import ReportCount, ReportRows
 from tests.heavy_answers import population
 from tests.service_server import Server, stored_and_recount
 from tests.tolerances import SUM_RTOL
 
 SHARES = {"spam": 0.4, "eggs": 0.25}
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Any]:
+    """A local Dask cluster of two single-threaded worker processes."""
+    distributed = pytest.importorskip("dask.distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as local:
+        yield local
 
 
 @pytest.fixture(scope="module")
@@ -38,11 +50,14 @@ def _words(seed: int):
 
 
 @pytest.mark.parametrize(
-    "protocol", [pldp.TreeHist(4.0, max_bytes=6, step_bits=2), pldp.SFP(4.0, max_bytes=8)], ids=lambda p: p.name
+    "protocol",
+    [pldp.TreeHist(4.0, max_bytes=6, step_bits=2), pldp.SFP(4.0, max_bytes=6, fragment_bytes=1)],
+    ids=lambda p: p.name,
 )
 def test_a_free_text_campaign_discovers_what_the_library_discovers_from_its_reports(
-    server: Server, protocol: pldp.TreeHist
+    server: Server, cluster: Any, tmp_path: Path, protocol: pldp.TreeHist
 ) -> None:
+    """... and so does an aggregation of its exported report file on a Dask cluster."""
     spec = Spec.from_heavy(protocol, question=f"{protocol.name}: your word?")
     admin = server.admin()
     admin.create_campaign(spec)
@@ -76,6 +91,13 @@ def test_a_free_text_campaign_discovers_what_the_library_discovers_from_its_repo
             part["ci_low"][i] <= share <= part["ci_high"][i]
             or abs(part["frequencies"][i] - share) < 4 * part["std_error"][i]
         )
+    files = tmp_path / "reports.parquet"
+    files.write_bytes(analyst.export(spec.id))  # the report file an analyst takes away
+    on_dask = aggregate(spec, [files], scheduler=cluster.scheduler_address, progress=False)
+    assert isinstance(on_dask.tally, ReportRows) and on_dask.reports == 16_000
+    again = campaign_estimate(spec, on_dask.tally, "discover")
+    assert again["attributes"][0]["labels"] == part["labels"]  # the same reports, in the same order
+    np.testing.assert_allclose(again["attributes"][0]["frequencies"], part["frequencies"], rtol=SUM_RTOL)
     text = estimate_text(out)
     assert f"discovered by {protocol.name}" in text and "spam" in text
     assert len(analyst.estimate(spec.id, top=3)["attributes"][0]["labels"]) <= 3

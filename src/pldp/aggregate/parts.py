@@ -4,7 +4,9 @@ What a part hands on to be merged is its *count*: the tally itself for most orac
 smaller-to-merge sufficient statistic where the oracle keeps one (``count_reports`` and
 ``tally_of``: FLH's ``(seed, value)`` table, :class:`pldp.mechanisms.hashed.SeedValueCounts`,
 whose support counts cost ``seeds d`` hash evaluations, once after the merge rather than once
-per part). :func:`finish` turns a merged count into the tally.
+per part). A free-text campaign's is its checked reports (:class:`pldp.heavy.count.ReportRows`):
+its protocol has no sufficient statistic smaller than they are, and discovers from them.
+:func:`finish` turns a merged count into the tally.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from pldp.deploy.count import check_payload, count_table, empty_tally
 from pldp.deploy.spec import Spec
 from pldp.deploy.wire import arrow_columns
 from pldp.errors import ParameterError, ReportError
+from pldp.heavy.count import ReportRows
 
 __all__ = ["count_part", "count_table_part", "finish", "kept_rows", "tally_part"]
 
@@ -56,6 +59,11 @@ def count_table_part(spec: Spec, table: Any) -> Any:
     """The count of an Arrow table of ``spec``'s reports, checked as :func:`count_table` checks them:
     the oracle's ``count_columns`` where it has one, else :func:`count_table`'s tally (module
     docstring)."""
+    if spec.root.text_bytes is not None:  # a free-text campaign: its discovery reads the reports themselves
+        payload = arrow_columns(table, spec.root)
+        check_payload(spec.root, payload, table.num_rows)
+        protocol = spec.heavy_hitter()
+        return ReportRows(protocol.reports_from_columns(payload, spec.oracle_params["level"]), spec.id)
     oracle: Any = spec.mechanism()
     if not hasattr(oracle, "count_columns"):
         return count_table(spec, table)
@@ -85,7 +93,11 @@ def _in_range(root: Any, table: Any) -> dict[str, np.ndarray] | None:
 def finish(spec: Spec, count: Any) -> Any:
     """The tally of a count of ``spec``'s reports (:func:`count_table_part`, merged or not); None: no reports."""
     if count is None:
+        if spec.root.text_bytes is not None:
+            return ReportRows(spec.heavy_hitter().reports_from_columns(spec.root.empty_columns(0)), spec.id)
         return empty_tally(spec)
+    if spec.root.text_bytes is not None:
+        return count
     tally_of = getattr(spec.mechanism(), "tally_of", None)
     return count if tally_of is None else tally_of(count)
 

@@ -21,7 +21,7 @@ __all__ = ["add_commands"]
 def _aggregate(args: argparse.Namespace) -> int:
     from pldp.aggregate import aggregate
     from pldp.deploy import Spec
-    from pldp.deploy.estimates import campaign_estimate, estimate_text, tidy_estimate
+    from pldp.deploy.estimates import campaign_estimate, discovery_estimate, estimate_text, tidy_estimate
 
     spec_file = Path(args.spec)
     if not spec_file.is_file():
@@ -63,8 +63,14 @@ def _aggregate(args: argparse.Namespace) -> int:
     if result.reports == 0:
         print("pldp: no reports to estimate from", file=sys.stderr)
         return 1
+    if spec.root.text_bytes is not None:  # a free-text campaign: the answers its protocol discovers
+        found = discovery_estimate(spec, result.tally, args.level, args.top)
+        if args.method not in (None, "discover"):
+            raise ParameterError(f"a free-text campaign offers the method 'discover', not {args.method!r}")
+    else:
+        found = campaign_estimate(spec, result.tally, args.method or "unbiased", args.level)
     out = {
-        **campaign_estimate(spec, result.tally, args.method, args.level),
+        **found,
         "files": result.files,
         "repeats": result.repeats,
         "skipped": [{"file": source, "reason": reason} for source, reason in result.skipped],
@@ -149,7 +155,10 @@ def add_commands(sub: Subparsers) -> None:
         metavar="N",
         help="only the reports of round N of a recurring campaign (files in round=N/ or naming it; default: all)",
     )
-    ag.add_argument("--method", default="unbiased", help=method_help())
+    ag.add_argument("--method", default=None, help=method_help())
+    ag.add_argument(
+        "--top", type=int, default=20, metavar="K", help="a free-text campaign: the answers to discover (default 20)"
+    )
     ag.add_argument("--level", type=float, default=0.95, help="confidence level of the intervals (default 0.95)")
     ag.add_argument("--json", default=None, metavar="OUT", help="write the estimate JSON here")
     ag.add_argument("--parquet", default=None, metavar="OUT", help="write the estimate as a tidy Parquet table here")

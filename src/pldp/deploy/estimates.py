@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pldp.deploy.spec import Spec
-from pldp.errors import EstimationError, ParameterError
+from pldp.errors import EstimationError, ParameterError, TallyError
 from pldp.estimation.detect import screen
 
 __all__ = [
@@ -144,8 +144,16 @@ def campaign_estimate(spec: Spec, tally: Any, method: str = "unbiased", level: f
         ``method`` is not one of the oracle's (:func:`check_method`).
     PLDPError
         From :func:`pldp.estimate`: a tally of another spec, no reports, an estimator's refusal.
+
+    A free-text campaign's "tally" is its reports (:class:`~pldp.heavy.count.ReportRows`, what an
+    aggregation of report files merges) and its method ``"discover"`` (:func:`discovery_estimate`, the
+    20 answers of the largest estimates).
     """
     import pldp
+
+    if spec.root.text_bytes is not None:
+        check_method(spec.heavy_hitter(), method)
+        return discovery_estimate(spec, tally, level)
 
     if not 0.0 < level < 1.0:
         raise ParameterError(f"level must lie in (0, 1), got {level}")
@@ -175,9 +183,11 @@ def answer_label(answer: str | bytes) -> str:
     return answer if isinstance(answer, str) else answer.decode("utf-8", "backslashreplace")
 
 
-def discovery_estimate(spec: Spec, columns: Mapping[str, Any], level: float = 0.95, top: int = 20) -> dict[str, Any]:
+def discovery_estimate(spec: Spec, columns: Any, level: float = 0.95, top: int = 20) -> dict[str, Any]:
     """A free-text campaign's estimate (the shape of :func:`campaign_estimate`) from its reports' payload
-    columns: the ``top`` answers its protocol discovers (:meth:`pldp.deploy.Spec.heavy_hitter`), as the
+    columns (by name), or their rows as its protocol reads them (a :class:`~pldp.heavy.count.ReportRows`,
+    what an aggregation of report files merges): the ``top`` answers its protocol discovers
+    (:meth:`pldp.deploy.Spec.heavy_hitter`), as the
     labels, with their shares, standard errors and intervals, and what the discovery cannot see (the
     attribute's ``discovery``: its floor, miss share, bound and which answers are above the floor).
     Its one method is ``"discover"``; no screen of single reports applies.
@@ -192,7 +202,12 @@ def discovery_estimate(spec: Spec, columns: Mapping[str, Any], level: float = 0.
     if not 0.0 < level < 1.0:
         raise ParameterError(f"level must lie in (0, 1), got {level}")
     protocol = spec.heavy_hitter()
-    reports = protocol.reports_from_columns(columns, spec.oracle_params["level"])
+    if isinstance(columns, Mapping):
+        reports = protocol.reports_from_columns(columns, spec.oracle_params["level"])
+    else:
+        if columns.fingerprint != spec.id:
+            raise TallyError(f"these reports are of campaign {columns.fingerprint}, not of {spec.id}")
+        reports = protocol.checked(columns.rows)
     if reports.shape[0] == 0:
         raise EstimationError("a discovery needs reports; the campaign has none")
     found = protocol.discover(reports, top=top)

@@ -1,4 +1,6 @@
-"""The tally of a free-text campaign: its number of reports (:class:`ReportCount`).
+"""The tallies of a free-text campaign: its number of reports (:class:`ReportCount`, the collector's
+running tally), and its reports themselves (:class:`ReportRows`, what an aggregation of report files
+merges and discovers from).
 
 A frequency oracle's tally is a sufficient statistic of its reports (counts per item, per bit), so
 the collector keeps it instead of the reports. A heavy-hitter protocol has none smaller than the
@@ -13,9 +15,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from pldp.errors import TallyError
 
-__all__ = ["ReportCount"]
+__all__ = ["ReportCount", "ReportRows"]
 
 #: The ``kind`` member of a :class:`ReportCount`'s JSON.
 KIND = "report_count"
@@ -62,3 +66,38 @@ class ReportCount:
         if isinstance(n, bool) or not isinstance(n, int) or n < 0:
             raise TallyError(f"a report count's n must be a non-negative integer, got {n!r}")
         return cls(n, obj["fingerprint"])
+
+
+@dataclass(frozen=True, eq=False)
+class ReportRows:
+    """The checked reports of a free-text campaign as its protocol reads them (``(level, group, seed,
+    value, ...)`` rows, :meth:`pldp.heavy.HeavyHitter.reports_from_columns`), fingerprinted by its spec id:
+    what the parts of an aggregation hand on, merged by concatenation in the order of the parts.
+
+    Examples
+    --------
+    >>> a = ReportRows(np.zeros((2, 4), dtype=np.int64), "ab")
+    >>> (a + a).n, (a + a).rows.shape
+    (4, (4, 4))
+    """
+
+    rows: np.ndarray
+    fingerprint: str | None = None
+
+    @property
+    def n(self) -> int:
+        """The number of reports."""
+        return int(self.rows.shape[0])
+
+    def merge(self, other: ReportRows) -> ReportRows:
+        """Both reports' rows (a :class:`~pldp.errors.TallyError` for another kind of tally or campaign)."""
+        if not isinstance(other, ReportRows):
+            raise TallyError(f"can only merge ReportRows with another, got {type(other).__name__}")
+        if other.fingerprint != self.fingerprint or other.rows.shape[1:] != self.rows.shape[1:]:
+            raise TallyError(
+                f"cannot merge the reports of different campaigns ({self.fingerprint} and {other.fingerprint})"
+            )
+        return ReportRows(np.concatenate([self.rows, other.rows]), self.fingerprint)
+
+    def __add__(self, other: ReportRows) -> ReportRows:
+        return self.merge(other)
