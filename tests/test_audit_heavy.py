@@ -3,21 +3,26 @@ more, and an audit of a protocol that claims less than it delivers fails."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import pldp
 from pldp.audit import audit_heavy
+from pldp.cli import main
+from pldp.deploy import Spec
 from pldp.heavy.base import HeavyHitter
+from tests.cli_run import main_error
 
 TRIALS = 200_000
 
 
-@pytest.mark.parametrize(
-    "protocol",
-    [pldp.PEM(4.0, max_bytes=4), pldp.TreeHist(4.0, max_bytes=4), pldp.SFP(4.0, max_bytes=4, hash_bits=4)],
-    ids=["PEM", "TreeHist", "SFP"],
-)
+#: One protocol of each kind, at ε = 4.
+PROTOCOLS = [pldp.PEM(4.0, max_bytes=4), pldp.TreeHist(4.0, max_bytes=4), pldp.SFP(4.0, max_bytes=4, hash_bits=4)]
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS, ids=lambda p: p.name)
 def test_the_audited_epsilon_is_within_the_claim_and_close_to_it(protocol: HeavyHitter) -> None:
     """200,000 reports of ``"spam"`` and of ``"eggs"``: the optimal test fires on about 49 % of ``"spam"``'s
     reports (PEM) or 20 % (TreeHist, SFP: both parts must support it), and ``e^-4`` times as often on
@@ -44,3 +49,24 @@ def test_the_audit_reads_the_level_it_is_given() -> None:
     tree = pldp.TreeHist([1.0, 4.0], max_bytes=2)
     low = audit_heavy(tree, "ab", "cd", TRIALS, np.random.default_rng(11), level=0)
     assert low.claimed == 1.0 and low.holds and low.audited > 0.7
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS, ids=lambda p: p.name)
+def test_a_free_text_spec_is_audited_through_its_device_client(protocol: HeavyHitter) -> None:
+    """The reports are the Python client's, fed seeded words: the same test, the same bound."""
+    spec = Spec.from_heavy(protocol, question="in your words?")
+    result = audit_heavy(spec, "spam", "eggs", 200_000, np.random.default_rng(2025))
+    assert result.holds and result.audited > result.claimed - 0.25, result
+    assert result.claimed == float(protocol.levels[0])
+
+
+def test_pldp_audit_of_a_free_text_spec_runs_its_device_client(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "spec.json"
+    path.write_text(Spec.from_heavy(pldp.TreeHist(4.0, max_bytes=8), question="q?").to_json(), encoding="utf-8")
+    assert main(["audit", str(path), "--answers", "spam,eggs", "--seed", "3", "--trials", "100000"]) == 0
+    said = capsys.readouterr().out
+    assert "through the device client" in said and "claimed 4: within the claim" in said
+    main_error(capsys, ["audit", str(path), "--answers", "spam"], "two answers separated by a comma")
+    main_error(capsys, ["audit", str(path), "--js"], "runs in Python")

@@ -1,6 +1,7 @@
 r"""The audit of a heavy-hitter protocol: what its running code leaks about one answer against another.
 
-:func:`audit_heavy` runs the protocol's real client (:meth:`~pldp.heavy.base.HeavyHitter.perturb`)
+:func:`audit_heavy` runs the protocol's client (:meth:`~pldp.heavy.base.HeavyHitter.perturb`, or a
+free-text campaign's device client, :class:`pldp.client.Client`)
 ``trials`` times on an answer ``a`` and as often on ``b``, and counts how often the optimal test of
 the pair fires: every part of the report supports ``a``'s item and not ``b``'s, under the report's
 own seed,
@@ -34,6 +35,9 @@ import numpy as np
 from pldp._validation import check_int
 from pldp.audit.bounds import epsilon_lower_bound
 from pldp.channel.hashed import hash_values
+from pldp.channel.sampling import generator_words
+from pldp.client import Client
+from pldp.deploy import Spec
 from pldp.errors import ParameterError
 from pldp.heavy.base import HeavyHitter
 from pldp.heavy.strings import answer_rows
@@ -69,7 +73,7 @@ class HeavyAudit:
 
 
 def audit_heavy(
-    protocol: HeavyHitter,
+    protocol: HeavyHitter | Spec,
     a: Any,
     b: Any,
     trials: int,
@@ -81,8 +85,11 @@ def audit_heavy(
 
     Parameters
     ----------
-    protocol : HeavyHitter
-        :class:`~pldp.PEM`, :class:`~pldp.TreeHist` or :class:`~pldp.SFP`.
+    protocol : HeavyHitter or Spec
+        :class:`~pldp.PEM`, :class:`~pldp.TreeHist` or :class:`~pldp.SFP` (the library's ``perturb``
+        draws the reports), or a free-text campaign's spec (:meth:`pldp.deploy.Spec.from_heavy`: the
+        device client :class:`pldp.client.Client` draws them, fed words from ``rng``, at the spec's
+        level; ``level`` is then the spec's).
     a, b : str or bytes
         The two answers.
     trials : int
@@ -102,6 +109,18 @@ def audit_heavy(
     (True, True)
     """
     trials = check_int(trials, "trials", 1)
+    if isinstance(protocol, Spec):
+        spec = protocol
+        protocol, level = spec.heavy_hitter(), int(spec.oracle_params["level"])
+        client = Client(spec, random=lambda n: generator_words(rng, n))
+
+        def draw(answer: Any) -> np.ndarray:
+            return protocol.reports_from_columns(client.reports([answer] * trials).columns, level)
+    else:
+
+        def draw(answer: Any) -> np.ndarray:
+            return protocol.perturb([answer] * trials, rng, level=np.full(trials, level))
+
     every = np.arange(protocol.groups)
     apart = np.ones(every.size, dtype=bool)
     for x, y in zip(
@@ -114,7 +133,7 @@ def audit_heavy(
     own_rows = np.repeat(answer_rows([a], protocol.max_bytes), trials, axis=0)
     alt_rows = np.repeat(answer_rows([b], protocol.max_bytes), trials, axis=0)
     for mine in (a, b):
-        reports = protocol.perturb([mine] * trials, rng, level=np.full(trials, level))
+        reports = draw(mine)
         group = reports[:, 1]
         hit = np.ones(trials, dtype=bool)
         own, alt = protocol.part_items(own_rows, group), protocol.part_items(alt_rows, group)

@@ -27,13 +27,18 @@ def _target(args: argparse.Namespace) -> Any:
         if not path.exists():
             raise ParameterError(f"no spec file {path}")
         text = path.read_text()
+        from pldp.deploy import Spec
+
+        spec = Spec.from_json(text)
+        if args.js and spec.root.text_bytes is not None:
+            raise ParameterError(
+                "--js audits the JS client of a spec of listed answers; a free-text spec's runs in Python"
+            )
         if args.js:
             from pldp.audit.jsclient import JSClient
 
             return JSClient(text)
-        from pldp.deploy import Spec
-
-        return Spec.from_json(text)
+        return spec
     if args.js:
         raise ParameterError("--js audits the JS client of a spec: give a spec.json")
     return mechanism_from_args(args.target, args)
@@ -112,6 +117,12 @@ def _audit(args: argparse.Namespace) -> int:
     if args.pair is not None:
         raise ParameterError("--pair chooses the items of --rounds; without it, --pairs samples the default pairs")
     target = _target(args)
+    if getattr(getattr(target, "root", None), "text_bytes", None) is not None:
+        return _audit_free_text(target, args)
+    if args.answers is not None:
+        raise ParameterError(
+            "--answers chooses the two answers of a free-text spec's audit; this target lists its answers"
+        )
     res = audit(
         target,
         pairs=args.pairs,
@@ -126,6 +137,28 @@ def _audit(args: argparse.Namespace) -> int:
     if hasattr(target, "close"):
         target.close()
     return _report(res, res.table(max_rows=args.max_rows), args.out, "audit")
+
+
+def _audit_free_text(spec: Any, args: argparse.Namespace) -> int:
+    """A free-text spec's audit (:func:`pldp.audit.audit_heavy`): its device client's reports of two answers,
+    the optimal test of the pair. Exit 1 when the audited epsilon exceeds the claim."""
+    from pldp.audit.heavy import audit_heavy
+
+    text = "yes,no" if args.answers is None else args.answers
+    if "," not in text:
+        raise ParameterError(
+            f"--answers takes two answers separated by a comma, e.g. --answers spam,eggs; got {text!r}"
+        )
+    a, b = text.split(",", 1)
+    trials = 200_000 if args.trials is None else args.trials
+    res = audit_heavy(spec, a, b, trials, np.random.default_rng(args.seed), alpha=args.alpha)
+    verdict = "within the claim" if res.holds else "OVER THE CLAIM"
+    print(
+        f"free-text spec {spec.id}: {trials:,} reports of each answer through the device client; the optimal test "
+        f"fired {res.fired[0]:,} and {res.fired[1]:,} times: audited epsilon >= {res.audited:.3f} "
+        f"(confidence {1 - args.alpha:.0%}), claimed {res.claimed:g}: {verdict}"
+    )
+    return 0 if res.holds else 1
 
 
 def add_commands(sub: Subparsers) -> None:
@@ -150,6 +183,12 @@ def add_commands(sub: Subparsers) -> None:
     p.add_argument("--alpha", type=float, default=0.01, help="1 - joint confidence of the bounds (default 0.01)")
     p.add_argument("--seed", type=int, default=None, help="seed of the draws (default: fresh)")
     p.add_argument("--js", action="store_true", help="audit the JS client of the spec, run in Node")
+    p.add_argument(
+        "--answers",
+        default=None,
+        metavar="A,B",
+        help="a free-text spec: the two answers whose reports are told apart (default yes,no)",
+    )
     p.add_argument("--out", default=None, metavar="DIR", help="write audit.json, audit.txt and the figure audit.svg")
     p.add_argument("--max-rows", type=int, default=40, help="rows printed (flagged first; default 40)")
     p.add_argument("--scheduler", default=None, help="address of a Dask scheduler to spread the draws over")
