@@ -216,3 +216,14 @@ def test_the_client_reports_discover_the_planted_answers(name: str) -> None:
     assert sorted(found.answers) == ["eggs", "spam"]
     for answer, f, se in zip(found.answers, found.estimate.frequencies, found.estimate.std_error, strict=True):
         assert abs(f - shares[answer]) <= 4 * se, (answer, f, shares[answer], se)
+
+
+def test_the_heavy_node_and_oracle_shown_in_the_wire_format_are_what_pldp_writes() -> None:
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "wire-format.md").read_text(encoding="utf-8")
+    spec = Spec.from_heavy(pldp.TreeHist(4.0, max_bytes=16), question="Which app do you use most?")
+    node = text.split("### `heavy` (heavy hitters of free text", 1)[1].split("```json", 1)[1].split("```", 1)[0]
+    assert json.loads(node) == spec.root.to_json()
+    oracle = text.split("### 1.6 The labels: free text", 1)[1].split("```json", 1)[1].split("```", 1)[0]
+    assert json.loads(oracle) == spec.oracle_params
