@@ -64,9 +64,9 @@ def _aggregate(args: argparse.Namespace) -> int:
         print("pldp: no reports to estimate from", file=sys.stderr)
         return 1
     if spec.root.text_bytes is not None:  # a free-text campaign: the answers its protocol discovers
-        found = discovery_estimate(spec, result.tally, args.level, args.top)
         if args.method not in (None, "discover"):
             raise ParameterError(f"a free-text campaign offers the method 'discover', not {args.method!r}")
+        found = discovery_estimate(spec, result.tally, args.level, args.top)
     else:
         found = campaign_estimate(spec, result.tally, args.method or "unbiased", args.level)
     out = {

@@ -38,7 +38,12 @@ MECHANISMS = (
     "pbp",
     "ppda",
     "mpldp",
+    "pem",
+    "treehist",
+    "sfp",
 )
+#: The heavy-hitter protocols of a free-text spec (``--labels text:L``).
+_HEAVY = {"pem": "PEM", "treehist": "TreeHist", "sfp": "SFP"}
 #: The item oracles a leveled protocol's levels may use (``--oracle``); each protocol says which it takes.
 LEVEL_ORACLES = ("krr", "oue", "rappor", "olh", "hr", "ss")
 #: The one-budget large-domain oracles ``spec new`` builds from ``--eps`` alone.
@@ -149,10 +154,34 @@ def _oracle(args: argparse.Namespace, d: int) -> Any:
     return PPDA(levels, d, oracle=args.oracle if args.oracle != "krr" else "rappor")
 
 
+def _free_text(args: argparse.Namespace) -> Any:
+    """The spec of ``spec new pem|treehist|sfp --labels text:L --eps E`` (or ``--levels``, with ``--level``)."""
+    import pldp
+    from pldp.deploy import Spec
+
+    form, sep, raw = args.labels.strip().partition(":")
+    if form != "text" or not sep or not raw.strip().isdigit():
+        raise CLIError(f"{args.name} discovers free text: give --labels text:L, the bytes of an answer kept (1 to 64)")
+    eps: Any = _floats(args.levels, "levels") if args.levels else _one(args.eps, "eps")
+    kw: dict[str, Any] = {"max_bytes": int(raw)}
+    if args.name != "pem":
+        kw["split"] = args.split
+    if args.name == "treehist":
+        kw["step_bits"] = args.step_bits
+    if args.name == "sfp":
+        kw.update(fragment_bytes=args.fragment_bytes, hash_bits=args.hash_bits)
+    protocol = getattr(pldp, _HEAVY[args.name])(eps, **kw)
+    return Spec.from_heavy(protocol, question=args.question.strip(), level=args.level)
+
+
 def _spec_new(args: argparse.Namespace) -> int:
     from pldp.deploy import Spec
 
-    if args.name == "mpldp":
+    if args.name in _HEAVY:
+        spec = _free_text(args)
+    elif args.labels.strip().startswith("text:"):
+        raise CLIError(f"--labels text:L is for a free-text spec (pem, treehist, sfp), not {args.name}")
+    elif args.name == "mpldp":
         parts = args.labels.split(";")
         labels = [_parse_labels(part, f"--labels (attribute {i + 1})") for i, part in enumerate(parts)]
         question: Any = [q.strip() for q in args.question.split(";")]
@@ -273,8 +302,9 @@ def add_commands(sub: Subparsers) -> None:
         "--labels",
         required=True,
         help="answers, comma-separated, each once (white space around them dropped; mpldp: ';' between "
-        "attributes), range:D for the integers 0 .. D-1 without labels (large domains), or hashed:D for free "
-        "text hashed to D buckets",
+        "attributes), range:D for the integers 0 .. D-1 without labels (large domains), hashed:D for free "
+        "text hashed to D buckets, or text:L for free text whose frequent answers pem, treehist and sfp discover "
+        "(L bytes of an answer kept)",
     )
     new.add_argument("--question", required=True, help="the question (mpldp: ';' between attributes)")
     new.add_argument(
@@ -306,6 +336,11 @@ def add_commands(sub: Subparsers) -> None:
     new.add_argument("--rho", default=None, help="pbp: public level shares")
     new.add_argument("--k", default=None, help="mpldp: values per attribute")
     new.add_argument("--eps-list", default=None, help="mpldp: budget per attribute")
+    new.add_argument("--level", type=int, default=0, help="pem, treehist, sfp with --levels: the level of this spec")
+    new.add_argument("--split", type=float, default=0.5, help="treehist, sfp: the prefix or fragment's share of eps")
+    new.add_argument("--step-bits", type=int, default=8, choices=[1, 2, 4, 8], help="treehist: bits per depth")
+    new.add_argument("--fragment-bytes", type=int, default=2, help="sfp: bytes of a fragment")
+    new.add_argument("--hash-bits", type=int, default=8, help="sfp: bits of the hash tagging a fragment")
     new.set_defaults(func=_spec_new)
     ver = spec_sub.add_parser(
         "verify",

@@ -83,6 +83,12 @@ def claim_words(spec: dict[str, Any], row: Row) -> tuple[str, str]:
         (``a report of “flu”``, ``any two answers``, ...); the row's own ``part`` and ``subject``
         where it names something else (a memoized chain's parts, say).
     """
+    if isinstance(spec["labels"], dict) and "text" in spec["labels"]:  # free text: no listed answers
+        if row.part == "root":
+            return "every report", "any two answers, all its parts together"
+        part = row.part.removeprefix("root.")
+        items = {"prefix": "prefixes", "word": "answers", "fragment": "tagged fragments"}.get(part, part)
+        return f"its {part} part", f"any two {items} (the part's items)"
     m = _PART.match(row.part)
     if not m:
         return row.part, row.subject
