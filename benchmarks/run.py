@@ -105,7 +105,7 @@ SUITES = {
     "service": bench_service,
     "peers": bench_peers,
     "peers_large": bench_large_domain,
-    "peers_heavy": bench_heavy_peers,
+    "peers_heavy": lambda mode, rng: bench_heavy_peers(mode, rng, corpora=("zipf", "wordfreq")),
     "longitudinal": bench_longitudinal,
 }
 

@@ -12,41 +12,36 @@ returns a :class:`Discovery` with estimated shares and intervals:
   report of the whole answer.
 
 Budget levels (:mod:`pldp.heavy.pooled`) pool by inverse variance in all three.
+
+The names are imported on first use (:mod:`pldp._lazy`): a device client and the collector read a
+free-text campaign's tallies (:mod:`pldp.heavy.count`) without loading the protocols or scipy.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
-from pldp.errors import ParameterError
-from pldp.heavy.base import HeavyHitter
-from pldp.heavy.discovery import Discovery
-from pldp.heavy.pem import PEM, mix_cost
-from pldp.heavy.sfp import SFP
-from pldp.heavy.treehist import TreeHist
+from pldp._lazy import lazy_names
 
-__all__ = ["PEM", "SFP", "Discovery", "HeavyHitter", "TreeHist", "heavy_from_params", "mix_cost"]
+if TYPE_CHECKING:
+    from pldp.heavy.base import HeavyHitter
+    from pldp.heavy.discovery import Discovery
+    from pldp.heavy.pem import PEM, mix_cost
+    from pldp.heavy.protocols import PROTOCOLS, heavy_from_params
+    from pldp.heavy.sfp import SFP
+    from pldp.heavy.treehist import TreeHist
 
-#: The protocols by the name their :meth:`~HeavyHitter.params` give.
-PROTOCOLS: dict[str, type[HeavyHitter]] = {"PEM": PEM, "TreeHist": TreeHist, "SFP": SFP}
+__all__ = ["PEM", "PROTOCOLS", "SFP", "Discovery", "HeavyHitter", "TreeHist", "heavy_from_params", "mix_cost"]
 
+_LAZY = {
+    "HeavyHitter": "pldp.heavy.base",
+    "Discovery": "pldp.heavy.discovery",
+    "PEM": "pldp.heavy.pem",
+    "mix_cost": "pldp.heavy.pem",
+    "SFP": "pldp.heavy.sfp",
+    "TreeHist": "pldp.heavy.treehist",
+    "PROTOCOLS": "pldp.heavy.protocols",
+    "heavy_from_params": "pldp.heavy.protocols",
+}
 
-def heavy_from_params(params: dict[str, Any]) -> HeavyHitter:
-    """The protocol of :meth:`HeavyHitter.params` (a :class:`~pldp.errors.ParameterError` for an unknown
-    name or a bad argument; a TreeHist's or SFP's ``protocol`` member, their node's, is implied by the name).
-
-    Examples
-    --------
-    >>> heavy_from_params(TreeHist(4.0, max_bytes=8).params())
-    TreeHist(epsilon=4, max_bytes=8, step_bits=8, split=0.5)
-    """
-    args = dict(params)
-    name = args.pop("name", None)
-    cls = PROTOCOLS.get(name) if isinstance(name, str) else None
-    if cls is None:
-        raise ParameterError(f"the heavy-hitter protocol must be one of {sorted(PROTOCOLS)}, got {name!r}")
-    args.pop("protocol", None)
-    try:
-        return cls(**args)
-    except TypeError as err:
-        raise ParameterError(f"bad arguments for {cls.__name__}: {err}") from None
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, __all__)
