@@ -104,6 +104,7 @@ def test_a_free_text_campaign_discovers_what_the_library_discovers_from_its_repo
 
 
 def test_a_free_text_campaign_refuses_another_method_and_a_tampered_spec(server: Server) -> None:
+    """... and answers a repeated query from its last discovery until a report arrives."""
     spec = Spec.from_heavy(pldp.PEM(2.0, max_bytes=4), question="PEM: a word?")
     admin = server.admin()
     admin.create_campaign(spec)
@@ -112,6 +113,13 @@ def test_a_free_text_campaign_refuses_another_method_and_a_tampered_spec(server:
         analyst.estimate(spec.id)
     assert info.value.status == 409 and "no reports" in info.value.reason
     server.client().submit(spec.id, Client(spec, random=_words(1)).reports(["ab", "cd"] * 50))
+    path = f"/v1/campaigns/{spec.id}/estimate?top=3"
+    first, again = (analyst.request("GET", path) for _ in range(2))
+    assert first[1]["cache-status"] == "pldp; fwd=miss; stored" and again[1]["cache-status"] == "pldp; hit"
+    assert first[2] == again[2]  # the discovery of the same 100 reports, kept
+    server.client().submit(spec.id, Client(spec, random=_words(2)).reports(["ab"] * 10))
+    fresh = analyst.request("GET", path)
+    assert fresh[1]["cache-status"] == "pldp; fwd=miss; stored" and json.loads(fresh[2])["n"] == 110
     with pytest.raises(RemoteError) as info:
         analyst.estimate(spec.id, "unbiased")
     assert info.value.status == 400 and "'discover'" in info.value.reason

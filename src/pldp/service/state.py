@@ -21,6 +21,7 @@ from pldp.deploy import Spec
 from pldp.service import auth, codes, rounds, store
 from pldp.service.bodies import BodyBudget
 from pldp.service.collect import CollectError
+from pldp.service.discoveries import Discoveries
 from pldp.service.ingest import Ingest
 from pldp.service.jobs import Context
 from pldp.service.ratelimit import Contributions, RateLimiter
@@ -140,6 +141,8 @@ class Service:
         self._readers = threading.local()
         self._specs: dict[str, Spec] = {}
         self._access: dict[str, str] = {}  # campaign id -> "open" or "invited" (set once, at creation)
+        #: Free-text campaigns' recent discoveries, reused while no report arrives.
+        self.discoveries = Discoveries()
         #: Bytes of bodies being read and parsed at once, in this process.
         self.budget = BodyBudget(max(limits.max_parsing, limits.max_body, limits.max_spec))
         self.ingest = Ingest(

@@ -22,6 +22,9 @@ __all__ = ["router"]
 router = APIRouter(prefix="/v1/campaigns", tags=["estimates"])
 #: The most answers a free-text campaign's estimate may ask to discover.
 MAX_TOP = 200
+#: The ``Cache-Status`` of a free-text campaign's estimate (RFC 9211): kept from an earlier request at the
+#: same report count, or discovered now.
+CACHE = {True: "pldp; hit", False: "pldp; fwd=miss; stored"}
 #: How FastAPI serializes an answer of no declared type.
 _JSON: TypeAdapter[Any] = TypeAdapter(Any)
 #: The ``round`` query parameter: one round of a recurring campaign (:mod:`pldp.service.routes.rounds`).
@@ -107,15 +110,21 @@ def _discovery(service: Any, spec: Any, asked: EstimateRequest) -> Response:
         raise CollectError(
             400, "bad_method", f"a free-text campaign offers the method 'discover', not {asked.method!r}"
         )
-    round_tally(service.conn(), spec, asked.round)  # 409 without reports (in the round)
-    conn = service.conn()
-    schedule = rounds.schedule_of(conn, spec.id)
-    recurs = schedule is not None and schedule.recurs  # a campaign that does not recur has one round: all
-    batch = store.stored_batch(conn, spec, turn=asked.round if recurs else None)
-    try:
-        answer = discovery_estimate(spec, batch.columns, asked.level, asked.top)
-    except PLDPError as exc:  # the protocol finds nothing it may return
-        raise CollectError(400, "estimate_failed", str(exc)) from None
+    n = round_tally(service.conn(), spec, asked.round).n  # 409 without reports (in the round)
+
+    def discover() -> dict[str, Any]:
+        conn = service.conn()
+        schedule = rounds.schedule_of(conn, spec.id)
+        recurs = schedule is not None and schedule.recurs  # a campaign that does not recur has one round: all
+        batch = store.stored_batch(conn, spec, turn=asked.round if recurs else None)
+        try:
+            return discovery_estimate(spec, batch.columns, asked.level, asked.top)
+        except PLDPError as exc:  # the protocol finds nothing it may return
+            raise CollectError(400, "estimate_failed", str(exc)) from None
+
+    key = (spec.id, asked.round, asked.level, asked.top)
+    found, kept = service.discoveries.get(key, n, discover)
+    answer = dict(found)
     if asked.round is not None:
         answer["round"] = asked.round
-    return Response(_JSON.dump_json(answer), media_type="application/json")
+    return Response(_JSON.dump_json(answer), media_type="application/json", headers={"Cache-Status": CACHE[kept]})
