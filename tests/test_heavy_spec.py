@@ -227,3 +227,11 @@ def test_the_heavy_node_and_oracle_shown_in_the_wire_format_are_what_pldp_writes
     assert json.loads(node) == spec.root.to_json()
     oracle = text.split("### 1.6 The labels: free text", 1)[1].split("```json", 1)[1].split("```", 1)[0]
     assert json.loads(oracle) == spec.oracle_params
+
+
+def test_the_free_text_labels_take_an_integer_not_true() -> None:
+    """JSON's ``true`` equals 1 in Python: a spec keeping one byte must still write the integer."""
+    data = Spec.from_heavy(pldp.PEM(4.0, max_bytes=1), question="a letter?").to_dict()
+    data["labels"]["text"] = True
+    with pytest.raises(SpecError, match="labels of a free-text sampler"):
+        Spec.from_json(_resigned(data))

@@ -84,7 +84,7 @@ def _check_answers(root: Node, labels: Any, question: Any) -> None:
     if not isinstance(question, str):
         raise SpecError("question must be a string")
     if root.text_bytes is not None:
-        if labels != text_labels(root.text_bytes):
+        if labels != text_labels(root.text_bytes) or type(labels["text"]) is not int:  # True == 1: refused
             raise SpecError(f"labels of a free-text sampler must be {text_labels(root.text_bytes)}, got {labels!r}")
         return
     n = check_labels(labels, "labels")
