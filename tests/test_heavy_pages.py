@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import unicodedata
 from pathlib import Path
 from typing import Any
@@ -128,9 +129,19 @@ def test_respondents_type_free_text_and_send_only_randomized_reports(
             error = wait(browser, shown("error"), what="the error")
             assert "Please type your answer to the question" in error.text and "is empty" in error.text
             assert stored(server.db, spec.id) == []
+            # a character cut in two at byte 16: the hint shows the whole characters before it
+            field.clear()
+            field.send_keys("a" + "é" * 8)
+            said = browser.find_element(By.ID, "answer-0-cut").text
+            assert said == "Your answer is 17 bytes long: only its first 16 are used (“aééééééé”)."
             field.clear()
         field.send_keys(typed)
         assert js(browser, "return document.getElementById('answer-0').value") == typed
+        cut = browser.find_element(By.ID, "answer-0-cut")
+        if len(typed.strip().encode()) > 16:  # what is used of a longer answer, said as it is typed
+            assert cut.text == "Your answer is 20 bytes long: only its first 16 are used (“signal messenger”)."
+        else:
+            assert not cut.is_displayed()
         if i == 1:  # (the first respondent's page shows the refusal of her empty answer)
             assert browser.save_screenshot(str(_shots(tmp_path) / "heavy-survey.png"))
         browser.find_element(By.ID, "submit").click()
@@ -183,11 +194,21 @@ def test_the_dashboard_shows_the_discovered_answers_and_the_one_budget(
     drawn = wait(browser, chart_is("discover", N), what="the discovered answers")
     part = analyst.estimate(spec.id)["attributes"][0]
     found = part["discovery"]
-    # the bars: the API's answers in its order, those below the floor marked, with the API's shares
+
+    # the bars: the API's answers in its order, with the API's shares, those below the floor marked and
+    # faint, a control character shown as its escape (a noise answer's bytes may hold any)
+    def readable(label: str) -> str:
+        return re.sub(r"[\x00-\x1f\x7f-\x9f]", lambda m: f"\\x{ord(m[0]):02x}", label)
+
+    confident = found["confident"]
     marked = [
-        lab if ok else f"{lab} (may be noise)" for lab, ok in zip(part["labels"], found["confident"], strict=True)
+        readable(lab) + ("" if ok else " (may be noise)") for lab, ok in zip(part["labels"], confident, strict=True)
     ]
     assert drawn["labels"] == marked
+    faint = js(
+        browser, "return [...document.querySelectorAll('svg.chart rect.bar')].map(b => b.classList.contains('noise'))"
+    )
+    assert faint == [not ok for ok in confident] and any(faint)
     np.testing.assert_allclose(drawn["values"], part["frequencies"], rtol=0, atol=1e-9)
     np.testing.assert_allclose(drawn["lo"], part["ci_low"], rtol=0, atol=1e-9)
     box = browser.find_element(By.CSS_SELECTOR, "figure.attribute .chart-scroll")

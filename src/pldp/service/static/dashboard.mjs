@@ -324,6 +324,20 @@ function attributeTitle(attr, i, count) {
 
 let lastData = null; // the estimate drawn last: redrawn at a new width
 
+/** A control character of a discovered answer, shown as its escape (the label's other bytes are escaped so already). */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
+const escapeControl = (label) => label.replace(CONTROL, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
+
+/**
+ * A free-text campaign's attribute as drawn: its discovered answers' labels readable on one line,
+ * those below the floor marked "(may be noise)" and drawn faint (`noise`).
+ */
+function discoveredAnswers(attr) {
+  const { confident } = attr.discovery;
+  const labels = attr.labels.map((l, k) => escapeControl(l) + (confident[k] ? "" : " (may be noise)"));
+  return { ...attr, labels, noise: confident.map((c) => !c) };
+}
+
 function render(data) {
   lastData = data;
   const count = data.attributes.length;
@@ -365,7 +379,7 @@ function render(data) {
     figure.querySelector("figcaption").textContent = title || "Estimated shares";
     const box = figure.querySelector(".chart-scroll");
     const found = attr.discovery ?? null; // a free-text campaign: answers discovered, some maybe noise
-    const labelled = found ? { ...attr, labels: attr.labels.map((l, k) => (found.confident[k] ? l : `${l} (may be noise)`)) } : attr;
+    const labelled = found ? discoveredAnswers(attr) : attr;
     const shown = shownAnswers(labelled);
     box.replaceChildren(chart(shown, data, `chart-title-${i}`, box.clientWidth || 560));
     box.dataset.shown = shown.shown;

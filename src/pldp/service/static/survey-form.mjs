@@ -46,6 +46,26 @@ function textField(name, hint) {
   );
 }
 
+const decoder = new TextDecoder();
+
+/**
+ * Say under a free-text field what is used of an answer longer than `maxBytes` bytes: its first
+ * whole characters within them (the client cuts the UTF-8 itself, a character cut in two included).
+ */
+function sayCut(box, raw, maxBytes) {
+  let bytes;
+  try {
+    bytes = normalizeText(raw, null);
+  } catch {
+    bytes = new Uint8Array(0); // not an answer (yet): submitting says why
+  }
+  box.hidden = bytes.length <= maxBytes;
+  if (box.hidden) return;
+  let end = maxBytes;
+  while (end > 0 && (bytes[end] & 0xc0) === 0x80) end--; // back to the start of a character
+  box.textContent = `Your answer is ${bytes.length} bytes long: only its first ${maxBytes} are used (“${decoder.decode(bytes.subarray(0, end))}”).`;
+}
+
 /**
  * A question of many answers: a text field completing from them (a datalist, each option with its
  * note), one of which must be chosen exactly (readAnswers refuses any other text). For answers that
@@ -119,7 +139,10 @@ export function questionFieldset(index, q, node, several) {
   if (kind === "heavy") {
     // free text: the answer is the text itself (randomized on the device), cut to the node's bytes
     const hint = `Type your answer (any text: only the first ${plural(q.maxBytes, "byte")} (UTF-8) are used):`;
-    const block = el("div", { class: "question" }, el("fieldset", {}, el("legend", {}, question), textField(name, hint)));
+    const field = textField(name, hint);
+    const cut = el("p", { class: "hint", id: `${name}-cut`, "aria-live": "polite", hidden: true });
+    field.querySelector("input").addEventListener("input", (event) => sayCut(cut, event.target.value, q.maxBytes));
+    const block = el("div", { class: "question" }, el("fieldset", {}, el("legend", {}, question), field, cut));
     return { block, part: { kind, name, level: null, question, search: null, text: q.maxBytes } };
   }
   const hashed = labels instanceof HashedAnswers; // free text: a text field whatever the number of buckets
