@@ -42,6 +42,7 @@ from tests.browser import (
     state,
     stored,
     use_token,
+    viewport,
     wait,
 )
 from tests.heavy_answers import population
@@ -248,6 +249,19 @@ def test_the_dashboard_shows_the_discovered_answers_and_the_one_budget(
     assert "Only the first 16 bytes (UTF-8) of an answer are used" in said
 
     assert browser.save_screenshot(str(_shots(tmp_path) / "heavy-dashboard.png"))
+    # on a phone: drawn again at its width, the discovered answers' long labels overflowing nothing
+    with viewport(browser, 390, 844):
+        right = "return document.querySelector('svg.chart').getBoundingClientRect().right"
+        wait(browser, lambda d: js(d, right) <= 390, what="the chart drawn again")
+        width, inner = js(browser, "return [document.documentElement.scrollWidth, innerWidth]")
+        assert width <= inner, f"the page is {width} px wide in a {inner} px window"
+        boxes = js(
+            browser,
+            "return [...document.querySelectorAll('figure .chart-scroll, figure .table-wrap')]"
+            ".filter(e => e.offsetParent).map(e => [e.scrollWidth, e.clientWidth])",
+        )
+        assert all(scroll <= client + 1 for scroll, client in boxes), boxes
+        assert browser.save_screenshot(str(_shots(tmp_path) / "heavy-dashboard-phone.png"))
     assert errors(browser) == []  # no script error, and no estimate refused (a 400 is logged)
 
 
