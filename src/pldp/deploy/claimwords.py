@@ -36,6 +36,13 @@ _PART = re.compile(
 )
 _OUTPUT = re.compile(r"^output (\d+)(?: \(\+\d+\))?$")
 _PAIR = re.compile(r"^item (\d+)(?: \(\+\d+\))? vs item (\d+)(?: \(\+\d+\))?$")
+#: A heavy node's claims (``root.<part>`` per part, ``root`` the whole report): where, what.
+_HEAVY_WORDS = {
+    "root.prefix": ("the report of a prefix", "any two answers' prefixes"),
+    "root.word": ("the report of the whole answer", "any two answers"),
+    "root.fragment": ("the report of a fragment", "any two answers' fragments"),
+    "root": ("every report", "any two answers"),
+}
 
 
 def _budget(value: Any) -> float:
@@ -83,12 +90,9 @@ def claim_words(spec: dict[str, Any], row: Row) -> tuple[str, str]:
         (``a report of “flu”``, ``any two answers``, ...); the row's own ``part`` and ``subject``
         where it names something else (a memoized chain's parts, say).
     """
-    if isinstance(spec["labels"], dict) and "text" in spec["labels"]:  # free text: no listed answers
-        if row.part == "root":
-            return "every report", "any two answers, all its parts together"
-        part = row.part.removeprefix("root.")
-        items = {"prefix": "prefixes", "word": "answers", "fragment": "tagged fragments"}.get(part, part)
-        return f"its {part} part", f"any two {items} (the part's items)"
+    if isinstance(spec["labels"], dict) and "text" in spec["labels"]:
+        # free text: no answer is listed; each part and the whole report protect every pair alike
+        return _HEAVY_WORDS.get(row.part, (row.part, row.subject))
     m = _PART.match(row.part)
     if not m:
         return row.part, row.subject

@@ -26,6 +26,10 @@ const charts = document.getElementById("charts");
 let questions = null; // the spec's question(s), once loaded
 let timer = null;
 let generation = 0; // a newer refresh makes the answers of older ones stale
+// whether the method menu holds the campaign's methods (an estimate said them) or the analyst's
+// choice: until then the estimate is asked with no method, the collector's default for the campaign
+// (discover for a free-text campaign, which offers no other)
+let methodsKnown = false;
 
 // ------------------------------------------------------------------ messages and the token
 
@@ -79,7 +83,10 @@ document.getElementById("forget-token").addEventListener("click", () => {
   refresh();
 });
 
-methodSelect.addEventListener("change", () => refresh());
+methodSelect.addEventListener("change", () => {
+  methodsKnown = true;
+  refresh();
+});
 levelSelect.addEventListener("change", () => refresh());
 // a hidden tab does not poll; it catches up when shown again
 document.addEventListener("visibilitychange", () => {
@@ -105,9 +112,9 @@ async function refresh() {
     showMessage("Paste an analyst token above to see the estimates.", "notice", "no_token");
     return;
   }
-  const method = methodSelect.value;
   const level = levelSelect.value;
-  const url = `/v1/campaigns/${campaignId}/estimate?method=${encodeURIComponent(method)}&level=${encodeURIComponent(level)}`;
+  const asked = methodsKnown ? `method=${encodeURIComponent(methodSelect.value)}&` : "";
+  const url = `/v1/campaigns/${campaignId}/estimate?${asked}level=${encodeURIComponent(level)}`;
   let again = true;
   try {
     const response = await fetchWithin(url, { headers: { authorization: `Bearer ${token}` } });
@@ -119,7 +126,7 @@ async function refresh() {
       if (!changing) askToken(false);
       render(data);
       showMessage("", "notice", "ok");
-      await refreshSeries(token, method, level, data.n, mine);
+      await refreshSeries(token, data.method, level, data.n, mine);
       await refreshPerAddress(data.n);
     } else {
       const err = await apiError(response);
@@ -233,6 +240,7 @@ function showFailure(err) {
 /** The method menu offers the campaign's methods (the estimate's `methods`), the choice kept. */
 function offerMethods(methods) {
   if (!Array.isArray(methods) || !methods.length) return;
+  methodsKnown = true;
   const shown = [...methodSelect.options].map((o) => o.value);
   if (shown.length === methods.length && shown.every((m, i) => m === methods[i])) return;
   const chosen = methods.includes(methodSelect.value) ? methodSelect.value : methods[0];
@@ -316,6 +324,20 @@ function attributeTitle(attr, i, count) {
 
 let lastData = null; // the estimate drawn last: redrawn at a new width
 
+/** A control character of a discovered answer, shown as its escape (the label's other bytes are escaped so already). */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
+const escapeControl = (label) => label.replace(CONTROL, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
+
+/**
+ * A free-text campaign's attribute as drawn: its discovered answers' labels readable on one line,
+ * those below the floor marked "(may be noise)" and drawn faint (`noise`).
+ */
+function discoveredAnswers(attr) {
+  const { confident } = attr.discovery;
+  const labels = attr.labels.map((l, k) => escapeControl(l) + (confident[k] ? "" : " (may be noise)"));
+  return { ...attr, labels, noise: confident.map((c) => !c) };
+}
+
 function render(data) {
   lastData = data;
   const count = data.attributes.length;
@@ -357,12 +379,12 @@ function render(data) {
     figure.querySelector("figcaption").textContent = title || "Estimated shares";
     const box = figure.querySelector(".chart-scroll");
     const found = attr.discovery ?? null; // a free-text campaign: answers discovered, some maybe noise
-    const labelled = found ? { ...attr, labels: attr.labels.map((l, k) => (found.confident[k] ? l : `${l} (may be noise)`)) } : attr;
+    const labelled = found ? discoveredAnswers(attr) : attr;
     const shown = shownAnswers(labelled);
     box.replaceChildren(chart(shown, data, `chart-title-${i}`, box.clientWidth || 560));
     box.dataset.shown = shown.shown;
     box.dataset.of = shown.of;
-    box.dataset.discovered = found ? attr.labels.join("\n") : "";
+    box.dataset.discovered = found ? JSON.stringify(attr.labels) : ""; // (a discovered answer may hold any character)
     figure.querySelector(".diagnostics").textContent = found
       ? discoveryWords(found)
       : [topWords(shown), diagnosticWords(attr)].filter(Boolean).join(" ");

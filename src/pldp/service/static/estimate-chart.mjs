@@ -40,6 +40,7 @@ export function shownAnswers(attr) {
     std_error: pick(attr.std_error),
     ci_low: pick(attr.ci_low),
     ci_high: pick(attr.ci_high),
+    ...(attr.noise ? { noise: pick(attr.noise) } : {}),
     indices: top,
     shown: top.length,
     of: d,
@@ -53,7 +54,8 @@ function clip(label, n) {
 /**
  * One attribute's bar chart, `width` px wide (its container's width, at least 14 px per answer): a
  * bar per answer (its estimated frequency in `data-value`), a whisker per confidence interval
- * (`data-ci-low`, `data-ci-high`), a labelled share axis with ticks in percent.
+ * (`data-ci-low`, `data-ci-high`), a labelled share axis with ticks in percent; an answer that may
+ * be noise (`attr.noise[i]`: a discovered answer below the floor) drawn faint.
  */
 export function chart(attr, meta, titleId, width) {
   const d = attr.labels.length;
@@ -100,7 +102,7 @@ export function chart(attr, meta, titleId, width) {
       svg(
         "rect",
         {
-          class: f[i] < 0 ? "bar negative" : "bar",
+          class: ["bar", f[i] < 0 ? "negative" : "", attr.noise?.[i] ? "noise" : ""].filter(Boolean).join(" "),
           x: cx - bw / 2,
           y: top0,
           width: bw,
@@ -127,12 +129,13 @@ export function chart(attr, meta, titleId, width) {
       );
     }
     const ly = top + plotH + 16;
+    const labelClass = attr.noise?.[i] ? "label noise" : "label";
     bars.append(
       svg(
         "text",
         rotate
-          ? { class: "label", x: cx + 4, y: ly, "text-anchor": "end", transform: `rotate(-40 ${cx + 4} ${ly})` }
-          : { class: "label", x: cx, y: ly, "text-anchor": "middle" },
+          ? { class: labelClass, x: cx + 4, y: ly, "text-anchor": "end", transform: `rotate(-40 ${cx + 4} ${ly})` }
+          : { class: labelClass, x: cx, y: ly, "text-anchor": "middle" },
         clip(label, 14),
         svg("title", {}, label),
       ),

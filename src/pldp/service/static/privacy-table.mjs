@@ -2,7 +2,7 @@
 // (claimed and realised ε, holds or fails), and each answer's protection in plain words.
 
 import { el, formatEps } from "/static/common.mjs";
-import { claimWords, listWords, protection } from "/static/protection.mjs";
+import { claimWords, freeTextSentences, listWords, protection } from "/static/protection.mjs";
 
 export function privacyRows(spec, result) {
   const table = document.getElementById("privacy-table");
@@ -31,10 +31,18 @@ const formatEpsExact = (e) => (e === Infinity ? "∞" : Number.isFinite(e) ? Str
 
 /**
  * Per question, each answer's protection: "“a”: ε = 0.1", "“d”, “e”: not protected"; a memoized
- * campaign's: ε∞, all the reports of an answer together, each time it is new.
+ * campaign's: ε∞, all the reports of an answer together, each time it is new; a free-text
+ * campaign's: one budget for any two answers, and the bytes of an answer used.
  */
 export function protectionList(spec) {
   const all = protection(spec);
+  const list = document.getElementById("privacy-answers");
+  if (all[0].kind === "heavy") {
+    const [alike, bytes] = freeTextSentences(all[0], false);
+    list.replaceChildren(el("li", { class: "head", "data-epsilon": String(all[0].epsilon) }, alike), el("li", { class: "head" }, bytes));
+    list.hidden = false;
+    return;
+  }
   const sym = all[0].kind === "memo" ? "ε∞" : "ε";
   const items = all.map((q) => {
     const head = all.length > 1 ? `“${q.question}”: ` : "";
@@ -65,7 +73,6 @@ export function protectionList(spec) {
       ),
     );
   });
-  const list = document.getElementById("privacy-answers");
   const head = sym === "ε∞" ? "Each answer is protected, each time it is new (all its reports together), at:" : "Each answer is protected at:";
   list.replaceChildren(el("li", { class: "head" }, head), ...items.flat());
   list.hidden = false;

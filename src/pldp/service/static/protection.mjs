@@ -29,6 +29,9 @@
 //   new". Whether and when the answer changes is protected apart, more weakly with every round: the
 //   collector computes it (pldp.privacy.over_rounds) and GET /v1/campaigns/{id}/round carries it as
 //   `protection`; roundsSentences says both.
+// * heavy (PEM, TreeHist, SFP: a free-text campaign): no answers are listed, so there is no eps(x)
+//   per answer; the whole report protects every pair of answers alike at the node's verified
+//   epsilon (the product of its parts' ratios within e^epsilon), which is what is shown.
 
 import { smallest } from "/static/client-checks.mjs";
 import { EVERY_PAIR } from "/static/client-exact.mjs";
@@ -70,11 +73,18 @@ function nodeProtection(node, count, others) {
  *
  * @param {object} node A sampler node of the spec (its JSON form).
  * @returns {{kind: string, answers: number[]|null, levels: number[]|null, byLevel: number[][]|null,
- *   levelReport: string|null, levelEpsilon: number|null}} `answers[x]` is eps(x) (Infinity: not
- *   protected; a memo node's: eps_inf(x), all the reports of x together); for a leveled node
- *   `answers` is null and `byLevel[t][x]` is eps(x) at level t.
+ *   levelReport: string|null, levelEpsilon: number|null, epsilon?: number, maxBytes?: number}}
+ *   `answers[x]` is eps(x) (Infinity: not protected; a memo node's: eps_inf(x), all the reports of
+ *   x together); for a leveled node `answers` is null and `byLevel[t][x]` is eps(x) at level t; for
+ *   a heavy node (free text) `answers` is null, `epsilon` protects every pair of answers and
+ *   `maxBytes` is the number of an answer's bytes used.
  */
 export function questionProtection(node) {
+  const base = { kind: node.kind, levels: null, byLevel: null, levelReport: null, levelEpsilon: null };
+  if (node.kind === "heavy") {
+    // free text: one budget for every pair of answers, those typed and any other
+    return { ...base, answers: null, epsilon: budget(node.epsilon), maxBytes: node.max_bytes };
+  }
   if (node.kind === "leveled") {
     const byLevel = node.items.map((item) => nodeProtection(item, node.d, node.d));
     return {
@@ -86,7 +96,6 @@ export function questionProtection(node) {
       levelEpsilon: node.level_report === "clear" ? null : budget(node.level_epsilon),
     };
   }
-  const base = { kind: node.kind, levels: null, byLevel: null, levelReport: null, levelEpsilon: null };
   if (node.kind === "padding") return { ...base, answers: nodeProtection(node.inner, node.d, node.inner.d) };
   if (node.kind === "memo") return { ...base, answers: nodeProtection(node.permanent, node.d, node.d) }; // eps_inf
   return { ...base, answers: nodeProtection(node, node.d, node.d) };
@@ -95,17 +104,19 @@ export function questionProtection(node) {
 /**
  * The protection of every question of a loaded spec: one entry per attribute (MPLDP), else one.
  *
- * `labels` reads both forms of the spec's labels (client-labels.mjs: `length`, `at(i)`, `indexOf`, `filter`).
+ * `labels` reads every listed form of the spec's labels (client-labels.mjs: `length`, `at(i)`,
+ * `indexOf`, `filter`); a free-text spec lists none (null).
  *
  * @param {object} spec A spec returned by loadSpec.
- * @returns {Array<{question: string, labels: string[] | AnswerRange} & ReturnType<typeof questionProtection>>}
+ * @returns {Array<{question: string, labels: string[] | AnswerRange | null} & ReturnType<typeof questionProtection>>}
  */
 export function protection(spec) {
   const root = spec.sampler.root;
   if (root.kind === "attributes") {
     return root.parts.map((part, i) => ({ question: spec.question[i], labels: answerLabels(spec.labels[i]), ...questionProtection(part) }));
   }
-  return [{ question: spec.question, labels: answerLabels(spec.labels), ...questionProtection(root) }];
+  const labels = root.kind === "heavy" ? null : answerLabels(spec.labels);
+  return [{ question: spec.question, labels, ...questionProtection(root) }];
 }
 
 // ------------------------------------------------------------------ words
@@ -148,6 +159,7 @@ export function answerNotes(answers, symbol = "ε") {
  */
 export function questionSentences(q, several) {
   const about = several ? ` to “${q.question}”` : "";
+  if (q.kind === "heavy") return freeTextSentences(q, true);
   if (q.kind === "leveled") {
     const out = [];
     const exposed = q.labels.filter((_, x) => q.byLevel.some((level) => level[x] === Infinity));
@@ -196,6 +208,30 @@ export function questionSentences(q, several) {
     out.push("You may tick several answers: your report is made from one of them (or from a filler), picked at random on this device.");
   }
   return out;
+}
+
+/**
+ * What a free-text question's reports protect, in sentences: any two answers alike at the node's
+ * verified ε (no answer is listed, so none is named), and the bytes of an answer that are used.
+ *
+ * @param {ReturnType<typeof protection>[number]} q A heavy node's entry (`epsilon`, `maxBytes`).
+ * @param {boolean} [respondent] The survey page's words ("you"), else the dashboard's.
+ * @returns {string[]}
+ */
+export function freeTextSentences(q, respondent = true) {
+  const eps = formatEps(q.epsilon);
+  const bytes = plural(q.maxBytes, "byte");
+  return respondent
+    ? [
+        "Any two answers you could type are protected alike: whatever you type, your report protects it " +
+          `at ε = ${eps} against any other answer.`,
+        `Only the first ${bytes} (UTF-8) of your answer are used: a longer answer is cut there.`,
+      ]
+    : [
+        `Any two answers a respondent could type are protected alike, at ε = ${eps}: no answer is listed, so ` +
+          "one budget covers every pair of answers.",
+        `Only the first ${bytes} (UTF-8) of an answer are used: answers that begin alike are counted as one.`,
+      ];
 }
 
 /** "6.16" (exact) or "6.16 at most" (a proven bound) of a whole-history loss ({epsilon, exact}). */
@@ -259,7 +295,8 @@ export function roundsSentences(p, q, info, respondent = true) {
 
 /** The smallest finite ε a respondent of the spec may be protected at (for the example), or null. */
 export function smallestEpsilon(questions) {
-  const all = questions.flatMap((q) => (q.kind === "leveled" ? q.levels : q.answers)).filter((e) => Number.isFinite(e));
+  const shownEps = (q) => (q.kind === "leveled" ? q.levels : q.kind === "heavy" ? [q.epsilon] : q.answers);
+  const all = questions.flatMap(shownEps).filter((e) => Number.isFinite(e));
   return all.length ? smallest(all) : null;
 }
 
@@ -288,6 +325,14 @@ const PART = /^(?:root|attribute (\d+))(: sampled item)?(?: level (\d+) \(eps=[^
 const OUTPUT = /^output (\d+)(?: \(\+\d+\))?$/;
 const PAIR = /^item (\d+)(?: \(\+\d+\))? vs item (\d+)(?: \(\+\d+\))?$/;
 
+/** A heavy node's claims (verify(spec): "root.<part>" per part, "root" the whole report): where, what. */
+const HEAVY_WORDS = {
+  "root.prefix": ["the report of a prefix", "any two answers' prefixes"],
+  "root.word": ["the report of the whole answer", "any two answers"],
+  "root.fragment": ["the report of a fragment", "any two answers' fragments"],
+  root: ["every report", "any two answers"],
+};
+
 /** The items of a node grouped as verify(spec) groups them (equal parameters): item -> its group. */
 function groupOf(node, item) {
   const key =
@@ -308,6 +353,11 @@ function groupOf(node, item) {
  * @returns {{where: string, what: string}}
  */
 export function claimWords(spec, row) {
+  if (spec.sampler.root.kind === "heavy") {
+    // free text: no answer is listed; each part and the whole report protect every pair alike
+    const words = Object.hasOwn(HEAVY_WORDS, row.part) ? HEAVY_WORDS[row.part] : [row.part, row.subject];
+    return { where: words[0], what: words[1] };
+  }
   const m = PART.exec(row.part);
   if (!m) return { where: row.part, what: row.subject };
   const [, attr, sampled, level, tail] = m;

@@ -1,7 +1,8 @@
 // The survey page's form (respondent.mjs): one fieldset per question, its answers with what each
-// one's report reveals, the privacy level to choose for a leveled question, and the answers read back.
+// one's report reveals, the privacy level to choose for a leveled question, and the answers read back;
+// a free-text question (a heavy-hitter spec: no answers listed) is one text field.
 
-import { budget, el, formatEps } from "/static/common.mjs";
+import { budget, el, formatEps, plural } from "/static/common.mjs";
 import { AnswerRange, HashedAnswers, MAX_TEXT_BYTES, normalizeText } from "/static/client-labels.mjs";
 import { answerNotes, symbolOf } from "/static/protection.mjs";
 
@@ -35,6 +36,36 @@ function choiceList(name, type, labels, eps, notes, describedBy) {
 /** Answers beyond which a question is a field that completes from the answers, not a list of buttons. */
 export const MANY_CHOICES = 30;
 
+/** A text field for any text (`hint` its label): the hashed form's, and a free-text question's. */
+function textField(name, hint) {
+  return el(
+    "div",
+    { class: "choices search" },
+    el("label", { for: name, class: "hint" }, hint),
+    el("input", { type: "text", id: name, name, autocomplete: "off" }),
+  );
+}
+
+const decoder = new TextDecoder();
+
+/**
+ * Say under a free-text field what is used of an answer longer than `maxBytes` bytes: its first
+ * whole characters within them (the client cuts the UTF-8 itself, a character cut in two included).
+ */
+function sayCut(box, raw, maxBytes) {
+  let bytes;
+  try {
+    bytes = normalizeText(raw, null);
+  } catch {
+    bytes = new Uint8Array(0); // not an answer (yet): submitting says why
+  }
+  box.hidden = bytes.length <= maxBytes;
+  if (box.hidden) return;
+  let end = maxBytes;
+  while (end > 0 && (bytes[end] & 0xc0) === 0x80) end--; // back to the start of a character
+  box.textContent = `Your answer is ${bytes.length} bytes long: only its first ${maxBytes} are used (“${decoder.decode(bytes.subarray(0, end))}”).`;
+}
+
 /**
  * A question of many answers: a text field completing from them (a datalist, each option with its
  * note), one of which must be chosen exactly (readAnswers refuses any other text). For answers that
@@ -42,14 +73,7 @@ export const MANY_CHOICES = 30;
  * free text (the hashed form), a field for any text.
  */
 function searchChoice(name, labels, notes) {
-  if (labels instanceof HashedAnswers) {
-    return el(
-      "div",
-      { class: "choices search" },
-      el("label", { for: name, class: "hint" }, `Type your answer (any text, up to ${MAX_TEXT_BYTES} bytes):`),
-      el("input", { type: "text", id: name, name, autocomplete: "off" }),
-    );
-  }
+  if (labels instanceof HashedAnswers) return textField(name, `Type your answer (any text, up to ${MAX_TEXT_BYTES} bytes):`);
   if (labels instanceof AnswerRange) {
     const last = (labels.length - 1).toLocaleString("en");
     return el(
@@ -112,6 +136,15 @@ function levelFieldset(index, node, context) {
 export function questionFieldset(index, q, node, several) {
   const name = `answer-${index}`;
   const { question, labels, kind } = q;
+  if (kind === "heavy") {
+    // free text: the answer is the text itself (randomized on the device), cut to the node's bytes
+    const hint = `Type your answer (any text: only the first ${plural(q.maxBytes, "byte")} (UTF-8) are used):`;
+    const field = textField(name, hint);
+    const cut = el("p", { class: "hint", id: `${name}-cut`, "aria-live": "polite", hidden: true });
+    field.querySelector("input").addEventListener("input", (event) => sayCut(cut, event.target.value, q.maxBytes));
+    const block = el("div", { class: "question" }, el("fieldset", {}, el("legend", {}, question), field, cut));
+    return { block, part: { kind, name, level: null, question, search: null, text: q.maxBytes } };
+  }
   const hashed = labels instanceof HashedAnswers; // free text: a text field whatever the number of buckets
   const pieces = [el("legend", {}, question)];
   if (kind === "padding") {
@@ -139,19 +172,26 @@ export function questionFieldset(index, q, node, several) {
 }
 
 /**
+ * The text typed for a free-text question (the hashed form's, at most `limit` UTF-8 bytes; a
+ * heavy-hitter spec's, null: no bound, the client cuts it), refused here as the client would refuse
+ * it (empty, oversized), else an Error saying why.
+ */
+function typedText(raw, part, label, limit) {
+  try {
+    normalizeText(raw, limit);
+  } catch (err) {
+    throw Object.assign(new Error(`Please type your answer to ${label}: ${err.message}.`), { field: part.name });
+  }
+  return raw;
+}
+
+/**
  * The answer typed for a question of many answers (`part.search` its labels): its index (for free
  * text, the text itself, which the client hashes), else an Error saying why.
  */
 function searched(form, part, label) {
   const raw = form.querySelector(`input[name="${part.name}"]`).value;
-  if (part.search instanceof HashedAnswers) {
-    try {
-      normalizeText(raw); // refused here as the client would refuse it: empty, oversized
-    } catch (err) {
-      throw Object.assign(new Error(`Please type your answer to ${label}: ${err.message}.`), { field: part.name });
-    }
-    return raw;
-  }
+  if (part.search instanceof HashedAnswers) return typedText(raw, part, label, MAX_TEXT_BYTES);
   const range = part.search instanceof AnswerRange;
   const typed = range ? raw.trim() : raw;
   const x = part.search.indexOf(typed);
@@ -173,6 +213,8 @@ export function readAnswers(form, parts) {
       answers.push([...form.querySelectorAll(`input[name="${part.name}"]:checked`)].map((x) => Number(x.value)));
     } else if (part.search) {
       answers.push(searched(form, part, label));
+    } else if (part.text) {
+      answers.push(typedText(form.querySelector(`input[name="${part.name}"]`).value, part, label, null));
     } else {
       const input = checked(part.name);
       if (!input) throw Object.assign(new Error(`Please choose an answer to ${label}.`), { field: part.name });
