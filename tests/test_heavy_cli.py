@@ -37,7 +37,7 @@ def test_verify_simulate_and_aggregate_a_free_text_campaign(tmp_path: Path, caps
     spec_file.write_text(_new(capsys, "treehist", "--labels", "text:8", "--eps", "4", "--question", "Which app?"))
     assert main(["spec", "verify", str(spec_file)]) == 0
     table = capsys.readouterr().out
-    assert "every report     any two answers, all its parts together" in table and "the whole report is 4-LDP" in table
+    assert "every report" in table and "any two answers" in table and "the whole report is 4-LDP" in table
     answers = population({"signal": 0.4, "whatsapp": 0.25}, 6_000, np.random.default_rng(3), tail=200)
     csv = tmp_path / "answers.csv"
     csv.write_text("answer\n" + "\n".join(answers) + "\n", encoding="utf-8")
