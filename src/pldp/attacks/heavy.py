@@ -36,10 +36,17 @@ from pldp._validation import check_int
 from pldp.channel.hashed import HashedNode, hash_values
 from pldp.errors import ParameterError
 from pldp.heavy import PEM, TreeHist
+from pldp.heavy.pooled import absent_weights
 from pldp.heavy.prefixes import prefix_rows
 from pldp.heavy.strings import answer_rows, fingerprints
 
-__all__ = ["pem_expected_share", "pem_fake_reports", "treehist_expected_share", "treehist_fake_reports"]
+__all__ = [
+    "pem_expected_share",
+    "pem_fake_reports",
+    "pooled_expected_share",
+    "treehist_expected_share",
+    "treehist_fake_reports",
+]
 
 
 def pem_fake_reports(pem: PEM, target: Any, m: int, rng: np.random.Generator, level: int | None = None) -> np.ndarray:
@@ -113,6 +120,32 @@ def treehist_expected_share(tree: TreeHist, honest: int, fakes: int, level: int 
     """The target's expected final estimate when ``fakes`` fakes at one ``level`` join ``honest``
     users at that level: :math:`\beta (1 - q_w) / (p_w - q_w)` at the word part (module docstring)."""
     return _expected(tree.word_nodes[tree.levels.size - 1 if level is None else level], honest, fakes)
+
+
+def pooled_expected_share(
+    nodes: tuple[HashedNode, ...], honest: Any, fakes: int, level: int | None = None, pooling: str = "variance"
+) -> float:
+    """The target's expected pooled estimate when ``fakes`` fakes at ``level`` (default the largest
+    budget's) join ``honest[t]`` users at each level ``t``, none of whom holds the target: the fakes'
+    level estimates it at :math:`\\beta (1 - q) / (p - q)` with :math:`\\beta = m / (n_t + m)`, the other
+    levels at 0 in expectation, and the levels are pooled with the weights of their report counts,
+    the fakes' included (:func:`~pldp.heavy.pooled.absent_weights`). With ``"variance"`` a fake's
+    weight grows with its level's budget; with ``"robust"`` it is the same at every level.
+
+    Examples
+    --------
+    >>> pem = PEM([1.0, 4.0], max_bytes=4)
+    >>> [round(pooled_expected_share(pem.nodes, [20_000, 20_000], 800, pooling=k), 3) for k in ("variance", "robust")]
+    [0.077, 0.049]
+    """
+    n = np.asarray(honest, dtype=np.int64).reshape(-1)
+    m, lev = _fakes(fakes, level, len(nodes))
+    if n.size != len(nodes) or (n < 0).any():
+        raise ParameterError(f"honest must give a non-negative count per level ({len(nodes)}), got {n.tolist()}")
+    counts = n.copy()
+    counts[lev] += m
+    w, _ = absent_weights(nodes, counts, pooling)
+    return float(w[lev]) * _expected(nodes[lev], int(n[lev]), m)
 
 
 def _expected(node: HashedNode, honest: int, fakes: int) -> float:

@@ -125,7 +125,7 @@ class PEM(HeavyHitter):
         return out if self.g is None else {**out, "g": int(self.g)}
 
     # ---------------------------------------------------------------------- server
-    def discover(self, reports: Any, top: int = 20, width: int | None = None) -> Discovery:
+    def discover(self, reports: Any, top: int = 20, width: int | None = None, pooling: str = "variance") -> Discovery:
         """The ``top`` answers of the largest estimated shares, found a byte at a time (module docstring).
 
         Parameters
@@ -136,13 +136,17 @@ class PEM(HeavyHitter):
             The answers returned.
         width : int, optional
             Prefixes kept at each step; default ``top``.
+        pooling : {"variance", "robust"}, default "variance"
+            How the budget levels' estimates are pooled (:func:`~pldp.heavy.pooled.absent_weights`): by
+            inverse variance, or so that a report moves an estimate alike whatever level it claims
+            (fake users then gain nothing by claiming the largest budget, at a cost in variance).
         """
         rep = self.checked(reports)
         top = check_int(top, "top", 1)
         width = top if width is None else check_int(width, "width", top)
-        found = search(self.nodes, rep, self.max_bytes, 8, width, top)
+        found = search(self.nodes, rep, self.max_bytes, 8, width, top, pooling=pooling)
         labels = [shown(row) for row in found.rows]
-        info = {"width": width, "candidates": found.candidates}
+        info = {"width": width, "candidates": found.candidates, "pooling": pooling}
         est = Estimate(found.frequencies, found.variance, rep.shape[0], "unbiased", Domain(labels), info=info)
         return Discovery(est, self.max_bytes, found.floor, found.miss)
 

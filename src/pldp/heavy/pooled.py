@@ -39,6 +39,7 @@ from pldp.mechanisms.toeplitz import toeplitz_support
 from pldp.protocols.leveled import check_levels
 
 __all__ = [
+    "POOLINGS",
     "absent_weights",
     "budgets_text",
     "checked_protocol",
@@ -52,6 +53,11 @@ __all__ = [
 ]
 
 
+#: How the levels' estimates are pooled (:func:`absent_weights`): by inverse variance, or so that every
+#: report weighs alike whatever level it claims.
+POOLINGS = ("variance", "robust")
+
+
 def level_nodes(levels: np.ndarray, g: int | None = None) -> tuple[HashedNode, ...]:
     """One OLH node over the fingerprints per budget level: ``g`` hash values at every level, default
     each level's ``round(e^eps) + 1``, on the ``2**32`` grid."""
@@ -63,7 +69,11 @@ def level_nodes(levels: np.ndarray, g: int | None = None) -> tuple[HashedNode, .
 
 
 def pooled_estimates(
-    nodes: tuple[HashedNode, ...], reports: np.ndarray, items: np.ndarray, population: Any = None
+    nodes: tuple[HashedNode, ...],
+    reports: np.ndarray,
+    items: np.ndarray,
+    population: Any = None,
+    pooling: str = "variance",
 ) -> tuple[np.ndarray, np.ndarray, float]:
     """One group's pooled estimates of the shares of ``items`` (fingerprints), their variances, and the
     standard error at an absent item (module docstring).
@@ -79,9 +89,11 @@ def pooled_estimates(
     population : array_like of int, optional
         ``N_t``: each level's users, of whom the group is a uniform sample; ``None`` when the group
         is every user (no sampling term).
+    pooling : {"variance", "robust"}
+        The levels' weights (:func:`absent_weights`).
     """
     level_n = np.bincount(reports[:, 0], minlength=len(nodes))
-    w, se = absent_weights(nodes, level_n)
+    w, se = absent_weights(nodes, level_n, pooling)
     present = np.flatnonzero(level_n)
     if present.size == 0:
         return np.zeros(items.size), np.full(items.size, np.inf), se
@@ -102,7 +114,9 @@ def pooled_estimates(
     return f, var + c * (1 - c) * sample, se
 
 
-def pooled_all(nodes: tuple[HashedNode, ...], reports: np.ndarray, d: int) -> tuple[np.ndarray, float]:
+def pooled_all(
+    nodes: tuple[HashedNode, ...], reports: np.ndarray, d: int, pooling: str = "variance"
+) -> tuple[np.ndarray, float]:
     r"""The pooled estimates of all ``d`` items from one group's checked ``(level, seed, value)`` rows
     through the levels' Toeplitz nodes, and their standard error at an absent item: each level's
     support counts (:func:`~pldp.mechanisms.toeplitz.toeplitz_support`), its unbiased estimates,
@@ -122,7 +136,7 @@ def pooled_all(nodes: tuple[HashedNode, ...], reports: np.ndarray, d: int) -> tu
     300
     """
     level_n = np.bincount(reports[:, 0], minlength=len(nodes))
-    w, se = absent_weights(nodes, level_n)
+    w, se = absent_weights(nodes, level_n, pooling)
     f = np.zeros(d)
     for t in np.flatnonzero(level_n):
         at = reports[reports[:, 0] == t]
@@ -134,15 +148,32 @@ def pooled_all(nodes: tuple[HashedNode, ...], reports: np.ndarray, d: int) -> tu
     return f, se
 
 
-def absent_weights(nodes: tuple[HashedNode, ...], level_n: np.ndarray) -> tuple[np.ndarray, float]:
-    """The levels' weights :math:`w_t \\propto n_t / V_t` (0 for a level without reports) and the pooled
-    standard error at an absent item, :math:`1 / \\sqrt{\\sum_t n_t / V_t}` (``inf`` with no reports)."""
-    factors = np.array([q * (1 - q) / (p - q) ** 2 for p, q in (node.support for node in nodes)])
-    inverse = np.asarray(level_n, dtype=float) / factors  # V_t at an absent item, on the node's grid
-    total = float(inverse.sum())
+def absent_weights(
+    nodes: tuple[HashedNode, ...], level_n: np.ndarray, pooling: str = "variance"
+) -> tuple[np.ndarray, float]:
+    """The levels' weights (0 for a level without reports) and the pooled standard error at an absent item.
+
+    ``"variance"``: :math:`w_t \\propto n_t / V_t`, the inverse of the levels' variances at an absent item,
+    where the pooled standard error is :math:`1 / \\sqrt{\\sum_t n_t / V_t}`. ``"robust"``:
+    :math:`w_t \\propto n_t (p_t - q_t) / (1 - q_t)`, so that a report that supports an item moves the
+    pooled estimate by the same amount, :math:`1 / \\sum_t n_t (p_t - q_t) / (1 - q_t)`, whatever level
+    it claims (the user-level protocols' ``"robust"``, :mod:`pldp.estimation.spread`); its standard
+    error is :math:`\\sqrt{\\sum_t w_t^2 V_t / n_t}`. Both are ``inf`` with no reports.
+    """
+    if pooling not in POOLINGS:
+        raise ParameterError(f"pooling must be one of {POOLINGS}, got {pooling!r}")
+    support = [node.support for node in nodes]
+    factors = np.array([q * (1 - q) / (p - q) ** 2 for p, q in support])  # V_t at an absent item, on the grid
+    n = np.asarray(level_n, dtype=float)
+    raw = n / factors if pooling == "variance" else n * np.array([(p - q) / (1 - q) for p, q in support])
+    total = float(raw.sum())
     if total == 0.0:
         return np.zeros(len(nodes)), math.inf
-    return inverse / total, 1.0 / math.sqrt(total)
+    w = raw / total
+    if pooling == "variance":
+        return w, 1.0 / math.sqrt(total)
+    present = n > 0
+    return w, math.sqrt(float(np.sum(w[present] ** 2 * factors[present] / n[present])))
 
 
 def checked_reports(

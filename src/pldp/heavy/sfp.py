@@ -216,7 +216,7 @@ class SFP(HeavyHitter):
         return {"name": "SFP", "epsilon": self.levels.tolist(), "split": self.split, **self.node_options}
 
     # ---------------------------------------------------------------------- server
-    def discover(self, reports: Any, top: int = 20, width: int | None = None) -> Discovery:
+    def discover(self, reports: Any, top: int = 20, width: int | None = None, pooling: str = "variance") -> Discovery:
         """The ``top`` answers of the largest estimated shares, assembled from fragments (module docstring).
 
         Parameters
@@ -227,6 +227,10 @@ class SFP(HeavyHitter):
             The answers returned (fewer when fewer candidates are assembled).
         width : int, optional
             Fragments kept at each position; default ``top``.
+        pooling : {"variance", "robust"}, default "variance"
+            How the budget levels' estimates are pooled (:func:`~pldp.heavy.pooled.absent_weights`): by
+            inverse variance, or so that a report moves an estimate alike whatever level it claims
+            (fake users then gain nothing by claiming the largest budget, at a cost in variance).
 
         Raises
         ------
@@ -243,7 +247,7 @@ class SFP(HeavyHitter):
             mine = rep[rep[:, 1] == j]
             if mine.shape[0] == 0:
                 raise ReportError(f"position {j} has no reports: SFP needs every position")
-            f, se = pooled_all(self.fragment_nodes, mine[:, [0, 2, 3]], self.d_fragments)
+            f, se = pooled_all(self.fragment_nodes, mine[:, [0, 2, 3]], self.d_fragments, pooling)
             miss = max(miss, noise_quantile(self.d_fragments) * se)
             best = np.argpartition(-f, width - 1)[:width] if width < f.size else np.arange(f.size)
             kept.append(best[np.argsort(-f[best], kind="stable")])  # largest first
@@ -254,10 +258,10 @@ class SFP(HeavyHitter):
                 f"no word assembled from {assembled} rows: no hash value is kept at every position "
                 "with fragments that form an answer (too few reports, or a larger width)"
             )
-        f, var, se = pooled_estimates(self.word_nodes, rep[:, [0, 4, 5]], words)
+        f, var, se = pooled_estimates(self.word_nodes, rep[:, [0, 4, 5]], words, pooling=pooling)
         order = np.argsort(-f, kind="stable")[:top]
         labels = [shown(row) for row in rows[order]]
-        info = {"width": width, "candidates": int(rows.shape[0]), "assembled": assembled}
+        info = {"width": width, "candidates": int(rows.shape[0]), "assembled": assembled, "pooling": pooling}
         est = Estimate(f[order], var[order], rep.shape[0], "unbiased", Domain(labels), info=info)
         return Discovery(est, self.max_bytes, noise_quantile(rows.shape[0]) * se, miss)
 

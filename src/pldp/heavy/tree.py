@@ -63,6 +63,7 @@ def search(
     last: int,
     threshold: float | None = None,
     group: str = "group",
+    pooling: str = "variance",
 ) -> Search:
     """Search the prefix tree (module docstring).
 
@@ -84,6 +85,8 @@ def search(
         Keep only the prefixes estimated at least this share.
     group : str
         What a depth's users are called in the refusals (``"group"``, ``"depth"``).
+    pooling : {"variance", "robust"}
+        How each depth's levels are pooled (:func:`~pldp.heavy.pooled.absent_weights`).
 
     Raises
     ------
@@ -103,7 +106,7 @@ def search(
         mine = reports[by_depth[bounds[j] : bounds[j + 1]]]
         if mine.shape[0] == 0:
             raise ReportError(f"{group} {j} (prefixes of {(j + 1) * step_bits} bits) has no reports")
-        f, var, se = pooled_estimates(nodes, mine[:, [0, 2, 3]], fingerprints(cand), level_n)
+        f, var, se = pooled_estimates(nodes, mine[:, [0, 2, 3]], fingerprints(cand), level_n, pooling)
         floor = noise_quantile(cand.shape[0]) * se
         miss = max(miss, floor)
         order = np.argsort(-f, kind="stable")[: width if j + 1 < depths else last]

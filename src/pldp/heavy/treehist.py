@@ -139,7 +139,12 @@ class TreeHist(HeavyHitter):
 
     # ---------------------------------------------------------------------- server
     def discover(
-        self, reports: Any, top: int = 20, width: int | None = None, threshold: float | None = None
+        self,
+        reports: Any,
+        top: int = 20,
+        width: int | None = None,
+        threshold: float | None = None,
+        pooling: str = "variance",
     ) -> Discovery:
         """The ``top`` answers of the largest word estimates among the last depth's candidates.
 
@@ -155,15 +160,21 @@ class TreeHist(HeavyHitter):
             Keep only the prefixes estimated at least this share (at most ``width`` of them); by
             default the ``width`` largest. A :class:`~pldp.errors.EstimationError` says so when it
             keeps none at some depth.
+        pooling : {"variance", "robust"}, default "variance"
+            How the budget levels' estimates are pooled (:func:`~pldp.heavy.pooled.absent_weights`): by
+            inverse variance, or so that a report moves an estimate alike whatever level it claims
+            (fake users then gain nothing by claiming the largest budget, at a cost in variance).
         """
         rep = self.checked(reports)
         top = check_int(top, "top", 1)
         width = top if width is None else check_int(width, "width", top)
-        tree = search(self.prefix_nodes, rep[:, :4], self.depths, self.step_bits, width, width, threshold, "depth")
+        tree = search(
+            self.prefix_nodes, rep[:, :4], self.depths, self.step_bits, width, width, threshold, "depth", pooling
+        )
         kept = tree.rows
-        f, var, se = pooled_estimates(self.word_nodes, rep[:, [0, 4, 5]], fingerprints(kept))
+        f, var, se = pooled_estimates(self.word_nodes, rep[:, [0, 4, 5]], fingerprints(kept), pooling=pooling)
         order = np.argsort(-f, kind="stable")[:top]
         labels = [shown(row) for row in kept[order]]
-        info = {"width": width, "candidates": int(kept.shape[0]), "step_bits": self.step_bits}
+        info = {"width": width, "candidates": int(kept.shape[0]), "step_bits": self.step_bits, "pooling": pooling}
         est = Estimate(f[order], var[order], rep.shape[0], "unbiased", Domain(labels), info=info)
         return Discovery(est, self.max_bytes, noise_quantile(kept.shape[0]) * se, tree.miss)
