@@ -354,3 +354,31 @@ def test_export_by_day_lists_days_and_writes_one_file_per_day(tmp_path: Path) ->
         with pytest.raises(FileExistsError, match="refusing to overwrite"):
             export_days(analyst, SPEC.id, root, ["2026-03-02"])
         assert [p.stat().st_mtime_ns for p in written] == stamps and _files(root) == written
+
+
+def test_retention_keeps_a_free_text_campaigns_reports_which_its_estimate_reads(tmp_path: Path, monkeypatch) -> None:
+    """A free-text campaign's estimate discovers its answers from its stored reports (its tally is only
+    their number): a round exports them, and retention deletes the listed campaign's old reports only."""
+    free = Spec.from_heavy(pldp.PEM(4.0, max_bytes=4), question="a word?")
+    db, root = tmp_path / "s.db", tmp_path / "files"
+    writer = Writer(db)
+    exporter = Exporter(db, Rollover(root, retain_days=2))
+    try:
+        writer.run(lambda ctx: collect.create_campaign(ctx, SPEC, 0.0))
+        writer.run(lambda ctx: collect.create_campaign(ctx, free, 0.0))
+        _on(monkeypatch, DAY)
+        _put(writer, _reports(200, 1))
+        words = Client(
+            free, random=lambda n: np.random.default_rng(n).integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+        )
+        batch = words.reports(["spam", "eggs"] * 100)
+        prep = collect.prepare_batch(free, json.dumps(batch.to_json()).encode(), 10**6)
+        assert writer.run(lambda ctx: collect.store_batch(ctx, free.id, prep)) == {"accepted": 200, "duplicates": 0}
+        _on(monkeypatch, DAY + 5)
+        done = exporter.run_once()
+        assert done is not None and done.deleted == 200  # the listed campaign's, exported and old
+        assert store.stored_count(writer.conn, SPEC.id) == 0 and store.stored_count(writer.conn, free.id) == 200
+        assert len(report_files.report_files(root, free.id)) == 1  # exported all the same
+    finally:
+        exporter.close()
+        writer.close()

@@ -42,7 +42,8 @@ Retention
     tally keeps counting them. A deletion counts itself in ``retention.generation``, and every
     writer drops its index of the campaign's ids when it sees the generation move
     (:mod:`pldp.service.writer`). A retry of a deleted report is therefore a new report: the
-    idempotency window is the retention window.
+    idempotency window is the retention window. A free-text campaign's reports are kept: its
+    estimate discovers its answers from them.
 """
 
 from __future__ import annotations
@@ -248,7 +249,8 @@ class Exporter:
             if row.id not in self._specs:
                 self._specs[row.id] = row.spec()
             self._export(self._specs[row.id], key, sid, done, row.rounds != "once")
-            if self.rollover.retain_days is not None and not self._stop.is_set():
+            free_text = self._specs[row.id].root.text_bytes is not None  # its estimate reads its stored reports
+            if self.rollover.retain_days is not None and not free_text and not self._stop.is_set():
                 cutoff = store.today() - self.rollover.retain_days
                 delete = functools.partial(delete_exported, key=key, cutoff=cutoff)
                 done.deleted += self._writer.run(delete, timeout=None)  # 10^6 reports: about a second
