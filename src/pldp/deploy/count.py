@@ -27,6 +27,7 @@ from pldp.channel.columns import check_bits, refuse_first
 from pldp.channel.payload import check_columns
 from pldp.deploy.spec import Spec
 from pldp.deploy.wire import arrow_columns
+from pldp.errors import TallyError
 from pldp.heavy.count import ReportCount
 from pldp.tally import Tally
 
@@ -72,7 +73,10 @@ def tally_columns(spec: Spec, columns: dict[str, np.ndarray]) -> Any:
 def load_tally(spec: Spec, obj: Any) -> Any:
     """A stored tally of ``spec`` (its ``to_dict`` form) read back: the oracle's, or a free-text spec's count."""
     if spec.root.text_bytes is not None:
-        return ReportCount.from_dict(obj)
+        count = ReportCount.from_dict(obj)
+        if count.fingerprint != spec.id:
+            raise TallyError(f"this count is of campaign {count.fingerprint!r}, not of {spec.id}")
+        return count
     return spec.mechanism().load_tally(obj)
 
 

@@ -23,6 +23,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from pldp.deploy.spec import Spec
 from pldp.errors import EstimationError, ParameterError, TallyError
 from pldp.estimation.detect import screen
@@ -38,6 +40,7 @@ __all__ = [
     "detection_json",
     "detection_words",
     "discovery_estimate",
+    "discovery_json",
     "estimate_json",
     "estimate_text",
     "fallback_words",
@@ -133,7 +136,9 @@ def check_method(oracle: Any, method: str) -> None:
         raise EstimationError(f"unknown method {method!r}: this campaign ({type(oracle).__name__}) offers {offered}")
 
 
-def campaign_estimate(spec: Spec, tally: Any, method: str = "unbiased", level: float = 0.95) -> dict[str, Any]:
+def campaign_estimate(
+    spec: Spec, tally: Any, method: str | None = None, level: float = 0.95, top: int = 20
+) -> dict[str, Any]:
     """The estimate of a campaign from its tally, in the collector's JSON shape (module docstring).
 
     Raises
@@ -145,15 +150,16 @@ def campaign_estimate(spec: Spec, tally: Any, method: str = "unbiased", level: f
     PLDPError
         From :func:`pldp.estimate`: a tally of another spec, no reports, an estimator's refusal.
 
-    A free-text campaign's "tally" is its reports (:class:`~pldp.heavy.count.ReportRows`, what an
-    aggregation of report files merges) and its method ``"discover"`` (:func:`discovery_estimate`, the
-    20 answers of the largest estimates).
+    ``method`` defaults to ``"unbiased"``. A free-text campaign's "tally" is its reports
+    (:class:`~pldp.heavy.count.ReportRows`, what an aggregation of report files merges) and its one
+    method ``"discover"``, the default (:func:`discovery_estimate`, the ``top`` answers).
     """
     import pldp
 
     if spec.root.text_bytes is not None:
-        check_method(spec.heavy_hitter(), method)
-        return discovery_estimate(spec, tally, level)
+        check_method(spec.heavy_hitter(), "discover" if method is None else method)
+        return discovery_estimate(spec, tally, level, top)
+    method = "unbiased" if method is None else method
 
     if not 0.0 < level < 1.0:
         raise ParameterError(f"level must lie in (0, 1), got {level}")
@@ -187,30 +193,44 @@ def discovery_estimate(spec: Spec, columns: Any, level: float = 0.95, top: int =
     """A free-text campaign's estimate (the shape of :func:`campaign_estimate`) from its reports' payload
     columns (by name), or their rows as its protocol reads them (a :class:`~pldp.heavy.count.ReportRows`,
     what an aggregation of report files merges): the ``top`` answers its protocol discovers
-    (:meth:`pldp.deploy.Spec.heavy_hitter`), as the
-    labels, with their shares, standard errors and intervals, and what the discovery cannot see (the
-    attribute's ``discovery``: its floor, miss share, bound and which answers are above the floor).
-    Its one method is ``"discover"``; no screen of single reports applies.
+    (:meth:`pldp.deploy.Spec.heavy_hitter`), as :func:`discovery_json` writes them.
 
     Raises
     ------
     ParameterError
         ``level`` is not in (0, 1).
+    TallyError
+        Rows of another campaign, or a tally that holds no reports (the collector's count).
     PLDPError
-        From the protocol: no reports, or a discovery that finds nothing it may return.
+        From the protocol: no reports, a group without reports, or a discovery that finds nothing it
+        may return.
     """
     if not 0.0 < level < 1.0:
         raise ParameterError(f"level must lie in (0, 1), got {level}")
     protocol = spec.heavy_hitter()
     if isinstance(columns, Mapping):
         reports = protocol.reports_from_columns(columns, spec.oracle_params["level"])
-    else:
+    elif isinstance(getattr(columns, "rows", None), np.ndarray):
         if columns.fingerprint != spec.id:
             raise TallyError(f"these reports are of campaign {columns.fingerprint}, not of {spec.id}")
         reports = protocol.checked(columns.rows)
+    else:
+        raise TallyError(
+            f"a free-text campaign is discovered from its reports (payload columns or ReportRows), not a "
+            f"{type(columns).__name__}"
+        )
     if reports.shape[0] == 0:
         raise EstimationError("a discovery needs reports; the campaign has none")
-    found = protocol.discover(reports, top=top)
+    return discovery_json(spec, protocol.discover(reports, top=top), level, top)
+
+
+def discovery_json(spec: Spec, found: Any, level: float, top: int) -> dict[str, Any]:
+    """A free-text campaign's estimate from its protocol's :class:`~pldp.heavy.Discovery`: the answers as
+    the labels (:func:`answer_label`), with their shares, standard errors and intervals at ``level``,
+    and what the discovery cannot see (the attribute's ``discovery``: the floor, the share that may be
+    missed, the bound on bytes, which answers are above the floor). Its one method is ``"discover"``;
+    no screen of single reports applies."""
+    protocol = spec.heavy_hitter()
     part = estimate_json(found.estimate, None, level)
     answers = found.answers
     part["labels"] = [answer_label(a) for a in answers]
@@ -227,7 +247,7 @@ def discovery_estimate(spec: Spec, columns: Any, level: float = 0.95, top: int =
     why = "a free-text campaign's reports are local-hashing reports, any of which an honest device can send"
     return {
         "campaign": spec.id,
-        "n": int(reports.shape[0]),
+        "n": int(found.estimate.n),
         "method": "discover",
         "level": level,
         "methods": list(protocol.methods),

@@ -429,13 +429,20 @@ class Spec:
         from pldp.errors import ParameterError
         from pldp.heavy import heavy_from_params
 
-        params = dict(self._data["oracle"])
+        oracle = self._data["oracle"]
+        if not isinstance(oracle, dict):
+            raise SpecError("the spec's oracle must be an object: a heavy-hitter protocol's parameters and level")
+        params = dict(oracle)
         level = params.pop("level", None)
+        if isinstance(level, bool) or not isinstance(level, int):
+            raise SpecError(f"the spec's oracle.level must be an integer level index, got {level!r}")
         try:
             protocol = heavy_from_params(params)
-            node = protocol.node(level) if isinstance(level, int) and not isinstance(level, bool) else None
+            node = protocol.node(level)
         except ParameterError as err:
             raise SpecError(f"the spec's oracle is no heavy-hitter protocol: {err}") from None
+        if canonical(protocol.params()) != canonical(params):  # one protocol, one form, one spec id
+            raise SpecError("the spec's oracle is not written as pldp writes its protocol's parameters")
         if node != self._root:
             raise SpecError("the sampler is not the node of the spec's heavy-hitter protocol at its level")
         return protocol

@@ -64,6 +64,12 @@ class HeavyHitter(ABC):
         ``protocol`` and ``max_bytes``, and TreeHist's ``step_bits`` or SFP's ``fragment_bytes`` and
         ``hash_bits``."""
 
+    @property
+    def _node_arguments(self) -> dict[str, Any]:
+        """The constructor's arguments that are the node's members (:attr:`node_options` but ``protocol``,
+        which the class names)."""
+        return {k: v for k, v in self.node_options.items() if k != "protocol"}
+
     @abstractmethod
     def params(self) -> dict[str, Any]:
         """The protocol's name and constructor arguments, as JSON values (a campaign spec's ``oracle``

@@ -19,7 +19,7 @@ PROTOCOLS: dict[str, type[HeavyHitter]] = {"PEM": PEM, "TreeHist": TreeHist, "SF
 
 def heavy_from_params(params: dict[str, Any]) -> HeavyHitter:
     """The protocol of :meth:`HeavyHitter.params` (a :class:`~pldp.errors.ParameterError` for an unknown
-    name or a bad argument; a TreeHist's or SFP's ``protocol`` member, their node's, is implied by the name).
+    name or a bad argument).
 
     Examples
     --------
@@ -31,8 +31,7 @@ def heavy_from_params(params: dict[str, Any]) -> HeavyHitter:
     cls = PROTOCOLS.get(name) if isinstance(name, str) else None
     if cls is None:
         raise ParameterError(f"the heavy-hitter protocol must be one of {sorted(PROTOCOLS)}, got {name!r}")
-    args.pop("protocol", None)
     try:
         return cls(**args)
-    except TypeError as err:
+    except (TypeError, ValueError) as err:  # an unknown member, or one of no number's type
         raise ParameterError(f"bad arguments for {cls.__name__}: {err}") from None

@@ -213,7 +213,7 @@ class SFP(HeavyHitter):
 
     def params(self) -> dict[str, Any]:
         """The constructor's arguments, as JSON values (:func:`pldp.heavy.heavy_from_params` rebuilds it)."""
-        return {"name": "SFP", "epsilon": self.levels.tolist(), "split": self.split, **self.node_options}
+        return {"name": "SFP", "epsilon": self.levels.tolist(), "split": self.split, **self._node_arguments}
 
     # ---------------------------------------------------------------------- server
     def discover(self, reports: Any, top: int = 20, width: int | None = None, pooling: str = "variance") -> Discovery:

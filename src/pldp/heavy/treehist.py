@@ -135,7 +135,7 @@ class TreeHist(HeavyHitter):
 
     def params(self) -> dict[str, Any]:
         """The constructor's arguments, as JSON values (:func:`pldp.heavy.heavy_from_params` rebuilds it)."""
-        return {"name": "TreeHist", "epsilon": self.levels.tolist(), "split": self.split, **self.node_options}
+        return {"name": "TreeHist", "epsilon": self.levels.tolist(), "split": self.split, **self._node_arguments}
 
     # ---------------------------------------------------------------------- server
     def discover(

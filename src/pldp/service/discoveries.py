@@ -1,12 +1,17 @@
-"""The collector's recent discoveries of free-text campaigns, reused while no report has arrived.
+"""The collector's discoveries of free-text campaigns: one at a time, and the last one reused.
 
 A free-text campaign's estimate reads every stored report and runs its protocol's discovery
-(:func:`pldp.deploy.estimates.discovery_estimate`): seconds at a million reports, while the
-dashboard asks every 2 seconds. :class:`Discoveries` keeps the last answer of each query (campaign,
-round, level, top) with the number of reports it was made from, and answers the same query from
-it while that number is unchanged; one request at a time computes a query's answer, and the others
-wait for it rather than computing it again. It holds at most :data:`KEPT` answers, dropping the
-least recently used.
+(:meth:`pldp.heavy.HeavyHitter.discover`): tens of seconds at a million reports, while the
+dashboard asks every 2 seconds. :class:`Discoveries` bounds that work:
+
+* one discovery runs at a time in a process (a request that needs another waits for it), so
+  analysts' queries take at most one core however many arrive;
+* each query (campaign, round, top) keeps its last :class:`~pldp.heavy.Discovery` with the number
+  of reports it was made from, and a request is answered from it while no report has arrived
+  (``hit``), or, while a discovery is running, from the last one (``stale``: its ``n`` says how many
+  reports it saw) rather than waiting; the intervals at the level asked are made from it each time;
+* at most :data:`KEPT` queries are kept, the least recently used dropped; a failed discovery keeps
+  nothing.
 """
 
 from __future__ import annotations
@@ -18,35 +23,43 @@ from typing import Any
 
 __all__ = ["KEPT", "Discoveries"]
 
-#: The most answers kept.
+#: The most queries kept.
 KEPT = 64
 
 
 class Discoveries:
-    """Answers of discovery queries, each with the report count it was made from (module docstring)."""
+    """The last discovery of each query, and the one lock under which discoveries run (module docstring)."""
 
     def __init__(self, kept: int = KEPT) -> None:
         self.kept = kept
-        self._answers: OrderedDict[Hashable, tuple[int, Any]] = OrderedDict()
-        self._locks: dict[Hashable, threading.Lock] = {}
-        self._guard = threading.Lock()
+        self._found: OrderedDict[Hashable, tuple[int, Any]] = OrderedDict()
+        self._guard = threading.Lock()  # the dict
+        self._running = threading.Lock()  # one discovery at a time
 
-    def get(self, key: Hashable, n: int, compute: Callable[[], Any]) -> tuple[Any, bool]:
-        """The answer of ``key`` for ``n`` reports, and whether it was kept from before (else computed
-        now by ``compute``, which a failure leaves unkept)."""
+    def _kept(self, key: Hashable) -> tuple[int, Any] | None:
         with self._guard:
-            lock = self._locks.setdefault(key, threading.Lock())
-        with lock:
+            found = self._found.get(key)
+            if found is not None:
+                self._found.move_to_end(key)
+            return found
+
+    def get(self, key: Hashable, n: Callable[[], int], discover: Callable[[], tuple[int, Any]]) -> tuple[Any, str]:
+        """The discovery of ``key`` and how it was had: ``"hit"`` (kept, made from at least ``n()``
+        reports, the count read now), ``"stale"`` (kept, older; another discovery is running) or
+        ``"miss"`` (``discover()`` ran now, under the lock, and returned its report count and result)."""
+        found = self._kept(key)
+        if found is not None and found[0] >= n():
+            return found[1], "hit"
+        if found is not None and self._running.locked():
+            return found[1], "stale"
+        with self._running:
+            found = self._kept(key)  # another request may have made it while this one waited
+            if found is not None and found[0] >= n():
+                return found[1], "hit"
+            count, result = discover()
             with self._guard:
-                kept = self._answers.get(key)
-                if kept is not None and kept[0] == n:
-                    self._answers.move_to_end(key)
-                    return kept[1], True
-            answer = compute()
-            with self._guard:
-                self._answers[key] = (n, answer)
-                self._answers.move_to_end(key)
-                while len(self._answers) > self.kept:
-                    old, _ = self._answers.popitem(last=False)
-                    self._locks.pop(old, None)
-            return answer, False
+                self._found[key] = (count, result)
+                self._found.move_to_end(key)
+                while len(self._found) > self.kept:
+                    self._found.popitem(last=False)
+            return result, "miss"

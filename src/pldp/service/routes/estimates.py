@@ -7,8 +7,8 @@ from typing import Annotated, Any, NamedTuple
 from fastapi import APIRouter, Depends, Query, Response, Security
 from pydantic import TypeAdapter
 
-from pldp.deploy.estimates import campaign_estimate, check_method, discovery_estimate
-from pldp.errors import PLDPError
+from pldp.deploy.estimates import campaign_estimate, check_method, discovery_json
+from pldp.errors import EstimationError, PLDPError, ReportError
 from pldp.service import rounds, store
 from pldp.service.collect import CollectError
 from pldp.service.deps import ServiceDep, bearer, readable, require
@@ -21,10 +21,10 @@ __all__ = ["router"]
 
 router = APIRouter(prefix="/v1/campaigns", tags=["estimates"])
 #: The most answers a free-text campaign's estimate may ask to discover.
-MAX_TOP = 200
-#: The ``Cache-Status`` of a free-text campaign's estimate (RFC 9211): kept from an earlier request at the
-#: same report count, or discovered now.
-CACHE = {True: "pldp; hit", False: "pldp; fwd=miss; stored"}
+MAX_TOP = 50
+#: The ``Cache-Status`` of a free-text campaign's estimate (RFC 9211): kept from an earlier discovery of
+#: every report stored, kept from an older one while another discovery runs, or discovered now.
+CACHE = {"hit": "pldp; hit", "stale": "pldp; hit; detail=stale", "miss": "pldp; fwd=miss; stored"}
 #: How FastAPI serializes an answer of no declared type.
 _JSON: TypeAdapter[Any] = TypeAdapter(Any)
 #: The ``round`` query parameter: one round of a recurring campaign (:mod:`pldp.service.routes.rounds`).
@@ -59,7 +59,12 @@ def estimate_request(
     level: Annotated[float, LEVEL] = 0.95,
     turn: Annotated[int | None, ROUND] = None,
     top: Annotated[
-        int, Query(ge=1, le=MAX_TOP, description="A free-text campaign: the answers to discover (ignored otherwise).")
+        int,
+        Query(
+            ge=1,
+            le=MAX_TOP,
+            description="A free-text campaign: the answers to discover (checked for any campaign, used by those).",
+        ),
     ] = 20,
 ) -> EstimateRequest:
     """The campaign, for an analyst granted it, and the query.
@@ -105,26 +110,33 @@ def get_estimate(service: ServiceDep, asked: Annotated[EstimateRequest, Depends(
 
 def _discovery(service: Any, spec: Any, asked: EstimateRequest) -> Response:
     """A free-text campaign's estimate: the answers its protocol discovers from the stored reports (of
-    the round asked), read from the store at once (:func:`pldp.deploy.estimates.discovery_estimate`)."""
+    the round asked), one discovery at a time and the last one reused (:mod:`pldp.service.discoveries`),
+    its intervals made at the level asked (:func:`pldp.deploy.estimates.discovery_json`)."""
     if asked.method != "discover":
         raise CollectError(
             400, "bad_method", f"a free-text campaign offers the method 'discover', not {asked.method!r}"
         )
-    n = round_tally(service.conn(), spec, asked.round).n  # 409 without reports (in the round)
+    round_tally(service.conn(), spec, asked.round)  # 409 without reports (in the round)
 
-    def discover() -> dict[str, Any]:
+    def count() -> int:
+        return int(round_tally(service.conn(), spec, asked.round).n)
+
+    def discover() -> tuple[int, Any]:
         conn = service.conn()
         schedule = rounds.schedule_of(conn, spec.id)
         recurs = schedule is not None and schedule.recurs  # a campaign that does not recur has one round: all
         batch = store.stored_batch(conn, spec, turn=asked.round if recurs else None)
+        protocol = spec.heavy_hitter()
+        reports = protocol.reports_from_columns(batch.columns, spec.oracle_params["level"])
         try:
-            return discovery_estimate(spec, batch.columns, asked.level, asked.top)
-        except PLDPError as exc:  # the protocol finds nothing it may return
-            raise CollectError(400, "estimate_failed", str(exc)) from None
+            return reports.shape[0], protocol.discover(reports, top=asked.top)
+        except (ReportError, EstimationError) as exc:  # too few reports yet: a group without any, nothing found
+            raise CollectError(
+                409, "too_few_reports", f"campaign {spec.id} has too few reports to discover from: {exc}"
+            ) from None
 
-    key = (spec.id, asked.round, asked.level, asked.top)
-    found, kept = service.discoveries.get(key, n, discover)
-    answer = dict(found)
+    found, how = service.discoveries.get((spec.id, asked.round, asked.top), count, discover)
+    answer = discovery_json(spec, found, asked.level, asked.top)
     if asked.round is not None:
         answer["round"] = asked.round
-    return Response(_JSON.dump_json(answer), media_type="application/json", headers={"Cache-Status": CACHE[kept]})
+    return Response(_JSON.dump_json(answer), media_type="application/json", headers={"Cache-Status": CACHE[how]})

@@ -128,6 +128,13 @@ def series(
     """
     if not 0.0 < level < 1.0:
         raise CollectError(400, "bad_level", f"level must lie in (0, 1), got {level}")
+    if spec.root.text_bytes is not None:
+        raise CollectError(
+            400,
+            "bad_method",
+            "a free-text campaign has no series of estimates: each is a discovery of every stored report; "
+            "ask GET .../estimate?round=N for one round",
+        )
     oracle = spec.mechanism()
     try:
         check_method(oracle, method)

@@ -184,6 +184,10 @@ async function refreshPerAddress(n) {
  */
 async function refreshSeries(token, method, level, n, mine) {
   const box = document.getElementById("series");
+  if (method === "discover") {
+    box.hidden = true; // a free-text campaign: each estimate is a discovery of every report, no series
+    return;
+  }
   box.hidden = !recurs;
   box.dataset.recurs = String(recurs);
   const key = `${method}|${level}|${n}|${Math.floor(Date.now() / 30000)}`;
@@ -222,6 +226,12 @@ function showFailure(err) {
         clearCharts();
         if (!changing) askToken(false); // the token was taken
         showMessage("No reports yet: the charts appear when the first report arrives.", "notice", "no_reports");
+        return true;
+      }
+      if (err.code === "too_few_reports") {
+        clearCharts();
+        if (!changing) askToken(false);
+        showMessage(`Too few reports yet to discover answers from: ${err.reason}. Trying again as reports arrive…`, "notice", "too_few_reports");
         return true;
       }
       break;
