@@ -30,6 +30,8 @@ def test_spec_new_writes_the_spec_from_heavy_writes(capsys: pytest.CaptureFixtur
     assert Spec.from_json(text).heavy_hitter().params() == pldp.SFP(4.0, max_bytes=8, fragment_bytes=1).params()
     main_error(capsys, ["spec", "new", "pem", "--labels", "a,b", "--eps", "4", "--question", "q?"], "text:L")
     main_error(capsys, ["spec", "new", "krr", "--labels", "text:8", "--eps", "4", "--question", "q?"], "not krr")
+    pem = ["spec", "new", "pem", "--labels", "text:8", "--eps", "4", "--question", "q?"]
+    main_error(capsys, [*pem, "--step-bits", "2"], "--step-bits is not an option of pem")
 
 
 def test_verify_simulate_and_aggregate_a_free_text_campaign(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -78,7 +78,7 @@ def audit_heavy(
     b: Any,
     trials: int,
     rng: np.random.Generator,
-    level: int = 0,
+    level: int | None = None,
     alpha: float = 0.01,
 ) -> HeavyAudit:
     """Audit ``protocol``'s reports of answer ``a`` against ``b`` (module docstring).
@@ -96,8 +96,8 @@ def audit_heavy(
         Reports drawn for each.
     rng : numpy.random.Generator
         The clients' randomness.
-    level : int, default 0
-        The users' level.
+    level : int, optional
+        The users' level (default 0); a spec's is its own, and another is refused.
     alpha : float, default 0.01
         One minus the confidence of the bound.
 
@@ -111,12 +111,15 @@ def audit_heavy(
     trials = check_int(trials, "trials", 1)
     if isinstance(protocol, Spec):
         spec = protocol
+        if level is not None:
+            raise ParameterError("a spec's devices report at the spec's level: give no level with a spec")
         protocol, level = spec.heavy_hitter(), int(spec.oracle_params["level"])
         client = Client(spec, random=lambda n: generator_words(rng, n))
 
         def draw(answer: Any) -> np.ndarray:
             return protocol.reports_from_columns(client.reports([answer] * trials).columns, level)
     else:
+        level = 0 if level is None else check_int(level, "level", 0)
 
         def draw(answer: Any) -> np.ndarray:
             return protocol.perturb([answer] * trials, rng, level=np.full(trials, level))

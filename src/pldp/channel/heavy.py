@@ -1,10 +1,10 @@
 r"""The heavy-hitter node: a free-text answer's report for PEM, TreeHist or SFP (:mod:`pldp.heavy`).
 
 The node's input is the answer as a row of ``L = max_bytes`` bytes (:func:`answer_rows`: text
-normalised as every text answer is, Unicode NFC and ASCII white space trimmed, then UTF-8, cut to
-``L`` bytes and padded with ``0x00``). Its report is a *group* ``j`` drawn uniformly from
-``0 .. G - 1`` by the report's first word alone (exact, by rejection:
-:func:`~pldp.channel.sampling.uniform_below`), then one local-hashing report
+normalised as every text answer is, Unicode NFC then space, tab, LF and CR trimmed from both ends,
+then UTF-8, cut to ``L`` bytes and padded with ``0x00``). Its report is a *group* ``j`` drawn
+uniformly from ``0 .. G - 1`` by words alone (the node's first word, exact by rejection: a refused
+word is replaced by the next, :func:`~pldp.channel.sampling.uniform_below`), then one local-hashing report
 (:class:`~pldp.channel.hashed.HashedNode`, two words) per *part*, each of an item the answer and the
 group give (:func:`part_items`):
 
@@ -299,10 +299,20 @@ class HeavyNode(Node):
         """One object per protocol (its own members required, no others)."""
         own = {
             "pem": {},
-            "treehist": {"step_bits": int_schema(1, 8, "The bits a prefix grows by per depth (1, 2, 4 or 8).")},
+            "treehist": {
+                "step_bits": {
+                    "type": "integer",
+                    "enum": list(STEPS),
+                    "description": "The bits a prefix grows by per depth.",
+                }
+            },
             "sfp": {
-                "fragment_bytes": int_schema(1, 8, "The bytes of a fragment (dividing max_bytes)."),
-                "hash_bits": int_schema(1, 64, "The bits of the word's hash that tag a fragment."),
+                "fragment_bytes": int_schema(
+                    1, 3, "The bytes of a fragment (dividing max_bytes; hash_bits + 8 b <= 30)."
+                ),
+                "hash_bits": int_schema(
+                    1, 22, "The bits of the word's hash that tag a fragment (hash_bits + 8 b <= 30)."
+                ),
             },
         }
         return one_of(
@@ -313,8 +323,16 @@ class HeavyNode(Node):
                         "protocol": {"type": "string", "const": protocol},
                         "max_bytes": int_schema(1, MAX_BYTES, "The bytes of an answer kept (UTF-8, NFC, trimmed)."),
                         **members,
-                        "parts": list_schema(ref("hashed"), 1, "A hashed node per part, in the protocol's order."),
-                        "epsilon": budget_schema(False, "The whole report's LDP budget (the parts' sum within it)."),
+                        "parts": {
+                            **list_schema(
+                                ref("hashed"), len(PROTOCOL_PARTS[protocol]), "A hashed node per part, in order."
+                            ),
+                            "maxItems": len(PROTOCOL_PARTS[protocol]),
+                        },
+                        "epsilon": budget_schema(
+                            False,
+                            "The whole report's budget: the product of the parts' largest ratios is within e^epsilon.",
+                        ),
                     },
                 )
                 for protocol, members in own.items()

@@ -163,13 +163,11 @@ def _free_text(args: argparse.Namespace) -> Any:
     if form != "text" or not sep or not raw.strip().isdigit():
         raise CLIError(f"{args.name} discovers free text: give --labels text:L, the bytes of an answer kept (1 to 64)")
     eps: Any = _floats(args.levels, "levels") if args.levels else _one(args.eps, "eps")
-    kw: dict[str, Any] = {"max_bytes": int(raw)}
-    if args.name != "pem":
-        kw["split"] = args.split
-    if args.name == "treehist":
-        kw["step_bits"] = args.step_bits
-    if args.name == "sfp":
-        kw.update(fragment_bytes=args.fragment_bytes, hash_bits=args.hash_bits)
+    own = {"pem": (), "treehist": ("split", "step_bits"), "sfp": ("split", "fragment_bytes", "hash_bits")}[args.name]
+    for option in ("split", "step_bits", "fragment_bytes", "hash_bits"):
+        if option not in own and getattr(args, option) is not None:
+            raise CLIError(f"--{option.replace('_', '-')} is not an option of {args.name}")
+    kw: dict[str, Any] = {"max_bytes": int(raw), **{k: getattr(args, k) for k in own if getattr(args, k) is not None}}
     protocol = getattr(pldp, _HEAVY[args.name])(eps, **kw)
     return Spec.from_heavy(protocol, question=args.question.strip(), level=args.level)
 
@@ -337,10 +335,14 @@ def add_commands(sub: Subparsers) -> None:
     new.add_argument("--k", default=None, help="mpldp: values per attribute")
     new.add_argument("--eps-list", default=None, help="mpldp: budget per attribute")
     new.add_argument("--level", type=int, default=0, help="pem, treehist, sfp with --levels: the level of this spec")
-    new.add_argument("--split", type=float, default=0.5, help="treehist, sfp: the prefix or fragment's share of eps")
-    new.add_argument("--step-bits", type=int, default=8, choices=[1, 2, 4, 8], help="treehist: bits per depth")
-    new.add_argument("--fragment-bytes", type=int, default=2, help="sfp: bytes of a fragment")
-    new.add_argument("--hash-bits", type=int, default=8, help="sfp: bits of the hash tagging a fragment")
+    new.add_argument(
+        "--split", type=float, default=None, help="treehist, sfp: the prefix or fragment's share of eps (default 0.5)"
+    )
+    new.add_argument(
+        "--step-bits", type=int, default=None, choices=[1, 2, 4, 8], help="treehist: bits per depth (default 8)"
+    )
+    new.add_argument("--fragment-bytes", type=int, default=None, help="sfp: bytes of a fragment (default 2)")
+    new.add_argument("--hash-bits", type=int, default=None, help="sfp: bits of the hash tagging a fragment (default 8)")
     new.set_defaults(func=_spec_new)
     ver = spec_sub.add_parser(
         "verify",
