@@ -39,12 +39,16 @@ SPECS = {
     "treehist": lambda: Spec.from_heavy(pldp.TreeHist(4.0, max_bytes=6, step_bits=2), question="Your word?"),
     "sfp": lambda: Spec.from_heavy(pldp.SFP(4.0, max_bytes=8, fragment_bytes=2, hash_bits=8), question="Your word?"),
     "pem-level-1": lambda: Spec.from_heavy(heavy_protocols()[0], question="Your word?", level=1),
+    # rows of 17 bytes and more: XXH32's four-lane path over the whole row (TreeHist 17/4: 34 depths, refused words)
+    "treehist-17": lambda: Spec.from_heavy(pldp.TreeHist(4.0, max_bytes=17, step_bits=4), question="Your word?"),
+    "pem-32": lambda: Spec.from_heavy(pldp.PEM(4.0, max_bytes=32), question="Your word?"),
 }
 #: Answers as given: ASCII, é composed and decomposed (one row after NFC), ï, CJK cut inside a
-#: character at 6 and 8 bytes, white space trimmed (and NBSP kept), a word longer than any row.
+#: character at 6 and 8 bytes, white space trimmed (and NBSP kept), a word longer than any row, 4-byte
+#: characters (emoji, a ZWJ sequence) cut inside one at 6, 17 and 8 bytes.
 ANSWERS = [
     "café", "cafe\u0301", "naïve", "日本語テキスト", "é日本", " padded  ", "\tpadded\r\n", "\u00a0tea", "a",
-    "antidisestablishmentarianism",
+    "antidisestablishmentarianism", "emoji 😀👩‍💻 done", "😀" * 5,
 ]  # fmt: skip
 #: Answers both clients refuse before drawing a word: empty, only white space, a number, U+0000 inside.
 BAD = ["", "  \t ", 5, "a\u0000b"]

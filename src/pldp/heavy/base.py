@@ -37,9 +37,8 @@ __all__ = ["HeavyHitter"]
 class HeavyHitter(ABC):
     """The client and the checks every heavy-hitter protocol shares (module docstring)."""
 
-    #: The protocol's name in messages, and what its groups are called (``"group"``, ``"depth"``).
+    #: The protocol's name in messages.
     name: ClassVar[str]
-    group_name: ClassVar[str]
     #: The estimation methods it offers (:data:`pldp.methods.ESTIMATION_METHODS`): its discovery.
     methods: ClassVar[tuple[str, ...]] = ("discover",)
     #: The budget levels and the bound on an answer's bytes.
@@ -47,9 +46,15 @@ class HeavyHitter(ABC):
     max_bytes: int
 
     @property
-    @abstractmethod
     def groups(self) -> int:
-        """The groups a user may fall in."""
+        """The groups a user may fall in: PEM's ``L`` prefix lengths, TreeHist's ``8 L / s`` depths, SFP's
+        ``L / b`` positions (the node's, :attr:`pldp.channel.HeavyNode.groups`)."""
+        return self.node().groups
+
+    @property
+    def group_name(self) -> str:
+        """What the groups are called (``"group"``, ``"depth"``, ``"position"``): the node's group column."""
+        return self.node().group_name
 
     @property
     @abstractmethod

@@ -102,12 +102,6 @@ class PEM(HeavyHitter):
         return f"PEM(epsilon={budgets_text(self.levels)}, max_bytes={self.max_bytes})"
 
     name = "PEM"
-    group_name = "group"
-
-    @property
-    def groups(self) -> int:
-        """``L``: a group per prefix length, ``1 .. L`` bytes."""
-        return self.max_bytes
 
     @property
     def parts(self) -> dict[str, tuple[HashedNode, ...]]:

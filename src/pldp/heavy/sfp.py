@@ -189,12 +189,6 @@ class SFP(HeavyHitter):
 
     # ---------------------------------------------------------------------- client
     name = "SFP"
-    group_name = "position"
-
-    @property
-    def groups(self) -> int:
-        """``P = L / b``: a position per fragment."""
-        return self.positions
 
     @property
     def parts(self) -> dict[str, tuple[HashedNode, ...]]:

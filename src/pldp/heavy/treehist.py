@@ -116,12 +116,6 @@ class TreeHist(HeavyHitter):
         )
 
     name = "TreeHist"
-    group_name = "depth"
-
-    @property
-    def groups(self) -> int:
-        """``D = 8 L / s``: a depth per prefix length, ``s .. 8 L`` bits."""
-        return self.depths
 
     @property
     def parts(self) -> dict[str, tuple[HashedNode, ...]]:

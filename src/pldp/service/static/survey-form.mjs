@@ -63,7 +63,8 @@ function sayCut(box, raw, maxBytes) {
   if (box.hidden) return;
   let end = maxBytes;
   while (end > 0 && (bytes[end] & 0xc0) === 0x80) end--; // back to the start of a character
-  box.textContent = `Your answer is ${bytes.length} bytes long: only its first ${maxBytes} are used (“${decoder.decode(bytes.subarray(0, end))}”).`;
+  const part = end < maxBytes ? ", and the first bytes of the next character" : "";
+  box.textContent = `Your answer is ${bytes.length} bytes long: only its first ${maxBytes} are used (“${decoder.decode(bytes.subarray(0, end))}”${part}).`;
 }
 
 /**
