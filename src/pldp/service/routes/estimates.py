@@ -79,7 +79,22 @@ def estimate_request(
     return EstimateRequest(campaign, asked, level, turn, top)
 
 
-@router.get("/{campaign_id}/estimate", response_model=Estimate, responses=responses(400, 401, 403, 409))
+#: The 200 answer's header of a free-text campaign (:data:`CACHE`).
+_CACHE_HEADER = {
+    "Cache-Status": {
+        "description": "A free-text campaign's answer (RFC 9211): `pldp; hit` (its last discovery, every stored "
+        "report seen), `pldp; hit; detail=stale` (an older one, while another discovery runs) or "
+        "`pldp; fwd=miss; stored` (discovered now).",
+        "schema": {"type": "string", "enum": list(CACHE.values())},
+    }
+}
+
+
+@router.get(
+    "/{campaign_id}/estimate",
+    response_model=Estimate,
+    responses=responses(400, 401, 403, 409, others={200: {"headers": _CACHE_HEADER}}),
+)
 def get_estimate(service: ServiceDep, asked: Annotated[EstimateRequest, Depends(estimate_request)]) -> Response:
     """Estimated frequencies with ``level`` confidence intervals, ``n``, the method and its diagnostics,
     the methods offered, the detection screen of the reports (the share flagged as unlikely to come
