@@ -130,11 +130,15 @@ def test_respondents_type_free_text_and_send_only_randomized_reports(
             error = wait(browser, shown("error"), what="the error")
             assert "Please type your answer to the question" in error.text and "is empty" in error.text
             assert stored(server.db, spec.id) == []
-            # a character cut in two at byte 16: the hint shows the whole characters before it
+            # a character cut in two at byte 16: the hint shows the whole characters before it, and says
+            # that the first bytes of the next one are used too (they are: the client cuts bytes)
             field.clear()
             field.send_keys("a" + "é" * 8)
             said = browser.find_element(By.ID, "answer-0-cut").text
-            assert said == "Your answer is 17 bytes long: only its first 16 are used (“aééééééé”)."
+            assert said == (
+                "Your answer is 17 bytes long: only its first 16 are used (“aééééééé”, and the first bytes of the "
+                "next character)."
+            )
             field.clear()
         field.send_keys(typed)
         assert js(browser, "return document.getElementById('answer-0').value") == typed

@@ -222,16 +222,12 @@ function showFailure(err) {
       showMessage(`This token may not read this campaign: ${err.reason}. Use a token granted this campaign.`, "error", "forbidden");
       return false;
     case 409:
-      if (err.code === "no_reports") {
+      if (err.code === "no_reports" || err.code === "too_few_reports") {
         clearCharts();
         if (!changing) askToken(false); // the token was taken
-        showMessage("No reports yet: the charts appear when the first report arrives.", "notice", "no_reports");
-        return true;
-      }
-      if (err.code === "too_few_reports") {
-        clearCharts();
-        if (!changing) askToken(false);
-        showMessage(`Too few reports yet to discover answers from: ${err.reason}. Trying again as reports arrive…`, "notice", "too_few_reports");
+        const said = err.code === "no_reports" ? "No reports yet: the charts appear when the first report arrives."
+          : `Too few reports yet to discover answers from: ${err.reason}. Trying again as reports arrive…`;
+        showMessage(said, "notice", err.code);
         return true;
       }
       break;
