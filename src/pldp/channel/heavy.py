@@ -6,7 +6,7 @@ then UTF-8, cut to ``L`` bytes and padded with ``0x00``). Its report is a *group
 uniformly from ``0 .. G - 1`` by words alone (the node's first word, exact by rejection: a refused
 word is replaced by the next, :func:`~pldp.channel.sampling.uniform_below`), then one local-hashing report
 (:class:`~pldp.channel.hashed.HashedNode`, two words) per *part*, each of an item the answer and the
-group give (:func:`part_items`):
+group give (:meth:`HeavyNode.part_items`):
 
 ``"prefix"``
     the fingerprint (:func:`fingerprints`) of the answer's prefix of ``(j + 1) s`` bits

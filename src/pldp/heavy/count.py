@@ -1,6 +1,7 @@
-"""The tallies of a free-text campaign: its number of reports (:class:`ReportCount`, the collector's
-running tally), and its reports themselves (:class:`ReportRows`, what an aggregation of report files
-merges and discovers from).
+"""The tallies of a free-text campaign: its number of reports (the collector's running tally), and its
+reports themselves (what an aggregation of report files merges and discovers from).
+
+:class:`ReportCount` is the first, :class:`ReportRows` the second.
 
 A frequency oracle's tally is a sufficient statistic of its reports (counts per item, per bit), so
 the collector keeps it instead of the reports. A heavy-hitter protocol has none smaller than the
