@@ -34,6 +34,7 @@ import numpy as np
 
 from pldp._validation import check_int
 from pldp.audit.bounds import epsilon_lower_bound
+from pldp.audit.jsclient import JSClient
 from pldp.channel.hashed import hash_values
 from pldp.channel.sampling import generator_words
 from pldp.client import Client
@@ -73,7 +74,7 @@ class HeavyAudit:
 
 
 def audit_heavy(
-    protocol: HeavyHitter | Spec,
+    protocol: HeavyHitter | Spec | JSClient,
     a: Any,
     b: Any,
     trials: int,
@@ -89,7 +90,9 @@ def audit_heavy(
         :class:`~pldp.PEM`, :class:`~pldp.TreeHist` or :class:`~pldp.SFP` (the library's ``perturb``
         draws the reports), or a free-text campaign's spec (:meth:`pldp.deploy.Spec.from_heavy`: the
         device client :class:`pldp.client.Client` draws them, fed words from ``rng``, at the spec's
-        level; ``level`` is then the spec's).
+        level; ``level`` is then the spec's), or the JS client of such a spec
+        (:class:`~pldp.audit.jsclient.JSClient`: Node.js runs it with its own CSPRNG, so its reports are
+        not seeded).
     a, b : str or bytes
         The two answers.
     trials : int
@@ -109,15 +112,17 @@ def audit_heavy(
     (True, True)
     """
     trials = check_int(trials, "trials", 1)
-    if isinstance(protocol, Spec):
-        spec = protocol
+    if isinstance(protocol, (Spec, JSClient)):
+        spec = protocol if isinstance(protocol, Spec) else protocol.spec
         if level is not None:
             raise ParameterError("a spec's devices report at the spec's level: give no level with a spec")
+        js = protocol if isinstance(protocol, JSClient) else None
         protocol, level = spec.heavy_hitter(), int(spec.oracle_params["level"])
         client = Client(spec, random=lambda n: generator_words(rng, n))
 
         def draw(answer: Any) -> np.ndarray:
-            return protocol.reports_from_columns(client.reports([answer] * trials).columns, level)
+            columns = client.reports([answer] * trials).columns if js is None else js.columns(answer, None, trials)
+            return protocol.reports_from_columns(columns, level)
     else:
         level = 0 if level is None else check_int(level, "level", 0)
 

@@ -30,10 +30,6 @@ def _target(args: argparse.Namespace) -> Any:
         from pldp.deploy import Spec
 
         spec = Spec.from_json(text)
-        if args.js and spec.root.text_bytes is not None:
-            raise ParameterError(
-                "--js audits the JS client of a spec of listed answers; a free-text spec's runs in Python"
-            )
         if args.js:
             from pldp.audit.jsclient import JSClient
 
@@ -117,7 +113,8 @@ def _audit(args: argparse.Namespace) -> int:
     if args.pair is not None:
         raise ParameterError("--pair chooses the items of --rounds; without it, --pairs samples the default pairs")
     target = _target(args)
-    if getattr(getattr(target, "root", None), "text_bytes", None) is not None:
+    spec = getattr(target, "spec", target)  # the JS client's spec, or the spec itself
+    if getattr(getattr(spec, "root", None), "text_bytes", None) is not None:
         return _audit_free_text(target, args)
     if args.answers is not None:
         raise ParameterError(
@@ -139,9 +136,10 @@ def _audit(args: argparse.Namespace) -> int:
     return _report(res, res.table(max_rows=args.max_rows), args.out, "audit")
 
 
-def _audit_free_text(spec: Any, args: argparse.Namespace) -> int:
-    """A free-text spec's audit (:func:`pldp.audit.audit_heavy`): its device client's reports of two answers,
-    the optimal test of the pair. Exit 1 when the audited epsilon exceeds the claim."""
+def _audit_free_text(target: Any, args: argparse.Namespace) -> int:
+    """A free-text spec's audit (:func:`pldp.audit.audit_heavy`): its Python client's reports of two answers
+    (or its JS client's, ``--js``), the optimal test of the pair. Exit 1 when the audited epsilon exceeds
+    the claim."""
     from pldp.audit.heavy import audit_heavy
 
     text = "yes,no" if args.answers is None else args.answers
@@ -151,11 +149,16 @@ def _audit_free_text(spec: Any, args: argparse.Namespace) -> int:
         )
     a, b = text.split(",", 1)
     trials = 200_000 if args.trials is None else args.trials
-    res = audit_heavy(spec, a, b, trials, np.random.default_rng(args.seed), alpha=args.alpha)
+    try:
+        res = audit_heavy(target, a, b, trials, np.random.default_rng(args.seed), alpha=args.alpha)
+    finally:
+        if hasattr(target, "close"):
+            target.close()
+    who = "the JS client in Node" if hasattr(target, "close") else "the device client"
     verdict = "within the claim" if res.holds else "OVER THE CLAIM"
     print(
-        f"free-text spec {spec.id}: {trials:,} reports of each answer through the device client; the optimal test "
-        f"fired {res.fired[0]:,} and {res.fired[1]:,} times: audited epsilon >= {res.audited:.3f} "
+        f"free-text spec {getattr(target, 'spec', target).id}: {trials:,} reports of each answer through {who}; "
+        f"the optimal test fired {res.fired[0]:,} and {res.fired[1]:,} times: audited epsilon >= {res.audited:.3f} "
         f"(confidence {1 - args.alpha:.0%}), claimed {res.claimed:g}: {verdict}"
     )
     return 0 if res.holds else 1
