@@ -59,7 +59,7 @@ def count_table_part(spec: Spec, table: Any) -> Any:
     """The count of an Arrow table of ``spec``'s reports, checked as :func:`count_table` checks them:
     the oracle's ``count_columns`` where it has one, else :func:`count_table`'s tally (module
     docstring)."""
-    if spec.root.text_bytes is not None:  # a free-text campaign: its discovery reads the reports themselves
+    if spec.free_text:  # a free-text campaign: its discovery reads the reports themselves
         payload = arrow_columns(table, spec.root)
         check_payload(spec.root, payload, table.num_rows)
         protocol = spec.heavy_hitter()
@@ -93,10 +93,10 @@ def _in_range(root: Any, table: Any) -> dict[str, np.ndarray] | None:
 def finish(spec: Spec, count: Any) -> Any:
     """The tally of a count of ``spec``'s reports (:func:`count_table_part`, merged or not); None: no reports."""
     if count is None:
-        if spec.root.text_bytes is not None:
+        if spec.free_text:
             return ReportRows(spec.heavy_hitter().reports_from_columns(spec.root.empty_columns(0)), spec.id)
         return empty_tally(spec)
-    if spec.root.text_bytes is not None:
+    if spec.free_text:
         return count
     tally_of = getattr(spec.mechanism(), "tally_of", None)
     return count if tally_of is None else tally_of(count)

@@ -94,12 +94,13 @@ PROTOCOL_PARTS = {"pem": ("prefix",), "treehist": ("prefix", "word"), "sfp": ("f
 GROUP_NAMES = {"pem": "group", "treehist": "depth", "sfp": "position"}
 
 
-def answer_rows(answers: Sequence[Any], max_bytes: int) -> np.ndarray:
+def answer_rows(answers: Sequence[Any], max_bytes: int, text_only: bool = False) -> np.ndarray:
     """The answers as an ``(n, max_bytes)`` ``uint8`` array: text normalised and encoded, bytes as given,
     each cut to ``max_bytes`` bytes and padded with ``0x00``.
 
-    A :class:`~pldp.errors.ParameterError` names the first answer that is neither text nor bytes,
-    empty, or holds a byte ``0x00`` (the padding); its content is never repeated.
+    A :class:`~pldp.errors.ParameterError` names the first answer that is neither text nor bytes (with
+    ``text_only``, a device's: not text, since bytes would skip the normalisation), empty, or holds a
+    byte ``0x00`` (the padding); its content is never repeated.
 
     Examples
     --------
@@ -108,6 +109,8 @@ def answer_rows(answers: Sequence[Any], max_bytes: int) -> np.ndarray:
     """
     out = np.zeros((len(answers), max_bytes), dtype=np.uint8)
     for i, answer in enumerate(answers):
+        if text_only and not isinstance(answer, str):
+            raise ParameterError(f"answer {i} is a {type(answer).__name__}: this spec's answers are text")
         if isinstance(answer, (bytes, bytearray)):
             raw = bytes(answer)
             if not raw:

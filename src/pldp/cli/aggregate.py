@@ -21,7 +21,7 @@ __all__ = ["add_commands"]
 def _aggregate(args: argparse.Namespace) -> int:
     from pldp.aggregate import aggregate
     from pldp.deploy import Spec
-    from pldp.deploy.estimates import campaign_estimate, discovery_estimate, estimate_text, tidy_estimate
+    from pldp.deploy.estimates import campaign_estimate, estimate_text, tidy_estimate
 
     spec_file = Path(args.spec)
     if not spec_file.is_file():
@@ -63,14 +63,8 @@ def _aggregate(args: argparse.Namespace) -> int:
     if result.reports == 0:
         print("pldp: no reports to estimate from", file=sys.stderr)
         return 1
-    if spec.root.text_bytes is not None:  # a free-text campaign: the answers its protocol discovers
-        if args.method not in (None, "discover"):
-            raise ParameterError(f"a free-text campaign offers the method 'discover', not {args.method!r}")
-        found = discovery_estimate(spec, result.tally, args.level, args.top)
-    else:
-        found = campaign_estimate(spec, result.tally, args.method or "unbiased", args.level)
     out = {
-        **found,
+        **campaign_estimate(spec, result.tally, args.method, args.level, args.top),
         "files": result.files,
         "repeats": result.repeats,
         "skipped": [{"file": source, "reason": reason} for source, reason in result.skipped],

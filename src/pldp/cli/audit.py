@@ -113,8 +113,7 @@ def _audit(args: argparse.Namespace) -> int:
     if args.pair is not None:
         raise ParameterError("--pair chooses the items of --rounds; without it, --pairs samples the default pairs")
     target = _target(args)
-    spec = getattr(target, "spec", target)  # the JS client's spec, or the spec itself
-    if getattr(getattr(spec, "root", None), "text_bytes", None) is not None:
+    if getattr(getattr(target, "spec", target), "free_text", False):  # a free-text spec, or its JS client
         return _audit_free_text(target, args)
     if args.answers is not None:
         raise ParameterError(

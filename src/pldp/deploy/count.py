@@ -62,7 +62,7 @@ def check_payload(root: Node, columns: dict[str, np.ndarray], n: int) -> None:
 def tally_columns(spec: Spec, columns: dict[str, np.ndarray]) -> Any:
     """The tally of payload columns that :func:`check_payload` accepted (no report ids needed); of a
     free-text spec, their number (:class:`~pldp.heavy.count.ReportCount`: its discovery reads the reports)."""
-    if spec.root.text_bytes is not None:
+    if spec.free_text:
         spec.heavy_hitter()  # the spec's protocol, checked
         first = next(iter(columns.values()))
         return ReportCount(len(first), spec.id)
@@ -72,7 +72,7 @@ def tally_columns(spec: Spec, columns: dict[str, np.ndarray]) -> Any:
 
 def load_tally(spec: Spec, obj: Any) -> Any:
     """A stored tally of ``spec`` (its ``to_dict`` form) read back: the oracle's, or a free-text spec's count."""
-    if spec.root.text_bytes is not None:
+    if spec.free_text:
         count = ReportCount.from_dict(obj)
         if count.fingerprint != spec.id:
             raise TallyError(f"this count is of campaign {count.fingerprint!r}, not of {spec.id}")

@@ -144,7 +144,7 @@ def campaign_estimate(
     Raises
     ------
     ParameterError
-        ``level`` is not in (0, 1).
+        ``level`` is not in (0, 1); a free-text campaign's method is not ``"discover"``.
     EstimationError
         ``method`` is not one of the oracle's (:func:`check_method`).
     PLDPError
@@ -156,8 +156,9 @@ def campaign_estimate(
     """
     import pldp
 
-    if spec.root.text_bytes is not None:
-        check_method(spec.heavy_hitter(), "discover" if method is None else method)
+    if spec.free_text:
+        if method not in (None, *spec.heavy_hitter().methods):
+            raise ParameterError(f"a free-text campaign offers the method 'discover', not {method!r}")
         return discovery_estimate(spec, tally, level, top)
     method = "unbiased" if method is None else method
 

@@ -358,7 +358,7 @@ class Spec:
                 f"{bad.realised:.9g} > claimed {bad.claimed:.9g} ({len(result.failures)} failing check(s))"
             )
         if check_oracle:
-            spec.heavy_hitter() if root.text_bytes is not None else spec.mechanism()
+            spec.heavy_hitter() if spec.free_text else spec.mechanism()
         return spec
 
     # ------------------------------------------------------------------ accessors
@@ -380,7 +380,7 @@ class Spec:
         :class:`~pldp.deploy.labels.HashedAnswers` (its buckets' decimal strings)."""
         if self._root.multi_attribute:
             return [answer_labels(lab) for lab in self._data["labels"]]
-        if self._root.text_bytes is not None:
+        if self.free_text:
             return []  # a free-text campaign lists no answers: they are discovered
         return answer_labels(self._data["labels"])
 
@@ -388,6 +388,11 @@ class Spec:
     def root(self) -> Node:
         """The sampler's root node."""
         return self._root
+
+    @property
+    def free_text(self) -> bool:
+        """Whether the answers are free text discovered by a heavy-hitter sampler (:meth:`from_heavy`), not listed."""
+        return self._root.text_bytes is not None
 
     @property
     def memo_key(self) -> str | None:
@@ -450,7 +455,7 @@ class Spec:
     def heavy_hitter(self) -> HeavyHitter:
         """The heavy-hitter protocol of a free-text spec (:meth:`from_heavy`), rebuilt from its ``oracle``
         member and checked: :class:`~pldp.errors.SpecError` if the sampler is not its node at the level."""
-        if self._root.text_bytes is None:
+        if not self.free_text:
             raise SpecError("this spec's answers are listed: its estimator is mechanism()")
         return self._heavy
 
@@ -461,7 +466,7 @@ class Spec:
         checked: :class:`~pldp.errors.SpecError` if the sampler's thresholds are not its own. A
         free-text spec has none: its answers are discovered (:meth:`heavy_hitter`).
         """
-        if self._root.text_bytes is not None:
+        if self.free_text:
             raise SpecError("a free-text spec has no frequency oracle: its protocol is heavy_hitter()")
         return self._oracle
 

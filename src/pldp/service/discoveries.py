@@ -43,18 +43,18 @@ class Discoveries:
                 self._found.move_to_end(key)
             return found
 
-    def get(self, key: Hashable, n: Callable[[], int], discover: Callable[[], tuple[int, Any]]) -> tuple[Any, str]:
-        """The discovery of ``key`` and how it was had: ``"hit"`` (kept, made from at least ``n()``
-        reports, the count read now), ``"stale"`` (kept, older; another discovery is running) or
+    def get(self, key: Hashable, n: int, discover: Callable[[], tuple[int, Any]]) -> tuple[Any, str]:
+        """The discovery of ``key`` and how it was had: ``"hit"`` (kept, made from at least the ``n``
+        reports the caller counted), ``"stale"`` (kept, older; another discovery is running) or
         ``"miss"`` (``discover()`` ran now, under the lock, and returned its report count and result)."""
         found = self._kept(key)
-        if found is not None and found[0] >= n():
+        if found is not None and found[0] >= n:
             return found[1], "hit"
         if found is not None and self._running.locked():
             return found[1], "stale"
         with self._running:
             found = self._kept(key)  # another request may have made it while this one waited
-            if found is not None and found[0] >= n():
+            if found is not None and found[0] >= n:
                 return found[1], "hit"
             count, result = discover()
             with self._guard:

@@ -249,7 +249,7 @@ class Exporter:
             if row.id not in self._specs:
                 self._specs[row.id] = row.spec()
             self._export(self._specs[row.id], key, sid, done, row.rounds != "once")
-            free_text = self._specs[row.id].root.text_bytes is not None  # its estimate reads its stored reports
+            free_text = self._specs[row.id].free_text  # its estimate reads its stored reports
             if self.rollover.retain_days is not None and not free_text and not self._stop.is_set():
                 cutoff = store.today() - self.rollover.retain_days
                 delete = functools.partial(delete_exported, key=key, cutoff=cutoff)

@@ -74,7 +74,7 @@ def estimate_request(
     """
     principal = require(service.principal(authorization), "analyst")
     campaign = readable(service, principal, campaign_id)
-    free_text = campaign.spec.root.text_bytes is not None
+    free_text = campaign.spec.free_text
     asked = method if method is not None else "discover" if free_text else "unbiased"
     return EstimateRequest(campaign, asked, level, turn, top)
 
@@ -107,7 +107,7 @@ def get_estimate(service: ServiceDep, asked: Annotated[EstimateRequest, Depends(
     spec, level = asked.campaign.spec, asked.level
     if not 0.0 < level < 1.0:
         raise CollectError(400, "bad_level", f"level must lie in (0, 1), got {level}")
-    if spec.root.text_bytes is not None:
+    if spec.free_text:
         return _discovery(service, spec, asked)
     try:
         check_method(spec.mechanism(), asked.method)
@@ -131,10 +131,7 @@ def _discovery(service: Any, spec: Any, asked: EstimateRequest) -> Response:
         raise CollectError(
             400, "bad_method", f"a free-text campaign offers the method 'discover', not {asked.method!r}"
         )
-    round_tally(service.conn(), spec, asked.round)  # 409 without reports (in the round)
-
-    def count() -> int:
-        return int(round_tally(service.conn(), spec, asked.round).n)
+    n = int(round_tally(service.conn(), spec, asked.round).n)  # 409 without reports (in the round)
 
     def discover() -> tuple[int, Any]:
         conn = service.conn()
@@ -150,7 +147,7 @@ def _discovery(service: Any, spec: Any, asked: EstimateRequest) -> Response:
                 409, "too_few_reports", f"campaign {spec.id} has too few reports to discover from: {exc}"
             ) from None
 
-    found, how = service.discoveries.get((spec.id, asked.round, asked.top), count, discover)
+    found, how = service.discoveries.get((spec.id, asked.round, asked.top), n, discover)
     answer = discovery_json(spec, found, asked.level, asked.top)
     if asked.round is not None:
         answer["round"] = asked.round

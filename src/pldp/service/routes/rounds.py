@@ -128,7 +128,7 @@ def series(
     """
     if not 0.0 < level < 1.0:
         raise CollectError(400, "bad_level", f"level must lie in (0, 1), got {level}")
-    if spec.root.text_bytes is not None:
+    if spec.free_text:
         raise CollectError(
             400,
             "bad_method",
